@@ -1,0 +1,15 @@
+# hetc_add_cmocka_test(<name> SOURCES <src>... [LIBS <lib>...] [TIMEOUT s])
+# A cmocka unit test linked against libhetc's internals, run by ctest.
+function(hetc_add_cmocka_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  hetc_target_warnings(${name})
+  target_link_libraries(${name} PRIVATE hetc ${CMOCKA_LIBRARIES} ${ARG_LIBS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/driver ${CMOCKA_INCLUDE_DIR})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "HETC_SOURCE_DIR=${PROJECT_SOURCE_DIR};HETC_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  if(ARG_TIMEOUT)
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  endif()
+endfunction()
