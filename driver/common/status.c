@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct hetc_status_object_t {
+struct hetc_plugin_status_object_t {
   hetc_status_code_t code;
   int is_static; /* the out-of-memory fallback is never freed */
   char message[];
 };
 
 static struct {
-  struct hetc_status_object_t status;
+  struct hetc_plugin_status_object_t status;
   char text[32];
 } out_of_memory_status = {{HETC_STATUS_OUT_OF_MEMORY, 1}, "out of memory"};
 
@@ -27,7 +27,7 @@ hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
   int length = vsnprintf(NULL, 0, format, copy);
   va_end(copy);
   if (length < 0) length = 0;
-  struct hetc_status_object_t *status =
+  struct hetc_plugin_status_object_t *status =
       malloc(sizeof(*status) + (size_t)length + 1);
   if (!status) return status_out_of_memory();
   status->code = code;
