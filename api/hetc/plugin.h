@@ -492,7 +492,14 @@ typedef struct hetc_plugin_t {
       const hetc_plugin_workload_t *workload, int32_t template_index,
       hetc_plugin_space_t *space);
 
-  /* Builds an artifact for (template, workload, config). A config the
+  /* Builds an artifact for (template, workload, config). The layouts in
+   * workload->inputs[] are those the producers deliver: a hint the kernel
+   * should follow when it can (ops without knobs: pooling, elementwise,
+   * softmax, concat). The artifact reports the layouts it really reads and
+   * writes in artifact_info; where they differ from what the producer
+   * delivers, the driver inserts a LAYOUT_TRANSFORM kernel. The output
+   * layout in the workload is ignored except for LAYOUT_TRANSFORM, where it
+   * is the target. For ops without knobs the config has no knobs. A config the
    * template cannot instantiate fails with INVALID_ARGUMENT or
    * DEVICE_LIMITS and a reason; compiler failures are BUILD_FAILED with the
    * log. out_artifact is released with artifact_release. May be called

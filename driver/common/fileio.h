@@ -1,0 +1,35 @@
+/* driver/common/fileio.h -- files and paths, with errors that name them. */
+#ifndef HETC_DRIVER_COMMON_FILEIO_H_
+#define HETC_DRIVER_COMMON_FILEIO_H_
+
+#include <stddef.h>
+
+#include "common/status.h"
+
+/* Reads a whole file (at most max_bytes) into *out_data, NUL-terminated;
+ * *out_data is owned by the caller (free). Errors are IO_ERROR, or
+ * BAD_INPUT when the file is too large. */
+hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_data,
+                                 size_t *out_length);
+
+/* Writes `bytes` to `path` (created or truncated). */
+hetc_status_t hetc_file_write_all(const char *path, const void *data, size_t bytes);
+
+/* "dir/name", or name alone when it is absolute or dir is empty. Caller frees. */
+char *hetc_path_join(const char *dir, const char *name);
+
+/* Directory part of a path ("." when none). Caller frees. */
+char *hetc_path_dirname(const char *path);
+
+/* Creates a fresh directory with a unique name beside `final_path`
+ * ("<final_path>.tmp-XXXXXX"); *out_dir is owned by the caller. */
+hetc_status_t hetc_dir_create_temp_beside(const char *final_path, char **out_dir);
+
+/* Deletes a directory tree (files and subdirectories). Missing is fine. */
+void hetc_dir_remove_tree(const char *path);
+
+/* Renames a finished temporary directory into place, replacing an existing
+ * package directory at final_path (but not any other kind of file). */
+hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path);
+
+#endif /* HETC_DRIVER_COMMON_FILEIO_H_ */

@@ -1,0 +1,241 @@
+#include "graph/graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[HETC_OP_COUNT] = {
+    [HETC_OP_CONV2D] = "conv2d",
+    [HETC_OP_DENSE] = "dense",
+    [HETC_OP_BATCH_NORM] = "batch_norm",
+    [HETC_OP_BIAS_ADD] = "bias_add",
+    [HETC_OP_RELU] = "relu",
+    [HETC_OP_RELU6] = "relu6",
+    [HETC_OP_SIGMOID] = "sigmoid",
+    [HETC_OP_TANH] = "tanh",
+    [HETC_OP_ADD] = "add",
+    [HETC_OP_MULTIPLY] = "multiply",
+    [HETC_OP_MAX_POOL2D] = "max_pool2d",
+    [HETC_OP_AVG_POOL2D] = "avg_pool2d",
+    [HETC_OP_GLOBAL_AVG_POOL2D] = "global_avg_pool2d",
+    [HETC_OP_CONCAT] = "concat",
+    [HETC_OP_FLATTEN] = "flatten",
+    [HETC_OP_RESHAPE] = "reshape",
+    [HETC_OP_SOFTMAX] = "softmax",
+};
+
+const char *hetc_op_name(hetc_op_t op) {
+  return (op >= 0 && op < HETC_OP_COUNT) ? op_names[op] : NULL;
+}
+
+hetc_op_t hetc_op_from_name(const char *name) {
+  for (int op = 0; op < HETC_OP_COUNT; ++op) {
+    if (strcmp(op_names[op], name) == 0) return (hetc_op_t)op;
+  }
+  return HETC_OP_COUNT;
+}
+
+static void node_release(hetc_node_t *node) {
+  free(node->name);
+  free(node->inputs);
+  free(node->fused_names);
+  for (int i = 0; i < HETC_PARAM_SLOTS; ++i) free(node->params[i].data);
+}
+
+void hetc_graph_free(hetc_graph_t *graph) {
+  if (!graph) return;
+  for (int32_t i = 0; i < graph->num_nodes; ++i) node_release(&graph->nodes[i]);
+  for (int32_t i = 0; i < graph->num_values; ++i) free(graph->values[i].name);
+  for (int32_t i = 0; i < graph->num_outputs; ++i) free(graph->output_names[i]);
+  free(graph->nodes);
+  free(graph->values);
+  free(graph->inputs);
+  free(graph->outputs);
+  free(graph->output_names);
+  free(graph->name);
+  free(graph->source_path);
+  free(graph);
+}
+
+static char *dup_or_null(const char *s, int *failed) {
+  if (!s) return NULL;
+  char *copy = strdup(s);
+  if (!copy) *failed = 1;
+  return copy;
+}
+
+static void *dup_bytes(const void *src, size_t bytes, int *failed) {
+  if (!src || bytes == 0) return NULL;
+  void *copy = malloc(bytes);
+  if (!copy) {
+    *failed = 1;
+    return NULL;
+  }
+  memcpy(copy, src, bytes);
+  return copy;
+}
+
+hetc_status_t hetc_graph_clone(const hetc_graph_t *graph,
+                               hetc_graph_t **out_graph) {
+  int failed = 0;
+  hetc_graph_t *copy = calloc(1, sizeof(*copy));
+  if (!copy) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph clone");
+  *copy = *graph;
+  copy->name = dup_or_null(graph->name, &failed);
+  copy->source_path = dup_or_null(graph->source_path, &failed);
+  copy->values = calloc((size_t)graph->num_values + 1, sizeof(hetc_value_t));
+  copy->nodes = calloc((size_t)graph->num_nodes + 1, sizeof(hetc_node_t));
+  copy->output_names = calloc((size_t)graph->num_outputs + 1, sizeof(char *));
+  copy->inputs = dup_bytes(graph->inputs, sizeof(int32_t) * (size_t)graph->num_inputs, &failed);
+  copy->outputs = dup_bytes(graph->outputs, sizeof(int32_t) * (size_t)graph->num_outputs, &failed);
+  if (!copy->values || !copy->nodes || !copy->output_names) {
+    failed = 1;
+    copy->num_values = copy->num_nodes = copy->num_outputs = 0;
+  }
+  for (int32_t i = 0; !failed && i < graph->num_values; ++i) {
+    copy->values[i] = graph->values[i];
+    copy->values[i].name = dup_or_null(graph->values[i].name, &failed);
+  }
+  for (int32_t i = 0; !failed && i < graph->num_outputs; ++i) {
+    copy->output_names[i] = dup_or_null(graph->output_names[i], &failed);
+  }
+  for (int32_t i = 0; !failed && i < graph->num_nodes; ++i) {
+    const hetc_node_t *src = &graph->nodes[i];
+    hetc_node_t *dst = &copy->nodes[i];
+    *dst = *src;
+    dst->name = dup_or_null(src->name, &failed);
+    dst->fused_names = dup_or_null(src->fused_names, &failed);
+    dst->inputs = dup_bytes(src->inputs, sizeof(int32_t) * (size_t)src->num_inputs, &failed);
+    for (int p = 0; p < HETC_PARAM_SLOTS; ++p) {
+      dst->params[p].data = dup_bytes(src->params[p].data,
+                                      sizeof(float) * (size_t)src->params[p].count, &failed);
+    }
+  }
+  if (failed) {
+    hetc_graph_free(copy);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph clone");
+  }
+  *out_graph = copy;
+  return NULL;
+}
+
+int64_t hetc_tensor_element_count(const hetc_plugin_tensor_t *tensor) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < tensor->rank; ++i) count *= tensor->shape[i];
+  return count;
+}
+
+int32_t hetc_graph_value_use_count(const hetc_graph_t *graph, int32_t value) {
+  int32_t uses = 0;
+  for (int32_t n = 0; n < graph->num_nodes; ++n) {
+    const hetc_node_t *node = &graph->nodes[n];
+    for (int32_t i = 0; i < node->num_inputs; ++i) uses += node->inputs[i] == value;
+  }
+  for (int32_t o = 0; o < graph->num_outputs; ++o) uses += graph->outputs[o] == value;
+  return uses;
+}
+
+int32_t hetc_graph_node_param_count(const hetc_node_t *node) {
+  switch (node->op) {
+    case HETC_OP_CONV2D:
+    case HETC_OP_DENSE: return node->attrs.has_bias ? 2 : 1;
+    case HETC_OP_BIAS_ADD: return 1;
+    case HETC_OP_BATCH_NORM: return 4;
+    default: return 0;
+  }
+}
+
+static int32_t activation_of(hetc_op_t op) {
+  switch (op) {
+    case HETC_OP_RELU: return HETC_PLUGIN_ACT_RELU;
+    case HETC_OP_RELU6: return HETC_PLUGIN_ACT_RELU6;
+    case HETC_OP_SIGMOID: return HETC_PLUGIN_ACT_SIGMOID;
+    case HETC_OP_TANH: return HETC_PLUGIN_ACT_TANH;
+    default: return HETC_PLUGIN_ACT_NONE;
+  }
+}
+
+hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
+                                       int32_t node_index,
+                                       hetc_plugin_tensor_t *inputs_storage,
+                                       hetc_plugin_workload_t *out_workload) {
+  const hetc_node_t *node = &graph->nodes[node_index];
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  for (int32_t i = 0; i < node->num_inputs; ++i) {
+    inputs_storage[i] = graph->values[node->inputs[i]].type;
+  }
+  w.num_inputs = node->num_inputs;
+  w.inputs = inputs_storage;
+  w.output = graph->values[node->output].type;
+  const hetc_node_attrs_t *a = &node->attrs;
+  switch (node->op) {
+    case HETC_OP_CONV2D:
+    case HETC_OP_MAX_POOL2D:
+    case HETC_OP_AVG_POOL2D:
+      w.op = node->op == HETC_OP_CONV2D       ? HETC_PLUGIN_OP_CONV2D
+             : node->op == HETC_OP_MAX_POOL2D ? HETC_PLUGIN_OP_MAX_POOL2D
+                                              : HETC_PLUGIN_OP_AVG_POOL2D;
+      memcpy(w.kernel, a->kernel, sizeof(w.kernel));
+      memcpy(w.strides, a->strides, sizeof(w.strides));
+      memcpy(w.padding, a->padding, sizeof(w.padding));
+      memcpy(w.dilation, a->dilation, sizeof(w.dilation));
+      w.groups = a->groups;
+      w.ceil_mode = a->ceil_mode;
+      w.count_include_pad = a->count_include_pad;
+      w.epilogue = node->epilogue;
+      w.epilogue.has_bias = node->op == HETC_OP_CONV2D && a->has_bias;
+      break;
+    case HETC_OP_DENSE:
+      w.op = HETC_PLUGIN_OP_DENSE;
+      w.epilogue = node->epilogue;
+      w.epilogue.has_bias = a->has_bias;
+      break;
+    case HETC_OP_BIAS_ADD: w.op = HETC_PLUGIN_OP_BIAS_ADD; break;
+    case HETC_OP_RELU:
+    case HETC_OP_RELU6:
+    case HETC_OP_SIGMOID:
+    case HETC_OP_TANH:
+      w.op = HETC_PLUGIN_OP_ELEMENTWISE;
+      w.activation = activation_of(node->op);
+      break;
+    case HETC_OP_ADD:
+    case HETC_OP_MULTIPLY:
+      w.op = HETC_PLUGIN_OP_ELEMENTWISE;
+      w.binary = node->op == HETC_OP_ADD ? HETC_PLUGIN_BINARY_ADD : HETC_PLUGIN_BINARY_MUL;
+      break;
+    case HETC_OP_GLOBAL_AVG_POOL2D: w.op = HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D; break;
+    case HETC_OP_CONCAT:
+      w.op = HETC_PLUGIN_OP_CONCAT;
+      w.axis = a->axis;
+      break;
+    case HETC_OP_FLATTEN:
+    case HETC_OP_RESHAPE: w.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM; break;
+    case HETC_OP_SOFTMAX:
+      w.op = HETC_PLUGIN_OP_SOFTMAX;
+      w.axis = a->axis;
+      break;
+    case HETC_OP_BATCH_NORM:
+    case HETC_OP_COUNT:
+      return hetc_status_new(HETC_STATUS_UNSUPPORTED,
+                             "node '%s': op %s has no kernel workload", node->name,
+                             hetc_op_name(node->op));
+  }
+  *out_workload = w;
+  return NULL;
+}
+
+double hetc_graph_node_flops(const hetc_graph_t *graph, int32_t node_index) {
+  const hetc_node_t *node = &graph->nodes[node_index];
+  double outputs = (double)hetc_tensor_element_count(&graph->values[node->output].type);
+  if (node->op == HETC_OP_CONV2D) {
+    const hetc_plugin_tensor_t *in = &graph->values[node->inputs[0]].type;
+    double reduction = (double)(in->shape[1] / node->attrs.groups) *
+                       node->attrs.kernel[0] * node->attrs.kernel[1];
+    return 2.0 * outputs * reduction;
+  }
+  if (node->op == HETC_OP_DENSE) {
+    const hetc_plugin_tensor_t *in = &graph->values[node->inputs[0]].type;
+    return 2.0 * outputs * (double)in->shape[1];
+  }
+  return outputs;
+}

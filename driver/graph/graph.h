@@ -1,0 +1,141 @@
+/* driver/graph/graph.h -- the graph every later stage consumes.
+ *
+ * The model loader produces a hetc_graph_t with every value's shape
+ * inferred and nodes in topological order; the passes (passes.h) rewrite it
+ * in place; task extraction (tasks.h) and compilation read it. A graph owns
+ * everything it points to and is released with hetc_graph_free. */
+#ifndef HETC_DRIVER_GRAPH_GRAPH_H_
+#define HETC_DRIVER_GRAPH_GRAPH_H_
+
+#include <stdint.h>
+
+#include "common/status.h"
+#include "hetc/plugin.h"
+
+/* Operators of model.json, in the order of the format's table. */
+typedef enum hetc_op_t {
+  HETC_OP_CONV2D,
+  HETC_OP_DENSE,
+  HETC_OP_BATCH_NORM,
+  HETC_OP_BIAS_ADD,
+  HETC_OP_RELU,
+  HETC_OP_RELU6,
+  HETC_OP_SIGMOID,
+  HETC_OP_TANH,
+  HETC_OP_ADD,
+  HETC_OP_MULTIPLY,
+  HETC_OP_MAX_POOL2D,
+  HETC_OP_AVG_POOL2D,
+  HETC_OP_GLOBAL_AVG_POOL2D,
+  HETC_OP_CONCAT,
+  HETC_OP_FLATTEN,
+  HETC_OP_RESHAPE,
+  HETC_OP_SOFTMAX,
+  HETC_OP_COUNT
+} hetc_op_t;
+
+/* model.json spelling of an op, or NULL. */
+const char *hetc_op_name(hetc_op_t op);
+/* Parses a model.json op name; returns HETC_OP_COUNT when unknown. */
+hetc_op_t hetc_op_from_name(const char *name);
+
+/* A float32 parameter tensor (weights, bias, batch-norm statistics). */
+typedef struct hetc_param_t {
+  int32_t rank;
+  int64_t shape[HETC_PLUGIN_MAX_RANK];
+  int64_t count; /* product of shape */
+  float *data;   /* owned by the node; count values, row-major */
+} hetc_param_t;
+
+/* Parameter slots by op: conv2d/dense: WEIGHT, BIAS; bias_add: BIAS;
+ * batch_norm: GAMMA, BETA, MEAN, VAR. */
+enum {
+  HETC_PARAM_WEIGHT = 0,
+  HETC_PARAM_BIAS = 1,
+  HETC_PARAM_GAMMA = 0,
+  HETC_PARAM_BETA = 1,
+  HETC_PARAM_MEAN = 2,
+  HETC_PARAM_VAR = 3,
+  HETC_PARAM_SLOTS = 4
+};
+
+typedef struct hetc_node_attrs_t {
+  int64_t channels; /* conv2d output channels; dense units */
+  int32_t kernel[2];
+  int32_t strides[2];
+  int32_t padding[4]; /* top, left, bottom, right */
+  int32_t dilation[2];
+  int32_t groups;
+  int32_t has_bias; /* conv2d, dense */
+  int32_t ceil_mode;
+  int32_t count_include_pad;
+  int32_t axis;      /* concat, softmax: normalised to >= 0 by inference */
+  double epsilon;    /* batch_norm */
+  int32_t reshape_rank;
+  int64_t reshape_shape[HETC_PLUGIN_MAX_RANK]; /* as written, -1 allowed */
+} hetc_node_attrs_t;
+
+typedef struct hetc_node_t {
+  char *name; /* owned */
+  hetc_op_t op;
+  int32_t num_inputs;
+  int32_t *inputs; /* owned; value ids; a fused residual is the last one */
+  int32_t output;  /* value id */
+  hetc_node_attrs_t attrs;
+  /* Fused epilogue of conv2d/dense (graph passes). The bias of the
+   * epilogue is attrs.has_bias; has_residual adds inputs[num_inputs-1]. */
+  hetc_plugin_epilogue_t epilogue;
+  hetc_param_t params[HETC_PARAM_SLOTS];
+  /* Names of the model nodes folded into this one, for reports; owned. */
+  char *fused_names;
+} hetc_node_t;
+
+typedef struct hetc_value_t {
+  char *name; /* owned; the producing node's or the graph input's name */
+  hetc_plugin_tensor_t type; /* logical shape; ROW_MAJOR layout */
+  int32_t producer;          /* node index, or -1 for a graph input */
+} hetc_value_t;
+
+typedef struct hetc_graph_t {
+  char *name;        /* owned: the model's name */
+  char *source_path; /* owned: the model file, for messages */
+  int32_t num_values;
+  hetc_value_t *values; /* owned */
+  int32_t num_nodes;
+  hetc_node_t *nodes;   /* owned; topological order */
+  int32_t num_inputs;
+  int32_t *inputs;      /* owned; value ids */
+  int32_t num_outputs;
+  int32_t *outputs;     /* owned; value ids */
+  char **output_names;  /* owned; names as the model wrote them */
+} hetc_graph_t;
+
+void hetc_graph_free(hetc_graph_t *graph);
+
+/* Deep copy. *out_graph is owned by the caller. */
+hetc_status_t hetc_graph_clone(const hetc_graph_t *graph,
+                               hetc_graph_t **out_graph);
+
+/* Element count of a value's logical shape. */
+int64_t hetc_tensor_element_count(const hetc_plugin_tensor_t *tensor);
+
+/* Number of nodes reading `value` plus one per graph output naming it. */
+int32_t hetc_graph_value_use_count(const hetc_graph_t *graph, int32_t value);
+
+/* Describes node `node_index` as an ABI workload. `inputs_storage` must hold
+ * at least num_inputs entries and outlives the workload (the workload
+ * points into it). Layouts are ROW_MAJOR. batch_norm has no ABI op:
+ * returns UNSUPPORTED for it (passes lower it before compilation). */
+hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
+                                       int32_t node_index,
+                                       hetc_plugin_tensor_t *inputs_storage,
+                                       hetc_plugin_workload_t *out_workload);
+
+/* Number of logical params a node's workload takes (weights then bias). */
+int32_t hetc_graph_node_param_count(const hetc_node_t *node);
+
+/* FLOPs of one execution of a node (2 per multiply-add for conv2d/dense;
+ * one per output element otherwise). */
+double hetc_graph_node_flops(const hetc_graph_t *graph, int32_t node_index);
+
+#endif /* HETC_DRIVER_GRAPH_GRAPH_H_ */

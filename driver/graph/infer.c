@@ -1,0 +1,224 @@
+#include "graph/infer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int64_t hetc_window_output_extent(int64_t input, int32_t kernel, int32_t stride,
+                                  int32_t pad_begin, int32_t pad_end,
+                                  int32_t dilation, int ceil_mode) {
+  int64_t span = (int64_t)dilation * (kernel - 1) + 1;
+  int64_t room = input + pad_begin + pad_end - span;
+  if (room < 0) return 0;
+  int64_t out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
+  /* With ceil_mode, a last window starting in the end padding is dropped,
+   * as PyTorch does. */
+  if (ceil_mode && (out - 1) * stride >= input + pad_begin) --out;
+  return out;
+}
+
+static void format_shape(const hetc_plugin_tensor_t *t, char *buf, size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "[");
+  for (int32_t i = 0; i < t->rank && used < size; ++i) {
+    used += (size_t)snprintf(buf + used, size - used, i ? ",%lld" : "%lld",
+                             (long long)t->shape[i]);
+  }
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+#define FAIL(where, ...)                                                       \
+  do {                                                                         \
+    snprintf(out_where, HETC_INFER_WHERE_SIZE, "%s", (where));                 \
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__);                \
+  } while (0)
+
+static hetc_status_t expect_rank(const hetc_plugin_tensor_t *t, int32_t rank,
+                                 const char *op, char *out_where) {
+  if (t->rank == rank) return NULL;
+  char shape[128];
+  format_shape(t, shape, sizeof(shape));
+  FAIL("inputs/0", "%s expects a %d-d input, got shape %s", op, rank, shape);
+}
+
+static hetc_status_t infer_window(hetc_graph_t *graph, hetc_node_t *node,
+                                  hetc_plugin_tensor_t *out, char *out_where) {
+  const hetc_plugin_tensor_t *in = &graph->values[node->inputs[0]].type;
+  hetc_node_attrs_t *a = &node->attrs;
+  const int is_conv = node->op == HETC_OP_CONV2D;
+  HETC_RETURN_IF_ERROR(expect_rank(in, 4, hetc_op_name(node->op), out_where));
+  if (is_conv) {
+    if (in->shape[1] % a->groups != 0)
+      FAIL("attrs/groups", "groups %d does not divide the %lld input channels",
+           a->groups, (long long)in->shape[1]);
+    if (a->channels % a->groups != 0)
+      FAIL("attrs/groups", "groups %d does not divide the %lld output channels",
+           a->groups, (long long)a->channels);
+  } else {
+    if (a->padding[0] >= a->kernel[0] || a->padding[2] >= a->kernel[0] ||
+        a->padding[1] >= a->kernel[1] || a->padding[3] >= a->kernel[1])
+      FAIL("attrs/padding", "pool padding must be smaller than the kernel [%d,%d]",
+           a->kernel[0], a->kernel[1]);
+  }
+  int64_t oh = hetc_window_output_extent(in->shape[2], a->kernel[0], a->strides[0],
+                                         a->padding[0], a->padding[2], a->dilation[0],
+                                         a->ceil_mode);
+  int64_t ow = hetc_window_output_extent(in->shape[3], a->kernel[1], a->strides[1],
+                                         a->padding[1], a->padding[3], a->dilation[1],
+                                         a->ceil_mode);
+  if (oh < 1 || ow < 1) {
+    char shape[128];
+    format_shape(in, shape, sizeof(shape));
+    FAIL("attrs/kernel",
+         "kernel [%d,%d] (dilation [%d,%d]) does not fit the padded input %s",
+         a->kernel[0], a->kernel[1], a->dilation[0], a->dilation[1], shape);
+  }
+  *out = *in;
+  out->shape[1] = is_conv ? a->channels : in->shape[1];
+  out->shape[2] = oh;
+  out->shape[3] = ow;
+  return NULL;
+}
+
+static hetc_status_t infer_binary(hetc_graph_t *graph, hetc_node_t *node,
+                                  hetc_plugin_tensor_t *out, char *out_where) {
+  const hetc_plugin_tensor_t *a = &graph->values[node->inputs[0]].type;
+  const hetc_plugin_tensor_t *b = &graph->values[node->inputs[1]].type;
+  int compatible = a->rank == b->rank;
+  for (int32_t i = 0; compatible && i < a->rank; ++i) {
+    compatible = b->shape[i] == a->shape[i] || b->shape[i] == 1;
+  }
+  if (!compatible) {
+    char sa[128], sb[128];
+    format_shape(a, sa, sizeof(sa));
+    format_shape(b, sb, sizeof(sb));
+    FAIL("inputs/1",
+         "shape %s cannot broadcast to %s (same rank, each dim equal or 1)", sb, sa);
+  }
+  *out = *a;
+  return NULL;
+}
+
+static hetc_status_t infer_concat(hetc_graph_t *graph, hetc_node_t *node,
+                                  hetc_plugin_tensor_t *out, char *out_where) {
+  const hetc_plugin_tensor_t *first = &graph->values[node->inputs[0]].type;
+  int32_t axis = node->attrs.axis < 0 ? node->attrs.axis + first->rank : node->attrs.axis;
+  if (axis < 0 || axis >= first->rank)
+    FAIL("attrs/axis", "axis %d is out of range for rank %d", node->attrs.axis,
+         first->rank);
+  node->attrs.axis = axis;
+  *out = *first;
+  for (int32_t i = 1; i < node->num_inputs; ++i) {
+    const hetc_plugin_tensor_t *t = &graph->values[node->inputs[i]].type;
+    int ok = t->rank == first->rank;
+    for (int32_t d = 0; ok && d < t->rank; ++d) ok = d == axis || t->shape[d] == first->shape[d];
+    if (!ok) {
+      char where[HETC_INFER_WHERE_SIZE];
+      char s0[128], si[128];
+      format_shape(first, s0, sizeof(s0));
+      format_shape(t, si, sizeof(si));
+      snprintf(where, sizeof(where), "inputs/%d", i);
+      FAIL(where, "shape %s does not match %s outside axis %d", si, s0, axis);
+    }
+    out->shape[axis] += t->shape[axis];
+  }
+  return NULL;
+}
+
+static hetc_status_t infer_reshape(hetc_graph_t *graph, hetc_node_t *node,
+                                   hetc_plugin_tensor_t *out, char *out_where) {
+  const hetc_plugin_tensor_t *in = &graph->values[node->inputs[0]].type;
+  int64_t total = hetc_tensor_element_count(in);
+  *out = *in;
+  if (node->op == HETC_OP_FLATTEN) {
+    if (in->rank < 1) FAIL("inputs/0", "flatten needs a tensor of rank >= 1");
+    out->rank = 2;
+    out->shape[0] = in->shape[0];
+    out->shape[1] = total / in->shape[0];
+    return NULL;
+  }
+  const hetc_node_attrs_t *a = &node->attrs;
+  int64_t known = 1;
+  int32_t wildcard = -1;
+  for (int32_t i = 0; i < a->reshape_rank; ++i) {
+    if (a->reshape_shape[i] == -1) {
+      wildcard = i;
+    } else {
+      known *= a->reshape_shape[i];
+    }
+  }
+  out->rank = a->reshape_rank;
+  memcpy(out->shape, a->reshape_shape, sizeof(out->shape));
+  if (wildcard >= 0) {
+    if (known == 0 || total % known != 0)
+      FAIL("attrs/shape", "cannot infer -1: %lld elements are not a multiple of %lld",
+           (long long)total, (long long)known);
+    out->shape[wildcard] = total / known;
+  } else if (known != total) {
+    FAIL("attrs/shape", "shape has %lld elements, the input has %lld",
+         (long long)known, (long long)total);
+  }
+  return NULL;
+}
+
+hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
+                                    char *out_where) {
+  hetc_node_t *node = &graph->nodes[node_index];
+  const hetc_plugin_tensor_t *in = &graph->values[node->inputs[0]].type;
+  hetc_plugin_tensor_t out = *in;
+  out_where[0] = 0;
+  switch (node->op) {
+    case HETC_OP_CONV2D:
+    case HETC_OP_MAX_POOL2D:
+    case HETC_OP_AVG_POOL2D:
+      HETC_RETURN_IF_ERROR(infer_window(graph, node, &out, out_where));
+      break;
+    case HETC_OP_DENSE:
+      HETC_RETURN_IF_ERROR(expect_rank(in, 2, "dense", out_where));
+      out.shape[1] = node->attrs.channels;
+      break;
+    case HETC_OP_BATCH_NORM:
+    case HETC_OP_GLOBAL_AVG_POOL2D:
+      HETC_RETURN_IF_ERROR(expect_rank(in, 4, hetc_op_name(node->op), out_where));
+      if (node->op == HETC_OP_GLOBAL_AVG_POOL2D) out.shape[2] = out.shape[3] = 1;
+      break;
+    case HETC_OP_BIAS_ADD:
+      if (in->rank != 2 && in->rank != 4)
+        FAIL("inputs/0", "bias_add expects a 2-d or 4-d input, got rank %d", in->rank);
+      break;
+    case HETC_OP_RELU:
+    case HETC_OP_RELU6:
+    case HETC_OP_SIGMOID:
+    case HETC_OP_TANH: break;
+    case HETC_OP_ADD:
+    case HETC_OP_MULTIPLY:
+      HETC_RETURN_IF_ERROR(infer_binary(graph, node, &out, out_where));
+      break;
+    case HETC_OP_CONCAT:
+      HETC_RETURN_IF_ERROR(infer_concat(graph, node, &out, out_where));
+      break;
+    case HETC_OP_FLATTEN:
+    case HETC_OP_RESHAPE:
+      HETC_RETURN_IF_ERROR(infer_reshape(graph, node, &out, out_where));
+      break;
+    case HETC_OP_SOFTMAX: {
+      int32_t axis = node->attrs.axis < 0 ? node->attrs.axis + in->rank : node->attrs.axis;
+      if (axis < 0 || axis >= in->rank)
+        FAIL("attrs/axis", "axis %d is out of range for rank %d", node->attrs.axis,
+             in->rank);
+      node->attrs.axis = axis;
+      break;
+    }
+    case HETC_OP_COUNT: FAIL("op", "unknown op");
+  }
+  /* Each factor is below 2^31 (checked by the loader), so the running
+   * product can be checked one step at a time without overflow. */
+  int64_t count = 1;
+  for (int32_t i = 0; i < out.rank; ++i) {
+    count *= out.shape[i];
+    if (count > HETC_MAX_TENSOR_ELEMENTS)
+      FAIL("", "output of %s has more than 2^31 elements", hetc_op_name(node->op));
+  }
+  out.layout.kind = HETC_PLUGIN_LAYOUT_ROW_MAJOR;
+  out.layout.block = 0;
+  graph->values[node->output].type = out;
+  return NULL;
+}

@@ -1,0 +1,789 @@
+/* The model.json reader: structure, types, ranges, names, wiring, cycles,
+ * dead nodes, then shape inference and weights. Every check reports the file
+ * and the JSON pointer of the value at fault. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/name_map.h"
+#include "graph/infer.h"
+#include "model/model.h"
+
+#define MAX_NAME_BYTES 255
+#define MAX_GRAPH_IO 16
+#define MAX_NODES 100000
+#define MAX_CONCAT_INPUTS 64
+#define MAX_WINDOW 1024
+#define MAX_CHANNELS (1 << 20)
+
+typedef struct loader_t {
+  const char *file; /* display name for messages */
+  const char *base_dir;
+  hetc_graph_t *graph;
+  int32_t *json_index; /* node (topological order) -> index in /nodes */
+} loader_t;
+
+static hetc_status_t fail(const loader_t *L, const char *path, const char *format, ...)
+    HETC_PLUGIN_PRINTF(3, 4);
+
+static hetc_status_t fail(const loader_t *L, const char *path, const char *format, ...) {
+  char message[768];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %s: %s", L->file,
+                         path[0] ? path : "/", message);
+}
+
+/* Short rendering of a JSON value for "got ..." in messages. */
+static void describe(const cJSON *item, char *buf, size_t size) {
+  if (!item) {
+    snprintf(buf, size, "nothing");
+    return;
+  }
+  char *text = cJSON_PrintUnformatted(item);
+  if (!text) {
+    snprintf(buf, size, "a value");
+    return;
+  }
+  if (strlen(text) > 60) {
+    snprintf(buf, size, "%.57s...", text);
+  } else {
+    snprintf(buf, size, "%s", text);
+  }
+  cJSON_free(text);
+}
+
+#define GOT(item) (describe((item), got, sizeof(got)), got)
+
+/* Rejects keys of `object` that are not in the NULL-terminated `allowed`. */
+static hetc_status_t check_keys(const loader_t *L, const cJSON *object,
+                                const char *path, const char *const *allowed) {
+  const cJSON *entry;
+  cJSON_ArrayForEach(entry, object) {
+    int known = 0;
+    for (const char *const *k = allowed; *k; ++k) known |= strcmp(*k, entry->string) == 0;
+    if (!known) {
+      char list[256] = "";
+      size_t used = 0;
+      for (const char *const *k = allowed; *k && used < sizeof(list); ++k) {
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+                                 k == allowed ? "" : ", ", *k);
+      }
+      return fail(L, path, "unknown key \"%s\" (expected %s%s)", entry->string,
+                  allowed[0] ? "one of: " : "no keys", list);
+    }
+    /* cJSON keeps duplicate keys; a second one would be silently ignored. */
+    for (const cJSON *later = entry->next; later; later = later->next) {
+      if (strcmp(later->string, entry->string) == 0)
+        return fail(L, path, "duplicate key \"%s\"", entry->string);
+    }
+  }
+  return NULL;
+}
+
+static hetc_status_t require(const loader_t *L, const cJSON *object, const char *path,
+                             const char *key, const cJSON **out) {
+  *out = cJSON_GetObjectItemCaseSensitive(object, key);
+  if (!*out) return fail(L, path, "missing required key \"%s\"", key);
+  return NULL;
+}
+
+static int is_integer(const cJSON *item, double lo, double hi) {
+  return cJSON_IsNumber(item) && isfinite(item->valuedouble) &&
+         floor(item->valuedouble) == item->valuedouble && item->valuedouble >= lo &&
+         item->valuedouble <= hi;
+}
+
+static hetc_status_t get_int(const loader_t *L, const cJSON *item, const char *path,
+                             int64_t lo, int64_t hi, int64_t *out) {
+  char got[80];
+  if (!is_integer(item, (double)lo, (double)hi))
+    return fail(L, path, "expected an integer in [%lld, %lld], got %s", (long long)lo,
+                (long long)hi, GOT(item));
+  *out = (int64_t)item->valuedouble;
+  return NULL;
+}
+
+static hetc_status_t get_bool(const loader_t *L, const cJSON *item, const char *path,
+                              int32_t *out) {
+  char got[80];
+  if (!cJSON_IsBool(item)) return fail(L, path, "expected true or false, got %s", GOT(item));
+  *out = cJSON_IsTrue(item);
+  return NULL;
+}
+
+/* An array of exactly `count` integers in [lo, hi]. */
+static hetc_status_t get_int_array(const loader_t *L, const cJSON *item, const char *path,
+                                   int count, int64_t lo, int64_t hi, const char *what,
+                                   int32_t *out) {
+  char got[80];
+  int ok = cJSON_IsArray(item) && cJSON_GetArraySize(item) == count;
+  for (int i = 0; ok && i < count; ++i) ok = is_integer(cJSON_GetArrayItem(item, i), (double)lo, (double)hi);
+  if (!ok) return fail(L, path, "expected %d %s, got %s", count, what, GOT(item));
+  for (int i = 0; i < count; ++i) out[i] = (int32_t)cJSON_GetArrayItem(item, i)->valuedouble;
+  return NULL;
+}
+
+static int valid_name(const char *name) {
+  size_t length = strlen(name);
+  if (length == 0 || length > MAX_NAME_BYTES) return 0;
+  for (const char *c = name; *c; ++c) {
+    if (!(('a' <= *c && *c <= 'z') || ('A' <= *c && *c <= 'Z') || ('0' <= *c && *c <= '9') ||
+          strchr("_.:/-", *c)))
+      return 0;
+  }
+  return 1;
+}
+
+static hetc_status_t get_name(const loader_t *L, const cJSON *item, const char *path,
+                              const char **out) {
+  char got[80];
+  if (!cJSON_IsString(item) || !valid_name(item->valuestring))
+    return fail(L, path,
+                "expected a name (1-%d characters from A-Z a-z 0-9 _ . : / -), got %s",
+                MAX_NAME_BYTES, GOT(item));
+  *out = item->valuestring;
+  return NULL;
+}
+
+static hetc_status_t get_array(const loader_t *L, const cJSON *item, const char *path,
+                               int lo, int hi, const char *what) {
+  char got[80];
+  if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) < lo || cJSON_GetArraySize(item) > hi)
+    return fail(L, path, "expected an array of %d to %d %s, got %s", lo, hi, what, GOT(item));
+  return NULL;
+}
+
+/* ---- graph inputs -------------------------------------------------------- */
+
+static hetc_status_t parse_input(loader_t *L, const cJSON *item, const char *path,
+                                 hetc_value_t *value) {
+  static const char *const keys[] = {"name", "shape", "dtype", "layout", NULL};
+  char sub[96], got[80];
+  if (!cJSON_IsObject(item)) return fail(L, path, "expected an object, got %s", GOT(item));
+  HETC_RETURN_IF_ERROR(check_keys(L, item, path, keys));
+  const cJSON *name, *shape, *dtype;
+  HETC_RETURN_IF_ERROR(require(L, item, path, "name", &name));
+  HETC_RETURN_IF_ERROR(require(L, item, path, "shape", &shape));
+  HETC_RETURN_IF_ERROR(require(L, item, path, "dtype", &dtype));
+  snprintf(sub, sizeof(sub), "%s/name", path);
+  const char *name_text;
+  HETC_RETURN_IF_ERROR(get_name(L, name, sub, &name_text));
+  snprintf(sub, sizeof(sub), "%s/shape", path);
+  int rank = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 0;
+  int ok = rank >= 1 && rank <= HETC_PLUGIN_MAX_RANK;
+  for (int i = 0; ok && i < rank; ++i) ok = is_integer(cJSON_GetArrayItem(shape, i), 1, (double)HETC_MAX_TENSOR_ELEMENTS);
+  if (!ok)
+    return fail(L, sub, "expected 1 to %d positive integers, got %s", HETC_PLUGIN_MAX_RANK,
+                GOT(shape));
+  memset(&value->type, 0, sizeof(value->type));
+  value->type.rank = rank;
+  value->type.dtype = HETC_PLUGIN_DTYPE_FLOAT32;
+  int64_t count = 1;
+  for (int i = 0; i < rank; ++i) {
+    value->type.shape[i] = (int64_t)cJSON_GetArrayItem(shape, i)->valuedouble;
+    count *= value->type.shape[i];
+    if (count > HETC_MAX_TENSOR_ELEMENTS)
+      return fail(L, sub, "tensor has more than 2^31 elements");
+  }
+  snprintf(sub, sizeof(sub), "%s/dtype", path);
+  if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "float32") != 0)
+    return fail(L, sub, "expected \"float32\", got %s", GOT(dtype));
+  const cJSON *layout = cJSON_GetObjectItemCaseSensitive(item, "layout");
+  snprintf(sub, sizeof(sub), "%s/layout", path);
+  if (layout && rank == 4 && !(cJSON_IsString(layout) && strcmp(layout->valuestring, "NCHW") == 0))
+    return fail(L, sub, "expected \"NCHW\" for a 4-d input, got %s", GOT(layout));
+  if (layout && rank != 4)
+    return fail(L, sub, "only 4-d inputs take a layout (this one has rank %d)", rank);
+  value->name = strdup(name_text);
+  value->producer = -1;
+  return value->name ? NULL : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+}
+
+/* ---- node attributes ----------------------------------------------------- */
+
+typedef struct op_rule_t {
+  int min_inputs, max_inputs;
+  const char *const *attrs; /* allowed keys, NULL-terminated */
+} op_rule_t;
+
+static const char *const no_attrs[] = {NULL};
+static const char *const conv_attrs[] = {"channels", "kernel", "strides", "padding",
+                                         "dilation", "groups", "bias", NULL};
+static const char *const dense_attrs[] = {"units", "bias", NULL};
+static const char *const bn_attrs[] = {"epsilon", NULL};
+static const char *const max_pool_attrs[] = {"kernel", "strides", "padding", "ceil_mode", NULL};
+static const char *const avg_pool_attrs[] = {"kernel", "strides", "padding", "ceil_mode",
+                                             "count_include_pad", NULL};
+static const char *const axis_attrs[] = {"axis", NULL};
+static const char *const reshape_attrs[] = {"shape", NULL};
+
+static const op_rule_t op_rules[HETC_OP_COUNT] = {
+    [HETC_OP_CONV2D] = {1, 1, conv_attrs},
+    [HETC_OP_DENSE] = {1, 1, dense_attrs},
+    [HETC_OP_BATCH_NORM] = {1, 1, bn_attrs},
+    [HETC_OP_BIAS_ADD] = {1, 1, no_attrs},
+    [HETC_OP_RELU] = {1, 1, no_attrs},
+    [HETC_OP_RELU6] = {1, 1, no_attrs},
+    [HETC_OP_SIGMOID] = {1, 1, no_attrs},
+    [HETC_OP_TANH] = {1, 1, no_attrs},
+    [HETC_OP_ADD] = {2, 2, no_attrs},
+    [HETC_OP_MULTIPLY] = {2, 2, no_attrs},
+    [HETC_OP_MAX_POOL2D] = {1, 1, max_pool_attrs},
+    [HETC_OP_AVG_POOL2D] = {1, 1, avg_pool_attrs},
+    [HETC_OP_GLOBAL_AVG_POOL2D] = {1, 1, no_attrs},
+    [HETC_OP_CONCAT] = {1, MAX_CONCAT_INPUTS, axis_attrs},
+    [HETC_OP_FLATTEN] = {1, 1, no_attrs},
+    [HETC_OP_RESHAPE] = {1, 1, reshape_attrs},
+    [HETC_OP_SOFTMAX] = {1, 1, axis_attrs},
+};
+
+static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,
+                                        const char *path, hetc_node_attrs_t *a) {
+  char sub[128];
+  const cJSON *item;
+  HETC_RETURN_IF_ERROR(require(L, attrs, path, "kernel", &item));
+  snprintf(sub, sizeof(sub), "%s/kernel", path);
+  HETC_RETURN_IF_ERROR(get_int_array(L, item, sub, 2, 1, MAX_WINDOW, "positive integers", a->kernel));
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "strides"))) {
+    snprintf(sub, sizeof(sub), "%s/strides", path);
+    HETC_RETURN_IF_ERROR(get_int_array(L, item, sub, 2, 1, MAX_WINDOW, "positive integers", a->strides));
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "padding"))) {
+    snprintf(sub, sizeof(sub), "%s/padding", path);
+    if (cJSON_IsArray(item) && cJSON_GetArraySize(item) == 2) {
+      int32_t hw[2];
+      HETC_RETURN_IF_ERROR(get_int_array(L, item, sub, 2, 0, MAX_WINDOW, "non-negative integers", hw));
+      a->padding[0] = a->padding[2] = hw[0];
+      a->padding[1] = a->padding[3] = hw[1];
+    } else {
+      HETC_RETURN_IF_ERROR(get_int_array(L, item, sub, 4, 0, MAX_WINDOW,
+                                         "non-negative integers (top, left, bottom, right)",
+                                         a->padding));
+    }
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "dilation"))) {
+    snprintf(sub, sizeof(sub), "%s/dilation", path);
+    HETC_RETURN_IF_ERROR(get_int_array(L, item, sub, 2, 1, MAX_WINDOW, "positive integers", a->dilation));
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "ceil_mode"))) {
+    snprintf(sub, sizeof(sub), "%s/ceil_mode", path);
+    HETC_RETURN_IF_ERROR(get_bool(L, item, sub, &a->ceil_mode));
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "count_include_pad"))) {
+    snprintf(sub, sizeof(sub), "%s/count_include_pad", path);
+    HETC_RETURN_IF_ERROR(get_bool(L, item, sub, &a->count_include_pad));
+  }
+  return NULL;
+}
+
+static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *attrs,
+                                 const char *path, hetc_node_attrs_t *a) {
+  char sub[128], got[80];
+  const cJSON *item;
+  int64_t value;
+  a->strides[0] = a->strides[1] = 1;
+  a->dilation[0] = a->dilation[1] = 1;
+  a->groups = 1;
+  a->epsilon = 1e-5;
+  a->axis = op == HETC_OP_CONCAT ? 1 : -1;
+  switch (op) {
+    case HETC_OP_CONV2D:
+      HETC_RETURN_IF_ERROR(require(L, attrs, path, "channels", &item));
+      snprintf(sub, sizeof(sub), "%s/channels", path);
+      HETC_RETURN_IF_ERROR(get_int(L, item, sub, 1, MAX_CHANNELS, &a->channels));
+      HETC_RETURN_IF_ERROR(parse_window_attrs(L, attrs, path, a));
+      if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "groups"))) {
+        snprintf(sub, sizeof(sub), "%s/groups", path);
+        HETC_RETURN_IF_ERROR(get_int(L, item, sub, 1, MAX_CHANNELS, &value));
+        a->groups = (int32_t)value;
+      }
+      break;
+    case HETC_OP_DENSE:
+      HETC_RETURN_IF_ERROR(require(L, attrs, path, "units", &item));
+      snprintf(sub, sizeof(sub), "%s/units", path);
+      HETC_RETURN_IF_ERROR(get_int(L, item, sub, 1, MAX_CHANNELS, &a->channels));
+      break;
+    case HETC_OP_BATCH_NORM:
+      if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "epsilon"))) {
+        snprintf(sub, sizeof(sub), "%s/epsilon", path);
+        if (!cJSON_IsNumber(item) || !(item->valuedouble > 0) || !isfinite(item->valuedouble))
+          return fail(L, sub, "expected a positive number, got %s", GOT(item));
+        a->epsilon = item->valuedouble;
+      }
+      break;
+    case HETC_OP_MAX_POOL2D:
+    case HETC_OP_AVG_POOL2D:
+      HETC_RETURN_IF_ERROR(parse_window_attrs(L, attrs, path, a));
+      break;
+    case HETC_OP_CONCAT:
+    case HETC_OP_SOFTMAX:
+      if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "axis"))) {
+        snprintf(sub, sizeof(sub), "%s/axis", path);
+        HETC_RETURN_IF_ERROR(get_int(L, item, sub, -HETC_PLUGIN_MAX_RANK,
+                                     HETC_PLUGIN_MAX_RANK - 1, &value));
+        a->axis = (int32_t)value;
+      }
+      break;
+    case HETC_OP_RESHAPE: {
+      HETC_RETURN_IF_ERROR(require(L, attrs, path, "shape", &item));
+      snprintf(sub, sizeof(sub), "%s/shape", path);
+      int rank = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : 0;
+      int wildcards = 0, ok = rank >= 1 && rank <= HETC_PLUGIN_MAX_RANK;
+      for (int i = 0; ok && i < rank; ++i) {
+        const cJSON *dim = cJSON_GetArrayItem(item, i);
+        ok = is_integer(dim, -1, (double)HETC_MAX_TENSOR_ELEMENTS) && dim->valuedouble != 0;
+        wildcards += ok && dim->valuedouble == -1;
+        if (ok) a->reshape_shape[i] = (int64_t)dim->valuedouble;
+      }
+      if (!ok || wildcards > 1)
+        return fail(L, sub, "expected 1 to %d positive integers with at most one -1, got %s",
+                    HETC_PLUGIN_MAX_RANK, GOT(item));
+      a->reshape_rank = rank;
+      break;
+    }
+    default: break;
+  }
+  if ((op == HETC_OP_CONV2D || op == HETC_OP_DENSE) &&
+      (item = cJSON_GetObjectItemCaseSensitive(attrs, "bias"))) {
+    snprintf(sub, sizeof(sub), "%s/bias", path);
+    HETC_RETURN_IF_ERROR(get_bool(L, item, sub, &a->has_bias));
+  }
+  return NULL;
+}
+
+static hetc_status_t parse_node(loader_t *L, const cJSON *item, const char *path,
+                                hetc_node_t *node, const cJSON **out_inputs) {
+  static const char *const keys[] = {"name", "op", "inputs", "attrs", NULL};
+  char sub[96], got[80];
+  if (!cJSON_IsObject(item)) return fail(L, path, "expected an object, got %s", GOT(item));
+  HETC_RETURN_IF_ERROR(check_keys(L, item, path, keys));
+  const cJSON *name, *op, *inputs;
+  HETC_RETURN_IF_ERROR(require(L, item, path, "name", &name));
+  HETC_RETURN_IF_ERROR(require(L, item, path, "op", &op));
+  HETC_RETURN_IF_ERROR(require(L, item, path, "inputs", &inputs));
+  const char *name_text;
+  snprintf(sub, sizeof(sub), "%s/name", path);
+  HETC_RETURN_IF_ERROR(get_name(L, name, sub, &name_text));
+  snprintf(sub, sizeof(sub), "%s/op", path);
+  node->op = cJSON_IsString(op) ? hetc_op_from_name(op->valuestring) : HETC_OP_COUNT;
+  if (node->op == HETC_OP_COUNT) {
+    char list[400] = "";
+    size_t used = 0;
+    for (int k = 0; k < HETC_OP_COUNT; ++k)
+      used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", k ? ", " : "",
+                               hetc_op_name((hetc_op_t)k));
+    return fail(L, sub, "unknown op %s (expected one of: %s)", GOT(op), list);
+  }
+  const op_rule_t *rule = &op_rules[node->op];
+  snprintf(sub, sizeof(sub), "%s/inputs", path);
+  char what[64];
+  snprintf(what, sizeof(what), "input names for %s", hetc_op_name(node->op));
+  HETC_RETURN_IF_ERROR(get_array(L, inputs, sub, rule->min_inputs, rule->max_inputs, what));
+  for (int i = 0; i < cJSON_GetArraySize(inputs); ++i) {
+    snprintf(sub, sizeof(sub), "%s/inputs/%d", path, i);
+    const char *ignored;
+    HETC_RETURN_IF_ERROR(get_name(L, cJSON_GetArrayItem(inputs, i), sub, &ignored));
+  }
+  const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(item, "attrs");
+  cJSON empty = {0};
+  empty.type = cJSON_Object;
+  snprintf(sub, sizeof(sub), "%s/attrs", path);
+  if (attrs && !cJSON_IsObject(attrs)) return fail(L, sub, "expected an object, got %s", GOT(attrs));
+  if (!attrs) attrs = &empty;
+  HETC_RETURN_IF_ERROR(check_keys(L, attrs, sub, rule->attrs));
+  HETC_RETURN_IF_ERROR(parse_attrs(L, node->op, attrs, sub, &node->attrs));
+  node->name = strdup(name_text);
+  node->num_inputs = cJSON_GetArraySize(inputs);
+  node->inputs = calloc((size_t)node->num_inputs, sizeof(int32_t));
+  *out_inputs = inputs;
+  if (!node->name || !node->inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  return NULL;
+}
+
+/* ---- wiring: names, topological order, liveness -------------------------- */
+
+/* Orders nodes so that producers come first (Kahn's algorithm); nodes left
+ * over are on a cycle. json_nodes[i] holds the /nodes index of node i on
+ * entry; on success nodes are permuted and L->json_index records where each
+ * came from. Value ids are remapped to the new order. */
+static hetc_status_t sort_topologically(loader_t *L) {
+  hetc_graph_t *g = L->graph;
+  const int32_t n = g->num_nodes, ni = g->num_inputs;
+  int32_t *pending = calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *order = calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *position = calloc((size_t)n + 1, sizeof(int32_t));
+  hetc_status_t status = NULL;
+  if (!pending || !order || !position) {
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+    goto done;
+  }
+  /* Count each node's inputs that come from other nodes; a node is ready
+   * when that count reaches zero. O(n * fan-in) per pass over consumers
+   * would be quadratic, so consumers are found through a CSR index. */
+  int32_t *consumer_start = calloc((size_t)n + 2, sizeof(int32_t));
+  int64_t edges = 0;
+  for (int32_t i = 0; i < n; ++i) edges += g->nodes[i].num_inputs;
+  int32_t *consumers = calloc((size_t)edges + 1, sizeof(int32_t));
+  if (!consumer_start || !consumers) {
+    free(consumer_start);
+    free(consumers);
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+    goto done;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t k = 0; k < g->nodes[i].num_inputs; ++k) {
+      int32_t v = g->nodes[i].inputs[k];
+      if (v >= ni) {
+        ++pending[i];
+        ++consumer_start[v - ni + 1];
+      }
+    }
+  }
+  for (int32_t i = 0; i < n; ++i) consumer_start[i + 1] += consumer_start[i];
+  {
+    int32_t *fill = calloc((size_t)n + 1, sizeof(int32_t));
+    if (!fill) {
+      free(consumer_start);
+      free(consumers);
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+      goto done;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      for (int32_t k = 0; k < g->nodes[i].num_inputs; ++k) {
+        int32_t v = g->nodes[i].inputs[k];
+        if (v >= ni) consumers[consumer_start[v - ni] + fill[v - ni]++] = i;
+      }
+    }
+    free(fill);
+  }
+  int32_t head = 0, tail = 0;
+  for (int32_t i = 0; i < n; ++i)
+    if (pending[i] == 0) order[tail++] = i;
+  while (head < tail) {
+    int32_t producer = order[head++];
+    for (int32_t c = consumer_start[producer]; c < consumer_start[producer + 1]; ++c) {
+      if (--pending[consumers[c]] == 0) order[tail++] = consumers[c];
+    }
+  }
+  free(consumer_start);
+  free(consumers);
+  if (tail < n) {
+    for (int32_t i = 0; i < n; ++i) {
+      if (pending[i] > 0) {
+        char path[32];
+        snprintf(path, sizeof(path), "/nodes/%d", L->json_index[i]);
+        status = fail(L, path, "node \"%s\" is part of a cycle", g->nodes[i].name);
+        goto done;
+      }
+    }
+  }
+  /* Permute nodes and renumber their values: value ni + k is node k. */
+  hetc_node_t *sorted = calloc((size_t)n + 1, sizeof(hetc_node_t));
+  hetc_value_t *values = calloc((size_t)g->num_values + 1, sizeof(hetc_value_t));
+  int32_t *json_index = calloc((size_t)n + 1, sizeof(int32_t));
+  if (!sorted || !values || !json_index) {
+    free(sorted);
+    free(values);
+    free(json_index);
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+    goto done;
+  }
+  for (int32_t k = 0; k < n; ++k) position[order[k]] = k;
+  memcpy(values, g->values, sizeof(hetc_value_t) * (size_t)ni);
+  for (int32_t k = 0; k < n; ++k) {
+    sorted[k] = g->nodes[order[k]];
+    json_index[k] = L->json_index[order[k]];
+    values[ni + k] = g->values[ni + order[k]];
+    values[ni + k].producer = k;
+    sorted[k].output = ni + k;
+    for (int32_t i = 0; i < sorted[k].num_inputs; ++i) {
+      int32_t v = sorted[k].inputs[i];
+      if (v >= ni) sorted[k].inputs[i] = ni + position[v - ni];
+    }
+  }
+  for (int32_t o = 0; o < g->num_outputs; ++o) {
+    int32_t v = g->outputs[o];
+    if (v >= ni) g->outputs[o] = ni + position[v - ni];
+  }
+  free(g->nodes);
+  free(g->values);
+  free(L->json_index);
+  g->nodes = sorted;
+  g->values = values;
+  L->json_index = json_index;
+done:
+  free(pending);
+  free(order);
+  free(position);
+  return status;
+}
+
+/* Every node must feed an output: walk back from the outputs. */
+static hetc_status_t check_liveness(loader_t *L) {
+  hetc_graph_t *g = L->graph;
+  char *live = calloc((size_t)g->num_values + 1, 1);
+  if (!live) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  for (int32_t o = 0; o < g->num_outputs; ++o) live[g->outputs[o]] = 1;
+  for (int32_t k = g->num_nodes - 1; k >= 0; --k) {
+    if (!live[g->nodes[k].output]) continue;
+    for (int32_t i = 0; i < g->nodes[k].num_inputs; ++i) live[g->nodes[k].inputs[i]] = 1;
+  }
+  hetc_status_t status = NULL;
+  for (int32_t k = 0; k < g->num_nodes && !status; ++k) {
+    if (!live[g->nodes[k].output]) {
+      char path[32];
+      snprintf(path, sizeof(path), "/nodes/%d", L->json_index[k]);
+      status = fail(L, path, "node \"%s\" does not contribute to any output", g->nodes[k].name);
+    }
+  }
+  for (int32_t i = 0; i < g->num_inputs && !status; ++i) {
+    if (!live[g->inputs[i]]) {
+      char path[32];
+      snprintf(path, sizeof(path), "/inputs/%d", i);
+      status = fail(L, path, "input \"%s\" is not used by any node or output",
+                    g->values[g->inputs[i]].name);
+    }
+  }
+  free(live);
+  return status;
+}
+
+/* ---- weights source ------------------------------------------------------- */
+
+static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
+  static const char *const keys[] = {"file", "init", "seed", NULL};
+  char got[80];
+  if (!cJSON_IsObject(weights)) return fail(L, "/weights", "expected an object, got %s", GOT(weights));
+  HETC_RETURN_IF_ERROR(check_keys(L, weights, "/weights", keys));
+  const cJSON *file = cJSON_GetObjectItemCaseSensitive(weights, "file");
+  const cJSON *init = cJSON_GetObjectItemCaseSensitive(weights, "init");
+  const cJSON *seed = cJSON_GetObjectItemCaseSensitive(weights, "seed");
+  if (file && (init || seed))
+    return fail(L, "/weights", "give either \"file\" or \"init\" with \"seed\", not both");
+  if (file) {
+    if (!cJSON_IsString(file) || file->valuestring[0] == 0 || strlen(file->valuestring) > 4096)
+      return fail(L, "/weights/file", "expected a file name, got %s", GOT(file));
+    char *path = hetc_path_join(L->base_dir, file->valuestring);
+    if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+    hetc_status_t status = hetc_weights_load_file(L->graph, path, path);
+    free(path);
+    return status;
+  }
+  if (!init) return fail(L, "/weights", "missing required key \"file\" or \"init\"");
+  if (!cJSON_IsString(init) || strcmp(init->valuestring, "random") != 0)
+    return fail(L, "/weights/init", "expected \"random\", got %s", GOT(init));
+  if (!seed) return fail(L, "/weights", "missing required key \"seed\"");
+  int64_t seed_value;
+  HETC_RETURN_IF_ERROR(get_int(L, seed, "/weights/seed", 0, (INT64_C(1) << 53) - 1, &seed_value));
+  return hetc_weights_init_random(L->graph, (uint64_t)seed_value);
+}
+
+/* ---- the whole document --------------------------------------------------- */
+
+static hetc_status_t load_document(loader_t *L, const cJSON *root) {
+  static const char *const keys[] = {"format", "version", "name", "inputs",
+                                     "weights", "nodes",  "outputs", NULL};
+  char path[64], got[80];
+  hetc_graph_t *g = L->graph;
+  if (!cJSON_IsObject(root)) return fail(L, "", "expected a JSON object, got %s", GOT(root));
+  HETC_RETURN_IF_ERROR(check_keys(L, root, "", keys));
+  const cJSON *format, *version, *name, *inputs, *weights, *nodes, *outputs;
+  HETC_RETURN_IF_ERROR(require(L, root, "", "format", &format));
+  if (!cJSON_IsString(format) || strcmp(format->valuestring, "hetc-model") != 0)
+    return fail(L, "/format", "expected \"hetc-model\", got %s", GOT(format));
+  HETC_RETURN_IF_ERROR(require(L, root, "", "version", &version));
+  if (!is_integer(version, 1, 1))
+    return fail(L, "/version", "expected 1 (the only version this hetc reads), got %s", GOT(version));
+  HETC_RETURN_IF_ERROR(require(L, root, "", "name", &name));
+  if (!cJSON_IsString(name) || name->valuestring[0] == 0 || strlen(name->valuestring) > MAX_NAME_BYTES)
+    return fail(L, "/name", "expected a non-empty string of at most %d bytes, got %s",
+                MAX_NAME_BYTES, GOT(name));
+  HETC_RETURN_IF_ERROR(require(L, root, "", "inputs", &inputs));
+  HETC_RETURN_IF_ERROR(require(L, root, "", "weights", &weights));
+  HETC_RETURN_IF_ERROR(require(L, root, "", "nodes", &nodes));
+  HETC_RETURN_IF_ERROR(require(L, root, "", "outputs", &outputs));
+  HETC_RETURN_IF_ERROR(get_array(L, inputs, "/inputs", 1, MAX_GRAPH_IO, "input objects"));
+  HETC_RETURN_IF_ERROR(get_array(L, nodes, "/nodes", 1, MAX_NODES, "node objects"));
+  HETC_RETURN_IF_ERROR(get_array(L, outputs, "/outputs", 1, MAX_GRAPH_IO, "output names"));
+
+  g->name = strdup(name->valuestring);
+  g->num_inputs = cJSON_GetArraySize(inputs);
+  g->num_nodes = cJSON_GetArraySize(nodes);
+  g->num_values = g->num_inputs + g->num_nodes;
+  g->num_outputs = cJSON_GetArraySize(outputs);
+  g->inputs = calloc((size_t)g->num_inputs, sizeof(int32_t));
+  g->nodes = calloc((size_t)g->num_nodes, sizeof(hetc_node_t));
+  g->values = calloc((size_t)g->num_values, sizeof(hetc_value_t));
+  g->outputs = calloc((size_t)g->num_outputs, sizeof(int32_t));
+  g->output_names = calloc((size_t)g->num_outputs, sizeof(char *));
+  L->json_index = calloc((size_t)g->num_nodes, sizeof(int32_t));
+  if (!g->name || !g->inputs || !g->nodes || !g->values || !g->outputs || !g->output_names ||
+      !L->json_index)
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+
+  hetc_name_map_t *names = hetc_name_map_create(g->num_values);
+  if (!names) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  hetc_status_t status = NULL;
+  const cJSON **node_inputs = calloc((size_t)g->num_nodes, sizeof(cJSON *));
+  if (!node_inputs) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+
+  for (int32_t i = 0; !status && i < g->num_inputs; ++i) {
+    snprintf(path, sizeof(path), "/inputs/%d", i);
+    g->inputs[i] = i;
+    status = parse_input(L, cJSON_GetArrayItem(inputs, i), path, &g->values[i]);
+    if (!status && hetc_name_map_put(names, g->values[i].name, i) != i) {
+      int32_t first = hetc_name_map_get(names, g->values[i].name);
+      status = fail(L, path, "duplicate name \"%s\" (first used at /inputs/%d)",
+                    g->values[i].name, first);
+    }
+  }
+  for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
+    snprintf(path, sizeof(path), "/nodes/%d", k);
+    hetc_node_t *node = &g->nodes[k];
+    L->json_index[k] = k;
+    status = parse_node(L, cJSON_GetArrayItem(nodes, k), path, node, &node_inputs[k]);
+    if (status) break;
+    int32_t v = g->num_inputs + k;
+    node->output = v;
+    g->values[v].name = strdup(node->name);
+    g->values[v].producer = k;
+    if (!g->values[v].name) {
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+    } else if (hetc_name_map_put(names, node->name, v) != v) {
+      int32_t first = hetc_name_map_get(names, node->name);
+      char first_path[32];
+      if (first < g->num_inputs) {
+        snprintf(first_path, sizeof(first_path), "/inputs/%d", first);
+      } else {
+        snprintf(first_path, sizeof(first_path), "/nodes/%d", first - g->num_inputs);
+      }
+      snprintf(path, sizeof(path), "/nodes/%d/name", k);
+      status = fail(L, path, "duplicate name \"%s\" (first used at %s)", node->name, first_path);
+    }
+  }
+  for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
+    hetc_node_t *node = &g->nodes[k];
+    for (int32_t i = 0; !status && i < node->num_inputs; ++i) {
+      const char *input_name = cJSON_GetArrayItem(node_inputs[k], i)->valuestring;
+      int32_t v = hetc_name_map_get(names, input_name);
+      if (v < 0) {
+        snprintf(path, sizeof(path), "/nodes/%d/inputs/%d", k, i);
+        status = fail(L, path, "no input or node is named \"%s\"", input_name);
+      } else if (v == node->output) {
+        snprintf(path, sizeof(path), "/nodes/%d/inputs/%d", k, i);
+        status = fail(L, path, "node \"%s\" reads its own output", node->name);
+      }
+      if (!status) node->inputs[i] = v;
+    }
+  }
+  for (int32_t o = 0; !status && o < g->num_outputs; ++o) {
+    snprintf(path, sizeof(path), "/outputs/%d", o);
+    const cJSON *item = cJSON_GetArrayItem(outputs, o);
+    const char *output_name;
+    status = get_name(L, item, path, &output_name);
+    if (status) break;
+    int32_t v = hetc_name_map_get(names, output_name);
+    if (v < 0) {
+      status = fail(L, path, "no input or node is named \"%s\"", output_name);
+      break;
+    }
+    for (int32_t p = 0; p < o && !status; ++p) {
+      if (g->outputs[p] == v)
+        status = fail(L, path, "\"%s\" is already output %d", output_name, p);
+    }
+    g->outputs[o] = v;
+    g->output_names[o] = strdup(output_name);
+    if (!status && !g->output_names[o])
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  }
+  free(node_inputs);
+  hetc_name_map_free(names);
+  if (status) return status;
+
+  HETC_RETURN_IF_ERROR(sort_topologically(L));
+  HETC_RETURN_IF_ERROR(check_liveness(L));
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    char where[HETC_INFER_WHERE_SIZE], node_path[HETC_INFER_WHERE_SIZE + 32];
+    hetc_status_t infer = hetc_graph_infer_node(g, k, where);
+    if (infer) {
+      snprintf(node_path, sizeof(node_path), "/nodes/%d%s%s", L->json_index[k],
+               where[0] ? "/" : "", where);
+      status = fail(L, node_path, "%s", hetc_status_message(infer));
+      hetc_status_free(infer);
+      return status;
+    }
+  }
+  return load_weights(L, weights);
+}
+
+static hetc_status_t parse_and_load(const char *text, size_t length, loader_t *L) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, length, &end, 0);
+  if (!root) {
+    /* Report where parsing stopped as line:column. */
+    size_t offset = end && end >= text ? (size_t)(end - text) : 0;
+    const char *error_at = cJSON_GetErrorPtr();
+    if (error_at && error_at >= text && error_at <= text + length) offset = (size_t)(error_at - text);
+    int line = 1, column = 1;
+    for (size_t i = 0; i < offset && i < length; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: line %d, column %d: not valid JSON",
+                           L->file, line, column);
+  }
+  hetc_status_t status = load_document(L, root);
+  cJSON_Delete(root);
+  return status;
+}
+
+hetc_status_t hetc_model_load_buffer(const char *text, size_t length, const char *display_name,
+                                     const char *base_dir, hetc_graph_t **out_graph) {
+  loader_t L = {display_name, base_dir, calloc(1, sizeof(hetc_graph_t)), NULL};
+  if (!L.graph) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  if (memchr(text, 0, length)) {
+    hetc_graph_free(L.graph);
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: contains a NUL byte; not a JSON text",
+                           display_name);
+  }
+  hetc_status_t status = parse_and_load(text, length, &L);
+  if (!status) {
+    L.graph->source_path = strdup(display_name);
+    if (!L.graph->source_path) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  }
+  free(L.json_index);
+  if (status) {
+    hetc_graph_free(L.graph);
+    return status;
+  }
+  *out_graph = L.graph;
+  return NULL;
+}
+
+hetc_status_t hetc_model_load_file(const char *path, hetc_graph_t **out_graph) {
+  char *text = NULL;
+  size_t length = 0;
+  hetc_status_t status = hetc_file_read_all(path, HETC_MODEL_MAX_FILE_BYTES, &text, &length);
+  if (status) return status;
+  char *base_dir = hetc_path_dirname(path);
+  if (!base_dir) {
+    free(text);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  }
+  status = hetc_model_load_buffer(text, length, path, base_dir, out_graph);
+  free(base_dir);
+  free(text);
+  return status;
+}

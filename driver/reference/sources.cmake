@@ -1,0 +1,11 @@
+# Reference executor: the numerical oracle every kernel is tested against.
+list(APPEND HETC_DRIVER_SOURCES
+  reference/concat.c
+  reference/conv.c
+  reference/dense.c
+  reference/dispatch.c
+  reference/elementwise.c
+  reference/layout.c
+  reference/pool.c
+  reference/softmax.c
+)
