@@ -12,6 +12,10 @@
 #include "common/status.h"
 #include "hetc/plugin.h"
 
+/* Most activation inputs a node can have (concat's limit plus a fused
+ * residual). */
+#define HETC_MAX_NODE_INPUTS 65
+
 /* Operators of model.json, in the order of the format's table. */
 typedef enum hetc_op_t {
   HETC_OP_CONV2D,
@@ -123,7 +127,7 @@ int64_t hetc_tensor_element_count(const hetc_plugin_tensor_t *tensor);
 int32_t hetc_graph_value_use_count(const hetc_graph_t *graph, int32_t value);
 
 /* Describes node `node_index` as an ABI workload. `inputs_storage` must hold
- * at least num_inputs entries and outlives the workload (the workload
+ * HETC_MAX_NODE_INPUTS entries and outlives the workload (the workload
  * points into it). Layouts are ROW_MAJOR. batch_norm has no ABI op:
  * returns UNSUPPORTED for it (passes lower it before compilation). */
 hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,

@@ -1,0 +1,24 @@
+/* driver/cli/cli.h -- the `hetc` command's subcommands. Each takes the
+ * arguments after its name and returns the process exit status. */
+#ifndef HETC_DRIVER_CLI_CLI_H_
+#define HETC_DRIVER_CLI_CLI_H_
+
+#include "common/status.h"
+
+enum {
+  HETC_EXIT_OK = 0,
+  HETC_EXIT_FAILURE = 1, /* hetc or a plugin failed */
+  HETC_EXIT_BAD_INPUT = 2, /* the user's files or arguments are wrong */
+  HETC_EXIT_USAGE = 2
+};
+
+/* Prints "hetc: <message>" and returns the exit status for the status
+ * (2 for bad input, not found and usage errors, 1 otherwise). Frees it. */
+int hetc_cli_report(hetc_status_t status);
+
+int hetc_cli_tasks(int argc, char **argv);
+int hetc_cli_plugins(int argc, char **argv);
+int hetc_cli_compile(int argc, char **argv);
+int hetc_cli_run(int argc, char **argv);
+
+#endif /* HETC_DRIVER_CLI_CLI_H_ */

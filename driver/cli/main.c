@@ -1,0 +1,53 @@
+/* The `hetc` command: dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *to) {
+  fprintf(to,
+          "usage: hetc COMMAND [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  tasks MODEL.json                     print the model's tunable tasks\n"
+          "  plugins                              list backend plugins found, loaded, refused\n"
+          "  compile MODEL.json --targets T[,T..] -o OUT.hetc\n"
+          "                                       compile a model into a package\n"
+          "  run PACKAGE [--input FILE | --random-input SEED] [--output FILE]\n"
+          "      [--repeat N]                     execute a package\n"
+          "  version                              print the version\n"
+          "\n"
+          "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
+}
+
+int hetc_cli_report(hetc_status_t status) {
+  if (!status) return HETC_EXIT_OK;
+  hetc_status_code_t code = hetc_status_code(status);
+  fprintf(stderr, "hetc: %s\n", hetc_status_message(status));
+  hetc_status_free(status);
+  return (code == HETC_STATUS_BAD_INPUT || code == HETC_STATUS_NOT_FOUND ||
+          code == HETC_STATUS_IO_ERROR)
+             ? HETC_EXIT_BAD_INPUT
+             : HETC_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return HETC_EXIT_USAGE;
+  }
+  const char *command = argv[1];
+  if (!strcmp(command, "-h") || !strcmp(command, "--help") || !strcmp(command, "help")) {
+    usage(stdout);
+    return HETC_EXIT_OK;
+  }
+  if (!strcmp(command, "version") || !strcmp(command, "--version")) {
+    printf("hetc %s (plugin ABI %d.%d)\n", HETC_VERSION_STRING, HETC_PLUGIN_ABI_MAJOR,
+           HETC_PLUGIN_ABI_MINOR);
+    return HETC_EXIT_OK;
+  }
+  if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
+  fprintf(stderr, "hetc: unknown command '%s'\n", command);
+  usage(stderr);
+  return HETC_EXIT_USAGE;
+}

@@ -1,0 +1,249 @@
+#include "graph/passes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A node is removed by giving it op HETC_OP_COUNT; compaction drops it.
+ * A fused node takes over its consumer's output value, so uses of that
+ * value (and graph outputs naming it) need no rewriting. */
+#define REMOVED HETC_OP_COUNT
+
+/* The only node reading `value`, or -1 when there are several readers or
+ * the value is a graph output. */
+static int32_t sole_consumer(const hetc_graph_t *graph, int32_t value) {
+  int32_t found = -1;
+  for (int32_t o = 0; o < graph->num_outputs; ++o)
+    if (graph->outputs[o] == value) return -1;
+  for (int32_t n = 0; n < graph->num_nodes; ++n) {
+    const hetc_node_t *node = &graph->nodes[n];
+    if (node->op == REMOVED) continue;
+    for (int32_t i = 0; i < node->num_inputs; ++i) {
+      if (node->inputs[i] != value) continue;
+      if (found >= 0) return -1;
+      found = n;
+    }
+  }
+  return found;
+}
+
+static hetc_status_t note_fused(hetc_node_t *into, const hetc_node_t *from) {
+  size_t old = into->fused_names ? strlen(into->fused_names) : 0;
+  size_t length = old + strlen(from->name) + 2;
+  char *names = realloc(into->fused_names, length);
+  if (!names) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  snprintf(names + old, length - old, "%s%s", old ? "+" : "", from->name);
+  into->fused_names = names;
+  return NULL;
+}
+
+/* `into` absorbs `from`: it produces from's value and from disappears. */
+static hetc_status_t absorb(hetc_graph_t *graph, int32_t into_index, int32_t from_index) {
+  hetc_node_t *into = &graph->nodes[into_index];
+  hetc_node_t *from = &graph->nodes[from_index];
+  HETC_RETURN_IF_ERROR(note_fused(into, from));
+  into->output = from->output;
+  from->op = REMOVED;
+  return NULL;
+}
+
+/* Drops removed nodes and restores topological order (a fused residual may
+ * be produced after the node that now reads it). Value ids are unchanged. */
+static hetc_status_t compact_and_sort(hetc_graph_t *graph) {
+  int32_t n = graph->num_nodes;
+  hetc_node_t *sorted = calloc((size_t)n + 1, sizeof(hetc_node_t));
+  char *placed = calloc((size_t)n + 1, 1);
+  char *ready = calloc((size_t)graph->num_values + 1, 1);
+  if (!sorted || !placed || !ready) {
+    free(sorted);
+    free(placed);
+    free(ready);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  }
+  for (int32_t i = 0; i < graph->num_inputs; ++i) ready[graph->inputs[i]] = 1;
+  int32_t count = 0, progress = 1;
+  /* Graphs are nearly sorted already, so repeated sweeps finish in a few
+   * passes. */
+  while (progress) {
+    progress = 0;
+    for (int32_t k = 0; k < n; ++k) {
+      hetc_node_t *node = &graph->nodes[k];
+      if (placed[k]) continue;
+      if (node->op == REMOVED) {
+        free(node->name);
+        free(node->inputs);
+        free(node->fused_names);
+        for (int p = 0; p < HETC_PARAM_SLOTS; ++p) free(node->params[p].data);
+        placed[k] = 1;
+        continue;
+      }
+      int can_run = 1;
+      for (int32_t i = 0; can_run && i < node->num_inputs; ++i) can_run = ready[node->inputs[i]];
+      if (!can_run) continue;
+      sorted[count] = *node;
+      graph->values[node->output].producer = count;
+      ready[node->output] = 1;
+      placed[k] = 1;
+      ++count;
+      progress = 1;
+    }
+  }
+  int stuck = 0;
+  for (int32_t k = 0; k < n; ++k) stuck |= !placed[k];
+  free(placed);
+  free(ready);
+  if (stuck) {
+    free(sorted);
+    return hetc_status_new(HETC_STATUS_INTERNAL, "graph passes produced a cycle");
+  }
+  free(graph->nodes);
+  graph->nodes = sorted;
+  graph->num_nodes = count;
+  return NULL;
+}
+
+static void batch_norm_scale_shift(const hetc_node_t *bn, int64_t c, double *scale, double *shift) {
+  double gamma = bn->params[HETC_PARAM_GAMMA].data[c], beta = bn->params[HETC_PARAM_BETA].data[c];
+  double mean = bn->params[HETC_PARAM_MEAN].data[c], var = bn->params[HETC_PARAM_VAR].data[c];
+  *scale = gamma / sqrt(var + bn->attrs.epsilon);
+  *shift = beta - mean * *scale;
+}
+
+static hetc_status_t ensure_bias(hetc_node_t *node) {
+  if (node->attrs.has_bias) return NULL;
+  int64_t channels = node->attrs.channels;
+  float *bias = calloc((size_t)channels, sizeof(float));
+  if (!bias) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  node->params[HETC_PARAM_BIAS] = (hetc_param_t){1, {channels}, channels, bias};
+  node->attrs.has_bias = 1;
+  return NULL;
+}
+
+hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
+  for (int32_t b = 0; b < graph->num_nodes; ++b) {
+    hetc_node_t *bn = &graph->nodes[b];
+    if (bn->op != HETC_OP_BATCH_NORM) continue;
+    int32_t producer = graph->values[bn->inputs[0]].producer;
+    if (producer < 0) continue;
+    hetc_node_t *conv = &graph->nodes[producer];
+    if (conv->op != HETC_OP_CONV2D || conv->epilogue.activation || conv->epilogue.has_residual ||
+        sole_consumer(graph, conv->output) != b)
+      continue;
+    HETC_RETURN_IF_ERROR(ensure_bias(conv));
+    const hetc_param_t *weight = &conv->params[HETC_PARAM_WEIGHT];
+    int64_t per_channel = weight->count / conv->attrs.channels;
+    float *bias = conv->params[HETC_PARAM_BIAS].data;
+    for (int64_t k = 0; k < conv->attrs.channels; ++k) {
+      double scale, shift;
+      batch_norm_scale_shift(bn, k, &scale, &shift);
+      for (int64_t i = 0; i < per_channel; ++i)
+        weight->data[k * per_channel + i] = (float)(weight->data[k * per_channel + i] * scale);
+      bias[k] = (float)(bias[k] * scale + shift);
+    }
+    HETC_RETURN_IF_ERROR(absorb(graph, producer, b));
+  }
+  return compact_and_sort(graph);
+}
+
+hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph) {
+  for (int32_t b = 0; b < graph->num_nodes; ++b) {
+    hetc_node_t *node = &graph->nodes[b];
+    if (node->op != HETC_OP_BATCH_NORM) continue;
+    int64_t channels = graph->values[node->inputs[0]].type.shape[1];
+    float *weight = malloc(sizeof(float) * (size_t)channels);
+    float *bias = malloc(sizeof(float) * (size_t)channels);
+    if (!weight || !bias) {
+      free(weight);
+      free(bias);
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      double scale, shift;
+      batch_norm_scale_shift(node, c, &scale, &shift);
+      weight[c] = (float)scale;
+      bias[c] = (float)shift;
+    }
+    for (int p = 0; p < HETC_PARAM_SLOTS; ++p) {
+      free(node->params[p].data);
+      memset(&node->params[p], 0, sizeof(node->params[p]));
+    }
+    double epsilon = node->attrs.epsilon;
+    memset(&node->attrs, 0, sizeof(node->attrs));
+    node->op = HETC_OP_CONV2D;
+    node->attrs = (hetc_node_attrs_t){.channels = channels, .kernel = {1, 1}, .strides = {1, 1},
+                                      .dilation = {1, 1}, .groups = (int32_t)channels,
+                                      .has_bias = 1, .epsilon = epsilon};
+    node->params[HETC_PARAM_WEIGHT] = (hetc_param_t){4, {channels, 1, 1, 1}, channels, weight};
+    node->params[HETC_PARAM_BIAS] = (hetc_param_t){1, {channels}, channels, bias};
+  }
+  return NULL;
+}
+
+static int is_activation(hetc_op_t op) {
+  return op == HETC_OP_RELU || op == HETC_OP_RELU6 || op == HETC_OP_SIGMOID || op == HETC_OP_TANH;
+}
+
+static int32_t activation_code(hetc_op_t op) {
+  switch (op) {
+    case HETC_OP_RELU: return HETC_PLUGIN_ACT_RELU;
+    case HETC_OP_RELU6: return HETC_PLUGIN_ACT_RELU6;
+    case HETC_OP_SIGMOID: return HETC_PLUGIN_ACT_SIGMOID;
+    default: return HETC_PLUGIN_ACT_TANH;
+  }
+}
+
+static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+/* Fuses what follows node k, in epilogue order: bias_add, residual add,
+ * activation. Each step needs the current value to have one reader. */
+static hetc_status_t fuse_after(hetc_graph_t *graph, int32_t k) {
+  hetc_node_t *node = &graph->nodes[k];
+  int32_t next = sole_consumer(graph, node->output);
+  if (next >= 0 && graph->nodes[next].op == HETC_OP_BIAS_ADD) {
+    hetc_node_t *bias_add = &graph->nodes[next];
+    HETC_RETURN_IF_ERROR(ensure_bias(node));
+    for (int64_t c = 0; c < node->attrs.channels; ++c)
+      node->params[HETC_PARAM_BIAS].data[c] += bias_add->params[HETC_PARAM_BIAS].data[c];
+    HETC_RETURN_IF_ERROR(absorb(graph, k, next));
+    next = sole_consumer(graph, node->output);
+  }
+  if (next >= 0 && graph->nodes[next].op == HETC_OP_ADD) {
+    hetc_node_t *add = &graph->nodes[next];
+    int32_t other = add->inputs[0] == node->output ? add->inputs[1] : add->inputs[0];
+    const hetc_plugin_tensor_t *out = &graph->values[node->output].type;
+    if (other != node->output && same_shape(&graph->values[other].type, out)) {
+      int32_t *inputs = realloc(node->inputs, sizeof(int32_t) * (size_t)(node->num_inputs + 1));
+      if (!inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+      inputs[node->num_inputs++] = other;
+      node->inputs = inputs;
+      node->epilogue.has_residual = 1;
+      HETC_RETURN_IF_ERROR(absorb(graph, k, next));
+      next = sole_consumer(graph, node->output);
+    }
+  }
+  if (next >= 0 && is_activation(graph->nodes[next].op)) {
+    node->epilogue.activation = activation_code(graph->nodes[next].op);
+    HETC_RETURN_IF_ERROR(absorb(graph, k, next));
+  }
+  return NULL;
+}
+
+hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) {
+  for (int32_t k = 0; k < graph->num_nodes; ++k) {
+    hetc_op_t op = graph->nodes[k].op;
+    if (op == HETC_OP_CONV2D || op == HETC_OP_DENSE) HETC_RETURN_IF_ERROR(fuse_after(graph, k));
+  }
+  return compact_and_sort(graph);
+}
+
+hetc_status_t hetc_graph_optimize(hetc_graph_t *graph) {
+  HETC_RETURN_IF_ERROR(hetc_graph_fold_batch_norm(graph));
+  HETC_RETURN_IF_ERROR(hetc_graph_lower_batch_norm(graph));
+  return hetc_graph_fuse_epilogues(graph);
+}

@@ -1,0 +1,295 @@
+/* plugins/vec_c/vec.h -- internals of the `vec` backend plugin.
+ *
+ * The plugin emits self-contained C for each workload (emit_*.c), compiles
+ * it with the host C compiler into a shared object and loads it (compile.c).
+ * Knob spaces and config validation live in space.c, weight packing in
+ * pack.c, workload checks and layout arithmetic in workload.c, the CPU
+ * descriptor in device.c and the ABI table in plugin.c.
+ *
+ * Nothing here is exported from the .so except hetc_plugin_query. */
+#ifndef HETC_PLUGINS_VEC_C_VEC_H_
+#define HETC_PLUGINS_VEC_C_VEC_H_
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hetc/plugin.h"
+#include "strbuf.h"
+
+#define VEC_PLUGIN_NAME "vec"
+#define VEC_PLUGIN_VERSION "0.1.0"
+/* The one function every emitted kernel exports (a vendor may rename it by
+ * compiling with -DHETC_VEC_KERNEL=name). */
+#define VEC_KERNEL_SYMBOL "hetc_vec_kernel"
+/* Activation inputs an op may have (concat takes up to 64). */
+#define VEC_MAX_INPUTS 64
+
+/* The host table handed to hetc_plugin_query; services for every file. */
+extern const hetc_plugin_host_t *vec_host;
+
+/* A failure status with a printf-formatted message, made by the host. */
+hetc_plugin_status_t vec_status(int32_t code, const char *format, ...)
+    HETC_PLUGIN_PRINTF(2, 3);
+
+/* ------------------------------------------------------------------------ */
+/* Templates                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum vec_template_kind_t {
+  VEC_T_CONV_NCHW = 0,
+  VEC_T_CONV_NCHWC,
+  VEC_T_DENSE,
+  VEC_T_POOL,
+  VEC_T_GLOBAL_POOL,
+  VEC_T_ELEMENTWISE,
+  VEC_T_SOFTMAX,
+  VEC_T_CONCAT,
+  VEC_T_LAYOUT,
+  VEC_T_BIAS_ADD,
+  VEC_T_COUNT_
+} vec_template_kind_t;
+
+/* Templates offered for a workload (0 when unsupported). */
+int32_t vec_template_count(const hetc_plugin_workload_t *wl);
+/* Kind of template `index` for the workload, or -1. */
+int vec_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
+const char *vec_template_name(int kind);
+uint32_t vec_template_version(int kind);
+
+/* ------------------------------------------------------------------------ */
+/* Workloads and layouts (workload.c)                                        */
+/* ------------------------------------------------------------------------ */
+
+/* NULL when the plugin can compute the workload (by some template), else
+ * UNSUPPORTED or INVALID_ARGUMENT naming the reason. */
+hetc_plugin_status_t vec_workload_check(const hetc_plugin_workload_t *wl);
+/* conv2d with groups == C_in == C_out. */
+int vec_conv_is_depthwise(const hetc_plugin_workload_t *wl);
+/* conv2d that the NCHWc template covers: groups == 1 or depthwise. */
+int vec_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
+
+int64_t vec_ceil_div(int64_t a, int64_t b);
+int64_t vec_logical_count(const hetc_plugin_tensor_t *t);
+/* Elements a tensor of t's logical shape occupies in `layout`. */
+int64_t vec_physical_count(const hetc_plugin_tensor_t *t,
+                           hetc_plugin_layout_t layout);
+/* A 4-d layout as a channel block b: the element (n, c, h, w) lies at
+ * (((n*ceil(C/b) + c/b)*H + h)*W + w)*b + c%b. ROW_MAJOR is b = 1, NHWC is
+ * b = C, NCHWC is its block. */
+int64_t vec_layout_block(hetc_plugin_layout_t layout, int64_t channels);
+int vec_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b);
+hetc_plugin_layout_t vec_layout_row_major(void);
+hetc_plugin_layout_t vec_layout_nchwc(int64_t block);
+/* "NCHW"/"row-major", "NCHW16c", "NHWC" into buf. */
+void vec_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
+                     size_t size);
+/* One-line description of a workload (op, shapes, attributes). */
+void vec_workload_describe(const hetc_plugin_workload_t *wl, vec_strbuf_t *sb);
+
+/* Deep copy of a workload (its inputs array); free with
+ * vec_workload_release. */
+hetc_plugin_status_t vec_workload_copy(const hetc_plugin_workload_t *src,
+                                       hetc_plugin_workload_t *dst);
+void vec_workload_release(hetc_plugin_workload_t *wl);
+
+/* ------------------------------------------------------------------------ */
+/* Knob spaces and configs (space.c)                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A parsed config. Unused fields are 0. */
+typedef struct vec_config_t {
+  int64_t tile_ic;   /* NCHWc input channel block */
+  int64_t tile_oc;   /* NCHWc output channel block */
+  int64_t reorder;   /* index into the template's loop orders */
+  int64_t parallel;  /* 0: outer fused axis; 1: also OH */
+  int64_t unroll_kw; /* 1: the kw loop is unrolled in the source */
+} vec_config_t;
+
+typedef enum vec_knob_kind_t {
+  VEC_KNOB_OPTION = 0,   /* space_define_knob */
+  VEC_KNOB_REORDER = 1,  /* space_define_reorder; value = permutation index */
+  VEC_KNOB_ANNOTATE = 2, /* space_define_annotate */
+} vec_knob_kind_t;
+
+#define VEC_MAX_KNOBS 6
+#define VEC_MAX_VALUES 8
+#define VEC_MAX_AXES 4
+
+typedef struct vec_knob_spec_t {
+  const char *name;
+  int32_t kind; /* vec_knob_kind_t */
+  /* OPTION/ANNOTATE: the allowed values. REORDER: num_values
+   * permutations of num_axes axes. */
+  int32_t num_values;
+  int64_t values[VEC_MAX_VALUES];
+  int32_t num_axes;
+  int32_t permutations[VEC_MAX_VALUES][VEC_MAX_AXES];
+  int64_t default_value;
+  size_t offset; /* of the field in vec_config_t */
+} vec_knob_spec_t;
+
+typedef struct vec_space_t {
+  int32_t num_knobs;
+  vec_knob_spec_t knobs[VEC_MAX_KNOBS];
+  /* Constraint tile_ic == tile_oc (depthwise NCHWc). */
+  int tiles_equal;
+} vec_space_t;
+
+/* The knob space of template `kind` for the workload. */
+void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
+                        vec_space_t *out);
+/* Declares the space through the host and sets its default. */
+hetc_plugin_status_t vec_space_define(const vec_space_t *space,
+                                      hetc_plugin_space_t *host_space);
+/* Validates a config against the space (every knob present once, values
+ * allowed, no unknown knobs, constraints hold) and parses it. A NULL config
+ * means the default. INVALID_ARGUMENT with the reason otherwise. */
+hetc_plugin_status_t vec_config_parse(const vec_space_t *space,
+                                      const hetc_plugin_config_t *config,
+                                      vec_config_t *out);
+/* "tile_ic=16 tile_oc=32 ..." or "(no knobs)". */
+void vec_config_describe(const vec_space_t *space, const vec_config_t *config,
+                         vec_strbuf_t *sb);
+
+/* ------------------------------------------------------------------------ */
+/* Emission (emit.c, emit_conv.c, emit_ops.c)                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct vec_emit_t {
+  /* In. */
+  const hetc_plugin_workload_t *wl;
+  int kind;
+  vec_config_t cfg;
+  const char *config_text;
+  /* Out: the source and the boundary of the kernel. */
+  vec_strbuf_t src;
+  int32_t num_inputs;
+  hetc_plugin_layout_t input_layouts[VEC_MAX_INPUTS + 1];
+  hetc_plugin_layout_t output_layout;
+  int32_t num_params;
+  uint64_t param_bytes[2];
+  /* Innermost-loop statistics: sum of trip counts and number of executed
+   * innermost loop instances (static: computed from the shapes). */
+  double inner_iterations;
+  double inner_loops;
+} vec_emit_t;
+
+/* Emits the kernel for e->wl / e->kind / e->cfg and fills the boundary. */
+hetc_plugin_status_t vec_emit(vec_emit_t *e);
+
+/* Helpers shared by the emitters. */
+void vec_emit_stat(vec_emit_t *e, double trip_count, double executions);
+/* Header comment, includes, the kernel macro and act() when needed. */
+void vec_emit_preamble(vec_emit_t *e, int32_t activation);
+/* "static inline float act(float v)" body expression for an activation,
+ * applied to `v`; NULL for NONE. */
+const char *vec_act_expr(int32_t activation);
+/* Emits "const float *restrict NAME = args[I];" lines. */
+void vec_emit_arg(vec_emit_t *e, const char *name, int index, int is_output);
+
+hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_dense(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_pool(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_concat(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_layout(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e);
+
+/* ------------------------------------------------------------------------ */
+/* Parameter packing (pack.c)                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Logical element count of param `index` of the workload (0 if none). */
+uint64_t vec_param_logical_count(const hetc_plugin_workload_t *wl,
+                                 int32_t index);
+/* Packs a param into the template's layout; out has out_bytes bytes. Pure. */
+hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
+                                    int kind, const vec_config_t *cfg,
+                                    hetc_plugin_layout_t output_layout,
+                                    int32_t index, const float *logical,
+                                    uint64_t count, void *out,
+                                    uint64_t out_bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Compiler, object cache, loading (compile.c)                              */
+/* ------------------------------------------------------------------------ */
+
+typedef void (*vec_kernel_fn_t)(float *const *args);
+
+/* A loaded shared object. Reference counted; owned by the toolchain. */
+typedef struct vec_object_t {
+  uint64_t key;   /* cache key; 0 for objects opened from a package */
+  char *path;     /* the loaded file */
+  void *handle;   /* dlopen handle */
+  void *symbol;   /* the looked-up function */
+  int32_t refs;
+  struct vec_object_t *next;
+} vec_object_t;
+
+typedef struct vec_toolchain_t {
+  char **argv;        /* compiler and flags, NULL-terminated; owned */
+  int32_t argc;
+  char *command_text; /* "cc -O3 -march=native -fopenmp -shared -fPIC" */
+  char *version;      /* compiler identity, e.g. "gcc-12.2.0" */
+  char *cache_dir;    /* on-disk cache, or NULL when unusable */
+  char *temp_dir;     /* private directory, removed at fini */
+  uint64_t key_seed;  /* hash of compiler, flags, version and CPU */
+  pthread_mutex_t lock;
+  vec_object_t *objects;
+  uint64_t counter;   /* unique temp names; under lock */
+} vec_toolchain_t;
+
+/* Cheap check that the compiler named by HETC_VEC_CC is on PATH. */
+hetc_plugin_status_t vec_toolchain_probe(void);
+/* Reads HETC_VEC_CC / HETC_VEC_CFLAGS, asks the compiler its version,
+ * creates the temp and cache directories. cpu_key enters the cache key. */
+hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc,
+                                        const char *cpu_key);
+/* Unloads every object and removes the temp directory. */
+void vec_toolchain_fini(vec_toolchain_t *tc);
+/* Returns a loaded object for `source`, from the in-process cache, the
+ * disk cache, or by compiling it. Thread-safe. */
+hetc_plugin_status_t vec_toolchain_get(vec_toolchain_t *tc, const char *source,
+                                       size_t length, const char *symbol,
+                                       vec_object_t **out_object);
+/* Loads the shared object at `path` (not cached by source). */
+hetc_plugin_status_t vec_toolchain_open(vec_toolchain_t *tc, const char *path,
+                                        const char *symbol,
+                                        vec_object_t **out_object);
+/* Compiles `source` into so_path (written atomically). */
+hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc,
+                                              const char *source,
+                                              size_t length,
+                                              const char *so_path);
+void vec_toolchain_release(vec_toolchain_t *tc, vec_object_t *object);
+
+uint64_t vec_fnv1a64(const void *data, size_t length, uint64_t hash);
+#define VEC_FNV1A64_INIT 0xcbf29ce484222325ULL
+/* Writes a file through a temp name and rename(). */
+hetc_plugin_status_t vec_write_file_atomic(const char *path, const void *data,
+                                           size_t length);
+/* Reads a whole file (NUL-terminated; free()); NULL on failure. */
+char *vec_read_file(const char *path, size_t *out_length);
+
+/* ------------------------------------------------------------------------ */
+/* The CPU device (device.c)                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct vec_device_t {
+  hetc_plugin_device_t desc;
+  char *name;
+  char *fingerprint;
+  char *cpu_model;
+} vec_device_t;
+
+/* CPU model name from /proc/cpuinfo (malloc'd; "unknown CPU" fallback). */
+char *vec_cpu_model(void);
+/* Fills the descriptor; measures peak GFLOPS with a compiled FMA loop. */
+hetc_plugin_status_t vec_device_init(vec_device_t *dev, vec_toolchain_t *tc);
+void vec_device_fini(vec_device_t *dev);
+
+#endif /* HETC_PLUGINS_VEC_C_VEC_H_ */
