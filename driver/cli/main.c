@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
     return HETC_EXIT_OK;
   }
   if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
+  if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
   fprintf(stderr, "hetc: unknown command '%s'\n", command);
   usage(stderr);
   return HETC_EXIT_USAGE;

@@ -61,9 +61,11 @@ uint32_t vec_template_version(int kind);
 /* Workloads and layouts (workload.c)                                        */
 /* ------------------------------------------------------------------------ */
 
-/* NULL when the plugin can compute the workload (by some template), else
- * UNSUPPORTED or INVALID_ARGUMENT naming the reason. */
-hetc_plugin_status_t vec_workload_check(const hetc_plugin_workload_t *wl);
+/* 0 when the plugin can compute the workload (by some template), else
+ * HETC_PLUGIN_STATUS_UNSUPPORTED or _INVALID_ARGUMENT with the reason in
+ * `reason`. Creates no status (supports() must not leak one). */
+int32_t vec_workload_check(const hetc_plugin_workload_t *wl, char *reason,
+                           size_t reason_size);
 /* conv2d with groups == C_in == C_out. */
 int vec_conv_is_depthwise(const hetc_plugin_workload_t *wl);
 /* conv2d that the NCHWc template covers: groups == 1 or depthwise. */

@@ -1,0 +1,129 @@
+#include "common/thread_pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* One job at a time: a parallel_for posts it, workers and the caller take
+ * chunks from a shared counter, the caller waits for the stragglers. Calls
+ * from different threads are serialised by job_lock. */
+typedef struct job_t {
+  hetc_plugin_parallel_body_fn_t body;
+  void *user_data;
+  int64_t count, chunk;
+  atomic_llong next;
+  atomic_int active;
+} job_t;
+
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t work_done = PTHREAD_COND_INITIALIZER;
+static pthread_t *workers;
+static int32_t worker_count;   /* threads started, excluding callers */
+static int32_t wanted_threads; /* 0: decide from the machine */
+static job_t *current;
+static uint64_t generation;
+static int stopping;
+static _Thread_local int inside_body;
+
+static int32_t default_threads(void) {
+  const char *env = getenv("HETC_NUM_THREADS");
+  if (env && atoi(env) > 0) return atoi(env);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? (int32_t)cores : 1;
+}
+
+int32_t hetc_thread_pool_threads(void) {
+  return wanted_threads > 0 ? wanted_threads : default_threads();
+}
+
+static void run_chunks(job_t *job) {
+  inside_body = 1;
+  for (;;) {
+    int64_t begin = atomic_fetch_add(&job->next, job->chunk);
+    if (begin >= job->count) break;
+    int64_t end = begin + job->chunk < job->count ? begin + job->chunk : job->count;
+    job->body(begin, end, job->user_data);
+  }
+  inside_body = 0;
+}
+
+static void *worker_main(void *unused) {
+  (void)unused;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&state_lock);
+  for (;;) {
+    while (!stopping && (generation == seen || !current)) pthread_cond_wait(&work_ready, &state_lock);
+    if (stopping) break;
+    seen = generation;
+    job_t *job = current;
+    atomic_fetch_add(&job->active, 1);
+    pthread_mutex_unlock(&state_lock);
+    run_chunks(job);
+    pthread_mutex_lock(&state_lock);
+    if (atomic_fetch_sub(&job->active, 1) == 1) pthread_cond_broadcast(&work_done);
+  }
+  pthread_mutex_unlock(&state_lock);
+  return NULL;
+}
+
+/* Called with job_lock held. */
+static void ensure_workers(void) {
+  int32_t want = hetc_thread_pool_threads() - 1;
+  if (want == worker_count) return;
+  hetc_thread_pool_shutdown();
+  if (want <= 0) return;
+  workers = calloc((size_t)want, sizeof(pthread_t));
+  if (!workers) return;
+  stopping = 0;
+  for (int32_t i = 0; i < want; ++i) {
+    if (pthread_create(&workers[i], NULL, worker_main, NULL) != 0) break;
+    ++worker_count;
+  }
+}
+
+void hetc_thread_pool_set_threads(int32_t threads) {
+  pthread_mutex_lock(&job_lock);
+  wanted_threads = threads > 0 ? threads : 0;
+  pthread_mutex_unlock(&job_lock);
+}
+
+void hetc_thread_pool_shutdown(void) {
+  pthread_mutex_lock(&state_lock);
+  stopping = 1;
+  pthread_cond_broadcast(&work_ready);
+  pthread_mutex_unlock(&state_lock);
+  for (int32_t i = 0; i < worker_count; ++i) pthread_join(workers[i], NULL);
+  free(workers);
+  workers = NULL;
+  worker_count = 0;
+  stopping = 0;
+}
+
+void hetc_parallel_for(int64_t count, int64_t grain, hetc_plugin_parallel_body_fn_t body,
+                       void *user_data) {
+  if (count <= 0) return;
+  if (grain < 1) grain = 1;
+  if (inside_body || count <= grain || hetc_thread_pool_threads() == 1) {
+    body(0, count, user_data);
+    return;
+  }
+  pthread_mutex_lock(&job_lock);
+  ensure_workers();
+  int32_t threads = worker_count + 1;
+  int64_t chunk = (count + threads * 4 - 1) / (threads * 4);
+  job_t job = {body, user_data, count, chunk < grain ? grain : chunk, 0, 0};
+  pthread_mutex_lock(&state_lock);
+  current = &job;
+  ++generation;
+  pthread_cond_broadcast(&work_ready);
+  pthread_mutex_unlock(&state_lock);
+  run_chunks(&job);
+  pthread_mutex_lock(&state_lock);
+  while (atomic_load(&job.active) > 0) pthread_cond_wait(&work_done, &state_lock);
+  current = NULL;
+  pthread_mutex_unlock(&state_lock);
+  pthread_mutex_unlock(&job_lock);
+}

@@ -1,0 +1,90 @@
+#include "plugins/host.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/status.h"
+#include "common/thread_pool.h"
+#include "space/space.h"
+
+static atomic_int log_level = -1;
+
+void hetc_host_set_log_level(int32_t level) { atomic_store(&log_level, level); }
+
+static int32_t current_log_level(void) {
+  int32_t level = atomic_load(&log_level);
+  if (level >= 0) return level;
+  const char *env = getenv("HETC_LOG_LEVEL");
+  level = HETC_PLUGIN_LOG_WARNING;
+  if (env) {
+    if (!strcmp(env, "error")) level = HETC_PLUGIN_LOG_ERROR;
+    if (!strcmp(env, "info")) level = HETC_PLUGIN_LOG_INFO;
+    if (!strcmp(env, "debug")) level = HETC_PLUGIN_LOG_DEBUG;
+  }
+  atomic_store(&log_level, level);
+  return level;
+}
+
+void *hetc_host_alloc(size_t size) {
+  size_t rounded = (size + 63) & ~(size_t)63;
+  return aligned_alloc(64, rounded ? rounded : 64);
+}
+
+void hetc_host_free(void *ptr) { free(ptr); }
+
+static void host_log(int32_t level, const char *origin, const char *format, ...)
+    HETC_PLUGIN_PRINTF(3, 4);
+static void host_log(int32_t level, const char *origin, const char *format, ...) {
+  static const char *const names[] = {"error", "warning", "info", "debug"};
+  if (level > current_log_level()) return;
+  char message[2048];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  fprintf(stderr, "hetc [%s] %s: %s\n", origin ? origin : "?",
+          level >= 0 && level <= 3 ? names[level] : "log", message);
+}
+
+static hetc_plugin_status_t host_status_new(int32_t code, const char *format, ...)
+    HETC_PLUGIN_PRINTF(2, 3);
+static hetc_plugin_status_t host_status_new(int32_t code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  /* A code this host does not know (a newer plugin's) is still a failure:
+   * keep the plugin's message and say which code it was. */
+  hetc_status_t status;
+  if (code > HETC_PLUGIN_STATUS_OK && code <= HETC_PLUGIN_STATUS_INTERNAL) {
+    status = hetc_status_newv((hetc_status_code_t)code, format, args);
+  } else {
+    char message[1024];
+    vsnprintf(message, sizeof(message), format, args);
+    status = hetc_status_new(HETC_STATUS_INTERNAL, "%s (unknown status code %d)", message, code);
+  }
+  va_end(args);
+  return status;
+}
+
+static int32_t host_thread_count(void) { return hetc_thread_pool_threads(); }
+
+static const hetc_plugin_host_t host_table = {
+    .header = {HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR, sizeof(hetc_plugin_host_t), 0},
+    .alloc = hetc_host_alloc,
+    .free = hetc_host_free,
+    .log = host_log,
+    .status_new = host_status_new,
+    .space_define_split = hetc_space_define_split,
+    .space_define_knob = hetc_space_define_knob,
+    .space_define_reorder = hetc_space_define_reorder,
+    .space_define_annotate = hetc_space_define_annotate,
+    .space_set_default = hetc_space_set_default,
+    .space_add_constraint = hetc_space_add_constraint,
+    .config_find = hetc_config_find,
+    .parallel_for = hetc_parallel_for,
+    .thread_count = host_thread_count,
+};
+
+const hetc_plugin_host_t *hetc_host_services(void) { return &host_table; }

@@ -1,0 +1,54 @@
+/* driver/plugins/registry.h -- finding, loading and refusing plugins.
+ *
+ * Discovery follows the ABI design: directories in HETC_PLUGIN_PATH
+ * (colon-separated; ignored in setuid processes), then <exe>/../lib/hetc/plugins
+ * beside the running executable, then the plugins folder beside libhetc, then
+ * the install prefix's lib/hetc/plugins. Every *.so found is a candidate;
+ * each is loaded with dlopen(RTLD_NOW | RTLD_LOCAL), negotiated through
+ * hetc_plugin_query, and probed. Candidates that fail stay in the list with
+ * the reason, so `hetc plugins` can show them. */
+#ifndef HETC_DRIVER_PLUGINS_REGISTRY_H_
+#define HETC_DRIVER_PLUGINS_REGISTRY_H_
+
+#include "common/status.h"
+
+typedef enum hetc_plugin_state_t {
+  HETC_PLUGIN_STATE_READY,       /* loaded and probe said usable */
+  HETC_PLUGIN_STATE_UNAVAILABLE, /* loaded, but probe or init said no */
+  HETC_PLUGIN_STATE_REFUSED,     /* not loaded: dlopen, symbol, ABI, duplicate */
+} hetc_plugin_state_t;
+
+typedef struct hetc_plugin_entry_t {
+  char *path;  /* owned; the candidate file */
+  hetc_plugin_state_t state;
+  char *reason; /* owned; why refused or unavailable, else NULL */
+  void *handle; /* dlopen handle while loaded */
+  const hetc_plugin_t *plugin;       /* the plugin's table when loaded */
+  hetc_plugin_instance_t *instance;  /* created on first use */
+} hetc_plugin_entry_t;
+
+typedef struct hetc_registry_t {
+  int32_t count;
+  hetc_plugin_entry_t *entries; /* owned */
+} hetc_registry_t;
+
+/* Discovers and loads every candidate. Never fails for a bad plugin (that
+ * is recorded in its entry); fails only when out of memory. Release with
+ * hetc_registry_free (destroys instances, then dlcloses). */
+hetc_status_t hetc_registry_open(hetc_registry_t **out_registry);
+void hetc_registry_free(hetc_registry_t *registry);
+
+/* The search directories, in order, as one string for messages. Owned by
+ * the caller. */
+char *hetc_registry_search_path(void);
+
+/* A ready plugin whose target name is `target`, with its instance created.
+ * NOT_FOUND lists the targets there are; UNAVAILABLE gives the reason. */
+hetc_status_t hetc_registry_target(hetc_registry_t *registry, const char *target,
+                                   hetc_plugin_entry_t **out_entry);
+
+/* Creates the entry's instance if needed (an instance failure marks the
+ * entry unavailable and returns the reason). */
+hetc_status_t hetc_registry_instance(hetc_plugin_entry_t *entry);
+
+#endif /* HETC_DRIVER_PLUGINS_REGISTRY_H_ */
