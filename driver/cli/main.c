@@ -48,6 +48,8 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
   if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
+  if (!strcmp(command, "compile")) return hetc_cli_compile(argc - 2, argv + 2);
+  if (!strcmp(command, "run")) return hetc_cli_run(argc - 2, argv + 2);
   fprintf(stderr, "hetc: unknown command '%s'\n", command);
   usage(stderr);
   return HETC_EXIT_USAGE;

@@ -1,0 +1,65 @@
+/* `hetc compile MODEL.json --targets T[,T...] -o OUT.hetc`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "compile/compile.h"
+#include "model/model.h"
+
+#define MAX_TARGETS 16
+
+int hetc_cli_compile(int argc, char **argv) {
+  const char *model = NULL, *out = NULL, *targets_arg = NULL;
+  int quiet = 0;
+  for (int i = 0; i < argc; ++i) {
+    if (!strcmp(argv[i], "--targets") && i + 1 < argc) {
+      targets_arg = argv[++i];
+    } else if (!strncmp(argv[i], "--targets=", 10)) {
+      targets_arg = argv[i] + 10;
+    } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+      quiet = 1;
+    } else if (argv[i][0] != '-' && !model) {
+      model = argv[i];
+    } else {
+      fprintf(stderr, "hetc compile: unexpected argument '%s'\n", argv[i]);
+      model = NULL;
+      break;
+    }
+  }
+  if (!model || !out || !targets_arg) {
+    fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--quiet]\n");
+    return HETC_EXIT_USAGE;
+  }
+  char *targets_copy = strdup(targets_arg);
+  const char *targets[MAX_TARGETS];
+  int32_t num_targets = 0;
+  for (char *save = NULL, *t = targets_copy ? strtok_r(targets_copy, ",", &save) : NULL; t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (num_targets == MAX_TARGETS) {
+      free(targets_copy);
+      fprintf(stderr, "hetc compile: at most %d targets\n", MAX_TARGETS);
+      return HETC_EXIT_USAGE;
+    }
+    targets[num_targets++] = t;
+  }
+  hetc_graph_t *graph = NULL;
+  hetc_registry_t *registry = NULL;
+  hetc_compile_report_t report;
+  hetc_status_t status = hetc_model_load_file(model, &graph);
+  if (!status) status = hetc_registry_open(&registry);
+  if (!status)
+    status = hetc_compile_graph(registry, graph, targets, num_targets, !quiet && isatty(2), out, &report);
+  if (!status) {
+    printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
+           out, graph->name, targets_arg, report.kernels, report.transforms, report.copies,
+           (double)report.weights_bytes / 1e6, report.build_seconds);
+  }
+  hetc_registry_free(registry);
+  hetc_graph_free(graph);
+  free(targets_copy);
+  return hetc_cli_report(status);
+}

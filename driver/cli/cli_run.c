@@ -1,0 +1,186 @@
+/* `hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE]`. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/fileio.h"
+#include "runtime/runtime.h"
+
+#define MAX_INPUT_BYTES ((size_t)1 << 34)
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Deterministic inputs in [-1, 1): xorshift64* over the seed. */
+static void random_fill(float *data, int64_t count, uint64_t seed, int32_t input_index) {
+  uint64_t state = seed * UINT64_C(0x9E3779B97F4A7C15) + (uint64_t)input_index + 1;
+  for (int64_t i = 0; i < count; ++i) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    uint64_t r = state * UINT64_C(0x2545F4914F6CDD1D);
+    data[i] = (float)((double)(r >> 40) / 8388608.0 - 1.0);
+  }
+}
+
+static hetc_status_t read_input(const char *path, float *data, int64_t count) {
+  char *bytes = NULL;
+  size_t length = 0;
+  HETC_RETURN_IF_ERROR(hetc_file_read_all(path, MAX_INPUT_BYTES, &bytes, &length));
+  hetc_status_t status = NULL;
+  if (length != (size_t)count * sizeof(float)) {
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %zu bytes, expected %lld float32 values (%lld bytes)",
+                             path, length, (long long)count, (long long)count * 4);
+  } else {
+    memcpy(data, bytes, length);
+  }
+  free(bytes);
+  return status;
+}
+
+static void print_summary(const hetc_plan_t *plan, int32_t index, const float *data, int64_t count) {
+  const hetc_plan_value_t *v = &plan->values[plan->outputs[index].value];
+  printf("output %s [", plan->outputs[index].name);
+  for (int32_t d = 0; d < v->type.rank; ++d) printf(d ? ",%lld" : "%lld", (long long)v->type.shape[d]);
+  double sum = 0, lo = INFINITY, hi = -INFINITY;
+  for (int64_t i = 0; i < count; ++i) {
+    sum += data[i];
+    lo = data[i] < lo ? data[i] : lo;
+    hi = data[i] > hi ? data[i] : hi;
+  }
+  printf("]: min %.6g max %.6g mean %.6g\n", lo, hi, sum / (double)count);
+  /* A classifier's output is [N, classes]: show each item's top 5. */
+  if (v->type.rank != 2 || v->type.shape[1] < 2) return;
+  int64_t classes = v->type.shape[1];
+  for (int64_t n = 0; n < v->type.shape[0]; ++n) {
+    const float *row = data + n * classes;
+    printf("  item %lld top-5:", (long long)n);
+    int64_t taken[5];
+    for (int k = 0; k < 5 && k < classes; ++k) {
+      int64_t best = -1;
+      for (int64_t c = 0; c < classes; ++c) {
+        int used = 0;
+        for (int j = 0; j < k; ++j) used |= taken[j] == c;
+        if (!used && (best < 0 || row[c] > row[best])) best = c;
+      }
+      taken[k] = best;
+      printf(" %lld (%.5f)", (long long)best, row[best]);
+    }
+    printf("\n");
+  }
+}
+
+int hetc_cli_run(int argc, char **argv) {
+  const char *package = NULL, *input = NULL, *output = NULL;
+  long long seed = -1;
+  int repeat = 10;
+  for (int i = 0; i < argc; ++i) {
+    char *end = NULL;
+    if (!strcmp(argv[i], "--input") && i + 1 < argc) {
+      input = argv[++i];
+    } else if (!strcmp(argv[i], "--random-input") && i + 1 < argc) {
+      seed = strtoll(argv[++i], &end, 10);
+      if (!*argv[i] || *end || seed < 0) package = NULL, i = argc;
+    } else if (!strcmp(argv[i], "--output") && i + 1 < argc) {
+      output = argv[++i];
+    } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+      repeat = (int)strtol(argv[++i], &end, 10);
+      if (*end || repeat < 1 || repeat > 100000) repeat = -1;
+    } else if (argv[i][0] != '-' && !package) {
+      package = argv[i];
+    } else {
+      fprintf(stderr, "hetc run: unexpected argument '%s'\n", argv[i]);
+      return HETC_EXIT_USAGE;
+    }
+  }
+  if (!package || (input && seed >= 0) || repeat < 1) {
+    fprintf(stderr,
+            "usage: hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE] [--repeat N]\n"
+            "  --input FILE: raw little-endian float32, row-major (NCHW), exactly the input's size;\n"
+            "  for a model with several inputs, the files are given as NAME=FILE, comma-separated\n");
+    return HETC_EXIT_USAGE;
+  }
+  if (!input && seed < 0) seed = 0;
+  hetc_registry_t *registry = NULL;
+  hetc_runtime_t *rt = NULL;
+  hetc_status_t status = hetc_registry_open(&registry);
+  if (!status) status = hetc_runtime_open(registry, package, &rt);
+  const hetc_plan_t *plan = rt ? hetc_runtime_plan(rt) : NULL;
+  for (int32_t i = 0; !status && i < plan->num_inputs; ++i) {
+    int64_t count = hetc_runtime_input_count(rt, i);
+    float *data = malloc(sizeof(float) * (size_t)count);
+    if (!data) {
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "input");
+      break;
+    }
+    if (input) {
+      const char *path = input;
+      char *pick = NULL;
+      if (plan->num_inputs > 1) {
+        /* NAME=FILE,NAME=FILE */
+        size_t name_len = strlen(plan->inputs[i].name);
+        for (const char *p = input; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+          if (!strncmp(p, plan->inputs[i].name, name_len) && p[name_len] == '=') {
+            const char *stop = strchr(p, ',');
+            pick = strndup(p + name_len + 1, stop ? (size_t)(stop - p - name_len - 1) : strlen(p));
+            break;
+          }
+        }
+        if (!pick) status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input names no file for input '%s'",
+                                            plan->inputs[i].name);
+        path = pick;
+      }
+      if (!status) status = read_input(path, data, count);
+      free(pick);
+    } else {
+      random_fill(data, count, (uint64_t)seed, i);
+    }
+    if (!status) status = hetc_runtime_set_input(rt, i, data, count);
+    free(data);
+  }
+  /* One warm-up run, then `repeat` timed runs; the median is reported. */
+  double *times = calloc((size_t)repeat, sizeof(double));
+  if (!status && !times) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing");
+  if (!status) status = hetc_runtime_execute(rt);
+  for (int r = 0; !status && r < repeat; ++r) {
+    double start = now_seconds();
+    status = hetc_runtime_execute(rt);
+    times[r] = now_seconds() - start;
+  }
+  FILE *out_file = NULL;
+  if (!status && output && !(out_file = fopen(output, "wb")))
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create", output);
+  for (int32_t o = 0; !status && o < plan->num_outputs; ++o) {
+    int64_t count = hetc_runtime_output_count(rt, o);
+    float *data = malloc(sizeof(float) * (size_t)count);
+    if (!data) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "output");
+    if (!status) status = hetc_runtime_get_output(rt, o, data, count);
+    if (!status) print_summary(plan, o, data, count);
+    if (!status && out_file && fwrite(data, sizeof(float), (size_t)count, out_file) != (size_t)count)
+      status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed", output);
+    free(data);
+  }
+  if (out_file && fclose(out_file) != 0 && !status)
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed", output);
+  if (status && output && out_file) remove(output);
+  if (!status) {
+    qsort(times, (size_t)repeat, sizeof(double), compare_doubles);
+    printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %d runs\n", times[repeat / 2] * 1e3,
+           times[0] * 1e3, times[repeat - 1] * 1e3, repeat);
+  }
+  free(times);
+  hetc_runtime_close(rt);
+  hetc_registry_free(registry);
+  return hetc_cli_report(status);
+}

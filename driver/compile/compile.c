@@ -1,0 +1,471 @@
+#include "compile/compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/fileio.h"
+#include "compile/buffer_plan.h"
+#include "graph/passes.h"
+#include "package/plan.h"
+#include "reference/reference.h"
+#include "space/space.h"
+
+/* A graph value as it exists on one device in one layout. */
+typedef struct copy_of_t {
+  int32_t device;
+  hetc_plugin_layout_t layout;
+  int32_t plan_value;
+} copy_of_t;
+
+typedef struct copies_t {
+  int32_t count;
+  copy_of_t items[8];
+} copies_t;
+
+typedef struct compiler_t {
+  hetc_graph_t *graph; /* optimized copy, owned */
+  hetc_plan_t *plan;   /* being built, owned until handed to the writer */
+  hetc_plugin_entry_t **entries; /* per plan device */
+  copies_t *copies;              /* per graph value */
+  char *temp_dir, *kernel_dir;
+  FILE *weights;
+  int progress;
+  hetc_compile_report_t report;
+} compiler_t;
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int same_layout(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
+  return a.kind == b.kind && (a.kind != HETC_PLUGIN_LAYOUT_NCHWC || a.block == b.block);
+}
+
+static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t device,
+                                    hetc_plugin_layout_t layout, int32_t *out_id) {
+  hetc_plugin_tensor_t type = c->graph->values[graph_value].type;
+  type.layout = layout;
+  char layout_name[32], name[512];
+  hetc_layout_name(&type, layout_name, sizeof(layout_name));
+  snprintf(name, sizeof(name), "%s@%s:%s", c->graph->values[graph_value].name,
+           c->plan->devices[device].target, layout_name);
+  int32_t id = hetc_plan_add_value(c->plan);
+  if (id < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  hetc_plan_value_t *v = &c->plan->values[id];
+  v->name = strdup(name);
+  v->type = type;
+  v->device = device;
+  v->bytes = (uint64_t)hetc_layout_element_count(&type) * sizeof(float);
+  copies_t *copies = &c->copies[graph_value];
+  if (!v->name || copies->count == 8) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  copies->items[copies->count++] = (copy_of_t){device, layout, id};
+  *out_id = id;
+  return NULL;
+}
+
+static hetc_status_t write_param(compiler_t *c, const void *data, uint64_t bytes,
+                                 hetc_plan_param_t *out) {
+  static const char zeros[64];
+  uint64_t offset = c->plan->weights_bytes;
+  uint64_t pad = (64 - offset % 64) % 64;
+  if ((pad && fwrite(zeros, 1, pad, c->weights) != pad) ||
+      (bytes && fwrite(data, 1, bytes, c->weights) != bytes))
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
+  out->offset = offset + pad;
+  out->bytes = bytes;
+  c->plan->weights_bytes = offset + pad + bytes;
+  return NULL;
+}
+
+/* Packs the node's logical params into the artifact's layout and appends
+ * them to weights.bin. */
+static hetc_status_t pack_params(compiler_t *c, const hetc_node_t *node, hetc_plugin_entry_t *entry,
+                                 const hetc_plugin_artifact_t *artifact,
+                                 const hetc_plugin_artifact_info_t *info, hetc_plan_step_t *step) {
+  int32_t count = node ? hetc_graph_node_param_count(node) : 0;
+  if (info->num_params != count)
+    return hetc_status_new(HETC_STATUS_INTERNAL, "%s: artifact takes %d params, the node has %d",
+                           step->name, info->num_params, count);
+  step->params = calloc((size_t)count + 1, sizeof(hetc_plan_param_t));
+  if (!step->params) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (int32_t p = 0; p < count; ++p) {
+    const hetc_param_t *param = &node->params[p];
+    void *packed = malloc(info->param_bytes[p] ? info->param_bytes[p] : 1);
+    if (!packed) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "packing %s", step->name);
+    hetc_status_t status = entry->plugin->pack_param(artifact, p, param->data, (uint64_t)param->count, packed);
+    if (!status) status = write_param(c, packed, info->param_bytes[p], &step->params[p]);
+    free(packed);
+    if (status) return hetc_status_annotate(status, "%s: param %d", step->name, p);
+    ++step->num_params;
+  }
+  return NULL;
+}
+
+static hetc_status_t record_config(hetc_plan_step_t *step, const hetc_plugin_config_t *config) {
+  int32_t n = config->num_knobs;
+  step->knob_names = calloc((size_t)n + 1, sizeof(char *));
+  step->knob_counts = calloc((size_t)n + 1, sizeof(int32_t));
+  step->knob_values = calloc((size_t)n + 1, sizeof(int64_t *));
+  if (!step->knob_names || !step->knob_counts || !step->knob_values)
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (int32_t k = 0; k < n; ++k) {
+    const hetc_plugin_knob_value_t *knob = &config->knobs[k];
+    step->knob_names[k] = strdup(knob->name);
+    step->knob_values[k] = malloc(sizeof(int64_t) * (size_t)(knob->count ? knob->count : 1));
+    step->num_knobs = k + 1;
+    if (!step->knob_names[k] || !step->knob_values[k])
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    step->knob_counts[k] = knob->count;
+    memcpy(step->knob_values[k], knob->values, sizeof(int64_t) * (size_t)knob->count);
+  }
+  return NULL;
+}
+
+/* Builds the default config of the plugin's first template for `workload`.
+ * *out_artifact is released by the caller through the plugin. */
+static hetc_status_t build_default(hetc_plugin_entry_t *entry, int32_t device_index,
+                                   const hetc_plugin_workload_t *workload, const char *what,
+                                   hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact) {
+  const hetc_plugin_t *p = entry->plugin;
+  if (p->template_count(entry->instance, device_index, workload) < 1)
+    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: target '%s' offers no template", what, p->name);
+  hetc_plugin_space_t *space = NULL;
+  HETC_RETURN_IF_ERROR(hetc_space_create(&space));
+  hetc_status_t status = p->template_define_space(entry->instance, device_index, workload, 0, space);
+  int64_t index = 0;
+  hetc_space_config_t config;
+  if (!status) status = hetc_space_default(space, &index);
+  if (!status) status = hetc_space_config_at(space, index, &config);
+  if (!status) status = record_config(step, &config.view);
+  if (!status) {
+    const char *name = p->template_name(entry->instance, device_index, workload, 0);
+    step->template_name = strdup(name ? name : "?");
+    step->template_index = 0;
+    status = p->build(entry->instance, device_index, workload, 0, &config.view, out_artifact);
+    if (!status && !*out_artifact) status = hetc_status_new(HETC_STATUS_INTERNAL, "build returned no artifact");
+  }
+  hetc_space_free(space);
+  return status ? hetc_status_annotate(status, "%s on %s", what, p->name) : NULL;
+}
+
+/* Appends a kernel step: built, emitted, params packed. The caller has set
+ * name/device/inputs/output. */
+static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const hetc_node_t *node,
+                                        hetc_plugin_entry_t *entry, hetc_plugin_artifact_t *artifact,
+                                        const hetc_plugin_workload_t *workload) {
+  hetc_plan_step_t *step = &c->plan->steps[step_index];
+  const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
+  step->kind = HETC_PLAN_STEP_KERNEL;
+  step->workload = *workload;
+  step->input_types = calloc((size_t)workload->num_inputs + 1, sizeof(hetc_plugin_tensor_t));
+  if (!step->input_types) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (int32_t i = 0; i < workload->num_inputs; ++i) {
+    step->input_types[i] = c->plan->values[step->inputs[i]].type;
+  }
+  step->workload.inputs = step->input_types;
+  step->workload.output = c->plan->values[step->output].type;
+  step->workspace_bytes = info->workspace_bytes;
+  step->avg_inner_loop_length = info->avg_inner_loop_length;
+  char prefix[64];
+  snprintf(prefix, sizeof(prefix), "s%04d-%s", step_index, entry->plugin->name);
+  step->artifact_prefix = strdup(prefix);
+  if (!step->artifact_prefix) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  HETC_RETURN_IF_ERROR(pack_params(c, node, entry, artifact, info, step));
+  hetc_status_t status = entry->plugin->artifact_emit(entry->instance, artifact, c->kernel_dir, prefix);
+  ++c->report.kernels;
+  return status ? hetc_status_annotate(status, "%s: emitting the artifact", step->name) : NULL;
+}
+
+static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device,
+                              hetc_plugin_layout_t layout, int32_t *out_id);
+
+/* Converts graph_value's copy on `device` (another layout) into `layout`
+ * with the device's LAYOUT_TRANSFORM kernel. */
+static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t source_id,
+                                   int32_t device, hetc_plugin_layout_t layout, int32_t *out_id) {
+  hetc_plugin_entry_t *entry = c->entries[device];
+  int32_t device_index = c->plan->devices[device].device_index;
+  hetc_plugin_tensor_t input = c->plan->values[source_id].type;
+  hetc_plugin_workload_t workload;
+  memset(&workload, 0, sizeof(workload));
+  workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
+  workload.num_inputs = 1;
+  workload.inputs = &input;
+  workload.output = input;
+  workload.output.layout = layout;
+  char what[400];
+  char from[32], to[32];
+  hetc_layout_name(&input, from, sizeof(from));
+  hetc_layout_name(&workload.output, to, sizeof(to));
+  snprintf(what, sizeof(what), "%s:%s->%s", c->graph->values[graph_value].name, from, to);
+  int32_t step_index = hetc_plan_add_step(c->plan);
+  if (step_index < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  hetc_plan_step_t *step = &c->plan->steps[step_index];
+  step->name = strdup(what);
+  step->device = device;
+  step->inputs = malloc(sizeof(int32_t));
+  if (!step->name || !step->inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  step->inputs[0] = source_id;
+  step->num_inputs = 1;
+  hetc_plugin_artifact_t *artifact = NULL;
+  HETC_RETURN_IF_ERROR(build_default(entry, device_index, &workload, what, step, &artifact));
+  const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
+  hetc_status_t status = NULL;
+  if (info->num_inputs != 1 || !same_layout(info->input_layouts[0], input.layout) ||
+      !same_layout(info->output_layout, layout)) {
+    status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: target '%s' cannot convert %s to %s", what,
+                             entry->plugin->name, from, to);
+  }
+  if (!status) status = new_plan_value(c, graph_value, device, layout, &c->plan->steps[step_index].output);
+  if (!status) status = finish_kernel_step(c, step_index, NULL, entry, artifact, &workload);
+  entry->plugin->artifact_release(entry->instance, artifact);
+  if (!status) {
+    *out_id = c->plan->steps[step_index].output;
+    ++c->report.transforms;
+  }
+  return status;
+}
+
+/* Copies graph_value's row-major copy from another device to `device`. */
+static hetc_status_t add_copy(compiler_t *c, int32_t graph_value, int32_t device, int32_t *out_id) {
+  const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  int32_t source;
+  HETC_RETURN_IF_ERROR(value_on(c, graph_value, c->copies[graph_value].items[0].device, row_major, &source));
+  int32_t step_index = hetc_plan_add_step(c->plan);
+  if (step_index < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  char name[400];
+  snprintf(name, sizeof(name), "%s:%s->%s", c->graph->values[graph_value].name,
+           c->plan->devices[c->plan->values[source].device].target, c->plan->devices[device].target);
+  hetc_plan_step_t *step = &c->plan->steps[step_index];
+  step->kind = HETC_PLAN_STEP_COPY;
+  step->name = strdup(name);
+  step->device = device;
+  step->inputs = malloc(sizeof(int32_t));
+  if (!step->name || !step->inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  step->inputs[0] = source;
+  step->num_inputs = 1;
+  HETC_RETURN_IF_ERROR(new_plan_value(c, graph_value, device, row_major, out_id));
+  c->plan->steps[step_index].output = *out_id;
+  ++c->report.copies;
+  return NULL;
+}
+
+/* The plan value holding graph_value on `device` in `layout`, adding
+ * transforms and copies as needed. */
+static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device,
+                              hetc_plugin_layout_t layout, int32_t *out_id) {
+  const copies_t *copies = &c->copies[graph_value];
+  int32_t on_device = -1;
+  for (int32_t i = 0; i < copies->count; ++i) {
+    if (copies->items[i].device != device) continue;
+    if (same_layout(copies->items[i].layout, layout)) {
+      *out_id = copies->items[i].plan_value;
+      return NULL;
+    }
+    if (on_device < 0) on_device = copies->items[i].plan_value;
+  }
+  if (on_device >= 0) return add_transform(c, graph_value, on_device, device, layout, out_id);
+  const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  int32_t copied;
+  HETC_RETURN_IF_ERROR(add_copy(c, graph_value, device, &copied));
+  if (same_layout(layout, row_major)) {
+    *out_id = copied;
+    return NULL;
+  }
+  return add_transform(c, graph_value, copied, device, layout, out_id);
+}
+
+/* The first target whose plugin supports the workload. */
+static hetc_status_t place(compiler_t *c, const hetc_node_t *node, const hetc_plugin_workload_t *workload,
+                           int32_t *out_device) {
+  for (int32_t d = 0; d < c->plan->num_devices; ++d) {
+    hetc_plugin_entry_t *entry = c->entries[d];
+    if (entry->plugin->supports(entry->instance, c->plan->devices[d].device_index, workload)) {
+      *out_device = d;
+      return NULL;
+    }
+  }
+  char targets[256] = "";
+  for (int32_t d = 0; d < c->plan->num_devices; ++d)
+    snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets), "%s%s", d ? ", " : "",
+             c->plan->devices[d].target);
+  return hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among [%s] supports it",
+                         node->name, hetc_op_name(node->op), targets);
+}
+
+static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
+  const hetc_node_t *node = &c->graph->nodes[node_index];
+  hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+  hetc_plugin_workload_t workload;
+  HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, node_index, inputs, &workload));
+  int32_t device = 0;
+  HETC_RETURN_IF_ERROR(place(c, node, &workload, &device));
+  /* Hint each input's layout: what already exists on this device. */
+  for (int32_t i = 0; i < workload.num_inputs; ++i) {
+    const copies_t *copies = &c->copies[node->inputs[i]];
+    for (int32_t k = 0; k < copies->count; ++k) {
+      if (copies->items[k].device == device) {
+        inputs[i].layout = copies->items[k].layout;
+        break;
+      }
+    }
+  }
+  hetc_plugin_entry_t *entry = c->entries[device];
+  int32_t device_index = c->plan->devices[device].device_index;
+  if (c->progress)
+    fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s\n", node_index + 1, c->graph->num_nodes,
+            hetc_op_name(node->op), node->name, entry->plugin->name);
+  /* The step is appended after the input transforms it may need, so it is
+   * built into a scratch record first. */
+  hetc_plan_step_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  hetc_plugin_artifact_t *artifact = NULL;
+  char what[300];
+  snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
+  hetc_status_t status = build_default(entry, device_index, &workload, what, &scratch, &artifact);
+  int32_t *input_ids = calloc((size_t)workload.num_inputs + 1, sizeof(int32_t));
+  if (!status && !input_ids) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  const hetc_plugin_artifact_info_t *info = status ? NULL : entry->plugin->artifact_info(artifact);
+  if (info && info->num_inputs != workload.num_inputs)
+    status = hetc_status_new(HETC_STATUS_INTERNAL, "%s: artifact reads %d inputs, expected %d", what,
+                             info->num_inputs, workload.num_inputs);
+  for (int32_t i = 0; !status && i < workload.num_inputs; ++i) {
+    status = value_on(c, node->inputs[i], device, info->input_layouts[i], &input_ids[i]);
+    if (!status) inputs[i] = c->plan->values[input_ids[i]].type;
+  }
+  int32_t step_index = status ? -1 : hetc_plan_add_step(c->plan);
+  if (!status && step_index < 0) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  if (!status) {
+    hetc_plan_step_t *step = &c->plan->steps[step_index];
+    *step = scratch;
+    memset(&scratch, 0, sizeof(scratch));
+    step->name = strdup(node->name);
+    step->device = device;
+    step->inputs = input_ids;
+    step->num_inputs = workload.num_inputs;
+    input_ids = NULL;
+    if (!step->name) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  }
+  if (!status) status = new_plan_value(c, node->output, device, info->output_layout,
+                                       &c->plan->steps[step_index].output);
+  if (!status) status = finish_kernel_step(c, step_index, node, entry, artifact, &workload);
+  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
+  free(input_ids);
+  free(scratch.template_name);
+  for (int32_t k = 0; k < scratch.num_knobs; ++k) {
+    free(scratch.knob_names[k]);
+    free(scratch.knob_values[k]);
+  }
+  free(scratch.knob_names);
+  free(scratch.knob_counts);
+  free(scratch.knob_values);
+  return status;
+}
+
+static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_graph_t *graph,
+                           const char *const *targets, int32_t num_targets, const char *out_path) {
+  if (num_targets < 1) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no targets given");
+  HETC_RETURN_IF_ERROR(hetc_graph_clone(graph, &c->graph));
+  HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
+  c->plan = calloc(1, sizeof(hetc_plan_t));
+  c->copies = calloc((size_t)c->graph->num_values, sizeof(copies_t));
+  c->entries = calloc((size_t)num_targets, sizeof(hetc_plugin_entry_t *));
+  if (c->plan) {
+    c->plan->devices = calloc((size_t)num_targets, sizeof(hetc_plan_device_t));
+    c->plan->model_name = strdup(graph->name);
+  }
+  if (!c->plan || !c->copies || !c->entries || !c->plan->devices || !c->plan->model_name)
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (int32_t t = 0; t < num_targets; ++t) {
+    for (int32_t u = 0; u < t; ++u)
+      if (!strcmp(targets[u], targets[t]))
+        return hetc_status_new(HETC_STATUS_BAD_INPUT, "target '%s' is listed twice", targets[t]);
+    hetc_plugin_entry_t *entry;
+    HETC_RETURN_IF_ERROR(hetc_registry_target(registry, targets[t], &entry));
+    if (entry->plugin->device_count(entry->instance) < 1)
+      return hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", targets[t]);
+    const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, 0);
+    hetc_plan_device_t *d = &c->plan->devices[c->plan->num_devices++];
+    c->entries[t] = entry;
+    d->target = strdup(targets[t]);
+    d->plugin_version = strdup(entry->plugin->version ? entry->plugin->version : "");
+    d->fingerprint = strdup(device && device->fingerprint ? device->fingerprint : "");
+    if (!d->target || !d->plugin_version || !d->fingerprint)
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  }
+  HETC_RETURN_IF_ERROR(hetc_dir_create_temp_beside(out_path, &c->temp_dir));
+  c->kernel_dir = hetc_path_join(c->temp_dir, HETC_PACKAGE_KERNEL_DIR);
+  char *weights_path = hetc_path_join(c->temp_dir, HETC_PACKAGE_WEIGHTS);
+  if (!c->kernel_dir || !weights_path) {
+    free(weights_path);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  }
+  hetc_status_t status = NULL;
+  if (mkdir(c->kernel_dir, 0755) != 0 || !(c->weights = fopen(weights_path, "wb")))
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create package files", c->temp_dir);
+  free(weights_path);
+  return status;
+}
+
+static hetc_status_t compile_all(compiler_t *c) {
+  hetc_graph_t *g = c->graph;
+  const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  c->plan->inputs = calloc((size_t)g->num_inputs, sizeof(hetc_plan_io_t));
+  c->plan->outputs = calloc((size_t)g->num_outputs, sizeof(hetc_plan_io_t));
+  if (!c->plan->inputs || !c->plan->outputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  /* Graph inputs arrive row-major on the first target's device; other
+   * devices get copies when they read them. */
+  for (int32_t i = 0; i < g->num_inputs; ++i) {
+    hetc_plan_io_t *io = &c->plan->inputs[c->plan->num_inputs++];
+    io->name = strdup(g->values[g->inputs[i]].name);
+    if (!io->name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    HETC_RETURN_IF_ERROR(new_plan_value(c, g->inputs[i], 0, row_major, &io->value));
+  }
+  for (int32_t k = 0; k < g->num_nodes; ++k) HETC_RETURN_IF_ERROR(compile_node(c, k));
+  /* Outputs leave row-major, from the device that produced them. */
+  for (int32_t o = 0; o < g->num_outputs; ++o) {
+    hetc_plan_io_t *io = &c->plan->outputs[c->plan->num_outputs++];
+    io->name = strdup(g->output_names[o]);
+    if (!io->name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    int32_t device = c->copies[g->outputs[o]].items[0].device;
+    HETC_RETURN_IF_ERROR(value_on(c, g->outputs[o], device, row_major, &io->value));
+  }
+  HETC_RETURN_IF_ERROR(hetc_buffer_plan_assign(c->plan));
+  if (fclose(c->weights) != 0) {
+    c->weights = NULL;
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
+  }
+  c->weights = NULL;
+  return hetc_plan_write_manifest(c->plan, c->temp_dir);
+}
+
+hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
+                                 const char *const *targets, int32_t num_targets, int progress,
+                                 const char *out_path, hetc_compile_report_t *out_report) {
+  compiler_t c;
+  memset(&c, 0, sizeof(c));
+  c.progress = progress;
+  double start = now_seconds();
+  hetc_status_t status = setup(&c, registry, graph, targets, num_targets, out_path);
+  if (!status) status = compile_all(&c);
+  if (!status) status = hetc_dir_commit(c.temp_dir, out_path);
+  if (c.weights) fclose(c.weights);
+  if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);
+  if (!status && out_report) {
+    c.report.weights_bytes = c.plan->weights_bytes;
+    c.report.build_seconds = now_seconds() - start;
+    *out_report = c.report;
+  }
+  free(c.temp_dir);
+  free(c.kernel_dir);
+  free(c.entries);
+  free(c.copies);
+  hetc_plan_free(c.plan);
+  hetc_graph_free(c.graph);
+  return status;
+}

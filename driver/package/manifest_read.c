@@ -1,0 +1,393 @@
+/* Reads manifest.json back into a plan. A package is user input: every
+ * index, size and name is checked, and a defect is a BAD_INPUT naming the
+ * file and the JSON path. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "graph/infer.h"
+#include "package/plan.h"
+
+#define MAX_MANIFEST_BYTES (64u << 20)
+
+/* JSON pointers here are short (a few keys and indices); a truncated one
+ * would only shorten an error message, never change what is read. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+typedef struct reader_t {
+  const char *file;
+  char path[160];
+  hetc_status_t status;
+} reader_t;
+
+static void bad(reader_t *r, const char *format, ...) HETC_PLUGIN_PRINTF(2, 3);
+static void bad(reader_t *r, const char *format, ...) {
+  if (r->status) return;
+  char message[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  r->status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %s: %s", r->file, r->path, message);
+}
+
+/* Sets r->path to the JSON pointer of `key` under `base`. */
+static void at(reader_t *r, const char *base, const char *key) {
+  snprintf(r->path, sizeof(r->path), "%s/%s", base, key);
+}
+
+static const cJSON *field(reader_t *r, const cJSON *object, const char *base, const char *key) {
+  at(r, base, key);
+  const cJSON *item = cJSON_IsObject(object) ? cJSON_GetObjectItemCaseSensitive(object, key) : NULL;
+  if (!item) bad(r, "missing");
+  return item;
+}
+
+static int64_t get_int(reader_t *r, const cJSON *object, const char *base, const char *key,
+                       int64_t lo, int64_t hi) {
+  const cJSON *item = field(r, object, base, key);
+  if (r->status) return lo;
+  if (!cJSON_IsNumber(item) || floor(item->valuedouble) != item->valuedouble ||
+      item->valuedouble < (double)lo || item->valuedouble > (double)hi) {
+    bad(r, "expected an integer in [%lld, %lld]", (long long)lo, (long long)hi);
+    return lo;
+  }
+  return (int64_t)item->valuedouble;
+}
+
+static char *get_string(reader_t *r, const cJSON *object, const char *base, const char *key) {
+  const cJSON *item = field(r, object, base, key);
+  if (r->status) return NULL;
+  if (!cJSON_IsString(item) || strlen(item->valuestring) > 4096) {
+    bad(r, "expected a string");
+    return NULL;
+  }
+  char *copy = strdup(item->valuestring);
+  if (!copy) bad(r, "out of memory");
+  return copy;
+}
+
+/* Reads an integer array of length lo..hi into out (capacity hi). */
+static int32_t get_ints(reader_t *r, const cJSON *object, const char *base, const char *key,
+                        int32_t lo, int32_t hi, int64_t min, int64_t max, int64_t *out) {
+  const cJSON *item = field(r, object, base, key);
+  if (r->status) return 0;
+  int32_t n = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : -1;
+  if (n < lo || n > hi) {
+    bad(r, "expected an array of %d to %d integers", lo, hi);
+    return 0;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    const cJSON *v = cJSON_GetArrayItem(item, i);
+    if (!cJSON_IsNumber(v) || floor(v->valuedouble) != v->valuedouble ||
+        v->valuedouble < (double)min || v->valuedouble > (double)max) {
+      bad(r, "element %d: expected an integer in [%lld, %lld]", i, (long long)min, (long long)max);
+      return 0;
+    }
+    out[i] = (int64_t)v->valuedouble;
+  }
+  return n;
+}
+
+static void get_i32s(reader_t *r, const cJSON *object, const char *base, const char *key, int32_t n,
+                     int64_t min, int64_t max, int32_t *out) {
+  int64_t values[8] = {0};
+  get_ints(r, object, base, key, n, n, min, max, values);
+  for (int32_t i = 0; i < n; ++i) out[i] = (int32_t)values[i];
+}
+
+static void get_tensor(reader_t *r, const cJSON *object, const char *base, hetc_plugin_tensor_t *t) {
+  memset(t, 0, sizeof(*t));
+  t->dtype = HETC_PLUGIN_DTYPE_FLOAT32;
+  t->rank = get_ints(r, object, base, "shape", 1, HETC_PLUGIN_MAX_RANK, 1, HETC_MAX_TENSOR_ELEMENTS,
+                     t->shape);
+  t->layout.kind = (int32_t)get_int(r, object, base, "layout", 0, 2);
+  t->layout.block = (int32_t)get_int(r, object, base, "block", 0, 4096);
+  if (r->status) return;
+  at(r, base, "shape");
+  int64_t count = 1;
+  for (int32_t i = 0; i < t->rank; ++i)
+    if ((count *= t->shape[i]) > HETC_MAX_TENSOR_ELEMENTS) bad(r, "more than 2^31 elements");
+  at(r, base, "layout");
+  if (t->layout.kind != HETC_PLUGIN_LAYOUT_ROW_MAJOR && t->rank != 4) bad(r, "a blocked layout needs rank 4");
+  if ((t->layout.kind == HETC_PLUGIN_LAYOUT_NCHWC) != (t->layout.block > 0)) bad(r, "block does not match the layout");
+}
+
+static uint64_t tensor_bytes(const hetc_plugin_tensor_t *t) {
+  uint64_t count = 1;
+  for (int32_t i = 0; i < t->rank; ++i) {
+    int64_t d = t->shape[i];
+    if (i == 1 && t->layout.kind == HETC_PLUGIN_LAYOUT_NCHWC)
+      d = (d + t->layout.block - 1) / t->layout.block * t->layout.block;
+    count *= (uint64_t)d;
+  }
+  return count * sizeof(float);
+}
+
+static void get_workload(reader_t *r, const cJSON *object, const char *base, hetc_plan_step_t *s) {
+  hetc_plugin_workload_t *w = &s->workload;
+  char sub[160];
+  w->op = (int32_t)get_int(r, object, base, "op", 1, HETC_PLUGIN_OP_COUNT_ - 1);
+  const cJSON *inputs = field(r, object, base, "inputs");
+  int32_t n = cJSON_IsArray(inputs) ? cJSON_GetArraySize(inputs) : -1;
+  if (!r->status && (n < 1 || n > HETC_MAX_NODE_INPUTS)) bad(r, "expected 1 to %d input tensors", HETC_MAX_NODE_INPUTS);
+  if (r->status) return;
+  s->input_types = calloc((size_t)n, sizeof(hetc_plugin_tensor_t));
+  if (!s->input_types) {
+    bad(r, "out of memory");
+    return;
+  }
+  for (int32_t i = 0; i < n && !r->status; ++i) {
+    snprintf(sub, sizeof(sub), "%s/inputs/%d", base, i);
+    get_tensor(r, cJSON_GetArrayItem(inputs, i), sub, &s->input_types[i]);
+  }
+  w->num_inputs = n;
+  w->inputs = s->input_types;
+  snprintf(sub, sizeof(sub), "%s/output", base);
+  get_tensor(r, cJSON_GetObjectItemCaseSensitive(object, "output"), sub, &w->output);
+  get_i32s(r, object, base, "kernel", 2, 0, 4096, w->kernel);
+  get_i32s(r, object, base, "strides", 2, 0, 4096, w->strides);
+  get_i32s(r, object, base, "padding", 4, 0, 4096, w->padding);
+  get_i32s(r, object, base, "dilation", 2, 0, 4096, w->dilation);
+  w->groups = (int32_t)get_int(r, object, base, "groups", 0, 1 << 20);
+  w->ceil_mode = (int32_t)get_int(r, object, base, "ceil_mode", 0, 1);
+  w->count_include_pad = (int32_t)get_int(r, object, base, "count_include_pad", 0, 1);
+  w->axis = (int32_t)get_int(r, object, base, "axis", 0, HETC_PLUGIN_MAX_RANK - 1);
+  w->activation = (int32_t)get_int(r, object, base, "activation", 0, HETC_PLUGIN_ACT_TANH);
+  w->binary = (int32_t)get_int(r, object, base, "binary", 0, HETC_PLUGIN_BINARY_MUL);
+  int32_t epilogue[3];
+  get_i32s(r, object, base, "epilogue", 3, 0, HETC_PLUGIN_ACT_TANH, epilogue);
+  w->epilogue.has_bias = epilogue[0] != 0;
+  w->epilogue.has_residual = epilogue[1] != 0;
+  w->epilogue.activation = epilogue[2];
+}
+
+static void get_config(reader_t *r, const cJSON *config, const char *base, hetc_plan_step_t *s) {
+  at(r, base, "config");
+  if (!cJSON_IsObject(config)) {
+    bad(r, "expected an object");
+    return;
+  }
+  int32_t n = cJSON_GetArraySize(config);
+  if (n > 64) {
+    bad(r, "more than 64 knobs");
+    return;
+  }
+  s->knob_names = calloc((size_t)n + 1, sizeof(char *));
+  s->knob_counts = calloc((size_t)n + 1, sizeof(int32_t));
+  s->knob_values = calloc((size_t)n + 1, sizeof(int64_t *));
+  if (!s->knob_names || !s->knob_counts || !s->knob_values) {
+    bad(r, "out of memory");
+    return;
+  }
+  char sub[128];
+  snprintf(sub, sizeof(sub), "%s/config", base);
+  const cJSON *knob;
+  cJSON_ArrayForEach(knob, config) {
+    int32_t k = s->num_knobs;
+    s->knob_values[k] = calloc(16, sizeof(int64_t));
+    s->knob_names[k] = strdup(knob->string);
+    ++s->num_knobs;
+    if (!s->knob_values[k] || !s->knob_names[k]) {
+      bad(r, "out of memory");
+      return;
+    }
+    s->knob_counts[k] = get_ints(r, config, sub, knob->string, 1, 16, INT64_MIN / 2, INT64_MAX / 2,
+                                 s->knob_values[k]);
+    if (r->status) return;
+  }
+}
+
+static void read_step(reader_t *r, const cJSON *object, int32_t index, hetc_plan_t *plan) {
+  hetc_plan_step_t *s = &plan->steps[index];
+  char base[48];
+  snprintf(base, sizeof(base), "/steps/%d", index);
+  char *kind = get_string(r, object, base, "kind");
+  if (kind && !strcmp(kind, "kernel")) {
+    s->kind = HETC_PLAN_STEP_KERNEL;
+  } else if (kind && !strcmp(kind, "copy")) {
+    s->kind = HETC_PLAN_STEP_COPY;
+  } else {
+    bad(r, "expected \"kernel\" or \"copy\"");
+  }
+  free(kind);
+  s->name = get_string(r, object, base, "name");
+  s->device = (int32_t)get_int(r, object, base, "device", 0, plan->num_devices - 1);
+  int64_t inputs[HETC_MAX_NODE_INPUTS];
+  s->num_inputs = get_ints(r, object, base, "inputs", 1, HETC_MAX_NODE_INPUTS, 0,
+                           plan->num_values - 1, inputs);
+  s->inputs = calloc((size_t)s->num_inputs + 1, sizeof(int32_t));
+  if (!s->inputs) bad(r, "out of memory");
+  for (int32_t i = 0; s->inputs && i < s->num_inputs; ++i) s->inputs[i] = (int32_t)inputs[i];
+  s->output = (int32_t)get_int(r, object, base, "output", 0, plan->num_values - 1);
+  if (r->status) return;
+  const hetc_plan_value_t *out = &plan->values[s->output];
+  at(r, base, "output");
+  if (out->device != s->device) bad(r, "value %d lives on device %d, the step runs on %d", s->output, out->device, s->device);
+  if (s->kind == HETC_PLAN_STEP_COPY) {
+    at(r, base, "inputs");
+    const hetc_plan_value_t *in = &plan->values[s->inputs[0]];
+    if (s->num_inputs != 1 || in->bytes != out->bytes) bad(r, "a copy reads one value of its output's size");
+    return;
+  }
+  s->template_name = get_string(r, object, base, "template");
+  s->template_index = (int32_t)get_int(r, object, base, "template_index", 0, 1 << 20);
+  s->artifact_prefix = get_string(r, object, base, "artifact");
+  at(r, base, "artifact");
+  if (s->artifact_prefix && (strchr(s->artifact_prefix, '/') || s->artifact_prefix[0] == '.' || !s->artifact_prefix[0]))
+    bad(r, "expected a plain file prefix");
+  s->workspace_bytes = (uint64_t)get_int(r, object, base, "workspace_bytes", 0, INT64_C(1) << 40);
+  char sub[160];
+  snprintf(sub, sizeof(sub), "%s/workload", base);
+  get_workload(r, field(r, object, base, "workload"), sub, s);
+  get_config(r, field(r, object, base, "config"), base, s);
+  const cJSON *params = field(r, object, base, "params");
+  int32_t n = cJSON_IsArray(params) ? cJSON_GetArraySize(params) : -1;
+  if (!r->status && (n < 0 || n > 8)) bad(r, "expected an array of at most 8 params");
+  if (r->status) return;
+  s->params = calloc((size_t)n + 1, sizeof(hetc_plan_param_t));
+  s->num_params = n;
+  for (int32_t p = 0; p < n && !r->status && s->params; ++p) {
+    const cJSON *pair = cJSON_GetArrayItem(params, p);
+    snprintf(r->path, sizeof(r->path), "%s/params/%d", base, p);
+    const cJSON *offset = cJSON_GetArrayItem(pair, 0), *bytes = cJSON_GetArrayItem(pair, 1);
+    if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(offset) ||
+        !cJSON_IsNumber(bytes) || offset->valuedouble < 0 || bytes->valuedouble < 0 ||
+        floor(offset->valuedouble) != offset->valuedouble ||
+        floor(bytes->valuedouble) != bytes->valuedouble ||
+        offset->valuedouble > (double)plan->weights_bytes) {
+      bad(r, "expected [offset, bytes] inside weights.bin");
+      break;
+    }
+    s->params[p].offset = (uint64_t)offset->valuedouble;
+    s->params[p].bytes = (uint64_t)bytes->valuedouble;
+    if (s->params[p].offset % 64 || s->params[p].bytes > plan->weights_bytes - s->params[p].offset)
+      bad(r, "param lies outside weights.bin");
+  }
+  if (!s->params) bad(r, "out of memory");
+  if (r->status) return;
+  at(r, base, "workload");
+  if (s->workload.num_inputs != s->num_inputs) bad(r, "workload has %d inputs, the step %d", s->workload.num_inputs, s->num_inputs);
+  for (int32_t i = 0; i < s->num_inputs && !r->status; ++i) {
+    const hetc_plan_value_t *in = &plan->values[s->inputs[i]];
+    if (in->device != s->device) bad(r, "input %d lives on another device", i);
+    if (tensor_bytes(&s->input_types[i]) > in->bytes) bad(r, "input %d is larger than its value", i);
+  }
+  if (!r->status && tensor_bytes(&s->workload.output) > out->bytes) bad(r, "output is larger than its value");
+}
+
+static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan) {
+  char *format = get_string(r, root, "", "format");
+  if (format && strcmp(format, HETC_PACKAGE_FORMAT)) bad(r, "expected \"%s\"", HETC_PACKAGE_FORMAT);
+  free(format);
+  get_int(r, root, "", "version", HETC_PACKAGE_VERSION, HETC_PACKAGE_VERSION);
+  plan->model_name = get_string(r, root, "", "model");
+  plan->weights_bytes = (uint64_t)get_int(r, root, "", "weights_bytes", 0, INT64_C(1) << 40);
+  if (r->status) return r->status;
+  const char *lists[] = {"devices", "buffer_slots", "values", "inputs", "outputs", "steps"};
+  const cJSON *arrays[6];
+  for (int l = 0; l < 6; ++l) {
+    arrays[l] = field(r, root, "", lists[l]);
+    if (!r->status && (!cJSON_IsArray(arrays[l]) || cJSON_GetArraySize(arrays[l]) > 1000000)) bad(r, "expected an array");
+    if (!r->status && l != 5 && l != 1 && cJSON_GetArraySize(arrays[l]) < 1) bad(r, "expected a non-empty array");
+  }
+  if (r->status) return r->status;
+  plan->num_devices = cJSON_GetArraySize(arrays[0]);
+  plan->num_slots = cJSON_GetArraySize(arrays[1]);
+  plan->num_values = cJSON_GetArraySize(arrays[2]);
+  plan->num_inputs = cJSON_GetArraySize(arrays[3]);
+  plan->num_outputs = cJSON_GetArraySize(arrays[4]);
+  plan->num_steps = cJSON_GetArraySize(arrays[5]);
+  plan->devices = calloc((size_t)plan->num_devices + 1, sizeof(hetc_plan_device_t));
+  plan->slots = calloc((size_t)plan->num_slots + 1, sizeof(hetc_plan_slot_t));
+  plan->values = calloc((size_t)plan->num_values + 1, sizeof(hetc_plan_value_t));
+  plan->inputs = calloc((size_t)plan->num_inputs + 1, sizeof(hetc_plan_io_t));
+  plan->outputs = calloc((size_t)plan->num_outputs + 1, sizeof(hetc_plan_io_t));
+  plan->steps = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plan_step_t));
+  if (!plan->devices || !plan->slots || !plan->values || !plan->inputs || !plan->outputs || !plan->steps) {
+    bad(r, "out of memory");
+    return r->status;
+  }
+  char base[48];
+  for (int32_t i = 0; i < plan->num_devices && !r->status; ++i) {
+    const cJSON *d = cJSON_GetArrayItem(arrays[0], i);
+    snprintf(base, sizeof(base), "/devices/%d", i);
+    plan->devices[i].target = get_string(r, d, base, "target");
+    plan->devices[i].plugin_version = get_string(r, d, base, "plugin_version");
+    plan->devices[i].device_index = (int32_t)get_int(r, d, base, "device_index", 0, 1024);
+    plan->devices[i].fingerprint = get_string(r, d, base, "fingerprint");
+  }
+  for (int32_t i = 0; i < plan->num_slots && !r->status; ++i) {
+    int64_t pair[2];
+    snprintf(base, sizeof(base), "%d", i);
+    get_ints(r, arrays[1], "/buffer_slots", base, 2, 2, 0, INT64_C(1) << 40, pair);
+    if (!r->status && pair[0] >= plan->num_devices) bad(r, "device %lld does not exist", (long long)pair[0]);
+    plan->slots[i].device = (int32_t)pair[0];
+    plan->slots[i].bytes = (uint64_t)pair[1];
+  }
+  for (int32_t i = 0; i < plan->num_values && !r->status; ++i) {
+    const cJSON *v = cJSON_GetArrayItem(arrays[2], i);
+    hetc_plan_value_t *value = &plan->values[i];
+    snprintf(base, sizeof(base), "/values/%d", i);
+    get_tensor(r, v, base, &value->type);
+    value->name = get_string(r, v, base, "name");
+    value->device = (int32_t)get_int(r, v, base, "device", 0, plan->num_devices - 1);
+    value->slot = (int32_t)get_int(r, v, base, "slot", 0, plan->num_slots - 1);
+    value->bytes = (uint64_t)get_int(r, v, base, "bytes", 0, INT64_C(1) << 40);
+    if (r->status) break;
+    at(r, base, "bytes");
+    if (value->bytes != tensor_bytes(&value->type)) bad(r, "does not match the shape and layout");
+    if (plan->slots[value->slot].device != value->device || plan->slots[value->slot].bytes < value->bytes)
+      bad(r, "slot %d cannot hold it", value->slot);
+  }
+  hetc_plan_io_t *io_lists[2] = {plan->inputs, plan->outputs};
+  int32_t io_counts[2] = {plan->num_inputs, plan->num_outputs};
+  for (int l = 0; l < 2 && !r->status; ++l) {
+    for (int32_t i = 0; i < io_counts[l] && !r->status; ++i) {
+      snprintf(base, sizeof(base), "/%s/%d", lists[3 + l], i);
+      const cJSON *item = cJSON_GetArrayItem(arrays[3 + l], i);
+      io_lists[l][i].name = get_string(r, item, base, "name");
+      io_lists[l][i].value = (int32_t)get_int(r, item, base, "value", 0, plan->num_values - 1);
+      if (!r->status && plan->values[io_lists[l][i].value].type.layout.kind != HETC_PLUGIN_LAYOUT_ROW_MAJOR)
+        bad(r, "graph inputs and outputs must be row-major");
+    }
+  }
+  for (int32_t i = 0; i < plan->num_steps && !r->status; ++i)
+    read_step(r, cJSON_GetArrayItem(arrays[5], i), i, plan);
+  return r->status;
+}
+
+hetc_status_t hetc_plan_read_manifest(const char *dir, hetc_plan_t **out_plan) {
+  char *path = hetc_path_join(dir, HETC_PACKAGE_MANIFEST);
+  if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "manifest");
+  char *text = NULL;
+  size_t length = 0;
+  hetc_status_t status = hetc_file_read_all(path, MAX_MANIFEST_BYTES, &text, &length);
+  if (status) {
+    free(path);
+    return hetc_status_annotate(status, "%s is not a hetc package", dir);
+  }
+  reader_t r = {path, "/", NULL};
+  cJSON *root = cJSON_ParseWithLength(text, length);
+  hetc_plan_t *plan = calloc(1, sizeof(*plan));
+  if (!root) {
+    bad(&r, "not valid JSON");
+  } else if (!plan) {
+    bad(&r, "out of memory");
+  } else {
+    read_plan(&r, root, plan);
+  }
+  cJSON_Delete(root);
+  free(text);
+  free(path);
+  if (r.status) {
+    hetc_plan_free(plan);
+    return r.status;
+  }
+  *out_plan = plan;
+  return NULL;
+}

@@ -1,0 +1,241 @@
+#include "runtime/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "graph/graph.h"
+#include "plugins/host.h"
+
+struct hetc_runtime_t {
+  hetc_plan_t *plan;
+  char *kernel_dir;
+  hetc_plugin_entry_t **entries;      /* per plan device */
+  hetc_plugin_buffer_t **slots;       /* per slot */
+  hetc_plugin_artifact_t **artifacts; /* per step (kernels) */
+  hetc_plugin_buffer_t ***params;     /* per step, per param */
+  hetc_plugin_buffer_t **workspaces;  /* per device, the largest a step needs */
+  void *staging;                      /* host bounce buffer for copies */
+  uint64_t staging_bytes;
+};
+
+const hetc_plan_t *hetc_runtime_plan(const hetc_runtime_t *runtime) { return runtime->plan; }
+
+static hetc_plugin_entry_t *entry_of(const hetc_runtime_t *rt, int32_t device) {
+  return rt->entries[device];
+}
+
+static hetc_status_t alloc_buffer(hetc_runtime_t *rt, int32_t device, uint64_t bytes,
+                                  hetc_plugin_buffer_t **out) {
+  hetc_plugin_entry_t *e = entry_of(rt, device);
+  hetc_status_t status = e->plugin->buffer_alloc(e->instance, rt->plan->devices[device].device_index,
+                                                 bytes ? bytes : 64, out);
+  if (!status && !*out) status = hetc_status_new(HETC_STATUS_INTERNAL, "buffer_alloc returned no buffer");
+  return status ? hetc_status_annotate(status, "allocating %llu bytes on %s", (unsigned long long)bytes,
+                                       e->plugin->name)
+                : NULL;
+}
+
+static hetc_status_t resolve_devices(hetc_runtime_t *rt, hetc_registry_t *registry) {
+  hetc_plan_t *plan = rt->plan;
+  rt->entries = calloc((size_t)plan->num_devices, sizeof(hetc_plugin_entry_t *));
+  if (!rt->entries) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+  for (int32_t d = 0; d < plan->num_devices; ++d) {
+    hetc_plan_device_t *device = &plan->devices[d];
+    HETC_RETURN_IF_ERROR(hetc_registry_target(registry, device->target, &rt->entries[d]));
+    const hetc_plugin_t *p = rt->entries[d]->plugin;
+    if (device->device_index >= p->device_count(rt->entries[d]->instance))
+      return hetc_status_new(HETC_STATUS_UNAVAILABLE, "package needs device %d of target '%s', which has %d",
+                             device->device_index, device->target, p->device_count(rt->entries[d]->instance));
+    const hetc_plugin_device_t *info = p->device_get(rt->entries[d]->instance, device->device_index);
+    if (info && info->fingerprint && strcmp(info->fingerprint, device->fingerprint) != 0)
+      hetc_host_services()->log(HETC_PLUGIN_LOG_WARNING, "runtime",
+                                "package was compiled for '%s' but target '%s' now reports '%s'; "
+                                "it runs, but its tuning may not fit this device",
+                                device->fingerprint, device->target, info->fingerprint);
+  }
+  return NULL;
+}
+
+static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned char *weights) {
+  hetc_plan_step_t *step = &rt->plan->steps[s];
+  if (step->kind != HETC_PLAN_STEP_KERNEL) {
+    uint64_t bytes = rt->plan->values[step->output].bytes;
+    if (bytes > rt->staging_bytes) rt->staging_bytes = bytes;
+    return NULL;
+  }
+  hetc_plugin_entry_t *e = entry_of(rt, step->device);
+  int32_t device_index = rt->plan->devices[step->device].device_index;
+  hetc_plugin_knob_value_t knobs[64];
+  for (int32_t k = 0; k < step->num_knobs; ++k)
+    knobs[k] = (hetc_plugin_knob_value_t){step->knob_names[k], step->knob_counts[k], step->knob_values[k]};
+  hetc_plugin_config_t config = {step->num_knobs, knobs};
+  int32_t templates = e->plugin->template_count(e->instance, device_index, &step->workload);
+  const char *name = step->template_index < templates
+                         ? e->plugin->template_name(e->instance, device_index, &step->workload, step->template_index)
+                         : NULL;
+  if (!name || strcmp(name, step->template_name) != 0)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                           "step %d (%s): target '%s' no longer has template '%s' at index %d; recompile "
+                           "the package",
+                           s, step->name, e->plugin->name, step->template_name, step->template_index);
+  hetc_status_t status = e->plugin->artifact_load(e->instance, device_index, &step->workload,
+                                                  step->template_index, &config, rt->kernel_dir,
+                                                  step->artifact_prefix, &rt->artifacts[s]);
+  if (status) return hetc_status_annotate(status, "step %d (%s): loading artifact %s", s, step->name, step->artifact_prefix);
+  const hetc_plugin_artifact_info_t *info = e->plugin->artifact_info(rt->artifacts[s]);
+  if (info->num_params != step->num_params || info->workspace_bytes > step->workspace_bytes)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "step %d (%s): artifact does not match the manifest",
+                           s, step->name);
+  for (int32_t p = 0; p < step->num_params; ++p) {
+    if (info->param_bytes[p] != step->params[p].bytes)
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "step %d (%s): param %d has %llu bytes, the kernel expects %llu",
+                             s, step->name, p, (unsigned long long)step->params[p].bytes,
+                             (unsigned long long)info->param_bytes[p]);
+  }
+  rt->params[s] = calloc((size_t)step->num_params + 1, sizeof(hetc_plugin_buffer_t *));
+  if (!rt->params[s]) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+  for (int32_t p = 0; p < step->num_params; ++p) {
+    HETC_RETURN_IF_ERROR(alloc_buffer(rt, step->device, step->params[p].bytes, &rt->params[s][p]));
+    HETC_RETURN_IF_ERROR(e->plugin->buffer_write(e->instance, rt->params[s][p], 0,
+                                                 weights + step->params[p].offset, step->params[p].bytes));
+  }
+  return NULL;
+}
+
+hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_dir,
+                                hetc_runtime_t **out_runtime) {
+  hetc_runtime_t *rt = calloc(1, sizeof(*rt));
+  if (!rt) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+  char *weights = NULL, *weights_path = hetc_path_join(package_dir, HETC_PACKAGE_WEIGHTS);
+  size_t weights_size = 0;
+  hetc_status_t status = hetc_plan_read_manifest(package_dir, &rt->plan);
+  if (!status) {
+    rt->kernel_dir = hetc_path_join(package_dir, HETC_PACKAGE_KERNEL_DIR);
+    status = weights_path ? hetc_file_read_all(weights_path, (size_t)rt->plan->weights_bytes, &weights, &weights_size)
+                          : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+  }
+  if (!status && weights_size != rt->plan->weights_bytes)
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %zu bytes, the manifest says %llu", weights_path,
+                             weights_size, (unsigned long long)rt->plan->weights_bytes);
+  if (!status) status = resolve_devices(rt, registry);
+  if (!status) {
+    hetc_plan_t *plan = rt->plan;
+    rt->slots = calloc((size_t)plan->num_slots + 1, sizeof(hetc_plugin_buffer_t *));
+    rt->artifacts = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plugin_artifact_t *));
+    rt->params = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plugin_buffer_t **));
+    rt->workspaces = calloc((size_t)plan->num_devices, sizeof(hetc_plugin_buffer_t *));
+    if (!rt->slots || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+    for (int32_t s = 0; !status && s < plan->num_steps; ++s)
+      status = load_step(rt, s, (const unsigned char *)weights);
+    for (int32_t k = 0; !status && k < plan->num_slots; ++k)
+      status = alloc_buffer(rt, plan->slots[k].device, plan->slots[k].bytes, &rt->slots[k]);
+    for (int32_t d = 0; !status && d < plan->num_devices; ++d) {
+      uint64_t need = 0;
+      for (int32_t s = 0; s < plan->num_steps; ++s)
+        if (plan->steps[s].device == d && plan->steps[s].workspace_bytes > need) need = plan->steps[s].workspace_bytes;
+      if (need) status = alloc_buffer(rt, d, need, &rt->workspaces[d]);
+    }
+    if (!status && rt->staging_bytes && !(rt->staging = malloc(rt->staging_bytes)))
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+  }
+  free(weights);
+  free(weights_path);
+  if (status) {
+    hetc_runtime_close(rt);
+    return status;
+  }
+  *out_runtime = rt;
+  return NULL;
+}
+
+void hetc_runtime_close(hetc_runtime_t *rt) {
+  if (!rt) return;
+  hetc_plan_t *plan = rt->plan;
+  for (int32_t s = 0; plan && s < plan->num_steps; ++s) {
+    hetc_plugin_entry_t *e = rt->entries ? rt->entries[plan->steps[s].device] : NULL;
+    if (!e) continue;
+    if (rt->params && rt->params[s]) {
+      for (int32_t p = 0; p < plan->steps[s].num_params; ++p)
+        if (rt->params[s][p]) e->plugin->buffer_free(e->instance, rt->params[s][p]);
+      free(rt->params[s]);
+    }
+    if (rt->artifacts && rt->artifacts[s]) e->plugin->artifact_release(e->instance, rt->artifacts[s]);
+  }
+  for (int32_t k = 0; plan && rt->slots && rt->entries && k < plan->num_slots; ++k) {
+    if (rt->slots[k]) entry_of(rt, plan->slots[k].device)->plugin->buffer_free(
+        entry_of(rt, plan->slots[k].device)->instance, rt->slots[k]);
+  }
+  for (int32_t d = 0; plan && rt->workspaces && rt->entries && d < plan->num_devices; ++d)
+    if (rt->workspaces[d]) rt->entries[d]->plugin->buffer_free(rt->entries[d]->instance, rt->workspaces[d]);
+  free(rt->entries);
+  free(rt->slots);
+  free(rt->artifacts);
+  free(rt->params);
+  free(rt->workspaces);
+  free(rt->staging);
+  free(rt->kernel_dir);
+  hetc_plan_free(plan);
+  free(rt);
+}
+
+static int64_t value_count(const hetc_runtime_t *rt, int32_t value) {
+  return hetc_tensor_element_count(&rt->plan->values[value].type);
+}
+
+int64_t hetc_runtime_input_count(const hetc_runtime_t *rt, int32_t index) {
+  return value_count(rt, rt->plan->inputs[index].value);
+}
+
+int64_t hetc_runtime_output_count(const hetc_runtime_t *rt, int32_t index) {
+  return value_count(rt, rt->plan->outputs[index].value);
+}
+
+static hetc_status_t transfer(hetc_runtime_t *rt, int32_t value, void *data, int64_t count, int write) {
+  const hetc_plan_value_t *v = &rt->plan->values[value];
+  if (count != hetc_tensor_element_count(&v->type))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "'%s' has %lld elements, got %lld", v->name,
+                           (long long)hetc_tensor_element_count(&v->type), (long long)count);
+  hetc_plugin_entry_t *e = entry_of(rt, v->device);
+  return write ? e->plugin->buffer_write(e->instance, rt->slots[v->slot], 0, data, v->bytes)
+               : e->plugin->buffer_read(e->instance, rt->slots[v->slot], 0, data, v->bytes);
+}
+
+hetc_status_t hetc_runtime_set_input(hetc_runtime_t *rt, int32_t index, const float *data, int64_t count) {
+  if (index < 0 || index >= rt->plan->num_inputs)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no input %d", index);
+  return transfer(rt, rt->plan->inputs[index].value, (void *)data, count, 1);
+}
+
+hetc_status_t hetc_runtime_get_output(hetc_runtime_t *rt, int32_t index, float *data, int64_t count) {
+  if (index < 0 || index >= rt->plan->num_outputs)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no output %d", index);
+  return transfer(rt, rt->plan->outputs[index].value, data, count, 0);
+}
+
+static hetc_status_t run_step(hetc_runtime_t *rt, int32_t s) {
+  const hetc_plan_step_t *step = &rt->plan->steps[s];
+  hetc_plugin_entry_t *e = entry_of(rt, step->device);
+  if (step->kind == HETC_PLAN_STEP_COPY) {
+    const hetc_plan_value_t *src = &rt->plan->values[step->inputs[0]];
+    const hetc_plan_value_t *dst = &rt->plan->values[step->output];
+    hetc_plugin_entry_t *from = entry_of(rt, src->device);
+    HETC_RETURN_IF_ERROR(from->plugin->buffer_read(from->instance, rt->slots[src->slot], 0, rt->staging, src->bytes));
+    return e->plugin->buffer_write(e->instance, rt->slots[dst->slot], 0, rt->staging, dst->bytes);
+  }
+  hetc_plugin_buffer_t *args[HETC_MAX_NODE_INPUTS + 8 + 2];
+  int32_t n = 0;
+  for (int32_t i = 0; i < step->num_inputs; ++i) args[n++] = rt->slots[rt->plan->values[step->inputs[i]].slot];
+  for (int32_t p = 0; p < step->num_params; ++p) args[n++] = rt->params[s][p];
+  args[n++] = rt->slots[rt->plan->values[step->output].slot];
+  if (step->workspace_bytes) args[n++] = rt->workspaces[step->device];
+  hetc_status_t status = e->plugin->run(e->instance, rt->artifacts[s], args, n);
+  return status ? hetc_status_annotate(status, "step %d (%s) on %s", s, step->name, e->plugin->name) : NULL;
+}
+
+hetc_status_t hetc_runtime_execute(hetc_runtime_t *rt) {
+  for (int32_t s = 0; s < rt->plan->num_steps; ++s) HETC_RETURN_IF_ERROR(run_step(rt, s));
+  return NULL;
+}

@@ -1,0 +1,633 @@
+/* Emitters for the ops without knobs: dense, pooling, global average
+ * pooling, elementwise, softmax, concat, layout transforms and bias_add.
+ *
+ * Pooling, global pooling, unary elementwise and bias_add follow the
+ * layout the producer delivers (row-major, NCHW[x]c or NHWC), so nothing
+ * is transformed between NCHWc convolutions. A 4-d layout is handled as a
+ * channel block b (vec_layout_block): row-major is b = 1, NHWC is b = C. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vec.h"
+
+#define L(ind, ...) vec_strbuf_line(&e->src, ind, __VA_ARGS__)
+
+static long long ll(int64_t v) { return (long long)v; }
+
+/* The layout an op without knobs works in: the input's when it is a 4-d
+ * NCHWC or NHWC tensor, else row-major. */
+static hetc_plugin_layout_t follow_hint(const hetc_plugin_tensor_t *t) {
+  if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
+      t->layout.block >= 1)
+    return vec_layout_nchwc(t->layout.block);
+  if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NHWC) {
+    hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_NHWC, 0};
+    return l;
+  }
+  return vec_layout_row_major();
+}
+
+static hetc_plugin_layout_t normalized(hetc_plugin_layout_t l) {
+  if (l.kind != HETC_PLUGIN_LAYOUT_NCHWC) l.block = 0;
+  return l;
+}
+
+static void begin_kernel(vec_emit_t *e, int32_t activation) {
+  vec_emit_preamble(e, activation);
+  L(0, "void HETC_VEC_KERNEL(float *const *args) {");
+}
+
+static void end_kernel(vec_emit_t *e) { L(0, "}"); }
+
+/* ------------------------------------------------------------------------ */
+
+hetc_plugin_status_t vec_emit_dense(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const hetc_plugin_epilogue_t *ep = &wl->epilogue;
+  const int64_t N = wl->inputs[0].shape[0], K = wl->inputs[0].shape[1];
+  const int64_t U = wl->output.shape[1];
+  e->num_inputs = wl->num_inputs;
+  for (int32_t i = 0; i < wl->num_inputs; ++i)
+    e->input_layouts[i] = vec_layout_row_major();
+  e->output_layout = vec_layout_row_major();
+  e->num_params = 1 + ep->has_bias;
+  e->param_bytes[0] = (uint64_t)(U * K) * 4;
+  e->param_bytes[1] = ep->has_bias ? (uint64_t)U * 4 : 0;
+
+  begin_kernel(e, ep->activation);
+  int index = 0;
+  vec_emit_arg(e, "in", index++, 0);
+  if (ep->has_residual) vec_emit_arg(e, "res", index++, 0);
+  vec_emit_arg(e, "wt", index++, 0);
+  if (ep->has_bias) vec_emit_arg(e, "bias", index++, 0);
+  vec_emit_arg(e, "out", index++, 1);
+  L(1, "const long N = %lld, K = %lld, U = %lld;", ll(N), ll(K), ll(U));
+  L(0, "#pragma omp parallel for schedule(static)");
+  L(1, "for (long t = 0; t < N * U; ++t) {");
+  L(2, "const long n = t / U, u = t %% U;");
+  L(2, "const float *restrict x = in + n * K;");
+  L(2, "const float *restrict w = wt + u * K;");
+  L(2, "float acc = 0.f;");
+  L(0, "#pragma omp simd reduction(+:acc)");
+  L(2, "for (long k = 0; k < K; ++k) acc += x[k] * w[k];");
+  L(2, "const float v = acc%s%s;", ep->has_bias ? " + bias[u]" : "",
+    ep->has_residual ? " + res[t]" : "");
+  L(2, "out[t] = %s;", ep->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
+  L(1, "}");
+  end_kernel(e);
+  vec_emit_stat(e, (double)K, (double)(N * U));
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const int is_max = wl->op == HETC_PLUGIN_OP_MAX_POOL2D;
+  const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
+  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+  const int64_t OH = out[2], OW = out[3];
+  const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
+  const int64_t SH = wl->strides[0], SW = wl->strides[1];
+  const int64_t PT = wl->padding[0], PL = wl->padding[1];
+  const int64_t PB = wl->padding[2], PR = wl->padding[3];
+  const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
+  const int64_t B = vec_layout_block(layout, C), CB = vec_ceil_div(C, B);
+  e->num_inputs = 1;
+  e->input_layouts[0] = layout;
+  e->output_layout = layout;
+
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "out", 1, 1);
+  L(1, "const long N = %lld, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;",
+    ll(N), ll(C), ll(H), ll(W), ll(OH), ll(OW));
+  L(1, "const long KH = %lld, KW = %lld, SH = %lld, SW = %lld, PT = %lld, PL = %lld;",
+    ll(KH), ll(KW), ll(SH), ll(SW), ll(PT), ll(PL));
+  L(1, "const long B = %lld, CB = %lld; (void)C; (void)CB;", ll(B), ll(CB));
+  if (!is_max) {
+    /* PyTorch's divisor factorises into a row and a column count: the
+     * window clipped to the padded input (count_include_pad) or to the
+     * input. */
+    vec_strbuf_printf(&e->src, "  static const float DIVH[%lld] = {", ll(OH));
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      int64_t h0 = oh * SH - PT, h1 = h0 + KH < H + PB ? h0 + KH : H + PB;
+      int64_t count = h1 - h0;
+      if (!wl->count_include_pad) count = (h1 < H ? h1 : H) - (h0 > 0 ? h0 : 0);
+      vec_strbuf_printf(&e->src, "%s%lld.f", oh ? ", " : "", ll(count));
+    }
+    vec_strbuf_printf(&e->src, "};\n  static const float DIVW[%lld] = {", ll(OW));
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      int64_t w0 = ow * SW - PL, w1 = w0 + KW < W + PR ? w0 + KW : W + PR;
+      int64_t count = w1 - w0;
+      if (!wl->count_include_pad) count = (w1 < W ? w1 : W) - (w0 > 0 ? w0 : 0);
+      vec_strbuf_printf(&e->src, "%s%lld.f", ow ? ", " : "", ll(count));
+    }
+    vec_strbuf_printf(&e->src, "};\n");
+  }
+  /* Valid rows per output row, for the statistics. */
+  double valid_rows = 0;
+  for (int64_t oh = 0; oh < OH; ++oh)
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      int64_t ih = oh * SH + kh - PT;
+      valid_rows += ih >= 0 && ih < H;
+    }
+  const char *init = is_max ? "-INFINITY" : "0.f";
+  if (B == 1) {
+    /* Row-major: whole output rows accumulate, innermost over ow. */
+    int64_t lo[64], hi[64];
+    if (KW > 64)
+      return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "vec: pool kernel width above 64");
+    vec_strbuf_printf(&e->src, "  static const long OWLO[%lld] = {", ll(KW));
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      /* 0 <= ow*SW + kw - PL < W */
+      int64_t a = PL - kw, l = a <= 0 ? 0 : (a + SW - 1) / SW;
+      int64_t b = W - 1 + PL - kw, h = b < 0 ? 0 : b / SW + 1;
+      if (h > OW) h = OW;
+      if (h < l) h = l;
+      lo[kw] = l;
+      hi[kw] = h;
+      vec_strbuf_printf(&e->src, "%s%lld", kw ? ", " : "", ll(l));
+    }
+    vec_strbuf_printf(&e->src, "};\n  static const long OWHI[%lld] = {", ll(KW));
+    for (int64_t kw = 0; kw < KW; ++kw)
+      vec_strbuf_printf(&e->src, "%s%lld", kw ? ", " : "", ll(hi[kw]));
+    vec_strbuf_printf(&e->src, "};\n");
+    L(0, "#pragma omp parallel for schedule(static)");
+    L(1, "for (long t = 0; t < N * C * OH; ++t) {");
+    L(2, "const long nc = t / OH, oh = t %% OH;");
+    L(2, "const float *restrict plane = in + nc * H * W;");
+    L(2, "float *restrict orow = out + t * OW;");
+    L(2, "for (long ow = 0; ow < OW; ++ow) orow[ow] = %s;", init);
+    L(2, "for (long kh = 0; kh < KH; ++kh) {");
+    L(3, "const long ih = oh * SH + kh - PT;");
+    L(3, "if (ih < 0 || ih >= H) continue;");
+    L(3, "const float *restrict irow = plane + ih * W;");
+    L(3, "for (long kw = 0; kw < KW; ++kw) {");
+    L(4, "const long base = kw - PL;");
+    L(4, "for (long ow = OWLO[kw]; ow < OWHI[kw]; ++ow) {");
+    L(5, "const float x = irow[base + ow * SW];");
+    if (is_max)
+      L(5, "orow[ow] = (x > orow[ow] || x != x) ? x : orow[ow];");
+    else
+      L(5, "orow[ow] += x;");
+    L(4, "}");
+    L(3, "}");
+    L(2, "}");
+    if (!is_max)
+      L(2, "for (long ow = 0; ow < OW; ++ow) orow[ow] = orow[ow] / (DIVH[oh] * DIVW[ow]);");
+    L(1, "}");
+    double rows = (double)(N * C);
+    vec_emit_stat(e, (double)OW, rows * (double)OH * (is_max ? 1 : 2));
+    for (int64_t kw = 0; kw < KW; ++kw)
+      vec_emit_stat(e, (double)(hi[kw] - lo[kw]), rows * valid_rows);
+  } else {
+    /* Blocked: innermost over the channel block. */
+    L(0, "#pragma omp parallel for schedule(static)");
+    L(1, "for (long t = 0; t < N * CB * OH; ++t) {");
+    L(2, "const long ncb = t / OH, oh = t %% OH;");
+    L(2, "const float *restrict plane = in + ncb * H * W * B;");
+    L(2, "float *restrict orow = out + t * OW * B;");
+    L(2, "for (long ow = 0; ow < OW; ++ow) {");
+    L(3, "float *restrict o = orow + ow * B;");
+    L(0, "#pragma omp simd");
+    L(3, "for (long c = 0; c < B; ++c) o[c] = %s;", init);
+    L(3, "for (long kh = 0; kh < KH; ++kh) {");
+    L(4, "const long ih = oh * SH + kh - PT;");
+    L(4, "if (ih < 0 || ih >= H) continue;");
+    L(4, "for (long kw = 0; kw < KW; ++kw) {");
+    L(5, "const long iw = ow * SW + kw - PL;");
+    L(5, "if (iw < 0 || iw >= W) continue;");
+    L(5, "const float *restrict x = plane + (ih * W + iw) * B;");
+    L(0, "#pragma omp simd");
+    if (is_max)
+      L(5, "for (long c = 0; c < B; ++c) o[c] = (x[c] > o[c] || x[c] != x[c]) ? x[c] : o[c];");
+    else
+      L(5, "for (long c = 0; c < B; ++c) o[c] += x[c];");
+    L(4, "}");
+    L(3, "}");
+    if (!is_max) {
+      L(3, "const float d = DIVH[oh] * DIVW[ow];");
+      L(0, "#pragma omp simd");
+      L(3, "for (long c = 0; c < B; ++c) o[c] = o[c] / d;");
+    }
+    L(2, "}");
+    L(1, "}");
+    double pixels = (double)(N * CB * OH * OW);
+    double valid_cols = 0;
+    for (int64_t ow = 0; ow < OW; ++ow)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        int64_t iw = ow * SW + kw - PL;
+        valid_cols += iw >= 0 && iw < W;
+      }
+    vec_emit_stat(e, (double)B, pixels * (is_max ? 1 : 2));
+    vec_emit_stat(e, (double)B, (double)(N * CB) * valid_rows * valid_cols);
+  }
+  end_kernel(e);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const int64_t *in = wl->inputs[0].shape;
+  const int64_t N = in[0], C = in[1], P = in[2] * in[3];
+  const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
+  const int64_t B = vec_layout_block(layout, C), CB = vec_ceil_div(C, B);
+  e->num_inputs = 1;
+  e->input_layouts[0] = layout;
+  e->output_layout = layout;
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "out", 1, 1);
+  L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld;", ll(N), ll(CB), ll(B), ll(P));
+  L(0, "#pragma omp parallel for schedule(static)");
+  L(1, "for (long t = 0; t < N * CB; ++t) {");
+  L(2, "const float *restrict x = in + t * P * B;");
+  if (B == 1) {
+    L(2, "float s = 0.f;");
+    L(0, "#pragma omp simd reduction(+:s)");
+    L(2, "for (long p = 0; p < P; ++p) s += x[p];");
+    L(2, "out[t] = s / (float)P;");
+    vec_emit_stat(e, (double)P, (double)(N * CB));
+  } else {
+    L(2, "float *restrict o = out + t * B;");
+    L(0, "#pragma omp simd");
+    L(2, "for (long c = 0; c < B; ++c) o[c] = 0.f;");
+    L(2, "for (long p = 0; p < P; ++p)");
+    L(0, "#pragma omp simd");
+    L(3, "for (long c = 0; c < B; ++c) o[c] += x[p * B + c];");
+    L(0, "#pragma omp simd");
+    L(2, "for (long c = 0; c < B; ++c) o[c] = o[c] / (float)P;");
+    vec_emit_stat(e, (double)B, (double)(N * CB) * (double)(P + 2));
+  }
+  L(1, "}");
+  end_kernel(e);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const char *binary_op(int32_t binary) {
+  return binary == HETC_PLUGIN_BINARY_MUL ? "*" : "+";
+}
+
+static int same_dims(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const hetc_plugin_tensor_t *a = &wl->inputs[0];
+  if (wl->binary == HETC_PLUGIN_BINARY_NONE) {
+    const hetc_plugin_layout_t layout = follow_hint(a);
+    const int64_t P = vec_physical_count(a, layout);
+    e->num_inputs = 1;
+    e->input_layouts[0] = layout;
+    e->output_layout = layout;
+    begin_kernel(e, wl->activation);
+    vec_emit_arg(e, "in", 0, 0);
+    vec_emit_arg(e, "out", 1, 1);
+    L(1, "const long P = %lld;", ll(P));
+    L(0, "#pragma omp parallel for simd schedule(static)");
+    L(1, "for (long i = 0; i < P; ++i) {");
+    L(2, "const float v = in[i];");
+    L(2, "out[i] = %s;", wl->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
+    L(1, "}");
+    vec_emit_stat(e, (double)P, 1);
+    if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
+        wl->activation == HETC_PLUGIN_ACT_SIGMOID && a->shape[1] % layout.block) {
+      /* sigmoid(0) != 0: put the padding channels back to zero. */
+      const int64_t B = layout.block, CB = vec_ceil_div(a->shape[1], B);
+      const int64_t CL = a->shape[1] - (CB - 1) * B, HW = a->shape[2] * a->shape[3];
+      L(1, "const long NT = %lld, HW = %lld, CB = %lld, B = %lld;", ll(a->shape[0]),
+        ll(HW), ll(CB), ll(B));
+      L(0, "#pragma omp parallel for schedule(static)");
+      L(1, "for (long t = 0; t < NT * HW; ++t) {");
+      L(2, "float *restrict o = out + (((t / HW) * CB + CB - 1) * HW + t %% HW) * B;");
+      L(2, "for (long c = %lld; c < B; ++c) o[c] = 0.f;", ll(CL));
+      L(1, "}");
+      vec_emit_stat(e, (double)(B - CL), (double)(a->shape[0] * HW));
+    }
+    end_kernel(e);
+    return NULL;
+  }
+
+  const hetc_plugin_tensor_t *b = &wl->inputs[1];
+  const char *op = binary_op(wl->binary);
+  hetc_plugin_layout_t la = follow_hint(a), lb = follow_hint(b);
+  e->num_inputs = 2;
+  if (same_dims(a, b) && vec_layout_equal(la, lb)) {
+    /* Same shape and layout: one flat loop in that layout (padding stays
+     * zero: 0+0 and 0*0). */
+    const int64_t P = vec_physical_count(a, la);
+    e->input_layouts[0] = e->input_layouts[1] = e->output_layout = la;
+    begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+    vec_emit_arg(e, "a", 0, 0);
+    vec_emit_arg(e, "b", 1, 0);
+    vec_emit_arg(e, "out", 2, 1);
+    L(1, "const long P = %lld;", ll(P));
+    L(0, "#pragma omp parallel for simd schedule(static)");
+    L(1, "for (long i = 0; i < P; ++i) out[i] = a[i] %s b[i];", op);
+    end_kernel(e);
+    vec_emit_stat(e, (double)P, 1);
+    return NULL;
+  }
+  /* Row-major with broadcast: coalesce adjacent dims that broadcast alike;
+   * the last group is the inner loop. */
+  e->input_layouts[0] = e->input_layouts[1] = e->output_layout = vec_layout_row_major();
+  int64_t ext[HETC_PLUGIN_MAX_RANK];
+  int bc[HETC_PLUGIN_MAX_RANK];
+  int32_t groups = 0;
+  for (int32_t i = 0; i < a->rank; ++i) {
+    if (a->shape[i] == 1) continue;
+    int is_bc = b->shape[i] == 1;
+    if (groups > 0 && bc[groups - 1] == is_bc) {
+      ext[groups - 1] *= a->shape[i];
+    } else {
+      ext[groups] = a->shape[i];
+      bc[groups] = is_bc;
+      ++groups;
+    }
+  }
+  int64_t inner = 1, inner_bc = 0, outer = 1;
+  if (groups > 0) {
+    inner = ext[groups - 1];
+    inner_bc = bc[groups - 1];
+    --groups;
+  }
+  int64_t bstride[HETC_PLUGIN_MAX_RANK];
+  int64_t stride = inner_bc ? 1 : inner;
+  for (int32_t j = groups - 1; j >= 0; --j) {
+    bstride[j] = bc[j] ? 0 : stride;
+    if (!bc[j]) stride *= ext[j];
+  }
+  for (int32_t j = 0; j < groups; ++j) outer *= ext[j];
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "a", 0, 0);
+  vec_emit_arg(e, "b", 1, 0);
+  vec_emit_arg(e, "out", 2, 1);
+  L(1, "const long OUTER = %lld, INNER = %lld;", ll(outer), ll(inner));
+  L(0, "#pragma omp parallel for schedule(static)");
+  L(1, "for (long t = 0; t < OUTER; ++t) {");
+  L(2, "long r = t, boff = 0;");
+  for (int32_t j = groups - 1; j >= 0; --j) {
+    if (bstride[j]) L(2, "boff += (r %% %lld) * %lld;", ll(ext[j]), ll(bstride[j]));
+    L(2, "r /= %lld;", ll(ext[j]));
+  }
+  L(2, "(void)r;");
+  L(2, "const float *restrict pa = a + t * INNER;");
+  L(2, "float *restrict po = out + t * INNER;");
+  if (inner_bc) {
+    L(2, "const float bv = b[boff];");
+    L(0, "#pragma omp simd");
+    L(2, "for (long i = 0; i < INNER; ++i) po[i] = pa[i] %s bv;", op);
+  } else {
+    L(2, "const float *restrict pb = b + boff;");
+    L(0, "#pragma omp simd");
+    L(2, "for (long i = 0; i < INNER; ++i) po[i] = pa[i] %s pb[i];", op);
+  }
+  L(1, "}");
+  end_kernel(e);
+  vec_emit_stat(e, (double)inner, (double)outer);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e) {
+  const hetc_plugin_tensor_t *t = &e->wl->inputs[0];
+  int64_t outer = 1, inner = 1, extent = t->shape[e->wl->axis];
+  for (int32_t i = 0; i < e->wl->axis; ++i) outer *= t->shape[i];
+  for (int32_t i = e->wl->axis + 1; i < t->rank; ++i) inner *= t->shape[i];
+  e->num_inputs = 1;
+  e->input_layouts[0] = e->output_layout = vec_layout_row_major();
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "out", 1, 1);
+  L(1, "const long O = %lld, A = %lld, I = %lld;", ll(outer), ll(extent), ll(inner));
+  L(0, "#pragma omp parallel for schedule(static)");
+  L(1, "for (long t = 0; t < O * I; ++t) {");
+  L(2, "const long o = t / I, i = t %% I;");
+  L(2, "const float *restrict x = in + o * A * I + i;");
+  L(2, "float *restrict y = out + o * A * I + i;");
+  L(2, "float m = x[0];");
+  L(2, "for (long a = 1; a < A; ++a) m = x[a * I] > m ? x[a * I] : m;");
+  L(2, "float s = 0.f;");
+  L(2, "for (long a = 0; a < A; ++a) {");
+  L(3, "const float ev = expf(x[a * I] - m);");
+  L(3, "y[a * I] = ev;");
+  L(3, "s += ev;");
+  L(2, "}");
+  L(2, "const float r = 1.f / s;");
+  L(0, "#pragma omp simd");
+  L(2, "for (long a = 0; a < A; ++a) y[a * I] *= r;");
+  L(1, "}");
+  end_kernel(e);
+  vec_emit_stat(e, (double)extent, 3.0 * (double)(outer * inner));
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+hetc_plugin_status_t vec_emit_concat(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const hetc_plugin_tensor_t *out = &wl->output;
+  /* NCHW[x]c along channels when every input shares a block dividing its
+   * channels: the same chunked copy as row-major (C_j*H*W elements per
+   * image), only the layouts differ. */
+  int blocked = out->rank == 4 && wl->axis == 1 &&
+                wl->inputs[0].layout.kind == HETC_PLUGIN_LAYOUT_NCHWC;
+  const int32_t block = wl->inputs[0].layout.block;
+  for (int32_t j = 0; j < wl->num_inputs && blocked; ++j) {
+    const hetc_plugin_tensor_t *t = &wl->inputs[j];
+    if (t->layout.kind != HETC_PLUGIN_LAYOUT_NCHWC || t->layout.block != block ||
+        block < 1 || t->shape[1] % block)
+      blocked = 0;
+  }
+  hetc_plugin_layout_t layout = blocked ? vec_layout_nchwc(block) : vec_layout_row_major();
+  e->num_inputs = wl->num_inputs;
+  for (int32_t j = 0; j < wl->num_inputs; ++j) e->input_layouts[j] = layout;
+  e->output_layout = layout;
+  int64_t outer = 1, inner = 1;
+  for (int32_t i = 0; i < wl->axis; ++i) outer *= out->shape[i];
+  for (int32_t i = wl->axis + 1; i < out->rank; ++i) inner *= out->shape[i];
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  char name[16];
+  for (int32_t j = 0; j < wl->num_inputs; ++j) {
+    snprintf(name, sizeof(name), "in%d", j);
+    vec_emit_arg(e, name, j, 0);
+  }
+  vec_emit_arg(e, "out", wl->num_inputs, 1);
+  const int64_t row = out->shape[wl->axis] * inner;
+  L(1, "const long OUTER = %lld, ROW = %lld;", ll(outer), ll(row));
+  /* Few outer rows: parallelise each copy instead. */
+  const int outer_parallel = outer >= 16;
+  if (outer_parallel) L(0, "#pragma omp parallel for schedule(static)");
+  L(1, "for (long o = 0; o < OUTER; ++o) {");
+  L(2, "float *restrict po = out + o * ROW;");
+  int64_t at = 0;
+  for (int32_t j = 0; j < wl->num_inputs; ++j) {
+    const int64_t chunk = wl->inputs[j].shape[wl->axis] * inner;
+    L(2, "{ const float *restrict p = in%d + o * %lld;", j, ll(chunk));
+    L(0, "#pragma omp %s", outer_parallel ? "simd" : "parallel for simd schedule(static)");
+    L(3, "for (long i = 0; i < %lld; ++i) po[%lld + i] = p[i]; }", ll(chunk), ll(at));
+    vec_emit_stat(e, (double)chunk, (double)outer);
+    at += chunk;
+  }
+  L(1, "}");
+  end_kernel(e);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
+  const hetc_plugin_tensor_t *t = &e->wl->inputs[0];
+  const hetc_plugin_layout_t layout = follow_hint(t);
+  const int64_t C = t->shape[1];
+  const int64_t B = t->rank == 4 ? vec_layout_block(layout, C) : 1;
+  e->num_inputs = 1;
+  e->input_layouts[0] = e->output_layout = layout;
+  e->num_params = 1;
+  e->param_bytes[0] = (uint64_t)(vec_ceil_div(C, B) * B) * 4;
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "bias", 1, 0);
+  vec_emit_arg(e, "out", 2, 1);
+  if (B == 1) {
+    int64_t outer = t->shape[0], inner = 1;
+    for (int32_t i = 2; i < t->rank; ++i) inner *= t->shape[i];
+    L(1, "const long O = %lld, C = %lld, I = %lld;", ll(outer), ll(C), ll(inner));
+    L(0, "#pragma omp parallel for schedule(static)");
+    if (inner == 1) {
+      L(1, "for (long o = 0; o < O; ++o) {");
+      L(0, "#pragma omp simd");
+      L(2, "for (long c = 0; c < C; ++c) out[o * C + c] = in[o * C + c] + bias[c];");
+      L(1, "}");
+      vec_emit_stat(e, (double)C, (double)outer);
+    } else {
+      L(1, "for (long t = 0; t < O * C; ++t) {");
+      L(2, "const float bv = bias[t %% C];");
+      L(0, "#pragma omp simd");
+      L(2, "for (long i = 0; i < I; ++i) out[t * I + i] = in[t * I + i] + bv;");
+      L(1, "}");
+      vec_emit_stat(e, (double)inner, (double)(outer * C));
+    }
+  } else {
+    const int64_t CB = vec_ceil_div(C, B), P = t->shape[2] * t->shape[3];
+    L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld;", ll(t->shape[0]), ll(CB),
+      ll(B), ll(P));
+    L(0, "#pragma omp parallel for schedule(static)");
+    L(1, "for (long t = 0; t < N * CB; ++t) {");
+    L(2, "const float *restrict bp = bias + (t %% CB) * B;");
+    L(2, "const float *restrict x = in + t * P * B;");
+    L(2, "float *restrict y = out + t * P * B;");
+    L(2, "for (long p = 0; p < P; ++p)");
+    L(0, "#pragma omp simd");
+    L(3, "for (long c = 0; c < B; ++c) y[p * B + c] = x[p * B + c] + bp[c];");
+    L(1, "}");
+    vec_emit_stat(e, (double)B, (double)(t->shape[0] * CB * P));
+  }
+  end_kernel(e);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* Physical offset in a 4-d tensor of layout block `b` (channels C, CB
+ * blocks) of element (n, c, h, w) given as expressions. */
+static void offset_expr(char *buf, size_t size, int64_t b, int64_t C, int64_t H,
+                        int64_t W, const char *n, const char *c, const char *h,
+                        const char *w) {
+  if (b == 1)
+    snprintf(buf, size, "((%s * %lld + %s) * %lld + %s) * %lld + %s", n, ll(C), c, ll(H),
+             h, ll(W), w);
+  else
+    snprintf(buf, size,
+             "(((%s * %lld + (%s) / %lld) * %lld + %s) * %lld + %s) * %lld + (%s) %% %lld", n,
+             ll(vec_ceil_div(C, b)), c, ll(b), ll(H), h, ll(W), w, ll(b), c, ll(b));
+}
+
+hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
+  const hetc_plugin_layout_t li = normalized(in->layout), lo = normalized(out->layout);
+  e->num_inputs = 1;
+  e->input_layouts[0] = li;
+  e->output_layout = lo;
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "out", 1, 1);
+  const int same = same_dims(in, out);
+  const int in_rm = li.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR;
+  const int out_rm = lo.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR;
+  char src[512];
+  if ((same && vec_layout_equal(li, lo)) || (in_rm && out_rm)) {
+    /* Nothing moves: a reshape between row-major tensors or the identity. */
+    const int64_t P = vec_physical_count(in, li);
+    L(1, "const long P = %lld;", ll(P));
+    L(0, "#pragma omp parallel for simd schedule(static)");
+    L(1, "for (long i = 0; i < P; ++i) out[i] = in[i];");
+    vec_emit_stat(e, (double)P, 1);
+  } else if (out_rm) {
+    /* Input is 4-d blocked; walk it in logical order, which is the
+     * row-major order of the output whatever its shape. */
+    const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2], W = in->shape[3];
+    const int64_t bi = vec_layout_block(li, C);
+    offset_expr(src, sizeof(src), bi, C, H, W, "n", "c", "h", "w");
+    L(0, "#pragma omp parallel for schedule(static)");
+    L(1, "for (long t = 0; t < %lld; ++t) {", ll(N * C * H));
+    L(2, "const long n = t / %lld, c = (t / %lld) %% %lld, h = t %% %lld;", ll(C * H), ll(H),
+      ll(C), ll(H));
+    L(2, "float *restrict y = out + t * %lld;", ll(W));
+    L(0, "#pragma omp simd");
+    L(2, "for (long w = 0; w < %lld; ++w) y[w] = in[%s];", ll(W), src);
+    L(1, "}");
+    vec_emit_stat(e, (double)W, (double)(N * C * H));
+  } else {
+    /* Output is 4-d blocked: innermost over its channel block. */
+    const int64_t N = out->shape[0], C = out->shape[1], H = out->shape[2], W = out->shape[3];
+    const int64_t bo = vec_layout_block(lo, C), CBo = vec_ceil_div(C, bo);
+    if (same) {
+      offset_expr(src, sizeof(src), vec_layout_block(li, C), C, H, W, "n", "c", "h", "w");
+    } else if (in_rm) {
+      snprintf(src, sizeof(src), "((n * %lld + c) * %lld + h) * %lld + w", ll(C), ll(H), ll(W));
+    } else {
+      /* Reshape between 4-d tensors, input blocked: the output's logical
+       * row-major index, decomposed in the input's shape. */
+      const int64_t Ci = in->shape[1], Hi = in->shape[2], Wi = in->shape[3];
+      L(1, "#define FLAT(n, c, h, w) (((n) * %lld + (c)) * %lld + (h)) * %lld + (w)", ll(C),
+        ll(H), ll(W));
+      char ni[96], ci[96], hi[96], wi[96];
+      snprintf(ni, sizeof(ni), "FLAT(n, c, h, w) / %lld", ll(Ci * Hi * Wi));
+      snprintf(ci, sizeof(ci), "FLAT(n, c, h, w) / %lld %% %lld", ll(Hi * Wi), ll(Ci));
+      snprintf(hi, sizeof(hi), "FLAT(n, c, h, w) / %lld %% %lld", ll(Wi), ll(Hi));
+      snprintf(wi, sizeof(wi), "FLAT(n, c, h, w) %% %lld", ll(Wi));
+      offset_expr(src, sizeof(src), vec_layout_block(li, Ci), Ci, Hi, Wi, ni, ci, hi, wi);
+    }
+    L(0, "#pragma omp parallel for schedule(static)");
+    L(1, "for (long t = 0; t < %lld; ++t) {", ll(N * CBo * H));
+    L(2, "const long n = t / %lld, cb = (t / %lld) %% %lld, h = t %% %lld;", ll(CBo * H),
+      ll(H), ll(CBo), ll(H));
+    L(2, "float *restrict y = out + t * %lld;", ll(W * bo));
+    L(2, "for (long w = 0; w < %lld; ++w) {", ll(W));
+    L(0, "#pragma omp simd");
+    L(3, "for (long cc = 0; cc < %lld; ++cc) {", ll(bo));
+    L(4, "const long c = cb * %lld + cc;", ll(bo));
+    if (C % bo)
+      L(4, "y[w * %lld + cc] = c < %lld ? in[%s] : 0.f;", ll(bo), ll(C), src);
+    else
+      L(4, "y[w * %lld + cc] = in[%s];", ll(bo), src);
+    L(3, "}");
+    L(2, "}");
+    L(1, "}");
+    vec_emit_stat(e, (double)bo, (double)(N * CBo * H * W));
+  }
+  end_kernel(e);
+  return NULL;
+}
