@@ -9,3 +9,4 @@ list(APPEND HETC_DRIVER_SOURCES
   reference/pool.c
   reference/softmax.c
 )
+list(APPEND HETC_DRIVER_SOURCES reference/graph_exec.c)

@@ -1,0 +1,632 @@
+/* The vec plugin's ABI table: query, probe, instances, the device, template
+ * dispatch, build/load/emit of artifacts, buffers, run and time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vec.h"
+
+const hetc_plugin_host_t *vec_host;
+
+hetc_plugin_status_t vec_status(int32_t code, const char *format, ...) {
+  char stack[2048];
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  int n = vsnprintf(stack, sizeof(stack), format, args);
+  va_end(args);
+  hetc_plugin_status_t s;
+  if (n >= (int)sizeof(stack)) {
+    char *heap = malloc((size_t)n + 1);
+    if (heap) vsnprintf(heap, (size_t)n + 1, format, copy);
+    s = vec_host->status_new(code, "%s", heap ? heap : stack);
+    free(heap);
+  } else {
+    s = vec_host->status_new(code, "%s", stack);
+  }
+  va_end(copy);
+  return s;
+}
+
+struct hetc_plugin_instance_t {
+  vec_toolchain_t toolchain;
+  vec_device_t device;
+};
+
+struct hetc_plugin_buffer_t {
+  void *data;
+  uint64_t bytes;
+};
+
+struct hetc_plugin_artifact_t {
+  hetc_plugin_workload_t wl; /* deep copy */
+  int kind;
+  vec_config_t cfg;
+  hetc_plugin_artifact_info_t info;
+  hetc_plugin_layout_t input_layouts[VEC_MAX_INPUTS + 1];
+  uint64_t param_bytes[2];
+  char *description;
+  char *source;
+  size_t source_length;
+  vec_object_t *object;
+  vec_kernel_fn_t fn;
+  int32_t num_args;
+  uint64_t arg_bytes[VEC_MAX_INPUTS + 3]; /* minimum buffer size per arg */
+};
+
+/* ------------------------------------------------------------------------ */
+
+static hetc_plugin_status_t vec_probe(void) { return vec_toolchain_probe(); }
+
+static void vec_instance_destroy(hetc_plugin_instance_t *instance) {
+  if (!instance) return;
+  vec_device_fini(&instance->device);
+  vec_toolchain_fini(&instance->toolchain);
+  free(instance);
+}
+
+static hetc_plugin_status_t vec_instance_create(hetc_plugin_instance_t **out_instance) {
+  if (!out_instance)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: null out_instance");
+  *out_instance = NULL;
+  hetc_plugin_instance_t *inst = calloc(1, sizeof(*inst));
+  if (!inst) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  char *model = vec_cpu_model();
+  hetc_plugin_status_t s =
+      model ? vec_toolchain_init(&inst->toolchain, model)
+            : vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  free(model);
+  if (s) {
+    free(inst);
+    return s;
+  }
+  s = vec_device_init(&inst->device, &inst->toolchain);
+  if (s) {
+    /* The compiler cannot build our test kernel: the plugin is unusable
+     * here. The message (with the compiler log) travels on; the code says
+     * so. */
+    hetc_plugin_status_t u = vec_host->status_new(
+        HETC_PLUGIN_STATUS_UNAVAILABLE,
+        "vec: the C compiler '%s' cannot build kernels here",
+        inst->toolchain.command_text ? inst->toolchain.command_text : "cc");
+    (void)u;
+    vec_toolchain_fini(&inst->toolchain);
+    free(inst);
+    return u == NULL ? s : s;
+  }
+  *out_instance = inst;
+  return NULL;
+}
+
+static int32_t vec_device_count(const hetc_plugin_instance_t *instance) {
+  return instance ? 1 : 0;
+}
+
+static const hetc_plugin_device_t *vec_device_get(const hetc_plugin_instance_t *instance,
+                                                  int32_t device_index) {
+  if (!instance || device_index != 0) return NULL;
+  return &instance->device.desc;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int32_t vec_supports(const hetc_plugin_instance_t *instance, int32_t device_index,
+                            const hetc_plugin_workload_t *workload) {
+  return instance && device_index == 0 && vec_template_count(workload) > 0;
+}
+
+static int32_t vec_template_count_fn(const hetc_plugin_instance_t *instance,
+                                     int32_t device_index,
+                                     const hetc_plugin_workload_t *workload) {
+  if (!instance || device_index != 0) return 0;
+  return vec_template_count(workload);
+}
+
+static const char *vec_template_name_fn(const hetc_plugin_instance_t *instance,
+                                        int32_t device_index,
+                                        const hetc_plugin_workload_t *workload,
+                                        int32_t template_index) {
+  if (!instance || device_index != 0) return NULL;
+  return vec_template_name(vec_template_kind(workload, template_index));
+}
+
+static uint32_t vec_template_version_fn(const hetc_plugin_instance_t *instance,
+                                        int32_t device_index,
+                                        const hetc_plugin_workload_t *workload,
+                                        int32_t template_index) {
+  if (!instance || device_index != 0) return 0;
+  return vec_template_version(vec_template_kind(workload, template_index));
+}
+
+/* Checks device, workload and template; returns the template kind. */
+static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance,
+                                    int32_t device_index,
+                                    const hetc_plugin_workload_t *workload,
+                                    int32_t template_index, int *out_kind) {
+  if (!instance)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: null instance");
+  if (device_index != 0)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: device %d does not exist (one device)", device_index);
+  char reason[512];
+  int32_t code = vec_workload_check(workload, reason, sizeof(reason));
+  if (code) return vec_status(code, "%s", reason);
+  int kind = vec_template_kind(workload, template_index);
+  if (kind < 0)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: template %d outside 0..%d for this workload", template_index,
+                      vec_template_count(workload) - 1);
+  *out_kind = kind;
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_template_define_space(const hetc_plugin_instance_t *instance,
+                                                      int32_t device_index,
+                                                      const hetc_plugin_workload_t *workload,
+                                                      int32_t template_index,
+                                                      hetc_plugin_space_t *space) {
+  int kind;
+  hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
+  if (s) return s;
+  vec_space_t desc;
+  vec_space_describe(workload, kind, &desc);
+  return vec_space_define(&desc, space);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Artifacts                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact_t *a) {
+  if (!a) return;
+  if (a->object) vec_toolchain_release(&instance->toolchain, a->object);
+  vec_workload_release(&a->wl);
+  free(a->description);
+  free(a->source);
+  free(a);
+}
+
+/* Validates and emits: everything build() and artifact_load() share, so
+ * that both describe the same kernel. */
+static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t device_index,
+                                    const hetc_plugin_workload_t *workload,
+                                    int32_t template_index, const hetc_plugin_config_t *config,
+                                    hetc_plugin_artifact_t **out) {
+  int kind;
+  hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
+  if (s) return s;
+  vec_space_t space;
+  vec_space_describe(workload, kind, &space);
+  vec_config_t cfg;
+  if ((s = vec_config_parse(&space, config, &cfg))) return s;
+
+  hetc_plugin_artifact_t *a = calloc(1, sizeof(*a));
+  if (!a) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  if ((s = vec_workload_copy(workload, &a->wl))) {
+    free(a);
+    return s;
+  }
+  a->kind = kind;
+  a->cfg = cfg;
+
+  vec_strbuf_t config_text;
+  vec_strbuf_init(&config_text);
+  vec_config_describe(&space, &cfg, &config_text);
+  vec_emit_t *e = calloc(1, sizeof(*e));
+  if (!e || config_text.failed) {
+    free(e);
+    vec_strbuf_free(&config_text);
+    artifact_free(instance, a);
+    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  }
+  e->wl = &a->wl;
+  e->kind = kind;
+  e->cfg = cfg;
+  e->config_text = config_text.data;
+  vec_strbuf_init(&e->src);
+  s = vec_emit(e);
+  if (!s) {
+    a->source = vec_strbuf_take(&e->src, &a->source_length);
+    const double avg = e->inner_loops > 0 ? e->inner_iterations / e->inner_loops : 0;
+    vec_strbuf_t d;
+    vec_strbuf_init(&d);
+    vec_strbuf_printf(&d, "%s v%u [%s] avg inner loop %.1f: ", vec_template_name(kind),
+                      vec_template_version(kind), config_text.data ? config_text.data : "",
+                      avg);
+    vec_workload_describe(&a->wl, &d);
+    a->description = vec_strbuf_take(&d, NULL);
+    memcpy(a->input_layouts, e->input_layouts, sizeof(a->input_layouts));
+    memcpy(a->param_bytes, e->param_bytes, sizeof(a->param_bytes));
+    hetc_plugin_artifact_info_t *info = &a->info;
+    info->num_inputs = e->num_inputs;
+    info->input_layouts = a->input_layouts;
+    info->output_layout = e->output_layout;
+    info->num_params = e->num_params;
+    info->param_bytes = a->param_bytes;
+    info->workspace_bytes = 0;
+    info->avg_inner_loop_length = avg;
+    info->description = a->description;
+    /* Minimum buffer sizes, in run()'s argument order. */
+    int32_t n = 0;
+    for (int32_t i = 0; i < e->num_inputs; ++i)
+      a->arg_bytes[n++] = (uint64_t)vec_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
+    for (int32_t i = 0; i < e->num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
+    a->arg_bytes[n++] = (uint64_t)vec_physical_count(&a->wl.output, e->output_layout) * 4;
+    a->num_args = n;
+    if (!a->source || !a->description)
+      s = vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  }
+  vec_strbuf_free(&e->src);
+  free(e);
+  vec_strbuf_free(&config_text);
+  if (s) {
+    artifact_free(instance, a);
+    return s;
+  }
+  *out = a;
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_build(hetc_plugin_instance_t *instance, int32_t device_index,
+                                      const hetc_plugin_workload_t *workload,
+                                      int32_t template_index,
+                                      const hetc_plugin_config_t *config,
+                                      hetc_plugin_artifact_t **out_artifact) {
+  if (!out_artifact)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: null out_artifact");
+  *out_artifact = NULL;
+  hetc_plugin_artifact_t *a = NULL;
+  hetc_plugin_status_t s =
+      prepare(instance, device_index, workload, template_index, config, &a);
+  if (s) return s;
+  s = vec_toolchain_get(&instance->toolchain, a->source, a->source_length, VEC_KERNEL_SYMBOL,
+                        &a->object);
+  if (s) {
+    artifact_free(instance, a);
+    return s;
+  }
+  memcpy(&a->fn, &a->object->symbol, sizeof(a->fn));
+  *out_artifact = a;
+  return NULL;
+}
+
+static void vec_artifact_release(hetc_plugin_instance_t *instance,
+                                 hetc_plugin_artifact_t *artifact) {
+  if (instance) artifact_free(instance, artifact);
+}
+
+static const hetc_plugin_artifact_info_t *vec_artifact_info(
+    const hetc_plugin_artifact_t *artifact) {
+  return artifact ? &artifact->info : NULL;
+}
+
+static hetc_plugin_status_t vec_pack_param_fn(const hetc_plugin_artifact_t *artifact,
+                                              int32_t param_index, const float *logical,
+                                              uint64_t count, void *out_packed) {
+  if (!artifact)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: null artifact");
+  if (param_index < 0 || param_index >= artifact->info.num_params)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: param %d outside 0..%d", param_index,
+                      artifact->info.num_params - 1);
+  return vec_pack_param(&artifact->wl, artifact->kind, &artifact->cfg,
+                        artifact->info.output_layout, param_index, logical, count,
+                        out_packed, artifact->param_bytes[param_index]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Buffers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static hetc_plugin_status_t vec_buffer_alloc(hetc_plugin_instance_t *instance,
+                                             int32_t device_index, uint64_t bytes,
+                                             hetc_plugin_buffer_t **out_buffer) {
+  if (!instance || !out_buffer || device_index != 0)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: buffer_alloc: bad instance, device %d or null out", device_index);
+  *out_buffer = NULL;
+  if (bytes > ((uint64_t)1 << 40))
+    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: %llu bytes is too large",
+                      (unsigned long long)bytes);
+  hetc_plugin_buffer_t *b = calloc(1, sizeof(*b));
+  /* 64-byte aligned (host->alloc promises it); at least one line. */
+  size_t size = (size_t)((bytes + 63) / 64 * 64);
+  if (size == 0) size = 64;
+  void *data = b ? vec_host->alloc(size) : NULL;
+  if (!data) {
+    free(b);
+    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: cannot allocate %llu bytes",
+                      (unsigned long long)bytes);
+  }
+  /* Zeroed, so NCHWc padding channels of a buffer nobody wrote are zero. */
+  memset(data, 0, size);
+  b->data = data;
+  b->bytes = bytes;
+  *out_buffer = b;
+  return NULL;
+}
+
+static void vec_buffer_free(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer) {
+  (void)instance;
+  if (!buffer) return;
+  vec_host->free(buffer->data);
+  free(buffer);
+}
+
+static hetc_plugin_status_t check_range(const hetc_plugin_buffer_t *b, uint64_t offset,
+                                        uint64_t bytes, const char *what) {
+  if (!b) return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: %s: null buffer", what);
+  if (offset > b->bytes || bytes > b->bytes - offset)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: %s: [%llu, +%llu) outside a buffer of %llu bytes", what,
+                      (unsigned long long)offset, (unsigned long long)bytes,
+                      (unsigned long long)b->bytes);
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_buffer_write(hetc_plugin_instance_t *instance,
+                                             hetc_plugin_buffer_t *buffer, uint64_t offset,
+                                             const void *src, uint64_t bytes) {
+  (void)instance;
+  hetc_plugin_status_t s = check_range(buffer, offset, bytes, "buffer_write");
+  if (s) return s;
+  if (bytes && !src)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: buffer_write: null source");
+  if (bytes) memcpy((char *)buffer->data + offset, src, (size_t)bytes);
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_buffer_read(hetc_plugin_instance_t *instance,
+                                            const hetc_plugin_buffer_t *buffer,
+                                            uint64_t offset, void *dst, uint64_t bytes) {
+  (void)instance;
+  hetc_plugin_status_t s = check_range(buffer, offset, bytes, "buffer_read");
+  if (s) return s;
+  if (bytes && !dst)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: buffer_read: null target");
+  if (bytes) memcpy(dst, (const char *)buffer->data + offset, (size_t)bytes);
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_buffer_copy(hetc_plugin_instance_t *instance,
+                                            hetc_plugin_buffer_t *dst, uint64_t dst_offset,
+                                            const hetc_plugin_buffer_t *src,
+                                            uint64_t src_offset, uint64_t bytes) {
+  (void)instance;
+  hetc_plugin_status_t s = check_range(dst, dst_offset, bytes, "buffer_copy destination");
+  if (!s) s = check_range(src, src_offset, bytes, "buffer_copy source");
+  if (s) return s;
+  if (bytes)
+    memmove((char *)dst->data + dst_offset, (const char *)src->data + src_offset,
+            (size_t)bytes);
+  return NULL;
+}
+
+static void *vec_buffer_host_pointer(hetc_plugin_instance_t *instance,
+                                     hetc_plugin_buffer_t *buffer) {
+  (void)instance;
+  return buffer ? buffer->data : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Run and time                                                             */
+/* ------------------------------------------------------------------------ */
+
+static hetc_plugin_status_t gather_args(const hetc_plugin_artifact_t *a,
+                                        hetc_plugin_buffer_t *const *args, int32_t num_args,
+                                        float **out_pointers) {
+  if (!a || !a->fn)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: artifact not runnable");
+  if (num_args != a->num_args || (num_args > 0 && !args))
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: %d arguments, the kernel takes %d (inputs, params, output)",
+                      num_args, a->num_args);
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (!args[i])
+      return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: argument %d is null", i);
+    if (args[i]->bytes < a->arg_bytes[i])
+      return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                        "vec: argument %d has %llu bytes, the kernel needs %llu", i,
+                        (unsigned long long)args[i]->bytes,
+                        (unsigned long long)a->arg_bytes[i]);
+    out_pointers[i] = args[i]->data;
+  }
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_run(hetc_plugin_instance_t *instance,
+                                    const hetc_plugin_artifact_t *artifact,
+                                    hetc_plugin_buffer_t *const *args, int32_t num_args) {
+  (void)instance;
+  float *pointers[VEC_MAX_INPUTS + 3];
+  hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
+  if (s) return s;
+  artifact->fn(pointers);
+  return NULL;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static hetc_plugin_status_t vec_time(hetc_plugin_instance_t *instance,
+                                     const hetc_plugin_artifact_t *artifact,
+                                     hetc_plugin_buffer_t *const *args, int32_t num_args,
+                                     int32_t number, int32_t repeat, double *out_seconds) {
+  (void)instance;
+  if (number < 1 || repeat < 1 || !out_seconds)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: time: number %d and repeat %d must be positive", number, repeat);
+  float *pointers[VEC_MAX_INPUTS + 3];
+  hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
+  if (s) return s;
+  /* One untimed run: starts the OpenMP team and warms the caches. */
+  artifact->fn(pointers);
+  for (int32_t r = 0; r < repeat; ++r) {
+    double t0 = now_seconds();
+    for (int32_t i = 0; i < number; ++i) artifact->fn(pointers);
+    out_seconds[r] = (now_seconds() - t0) / number;
+  }
+  return NULL;
+}
+
+static hetc_plugin_status_t vec_features(const hetc_plugin_instance_t *instance,
+                                         int32_t device_index,
+                                         const hetc_plugin_workload_t *workload,
+                                         int32_t template_index,
+                                         const hetc_plugin_config_t *config,
+                                         float *out_features, int32_t capacity,
+                                         int32_t *out_count) {
+  (void)instance, (void)device_index, (void)workload, (void)template_index, (void)config;
+  (void)out_features, (void)capacity;
+  if (out_count) *out_count = 0;
+  return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
+                    "feature extraction arrives with the tuner (schema 1)");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Emit and load                                                            */
+/* ------------------------------------------------------------------------ */
+
+static char *file_path(const char *dir, const char *prefix, const char *suffix) {
+  size_t n = strlen(dir) + strlen(prefix) + strlen(suffix) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s%s", dir, prefix, suffix);
+  return p;
+}
+
+static hetc_plugin_status_t vec_artifact_emit(hetc_plugin_instance_t *instance,
+                                              const hetc_plugin_artifact_t *artifact,
+                                              const char *dir, const char *prefix) {
+  if (!instance || !artifact || !dir || !prefix || !artifact->object)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: artifact_emit: null argument");
+  char *c_path = file_path(dir, prefix, ".c"), *so_path = file_path(dir, prefix, ".so");
+  hetc_plugin_status_t s = NULL;
+  if (!c_path || !so_path)
+    s = vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  if (!s) s = vec_write_file_atomic(c_path, artifact->source, artifact->source_length);
+  if (!s) {
+    size_t length = 0;
+    char *object = vec_read_file(artifact->object->path, &length);
+    if (object) {
+      s = vec_write_file_atomic(so_path, object, length);
+      free(object);
+    } else {
+      /* The loaded file went away (cache cleaned): build it again there. */
+      s = vec_toolchain_compile_to(&instance->toolchain, artifact->source,
+                                   artifact->source_length, so_path);
+    }
+  }
+  free(c_path);
+  free(so_path);
+  return s;
+}
+
+static hetc_plugin_status_t vec_artifact_load(hetc_plugin_instance_t *instance,
+                                              int32_t device_index,
+                                              const hetc_plugin_workload_t *workload,
+                                              int32_t template_index,
+                                              const hetc_plugin_config_t *config,
+                                              const char *dir, const char *prefix,
+                                              hetc_plugin_artifact_t **out_artifact) {
+  if (!out_artifact || !dir || !prefix)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: artifact_load: null argument");
+  *out_artifact = NULL;
+  hetc_plugin_artifact_t *a = NULL;
+  hetc_plugin_status_t s = prepare(instance, device_index, workload, template_index, config, &a);
+  if (s) return s;
+  char *c_path = file_path(dir, prefix, ".c"), *so_path = file_path(dir, prefix, ".so");
+  if (!c_path || !so_path) s = vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+  if (!s) {
+    /* The packaged source must be the kernel this (workload, template,
+     * config) gives now; otherwise the package is stale or mislabelled. */
+    size_t length = 0;
+    char *packaged = vec_read_file(c_path, &length);
+    if (packaged && (length != a->source_length || memcmp(packaged, a->source, length) != 0))
+      s = vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                     "vec: %s was emitted for another workload, template, config or "
+                     "plugin version",
+                     c_path);
+    free(packaged);
+  }
+  if (!s) {
+    struct stat st;
+    if (stat(so_path, &st) != 0 ||
+        vec_toolchain_open(&instance->toolchain, so_path, VEC_KERNEL_SYMBOL, &a->object) != NULL) {
+      /* The ignored status above cannot be freed by a plugin; see note in
+       * the report. Fall back to compiling the source. */
+      a->object = NULL;
+    }
+    if (!a->object)
+      s = vec_toolchain_get(&instance->toolchain, a->source, a->source_length,
+                            VEC_KERNEL_SYMBOL, &a->object);
+  }
+  free(c_path);
+  free(so_path);
+  if (s) {
+    artifact_free(instance, a);
+    return s;
+  }
+  memcpy(&a->fn, &a->object->symbol, sizeof(a->fn));
+  *out_artifact = a;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const hetc_plugin_t vec_plugin = {
+    .header = {HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR, sizeof(hetc_plugin_t), 0},
+    .name = VEC_PLUGIN_NAME,
+    .vendor = "hetc",
+    .version = VEC_PLUGIN_VERSION,
+    .description = "C emitter for vector multicores: plain C with OpenMP and long "
+                   "NCHW[x]c channel-block inner loops, built by the host C compiler",
+    .probe = vec_probe,
+    .instance_create = vec_instance_create,
+    .instance_destroy = vec_instance_destroy,
+    .device_count = vec_device_count,
+    .device_get = vec_device_get,
+    .supports = vec_supports,
+    .template_count = vec_template_count_fn,
+    .template_name = vec_template_name_fn,
+    .template_version = vec_template_version_fn,
+    .template_define_space = vec_template_define_space,
+    .build = vec_build,
+    .artifact_release = vec_artifact_release,
+    .artifact_info = vec_artifact_info,
+    .pack_param = vec_pack_param_fn,
+    .buffer_alloc = vec_buffer_alloc,
+    .buffer_free = vec_buffer_free,
+    .buffer_write = vec_buffer_write,
+    .buffer_read = vec_buffer_read,
+    .buffer_copy = vec_buffer_copy,
+    .buffer_host_pointer = vec_buffer_host_pointer,
+    .run = vec_run,
+    .time = vec_time,
+    .features = vec_features,
+    .artifact_emit = vec_artifact_emit,
+    .artifact_load = vec_artifact_load,
+};
+
+HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,
+                                                          uint32_t host_abi_minor,
+                                                          const hetc_plugin_host_t *host);
+
+HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,
+                                                          uint32_t host_abi_minor,
+                                                          const hetc_plugin_host_t *host) {
+  (void)host_abi_minor;
+  if (host_abi_major != HETC_PLUGIN_ABI_MAJOR || !host) return NULL;
+  if (host->header.abi_major != HETC_PLUGIN_ABI_MAJOR) return NULL;
+  /* Every service this plugin calls is in minor 0; refuse a table too
+   * short to hold them. */
+  if (!HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, thread_count)) return NULL;
+  vec_host = host;
+  return &vec_plugin;
+}

@@ -1,0 +1,47 @@
+#include "e2e_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void e2e_random_fill(float *data, int64_t count, uint64_t seed) {
+  uint64_t state = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
+  for (int64_t i = 0; i < count; ++i) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    data[i] = (float)((double)((state * UINT64_C(0x2545F4914F6CDD1D)) >> 40) / 8388608.0 - 1.0);
+  }
+}
+
+double e2e_max_relative_error(const float *got, const float *want, int64_t count) {
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    double diff = fabs((double)got[i] - (double)want[i]);
+    if (!(diff <= max_diff)) max_diff = diff; /* NaN propagates */
+    if (fabs(want[i]) > max_ref) max_ref = fabs(want[i]);
+  }
+  return max_ref > 0 ? max_diff / max_ref : max_diff;
+}
+
+const char *e2e_sample_path(const char *name) {
+  static char path[4096];
+  const char *root = getenv("HETC_SOURCE_DIR");
+  snprintf(path, sizeof(path), "%s/samples/%s", root ? root : ".", name);
+  return path;
+}
+
+float **e2e_make_inputs(const hetc_graph_t *graph, uint64_t seed) {
+  float **inputs = calloc((size_t)graph->num_inputs, sizeof(float *));
+  for (int32_t i = 0; inputs && i < graph->num_inputs; ++i) {
+    int64_t count = hetc_tensor_element_count(&graph->values[graph->inputs[i]].type);
+    inputs[i] = malloc(sizeof(float) * (size_t)count);
+    if (inputs[i]) e2e_random_fill(inputs[i], count, seed + (uint64_t)i);
+  }
+  return inputs;
+}
+
+void e2e_free_arrays(float **arrays, int32_t count) {
+  for (int32_t i = 0; arrays && i < count; ++i) free(arrays[i]);
+  free(arrays);
+}

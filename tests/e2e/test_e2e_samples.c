@@ -1,0 +1,109 @@
+/* Every sample model: (1) the graph passes keep the function (reference on
+ * the loaded graph vs reference on the optimized graph), (2) a package
+ * compiled for `vec` and run by the runtime matches the reference on the
+ * loaded graph within a max relative error of 1e-4. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fileio.h"
+#include "compile/compile.h"
+#include "e2e_util.h"
+#include "graph/passes.h"
+#include "model/model.h"
+#include "reference/graph_exec.h"
+#include "runtime/runtime.h"
+
+#define TOLERANCE 1e-4
+
+static void assert_ok(hetc_status_t status) {
+  if (status) fail_msg("%s", hetc_status_message(status));
+}
+
+static void check_sample(const char *file, const char *const *targets, int32_t num_targets) {
+  hetc_graph_t *graph = NULL;
+  assert_ok(hetc_model_load_file(e2e_sample_path(file), &graph));
+  float **inputs = e2e_make_inputs(graph, 7);
+  float **want = calloc((size_t)graph->num_outputs, sizeof(float *));
+  assert_ok(hetc_reference_run_graph(graph, (const float *const *)inputs, want));
+
+  /* (1) passes preserve the function. */
+  hetc_graph_t *optimized = NULL;
+  assert_ok(hetc_graph_clone(graph, &optimized));
+  assert_ok(hetc_graph_optimize(optimized));
+  float **fused = calloc((size_t)graph->num_outputs, sizeof(float *));
+  assert_ok(hetc_reference_run_graph(optimized, (const float *const *)inputs, fused));
+  for (int32_t o = 0; o < graph->num_outputs; ++o) {
+    int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
+    double error = e2e_max_relative_error(fused[o], want[o], count);
+    printf("%-20s output %-10s passes: max rel error %.2e\n", file, graph->output_names[o], error);
+    assert_true(error <= TOLERANCE);
+  }
+
+  /* (2) compiled package vs reference. */
+  char package[256];
+  snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".",
+           file, (int)getpid());
+  hetc_registry_t *registry = NULL;
+  assert_ok(hetc_registry_open(&registry));
+  hetc_compile_report_t report;
+  assert_ok(hetc_compile_graph(registry, graph, targets, num_targets, 0, package, &report));
+  hetc_runtime_t *rt = NULL;
+  assert_ok(hetc_runtime_open(registry, package, &rt));
+  for (int32_t i = 0; i < graph->num_inputs; ++i)
+    assert_ok(hetc_runtime_set_input(rt, i, inputs[i], hetc_runtime_input_count(rt, i)));
+  assert_ok(hetc_runtime_execute(rt));
+  for (int32_t o = 0; o < graph->num_outputs; ++o) {
+    int64_t count = hetc_runtime_output_count(rt, o);
+    assert_int_equal(count, hetc_tensor_element_count(&graph->values[graph->outputs[o]].type));
+    float *got = malloc(sizeof(float) * (size_t)count);
+    assert_ok(hetc_runtime_get_output(rt, o, got, count));
+    double error = e2e_max_relative_error(got, want[o], count);
+    printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms)\n", file,
+           graph->output_names[o], targets[0], error, report.kernels, report.transforms);
+    assert_true(error <= TOLERANCE);
+    free(got);
+  }
+  hetc_runtime_close(rt);
+  hetc_registry_free(registry);
+  hetc_dir_remove_tree(package);
+  e2e_free_arrays(fused, graph->num_outputs);
+  e2e_free_arrays(want, graph->num_outputs);
+  e2e_free_arrays(inputs, graph->num_inputs);
+  hetc_graph_free(optimized);
+  hetc_graph_free(graph);
+}
+
+static const char *const vec_only[] = {"vec"};
+
+#define SAMPLE_TEST(fn, file) \
+  static void fn(void **state) { (void)state; check_sample(file, vec_only, 1); }
+
+SAMPLE_TEST(tiny_conv, "tiny_conv.json")
+SAMPLE_TEST(tiny_residual, "tiny_residual.json")
+SAMPLE_TEST(tiny_depthwise, "tiny_depthwise.json")
+SAMPLE_TEST(tiny_concat, "tiny_concat.json")
+SAMPLE_TEST(tiny_allops, "tiny_allops.json")
+SAMPLE_TEST(tiny_batch2, "tiny_batch2.json")
+SAMPLE_TEST(tiny_weights, "tiny_weights.json")
+SAMPLE_TEST(resnet18, "resnet18.json")
+SAMPLE_TEST(resnet50, "resnet50.json")
+SAMPLE_TEST(vgg19, "vgg19.json")
+SAMPLE_TEST(mobilenet_v1, "mobilenet_v1.json")
+SAMPLE_TEST(squeezenet, "squeezenet.json")
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
+      cmocka_unit_test(tiny_concat),  cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
+      cmocka_unit_test(tiny_weights), cmocka_unit_test(resnet18),      cmocka_unit_test(resnet50),
+      cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
