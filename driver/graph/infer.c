@@ -25,6 +25,17 @@ static void format_shape(const hetc_plugin_tensor_t *t, char *buf, size_t size) 
   if (used < size) snprintf(buf + used, size - used, "]");
 }
 
+/* Whether a shape whose dims are each at most 2^31 has more than 2^31
+ * elements; checking after each step keeps the product below 2^62. */
+static int too_many_elements(const int64_t *dims, int32_t rank) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < rank; ++i) {
+    count *= dims[i];
+    if (count > HETC_MAX_TENSOR_ELEMENTS) return 1;
+  }
+  return 0;
+}
+
 #define FAIL(where, ...)                                                       \
   do {                                                                         \
     snprintf(out_where, HETC_INFER_WHERE_SIZE, "%s", (where));                 \
@@ -52,6 +63,11 @@ static hetc_status_t infer_window(hetc_graph_t *graph, hetc_node_t *node,
     if (a->channels % a->groups != 0)
       FAIL("attrs/groups", "groups %d does not divide the %lld output channels",
            a->groups, (long long)a->channels);
+    /* The weight is a tensor too: [channels, C_in/groups, KH, KW]. */
+    const int64_t weight[4] = {a->channels, in->shape[1] / a->groups, a->kernel[0], a->kernel[1]};
+    if (too_many_elements(weight, 4))
+      FAIL("", "weight of conv2d [%lld,%lld,%d,%d] has more than 2^31 elements",
+           (long long)weight[0], (long long)weight[1], a->kernel[0], a->kernel[1]);
   } else {
     if (a->padding[0] >= a->kernel[0] || a->padding[2] >= a->kernel[0] ||
         a->padding[1] >= a->kernel[1] || a->padding[3] >= a->kernel[1])
@@ -142,7 +158,9 @@ static hetc_status_t infer_reshape(hetc_graph_t *graph, hetc_node_t *node,
     if (a->reshape_shape[i] == -1) {
       wildcard = i;
     } else {
-      known *= a->reshape_shape[i];
+      known *= a->reshape_shape[i]; /* each entry <= 2^31: no overflow */
+      if (known > HETC_MAX_TENSOR_ELEMENTS)
+        FAIL("attrs/shape", "shape has more than 2^31 elements");
     }
   }
   out->rank = a->reshape_rank;
@@ -174,6 +192,12 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
     case HETC_OP_DENSE:
       HETC_RETURN_IF_ERROR(expect_rank(in, 2, "dense", out_where));
       out.shape[1] = node->attrs.channels;
+      {
+        const int64_t weight[2] = {node->attrs.channels, in->shape[1]};
+        if (too_many_elements(weight, 2))
+          FAIL("", "weight of dense [%lld,%lld] has more than 2^31 elements",
+               (long long)weight[0], (long long)weight[1]);
+      }
       break;
     case HETC_OP_BATCH_NORM:
     case HETC_OP_GLOBAL_AVG_POOL2D:

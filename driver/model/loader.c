@@ -47,6 +47,16 @@ static void describe(const cJSON *item, char *buf, size_t size) {
     snprintf(buf, size, "nothing");
     return;
   }
+  if (cJSON_IsNumber(item) && isfinite(item->valuedouble)) {
+    /* cJSON prints with 15 significant digits when that round-trips only
+     * approximately (2^53 comes out as 9.00719925474099e+15, which reads as
+     * a smaller number); print the shortest exact form instead. */
+    for (int digits = 15; digits <= 17; ++digits) {
+      snprintf(buf, size, "%.*g", digits, item->valuedouble);
+      if (strtod(buf, NULL) == item->valuedouble) break;
+    }
+    return;
+  }
   char *text = cJSON_PrintUnformatted(item);
   if (!text) {
     snprintf(buf, size, "a value");
@@ -156,8 +166,10 @@ static hetc_status_t get_name(const loader_t *L, const cJSON *item, const char *
 static hetc_status_t get_array(const loader_t *L, const cJSON *item, const char *path,
                                int lo, int hi, const char *what) {
   char got[80];
-  if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) < lo || cJSON_GetArraySize(item) > hi)
+  if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) < lo || cJSON_GetArraySize(item) > hi) {
+    if (lo == hi) return fail(L, path, "expected an array of %d %s, got %s", lo, what, GOT(item));
     return fail(L, path, "expected an array of %d to %d %s, got %s", lo, hi, what, GOT(item));
+  }
   return NULL;
 }
 
@@ -476,14 +488,36 @@ static hetc_status_t sort_topologically(loader_t *L) {
   free(consumer_start);
   free(consumers);
   if (tail < n) {
-    for (int32_t i = 0; i < n; ++i) {
-      if (pending[i] > 0) {
-        char path[32];
-        snprintf(path, sizeof(path), "/nodes/%d", L->json_index[i]);
-        status = fail(L, path, "node \"%s\" is part of a cycle", g->nodes[i].name);
-        goto done;
+    /* Every node left has an input from another node left, so walking back
+     * along such inputs n times from any of them ends on a cycle; report
+     * the cycle's node that comes first in /nodes (not a node that merely
+     * reads from the cycle). */
+    int32_t at = 0;
+    while (pending[at] == 0) ++at;
+    for (int32_t step = 0; step < n; ++step) {
+      int32_t next = -1;
+      for (int32_t k = 0; next < 0 && k < g->nodes[at].num_inputs; ++k) {
+        int32_t v = g->nodes[at].inputs[k];
+        if (v >= ni && pending[v - ni] > 0) next = v - ni;
       }
+      if (next < 0) break; /* cannot happen: a node left has such an input */
+      at = next;
     }
+    int32_t first = at;
+    for (int32_t walk = at, step = 0; step < n; ++step) {
+      int32_t next = -1;
+      for (int32_t k = 0; next < 0 && k < g->nodes[walk].num_inputs; ++k) {
+        int32_t v = g->nodes[walk].inputs[k];
+        if (v >= ni && pending[v - ni] > 0) next = v - ni;
+      }
+      if (next < 0 || next == at) break;
+      walk = next;
+      if (L->json_index[walk] < L->json_index[first]) first = walk;
+    }
+    char path[32];
+    snprintf(path, sizeof(path), "/nodes/%d", L->json_index[first]);
+    status = fail(L, path, "node \"%s\" is part of a cycle", g->nodes[first].name);
+    goto done;
   }
   /* Permute nodes and renumber their values: value ni + k is node k. */
   hetc_node_t *sorted = calloc((size_t)n + 1, sizeof(hetc_node_t));
@@ -575,6 +609,10 @@ static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
     if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
     hetc_status_t status = hetc_weights_load_file(L->graph, path, path);
     free(path);
+    /* An unreadable file (missing, a directory) is the fault of the
+     * /weights/file value; name it like every other rejection. */
+    if (hetc_status_code(status) == HETC_STATUS_IO_ERROR)
+      status = hetc_status_annotate(status, "%s: /weights/file", L->file);
     return status;
   }
   if (!init) return fail(L, "/weights", "missing required key \"file\" or \"init\"");
@@ -724,25 +762,52 @@ static hetc_status_t load_document(loader_t *L, const cJSON *root) {
   return load_weights(L, weights);
 }
 
+/* A syntax-level rejection at byte `offset`, reported as line:column. */
+static hetc_status_t fail_at(const loader_t *L, const char *text, size_t length, size_t offset,
+                             const char *what) {
+  int line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < length; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: line %d, column %d: %s", L->file, line,
+                         column, what);
+}
+
 static hetc_status_t parse_and_load(const char *text, size_t length, loader_t *L) {
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, length, &end, 0);
   if (!root) {
-    /* Report where parsing stopped as line:column. */
+    /* Report where parsing stopped. */
     size_t offset = end && end >= text ? (size_t)(end - text) : 0;
     const char *error_at = cJSON_GetErrorPtr();
     if (error_at && error_at >= text && error_at <= text + length) offset = (size_t)(error_at - text);
-    int line = 1, column = 1;
-    for (size_t i = 0; i < offset && i < length; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
+    return fail_at(L, text, length, offset, "not valid JSON");
+  }
+  /* cJSON stops after the first value; anything but whitespace after it
+   * means the file is not one JSON text. */
+  size_t offset = end && end >= text && end <= text + length ? (size_t)(end - text) : length;
+  while (offset < length && (text[offset] == ' ' || text[offset] == '\t' ||
+                             text[offset] == '\r' || text[offset] == '\n'))
+    ++offset;
+  if (offset < length) {
+    cJSON_Delete(root);
+    return fail_at(L, text, length, offset, "not valid JSON (text after the top-level value)");
+  }
+  /* cJSON decodes \u0000 into a NUL that silently cuts the string short
+   * ("conv\u0000x" would read as "conv"). Outside strings a backslash is a
+   * syntax error, so every backslash here starts an escape. */
+  for (size_t i = 0; i + 1 < length; ++i) {
+    if (text[i] != '\\') continue;
+    if (text[i + 1] == 'u' && i + 5 < length && memcmp(text + i + 2, "0000", 4) == 0) {
+      cJSON_Delete(root);
+      return fail_at(L, text, length, i, "\\u0000 (a NUL character) is not allowed in a string");
     }
-    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: line %d, column %d: not valid JSON",
-                           L->file, line, column);
+    ++i; /* skip the escaped character */
   }
   hetc_status_t status = load_document(L, root);
   cJSON_Delete(root);

@@ -143,11 +143,12 @@ static hetc_status_t parse_entries(const char *file, reader_t *r, entry_t **out_
 #define TRUNCATED(what)                                                                  \
   hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: offset %llu: truncated while reading %s", \
                   file, (unsigned long long)r->at, what)
-  if (r->size < 16 || memcmp(r->data, WEIGHTS_MAGIC, 8) != 0)
+  if (r->size < 8 || memcmp(r->data, WEIGHTS_MAGIC, 8) != 0)
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: offset 0: not a hetc weights file (expected magic \"%s\")", file,
                            WEIGHTS_MAGIC);
   r->at = 8;
+  if (r->size < 16) return TRUNCATED("the header");
   uint32_t version, count;
   read_u32(r, &version);
   read_u32(r, &count);
@@ -197,9 +198,12 @@ static hetc_status_t parse_entries(const char *file, reader_t *r, entry_t **out_
     for (uint32_t d = 0; d < rank && !status; ++d) {
       uint64_t dim;
       if (!read_u64(r, &dim)) { status = TRUNCATED(e->name); break; }
-      if (dim < 1 || dim > (UINT64_C(1) << 31) || (elements *= dim) > (UINT64_C(1) << 31))
+      if (dim < 1 || dim > (UINT64_C(1) << 31))
         status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: tensor \"%s\": dimension %u is %lld, out of range",
                                  file, e->name, d, (long long)dim);
+      else if ((elements *= dim) > (UINT64_C(1) << 31))
+        status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: tensor \"%s\": more than 2^31 elements",
+                                 file, e->name);
       e->dims[d] = (int64_t)dim;
     }
     if (status) break;
@@ -211,13 +215,18 @@ static hetc_status_t parse_entries(const char *file, reader_t *r, entry_t **out_
   }
   for (uint32_t i = 0; i < count && !status; ++i) {
     entry_t *e = &entries[i];
-    if (e->offset < r->at || e->offset > r->size || r->size - e->offset < e->nbytes)
+    if (e->offset < r->at)
       status = hetc_status_new(HETC_STATUS_BAD_INPUT,
-                               "%s: tensor \"%s\": data at offset %llu (%llu bytes) lies outside the "
-                               "data area [%llu, %llu) (truncated file?)",
+                               "%s: tensor \"%s\": data at offset %llu overlaps the header, which "
+                               "ends at offset %llu",
                                file, e->name, (unsigned long long)e->offset,
-                               (unsigned long long)e->nbytes, (unsigned long long)r->at,
-                               (unsigned long long)r->size);
+                               (unsigned long long)r->at);
+    else if (e->offset > r->size || r->size - e->offset < e->nbytes)
+      status = hetc_status_new(HETC_STATUS_BAD_INPUT,
+                               "%s: tensor \"%s\": data at offset %llu (%llu bytes) runs past the "
+                               "end of the file (%llu bytes; truncated file?)",
+                               file, e->name, (unsigned long long)e->offset,
+                               (unsigned long long)e->nbytes, (unsigned long long)r->size);
   }
   if (status) {
     free(entries);

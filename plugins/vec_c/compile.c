@@ -373,7 +373,8 @@ void vec_toolchain_fini(vec_toolchain_t *tc) {
 }
 
 hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *source,
-                                              size_t length, const char *so_path) {
+                                              size_t length, const char *so_path,
+                                              int32_t fail_code) {
   uint64_t n = next_serial(tc);
   char src[4096], log[4096], out[4096];
   snprintf(src, sizeof(src), "%s/k%llu.c", tc->temp_dir, (unsigned long long)n);
@@ -383,8 +384,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   if (write_all(src, source, length) != 0) {
     int err = errno;
     unlink(src);
-    return vec_status(HETC_PLUGIN_STATUS_BUILD_FAILED, "vec: writing %s: %s", src,
-                      strerror(err));
+    return vec_status(fail_code, "vec: writing %s: %s", src, strerror(err));
   }
   /* argv: the command, then -o OUT SRC -lm (slots reserved at init). */
   char *argv[256];
@@ -402,7 +402,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
     char *text = vec_read_file(log, &log_length);
     const char *shown = text ? text : "(no output)";
     if (log_length > MAX_LOG) shown = text + log_length - MAX_LOG;
-    s = vec_status(HETC_PLUGIN_STATUS_BUILD_FAILED,
+    s = vec_status(fail_code,
                    "vec: compiling a kernel failed: `%s -o %s %s -lm` exited with %d:\n%s",
                    tc->command_text, out, src, rc, shown);
     free(text);
@@ -410,8 +410,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   } else if (rename(out, so_path) != 0) {
     int err = errno;
     unlink(out);
-    s = vec_status(HETC_PLUGIN_STATUS_BUILD_FAILED, "vec: renaming to %s: %s", so_path,
-                   strerror(err));
+    s = vec_status(fail_code, "vec: renaming to %s: %s", so_path, strerror(err));
   }
   unlink(log);
   unlink(src);
@@ -427,19 +426,17 @@ static void pin_runtime(const char *path) {
   (void)handle; /* deliberately never closed */
 }
 
-static hetc_plugin_status_t load(const char *path, const char *symbol, void **out_handle,
-                                 void **out_symbol) {
+static hetc_plugin_status_t load(const char *path, const char *symbol, int32_t fail_code,
+                                 void **out_handle, void **out_symbol) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *err = dlerror();
-    return vec_status(HETC_PLUGIN_STATUS_BUILD_FAILED, "vec: dlopen %s: %s", path,
-                      err ? err : "unknown error");
+    return vec_status(fail_code, "vec: dlopen %s: %s", path, err ? err : "unknown error");
   }
   void *fn = dlsym(handle, symbol);
   if (!fn) {
     dlclose(handle);
-    return vec_status(HETC_PLUGIN_STATUS_BUILD_FAILED, "vec: %s has no symbol %s", path,
-                      symbol);
+    return vec_status(fail_code, "vec: %s has no symbol %s", path, symbol);
   }
   pin_runtime(path);
   *out_handle = handle;
@@ -507,7 +504,7 @@ static hetc_plugin_status_t add_object(vec_toolchain_t *tc, uint64_t key, const 
 }
 
 hetc_plugin_status_t vec_toolchain_get(vec_toolchain_t *tc, const char *source,
-                                       size_t length, const char *symbol,
+                                       size_t length, const char *symbol, int32_t fail_code,
                                        vec_object_t **out_object) {
   uint64_t key = vec_fnv1a64(source, length, tc->key_seed);
   if (key == 0) key = 1;
@@ -528,20 +525,36 @@ hetc_plugin_status_t vec_toolchain_get(vec_toolchain_t *tc, const char *source,
   void *handle = NULL, *fn = NULL;
   hetc_plugin_status_t s = NULL;
   if (!try_load(path, symbol, &handle, &fn)) {
-    s = vec_toolchain_compile_to(tc, source, length, path);
-    if (!s) s = load(path, symbol, &handle, &fn);
+    s = vec_toolchain_compile_to(tc, source, length, path, fail_code);
+    if (!s) s = load(path, symbol, fail_code, &handle, &fn);
   }
   if (!s) s = add_object(tc, key, path, handle, fn, out_object);
   free(path);
   return s;
 }
 
-hetc_plugin_status_t vec_toolchain_open(vec_toolchain_t *tc, const char *path,
-                                        const char *symbol, vec_object_t **out_object) {
+int vec_toolchain_try_open(vec_toolchain_t *tc, const char *path, const char *symbol,
+                           vec_object_t **out_object) {
   void *handle = NULL, *fn = NULL;
-  hetc_plugin_status_t s = load(path, symbol, &handle, &fn);
-  if (s) return s;
-  return add_object(tc, 0, path, handle, fn, out_object);
+  if (!try_load(path, symbol, &handle, &fn)) return 0;
+  vec_object_t *o = calloc(1, sizeof(*o));
+  char *p = dup_string(path);
+  if (!o || !p) {
+    free(o);
+    free(p);
+    dlclose(handle);
+    return 0;
+  }
+  o->path = p;
+  o->handle = handle;
+  o->symbol = fn;
+  o->refs = 1;
+  pthread_mutex_lock(&tc->lock);
+  o->next = tc->objects;
+  tc->objects = o;
+  pthread_mutex_unlock(&tc->lock);
+  *out_object = o;
+  return 1;
 }
 
 void vec_toolchain_release(vec_toolchain_t *tc, vec_object_t *object) {

@@ -159,7 +159,8 @@ static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double 
   char *source = peak_source(lanes);
   if (!source) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   vec_object_t *object = NULL;
-  hetc_plugin_status_t s = vec_toolchain_get(tc, source, strlen(source), "hetc_vec_peak", &object);
+  hetc_plugin_status_t s = vec_toolchain_get(tc, source, strlen(source), "hetc_vec_peak",
+                                             HETC_PLUGIN_STATUS_UNAVAILABLE, &object);
   free(source);
   if (s) return s;
   peak_fn_t fn;

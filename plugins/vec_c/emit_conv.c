@@ -7,6 +7,7 @@
  * appears as a test in the innermost loop: the valid output column range
  * of each kernel column is precomputed (OWLO/OWHI), rows are skipped at the
  * kh level. */
+#include <stdio.h>
 #include <string.h>
 
 #include "vec.h"

@@ -254,19 +254,22 @@ hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc,
 /* Unloads every object and removes the temp directory. */
 void vec_toolchain_fini(vec_toolchain_t *tc);
 /* Returns a loaded object for `source`, from the in-process cache, the
- * disk cache, or by compiling it. Thread-safe. */
+ * disk cache, or by compiling it. Thread-safe. Failures carry fail_code
+ * (BUILD_FAILED for kernels) and the compiler log. */
 hetc_plugin_status_t vec_toolchain_get(vec_toolchain_t *tc, const char *source,
                                        size_t length, const char *symbol,
+                                       int32_t fail_code,
                                        vec_object_t **out_object);
-/* Loads the shared object at `path` (not cached by source). */
-hetc_plugin_status_t vec_toolchain_open(vec_toolchain_t *tc, const char *path,
-                                        const char *symbol,
-                                        vec_object_t **out_object);
+/* Loads the shared object at `path` (not cached by source). Returns 1 on
+ * success, 0 when it cannot be loaded (no status: the caller recompiles). */
+int vec_toolchain_try_open(vec_toolchain_t *tc, const char *path,
+                           const char *symbol, vec_object_t **out_object);
 /* Compiles `source` into so_path (written atomically). */
 hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc,
                                               const char *source,
                                               size_t length,
-                                              const char *so_path);
+                                              const char *so_path,
+                                              int32_t fail_code);
 void vec_toolchain_release(vec_toolchain_t *tc, vec_object_t *object);
 
 uint64_t vec_fnv1a64(const void *data, size_t length, uint64_t hash);
