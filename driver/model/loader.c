@@ -397,7 +397,8 @@ static hetc_status_t parse_node(loader_t *L, const cJSON *item, const char *path
   const op_rule_t *rule = &op_rules[node->op];
   snprintf(sub, sizeof(sub), "%s/inputs", path);
   char what[64];
-  snprintf(what, sizeof(what), "input names for %s", hetc_op_name(node->op));
+  snprintf(what, sizeof(what), "input name%s for %s", rule->max_inputs == 1 ? "" : "s",
+           hetc_op_name(node->op));
   HETC_RETURN_IF_ERROR(get_array(L, inputs, sub, rule->min_inputs, rule->max_inputs, what));
   for (int i = 0; i < cJSON_GetArraySize(inputs); ++i) {
     snprintf(sub, sizeof(sub), "%s/inputs/%d", path, i);

@@ -85,9 +85,19 @@ static uint64_t splitmix64_next(uint64_t *state) {
 hetc_status_t hetc_weights_init_random(hetc_graph_t *graph, uint64_t seed) {
   hetc_node_t *node;
   hetc_param_t shape;
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  /* Fuzz builds only (tests/fuzz): a valid model may ask for up to 2^31
+   * values per tensor, which no fuzzer memory limit allows. */
+  int64_t fuzz_total = 0;
+#endif
   FOR_EACH_PARAM(graph, node, slot, shape) {
     char name[300];
     param_name(node, slot, name, sizeof(name));
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    if ((fuzz_total += shape.count) > (INT64_C(1) << 22))
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY,
+                             "fuzzing build: random init above 2^22 values (at %s)", name);
+#endif
     float *data = malloc(sizeof(float) * (size_t)shape.count);
     if (!data) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "weights for %s", name);
     uint64_t state = seed ^ hetc_fnv1a64(name, strlen(name), HETC_FNV1A64_OFFSET);
@@ -257,6 +267,9 @@ hetc_status_t hetc_weights_load_file(hetc_graph_t *graph, const char *path,
   hetc_node_t *node;
   hetc_param_t shape;
   if (!status) {
+    /* FOR_EACH_PARAM is two nested loops: a failure leaves both with goto
+     * (a break would go on with the next node, and a second failure would
+     * leak the first status and report the wrong tensor). */
     FOR_EACH_PARAM(graph, node, slot, shape) {
       char name[300];
       param_name(node, slot, name, sizeof(name));
@@ -264,7 +277,7 @@ hetc_status_t hetc_weights_load_file(hetc_graph_t *graph, const char *path,
       if (index < 0) {
         status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: missing tensor \"%s\" for node \"%s\"",
                                  display_name, name, node->name);
-        break;
+        goto params_done;
       }
       entry_t *e = &entries[index];
       int same = e->rank == shape.rank;
@@ -279,12 +292,12 @@ hetc_status_t hetc_weights_load_file(hetc_graph_t *graph, const char *path,
                    (long long)e->dims[d]);
         status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: tensor \"%s\": shape %s], expected %s]",
                                  display_name, name, have, want);
-        break;
+        goto params_done;
       }
       float *data = malloc((size_t)e->nbytes);
       if (!data) {
         status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: tensor \"%s\"", display_name, name);
-        break;
+        goto params_done;
       }
       memcpy(data, bytes + e->offset, (size_t)e->nbytes);
       int finite = 1;
@@ -299,13 +312,14 @@ hetc_status_t hetc_weights_load_file(hetc_graph_t *graph, const char *path,
                                  slot == HETC_PARAM_VAR && node->op == HETC_OP_BATCH_NORM
                                      ? "a negative or non-finite variance"
                                      : "a NaN or infinite value");
-        break;
+        goto params_done;
       }
       free(node->params[slot].data);
       shape.data = data;
       node->params[slot] = shape;
       e->used = 1;
     }
+  params_done:;
   }
   for (uint32_t i = 0; !status && i < count; ++i) {
     if (!entries[i].used)

@@ -322,12 +322,18 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
     plan->devices[i].fingerprint = get_string(r, d, base, "fingerprint");
   }
   for (int32_t i = 0; i < plan->num_slots && !r->status; ++i) {
-    int64_t pair[2];
-    snprintf(base, sizeof(base), "%d", i);
-    get_ints(r, arrays[1], "/buffer_slots", base, 2, 2, 0, INT64_C(1) << 40, pair);
-    if (!r->status && pair[0] >= plan->num_devices) bad(r, "device %lld does not exist", (long long)pair[0]);
-    plan->slots[i].device = (int32_t)pair[0];
-    plan->slots[i].bytes = (uint64_t)pair[1];
+    const cJSON *pair = cJSON_GetArrayItem(arrays[1], i);
+    const cJSON *device = cJSON_GetArrayItem(pair, 0), *bytes = cJSON_GetArrayItem(pair, 1);
+    snprintf(r->path, sizeof(r->path), "/buffer_slots/%d", i);
+    if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(device) ||
+        !cJSON_IsNumber(bytes) || device->valuedouble < 0 || device->valuedouble >= plan->num_devices ||
+        floor(device->valuedouble) != device->valuedouble || bytes->valuedouble < 0 ||
+        bytes->valuedouble > (double)(INT64_C(1) << 40) || floor(bytes->valuedouble) != bytes->valuedouble) {
+      bad(r, "expected [device, bytes] with an existing device");
+      break;
+    }
+    plan->slots[i].device = (int32_t)device->valuedouble;
+    plan->slots[i].bytes = (uint64_t)bytes->valuedouble;
   }
   for (int32_t i = 0; i < plan->num_values && !r->status; ++i) {
     const cJSON *v = cJSON_GetArrayItem(arrays[2], i);

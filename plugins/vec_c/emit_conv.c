@@ -295,45 +295,135 @@ static int64_t ow_tile(int64_t OW, int64_t block) {
   return vec_ceil_div(OW, tiles);
 }
 
-/* Body of one (icb, kh, kw) step: ic, ow, oc loops. kw < 0: rolled. */
-static void emit_nchwc_tap(vec_strbuf_t *s, int ind, const conv_geom_t *g,
-                           int64_t kw, int partial_ic) {
-  char kws[32];
-  if (kw < 0) {
-    snprintf(kws, sizeof(kws), "kw");
-  } else {
-    if (g->lo[kw] >= g->hi[kw]) return;
-    snprintf(kws, sizeof(kws), "%lld", (long long)kw);
+/* Loop orders of the NCHWc reduction nest (groups == 1): permutations of
+ * the axes icb (input channel block), kh, kw, ic (channel within the block)
+ * and ow (output column in the accumulator tile); the loop over the output
+ * channel block, oc, is always innermost. Index = the "reorder" knob. */
+enum { AX_ICB = 0, AX_KH, AX_KW, AX_IC, AX_OW, NUM_AXES };
+static const int32_t nchwc_orders[][NUM_AXES] = {
+    {AX_ICB, AX_KH, AX_KW, AX_IC, AX_OW}, /* 0: channel blocks outermost */
+    {AX_KH, AX_KW, AX_ICB, AX_IC, AX_OW}, /* 1: kernel taps outermost */
+    {AX_KH, AX_ICB, AX_KW, AX_IC, AX_OW}, /* 2: kh, blocks, kw */
+    {AX_ICB, AX_KH, AX_KW, AX_OW, AX_IC}, /* 3: a pixel's accumulators stay
+                                             hot over the block's ic */
+    {AX_OW, AX_ICB, AX_KH, AX_KW, AX_IC}, /* 4: output stationary: one
+                                             pixel's whole reduction */
+};
+#define NUM_NCHWC_ORDERS ((int32_t)(sizeof(nchwc_orders) / sizeof(nchwc_orders[0])))
+
+int32_t vec_conv_nchwc_orders(int32_t *out_perms, int32_t capacity_rows) {
+  for (int32_t p = 0; p < NUM_NCHWC_ORDERS && p < capacity_rows; ++p)
+    memcpy(out_perms + p * NUM_AXES, nchwc_orders[p], sizeof(nchwc_orders[p]));
+  return NUM_NCHWC_ORDERS;
+}
+
+typedef struct nest_t {
+  vec_strbuf_t *s;
+  const conv_geom_t *g;
+  const int32_t *order;
+  int unroll;      /* kw loop unrolled */
+  int partial_ic;  /* the last input channel block is partial (icn) */
+  int placed[NUM_AXES];
+  int64_t kw;      /* the unrolled kw value, or -1 */
+} nest_t;
+
+static void kw_text(const nest_t *t, char *buf, size_t size) {
+  if (t->kw >= 0)
+    snprintf(buf, size, "%lld", (long long)t->kw);
+  else
+    snprintf(buf, size, "kw");
+}
+
+static void emit_nest(nest_t *t, int level, int ind);
+
+/* Opens the loop of one axis, recurses, closes it. */
+static void emit_nest(nest_t *t, int level, int ind) {
+  vec_strbuf_t *s = t->s;
+  const conv_geom_t *g = t->g;
+  char kw[32];
+  if (level == NUM_AXES) {
+    kw_text(t, kw, sizeof(kw));
+    vec_strbuf_line(s, ind,
+                    "const float x = in[(((n * ICB + icb) * H + ih) * W + ow * SW + %s * DW - PL)"
+                    " * ICBN + ic];",
+                    kw);
+    vec_strbuf_line(s, ind,
+                    "const float *restrict wv = wt + ((((ocb * ICB + icb) * KH + kh) * KW + %s)"
+                    " * ICBN + ic) * OCBN;",
+                    kw);
+    vec_strbuf_line(s, 0, "#pragma omp simd");
+    vec_strbuf_line(s, ind, "for (long oc = 0; oc < OCBN; ++oc) a[oc] += x * wv[oc];");
+    return;
   }
-  vec_strbuf_line(s, ind, "{ /* kw = %s */", kws);
-  ++ind;
-  if (kw < 0) {
-    vec_strbuf_line(s, ind, "const long lo = OWLO[kw] > ow0 ? OWLO[kw] : ow0;");
-    vec_strbuf_line(s, ind, "const long hi = OWHI[kw] < owe ? OWHI[kw] : owe;");
-  } else {
-    vec_strbuf_line(s, ind, "const long lo = %lld > ow0 ? %lld : ow0;",
-                    (long long)g->lo[kw], (long long)g->lo[kw]);
-    vec_strbuf_line(s, ind, "const long hi = %lld < owe ? %lld : owe;",
-                    (long long)g->hi[kw], (long long)g->hi[kw]);
+  const int axis = t->order[level];
+  switch (axis) {
+    case AX_ICB:
+      vec_strbuf_line(s, ind, "for (long icb = 0; icb < ICB; ++icb) {");
+      if (t->partial_ic)
+        vec_strbuf_line(s, ind + 1, "const long icn = icb == ICB - 1 ? ICL : ICBN;");
+      break;
+    case AX_KH:
+      vec_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
+      vec_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
+      vec_strbuf_line(s, ind + 1, "if (ih < 0 || ih > H) continue;");
+      break;
+    case AX_IC:
+      vec_strbuf_line(s, ind, "for (long ic = 0; ic < %s; ++ic) {",
+                      t->partial_ic ? "icn" : "ICBN");
+      break;
+    case AX_KW:
+      if (t->unroll) {
+        t->placed[AX_KW] = 1;
+        for (int64_t k = 0; k < g->KW; ++k) {
+          /* A column no output of this row ever reads is left out. */
+          if (g->lo[k] >= g->hi[k]) continue;
+          t->kw = k;
+          vec_strbuf_line(s, ind, "{ /* kw = %lld */", (long long)k);
+          if (t->placed[AX_OW]) {
+            vec_strbuf_line(s, ind + 1, "const long iw = ow * SW + %lld;",
+                            (long long)(k * g->DW - g->PL));
+            vec_strbuf_line(s, ind + 1, "if (iw >= 0 && iw < W) {");
+            emit_nest(t, level + 1, ind + 2);
+            vec_strbuf_line(s, ind + 1, "}");
+          } else {
+            emit_nest(t, level + 1, ind + 1);
+          }
+          vec_strbuf_line(s, ind, "}");
+        }
+        t->kw = -1;
+        t->placed[AX_KW] = 0;
+        return;
+      }
+      vec_strbuf_line(s, ind, "for (long kw = 0; kw < KW; ++kw) {");
+      if (t->placed[AX_OW]) {
+        vec_strbuf_line(s, ind + 1, "const long iw = ow * SW + kw * DW - PL;");
+        vec_strbuf_line(s, ind + 1, "if (iw < 0 || iw >= W) continue;");
+      }
+      break;
+    case AX_OW:
+      if (t->placed[AX_KW]) {
+        /* Only the columns whose input exists for this kw. */
+        kw_text(t, kw, sizeof(kw));
+        if (t->kw >= 0)
+          vec_strbuf_line(s, ind, "for (long ow = %lld > ow0 ? %lld : ow0, owh = %lld < owe ? %lld : owe;"
+                          " ow < owh; ++ow) {",
+                          (long long)g->lo[t->kw], (long long)g->lo[t->kw],
+                          (long long)g->hi[t->kw], (long long)g->hi[t->kw]);
+        else
+          vec_strbuf_line(s, ind,
+                          "for (long ow = OWLO[kw] > ow0 ? OWLO[kw] : ow0, owh = OWHI[kw] < owe ? "
+                          "OWHI[kw] : owe; ow < owh; ++ow) {");
+      } else {
+        vec_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
+      }
+      vec_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * OCBN;");
+      break;
+    default: return;
   }
-  vec_strbuf_line(s, ind,
-                  "const long ibase = (((n * ICB + icb) * H + ih) * W + %s * DW - PL) * ICBN;",
-                  kws);
-  vec_strbuf_line(s, ind,
-                  "const float *restrict wp = wt + (((ocb * ICB + icb) * KH + kh) * KW + %s)"
-                  " * ICBN * OCBN;",
-                  kws);
-  vec_strbuf_line(s, ind, "for (long ic = 0; ic < %s; ++ic) {",
-                  partial_ic ? "icn" : "ICBN");
-  vec_strbuf_line(s, ind + 1, "const float *restrict wv = wp + ic * OCBN;");
-  vec_strbuf_line(s, ind + 1, "for (long ow = lo; ow < hi; ++ow) {");
-  vec_strbuf_line(s, ind + 2, "const float x = in[ibase + ow * SW * ICBN + ic];");
-  vec_strbuf_line(s, ind + 2, "float *restrict a = acc + (ow - ow0) * OCBN;");
-  vec_strbuf_line(s, 0, "#pragma omp simd");
-  vec_strbuf_line(s, ind + 2, "for (long oc = 0; oc < OCBN; ++oc) a[oc] += x * wv[oc];");
-  vec_strbuf_line(s, ind + 1, "}");
+  t->placed[axis] = 1;
+  emit_nest(t, level + 1, ind + 1);
+  t->placed[axis] = 0;
   vec_strbuf_line(s, ind, "}");
-  vec_strbuf_line(s, ind - 1, "}");
 }
 
 /* Depthwise, taps outside pixels (order 0): for one (kh, kw). */
@@ -419,7 +509,7 @@ static void emit_nchwc_epilogue(vec_emit_t *e, int ind, const char *block,
   if (last != bn) {
     vec_strbuf_line(s, ind + 1, "if (%s == %s - 1) /* padding channels stay zero */",
                     outer, blocks);
-    vec_strbuf_line(s, ind + 2, "for (long oc = %lld; oc < %s; ++oc) op[ow * %s + oc] = 0.f;",
+    vec_strbuf_line(s, ind + 2, "for (long oc = %lld; oc < %s; ++oc) op[ow * %s + oc] = op[ow * %s + oc];",
                     (long long)last, block, block);
   }
   vec_strbuf_line(s, ind, "}");
@@ -471,10 +561,11 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
   emit_conv_args(e);
   emit_consts(s, &g);
   vec_strbuf_line(s, 1,
-                  "const long ICBN = %lld, OCBN = %lld, ICB = %lld, OCB = %lld, OWT = %lld;",
+                  "const long ICBN = %lld, OCBN = %lld, ICB = %lld, OCB = %lld, ICL = %lld,"
+                  " OWT = %lld;",
                   (long long)ICBN, (long long)OCBN, (long long)ICB, (long long)OCB,
-                  (long long)OWT);
-  vec_strbuf_line(s, 1, "(void)ICB; (void)C; (void)K;");
+                  (long long)ICL, (long long)OWT);
+  vec_strbuf_line(s, 1, "(void)ICB; (void)ICL; (void)C; (void)K;");
   if (!unroll) emit_ow_tables(s, &g);
   const double pixels_rows = (double)g.N * (double)OCB; /* per output row */
   const double taps_rows = sum_valid_rows(&g);
@@ -532,66 +623,17 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
     }
     emit_acc_tile_head(s, ind, "OCBN");
     ++ind;
-    /* Reduction loops icb (0), kh (1), kw (2) in the chosen order. */
-    static const int orders[3][3] = {{0, 1, 2}, {1, 2, 0}, {1, 0, 2}};
-    const int *order = orders[e->cfg.reorder >= 0 && e->cfg.reorder < 3 ? e->cfg.reorder : 0];
-    int open = 0, kw_unrolled_at = -1;
-    for (int level = 0; level < 3; ++level) {
-      int axis = order[level];
-      if (axis == 0) {
-        vec_strbuf_line(s, ind, "for (long icb = 0; icb < ICB; ++icb) {");
-        ++ind;
-        ++open;
-        if (ICL != ICBN)
-          vec_strbuf_line(s, ind, "const long icn = icb == ICB - 1 ? %lld : ICBN;",
-                          (long long)ICL);
-      } else if (axis == 1) {
-        vec_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
-        vec_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
-        vec_strbuf_line(s, ind + 1, "if (ih < 0 || ih >= H) continue;");
-        ++ind;
-        ++open;
-      } else if (unroll) {
-        kw_unrolled_at = level;
-        /* Remaining levels go inside each unrolled copy. */
-        break;
-      } else {
-        vec_strbuf_line(s, ind, "for (long kw = 0; kw < KW; ++kw) {");
-        ++ind;
-        ++open;
-      }
-    }
-    if (kw_unrolled_at >= 0) {
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        if (g.lo[kw] >= g.hi[kw]) continue;
-        int inner = ind, extra = 0;
-        vec_strbuf_line(s, inner, "{ const long kw = %lld; (void)kw;", (long long)kw);
-        ++inner;
-        for (int level = kw_unrolled_at + 1; level < 3; ++level) {
-          int axis = order[level];
-          if (axis == 0) {
-            vec_strbuf_line(s, inner, "for (long icb = 0; icb < ICB; ++icb) {");
-            ++inner;
-            ++extra;
-            if (ICL != ICBN)
-              vec_strbuf_line(s, inner, "const long icn = icb == ICB - 1 ? %lld : ICBN;",
-                              (long long)ICL);
-          } else if (axis == 1) {
-            vec_strbuf_line(s, inner, "for (long kh = 0; kh < KH; ++kh) {");
-            vec_strbuf_line(s, inner + 1, "const long ih = oh * SH + kh * DH - PT;");
-            vec_strbuf_line(s, inner + 1, "if (ih < 0 || ih >= H) continue;");
-            ++inner;
-            ++extra;
-          }
-        }
-        emit_nchwc_tap(s, inner, &g, kw, ICL != ICBN);
-        while (extra-- > 0) vec_strbuf_line(s, --inner, "}");
-        vec_strbuf_line(s, ind, "}");
-      }
-    } else {
-      emit_nchwc_tap(s, ind, &g, -1, ICL != ICBN);
-    }
-    while (open-- > 0) vec_strbuf_line(s, --ind, "}");
+    nest_t nest;
+    memset(&nest, 0, sizeof(nest));
+    nest.s = s;
+    nest.g = &g;
+    nest.order = nchwc_orders[e->cfg.reorder >= 0 && e->cfg.reorder < NUM_NCHWC_ORDERS
+                                  ? e->cfg.reorder
+                                  : 0];
+    nest.unroll = unroll;
+    nest.partial_ic = ICL != ICBN;
+    nest.kw = -1;
+    emit_nest(&nest, 0, ind);
     vec_emit_stat(e, (double)OCBN, pixels_rows * taps_rows * valid_cols * (double)g.C);
     vec_emit_stat(e, (double)OCBN, pixels_rows * (double)g.OH * (double)g.OW); /* zeroing */
     emit_nchwc_epilogue(e, ind, "OCBN", "ocb", "OCB", g.K, OCBN);

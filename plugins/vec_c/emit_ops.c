@@ -601,7 +601,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
       /* Reshape between 4-d tensors, input blocked: the output's logical
        * row-major index, decomposed in the input's shape. */
       const int64_t Ci = in->shape[1], Hi = in->shape[2], Wi = in->shape[3];
-      L(1, "#define FLAT(n, c, h, w) (((n) * %lld + (c)) * %lld + (h)) * %lld + (w)", ll(C),
+      L(1, "#define FLAT(n, c, h, w) ((((n) * %lld + (c)) * %lld + (h)) * %lld + (w))", ll(C),
         ll(H), ll(W));
       char ni[96], ci[96], hi[96], wi[96];
       snprintf(ni, sizeof(ni), "FLAT(n, c, h, w) / %lld", ll(Ci * Hi * Wi));

@@ -148,13 +148,10 @@ void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
       add_permutation(k, 3, pixel_outer);
       out->tiles_equal = 1;
     } else {
-      /* Axes icb (input channel block), kh, kw around ic, ow, oc. */
-      static const int32_t block_outer[3] = {0, 1, 2}; /* icb, kh, kw */
-      static const int32_t taps_outer[3] = {1, 2, 0};  /* kh, kw, icb */
-      static const int32_t mixed[3] = {1, 0, 2};       /* kh, icb, kw */
-      add_permutation(k, 3, block_outer);
-      add_permutation(k, 3, taps_outer);
-      add_permutation(k, 3, mixed);
+      /* Axes icb, kh, kw, ic, ow around the oc loop (emit_conv.c). */
+      int32_t perms[VEC_MAX_VALUES * 5];
+      int32_t count = vec_conv_nchwc_orders(perms, VEC_MAX_VALUES);
+      for (int32_t p = 0; p < count; ++p) add_permutation(k, 5, perms + p * 5);
     }
     k->default_value = 0;
     int64_t oc_default = out->knobs[1].default_value;

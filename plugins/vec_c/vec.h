@@ -116,7 +116,7 @@ typedef enum vec_knob_kind_t {
 
 #define VEC_MAX_KNOBS 6
 #define VEC_MAX_VALUES 8
-#define VEC_MAX_AXES 4
+#define VEC_MAX_AXES 5
 
 typedef struct vec_knob_spec_t {
   const char *name;
@@ -191,6 +191,9 @@ const char *vec_act_expr(int32_t activation);
 void vec_emit_arg(vec_emit_t *e, const char *name, int index, int is_output);
 
 hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e);
+/* The NCHWc loop orders (rows of 5 axes: icb, kh, kw, ic, ow) into
+ * out_perms; returns their number. */
+int32_t vec_conv_nchwc_orders(int32_t *out_perms, int32_t capacity_rows);
 hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_dense(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_pool(vec_emit_t *e);

@@ -306,9 +306,9 @@ def build_cases():
                               "attrs": {"kernel": [2, 2], "strides": [2, 2]}})
         node(m, "relu").update(op="concat", inputs=["conv", "pool"])
     case("shape_concat_mismatch", mutate(concat_mismatch))
-    case("shape_concat_rank_mismatch", mutate(lambda m: node(m, "relu").update(op="concat", inputs=["conv", "data"]),
-                                              lambda: mutate(lambda m: m["inputs"].__setitem__(0, {
-                                                  "name": "data", "shape": [1, 3, 8, 8, 1], "dtype": "float32"}))))
+    case("shape_concat_rank_mismatch", mutate(lambda m: m.update(nodes=[
+        {"name": "r", "op": "reshape", "inputs": ["data"], "attrs": {"shape": [1, 2, 5]}},
+        {"name": "relu", "op": "concat", "inputs": ["data", "r"]}]), base2d))
     case("concat_axis_out_of_range", mutate(lambda m: node(m, "relu").update(
         op="concat", inputs=["conv", "conv"], attrs={"axis": 4})))
     case("overflow_conv_output", mutate(lambda m: (m["inputs"][0].update(shape=[1, 1, 32768, 32768]),
@@ -350,7 +350,7 @@ def build_cases():
     wcase("wfile_version_2", version=2)
     wcase("wfile_short_header", blob=good_blob[:12])
     wcase("wfile_count_too_big", count=100000)
-    wcase("wfile_truncated_entry", blob=good_blob[:30])
+    wcase("wfile_truncated_entry", blob=good_blob[:header_end - 10])
     wcase("wfile_truncated_data", blob=good_blob[:-8])
     t = good_tensors()
     wcase("wfile_name_len_zero", replace_tensor(t, "conv1.bias", ("conv1.bias", [4], t[1][2], {"name": b"", "name_len": 0})))

@@ -1,0 +1,746 @@
+/* Smoke tests of the vec plugin through its ABI with a fake host: every
+ * conv2d template on awkward shapes with default and hand-picked configs,
+ * every other op once, config validation, emit/load, timing, and the
+ * compiler-failure paths. Results are checked against the reference
+ * executor in the artifact's own layouts (NCHWc padding included). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/status.h"
+#include "fake_host.h"
+#include "vec_test_util.h"
+
+#define TOLERANCE 1e-4
+
+static vec_plugin_handle_t H;
+
+static int setup(void **state) {
+  (void)state;
+  return vec_plugin_open(&H, 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  vec_plugin_close(&H);
+  return 0;
+}
+
+static hetc_plugin_workload_t conv_workload(hetc_plugin_tensor_t in, int64_t k, int kh, int kw,
+                                            int sh, int sw, const int pad[4], int dh, int dw,
+                                            int groups) {
+  hetc_plugin_workload_t wl;
+  memset(&wl, 0, sizeof(wl));
+  wl.op = HETC_PLUGIN_OP_CONV2D;
+  wl.num_inputs = 1;
+  wl.kernel[0] = kh;
+  wl.kernel[1] = kw;
+  wl.strides[0] = sh;
+  wl.strides[1] = sw;
+  for (int i = 0; i < 4; ++i) wl.padding[i] = pad[i];
+  wl.dilation[0] = dh;
+  wl.dilation[1] = dw;
+  wl.groups = groups;
+  int64_t oh = (in.shape[2] + pad[0] + pad[2] - dh * (kh - 1) - 1) / sh + 1;
+  int64_t ow = (in.shape[3] + pad[1] + pad[3] - dw * (kw - 1) - 1) / sw + 1;
+  wl.output = tensor4(in.shape[0], k, oh, ow);
+  return wl;
+}
+
+static void set_case(vec_case_t *c, const char *name, const hetc_plugin_workload_t *wl,
+                     const hetc_plugin_tensor_t *inputs) {
+  memset(c, 0, sizeof(*c));
+  snprintf(c->name, sizeof(c->name), "%s", name);
+  c->wl = *wl;
+  for (int32_t i = 0; i < wl->num_inputs; ++i) c->inputs[i] = inputs[i];
+  c->wl.inputs = c->inputs;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_query_and_device(void **state) {
+  (void)state;
+  hetc_plugin_query_fn_t query;
+  void *sym = dlsym(H.so, HETC_PLUGIN_QUERY_SYMBOL);
+  memcpy(&query, &sym, sizeof(query));
+  assert_null(query(HETC_PLUGIN_ABI_MAJOR + 1, 0, fake_host()));
+  const hetc_plugin_t *p = query(HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR, fake_host());
+  assert_non_null(p);
+  assert_int_equal(p->header.abi_major, HETC_PLUGIN_ABI_MAJOR);
+  assert_int_equal(p->header.struct_size, sizeof(hetc_plugin_t));
+  assert_string_equal(p->name, "vec");
+  assert_string_equal(p->vendor, "hetc");
+  assert_null(p->probe());
+  assert_int_equal(p->device_count(H.instance), 1);
+  assert_null(p->device_get(H.instance, 1));
+  const hetc_plugin_device_t *d = p->device_get(H.instance, 0);
+  assert_non_null(d);
+  assert_int_equal(d->kind, HETC_PLUGIN_DEVICE_CPU);
+  assert_true(d->compute_units >= 1);
+  assert_true(d->simd_width_fp32 >= 4);
+  assert_int_equal(d->host_memory, 1);
+  assert_true(strncmp(d->fingerprint, "vec:", 4) == 0);
+  assert_true(d->peak_gflops_fp32 > 0);
+  printf("device: %s\n  fingerprint %s\n  %d cores, %d lanes, peak %.1f GFLOPS, caches %llu/%llu/%llu\n",
+         d->name, d->fingerprint, d->compute_units, d->simd_width_fp32, d->peak_gflops_fp32,
+         (unsigned long long)d->cache_bytes[0], (unsigned long long)d->cache_bytes[1],
+         (unsigned long long)d->cache_bytes[2]);
+  hetc_status_t s = p->features(H.instance, 0, NULL, 0, NULL, NULL, 0, NULL);
+  assert_int_equal(hetc_status_code(s), HETC_STATUS_UNSUPPORTED);
+  hetc_status_free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+
+typedef struct conv_shape_t {
+  const char *name;
+  int64_t n, c, h, w, k;
+  int kh, kw, sh, sw, pad[4], dh, dw, groups;
+  int bias, residual, act;
+} conv_shape_t;
+
+static const conv_shape_t conv_shapes[] = {
+    {"c5_k13_3x3_pad1_bias_relu", 1, 5, 9, 11, 13, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, 1, 1, 0,
+     HETC_PLUGIN_ACT_RELU},
+    {"c13_k5_3x2_s2_pad1021_res_sigmoid", 2, 13, 10, 9, 5, 3, 2, 2, 2, {1, 0, 2, 1}, 1, 1, 1, 0,
+     1, HETC_PLUGIN_ACT_SIGMOID},
+    {"c8_k16_3x3_dil2_pad2_bias_tanh", 1, 8, 12, 12, 16, 3, 3, 1, 1, {2, 2, 2, 2}, 2, 2, 1, 1,
+     0, HETC_PLUGIN_ACT_TANH},
+    {"c24_k40_1x1_res_bias_relu", 1, 24, 7, 7, 40, 1, 1, 1, 1, {0, 0, 0, 0}, 1, 1, 1, 1, 1,
+     HETC_PLUGIN_ACT_RELU},
+    {"dw_c13_3x3_s2_pad1_bias_relu6", 1, 13, 9, 9, 13, 3, 3, 2, 2, {1, 1, 1, 1}, 1, 1, 13, 1,
+     0, HETC_PLUGIN_ACT_RELU6},
+    {"dw_c20_5x5_dil2_pad1021_res", 2, 20, 11, 10, 20, 5, 5, 1, 1, {1, 0, 2, 1}, 2, 2, 20, 0,
+     1, HETC_PLUGIN_ACT_NONE},
+    {"grouped_c8_k12_g4_3x3_s2", 1, 8, 9, 8, 12, 3, 3, 2, 1, {1, 1, 1, 1}, 1, 1, 4, 1, 0,
+     HETC_PLUGIN_ACT_NONE},
+    {"c3_k70_7x7_s2_pad3", 1, 3, 20, 17, 70, 7, 7, 2, 2, {3, 3, 3, 3}, 1, 1, 1, 1, 0,
+     HETC_PLUGIN_ACT_RELU},
+};
+
+static hetc_plugin_workload_t shape_workload(const conv_shape_t *cs, hetc_plugin_tensor_t *inputs) {
+  inputs[0] = tensor4(cs->n, cs->c, cs->h, cs->w);
+  hetc_plugin_workload_t wl = conv_workload(inputs[0], cs->k, cs->kh, cs->kw, cs->sh, cs->sw,
+                                            cs->pad, cs->dh, cs->dw, cs->groups);
+  wl.epilogue.has_bias = cs->bias;
+  wl.epilogue.has_residual = cs->residual;
+  wl.epilogue.activation = cs->act;
+  if (cs->residual) {
+    inputs[1] = wl.output;
+    wl.num_inputs = 2;
+  }
+  wl.inputs = inputs;
+  return wl;
+}
+
+static int64_t knob_value(const hetc_plugin_space_t *sp, const char *name, int index) {
+  int32_t k = fake_space_find(sp, name);
+  if (k < 0) return 0;
+  const fake_knob_t *kn = &sp->knobs[k];
+  if (index < 0) index = kn->num_values + index;
+  if (index < 0) index = 0;
+  return kn->values[index % kn->num_values];
+}
+
+static int add_config_case(vec_case_t *cases, int n, const char *label,
+                           const hetc_plugin_workload_t *wl, const hetc_plugin_tensor_t *inputs,
+                           int32_t tmpl, const hetc_plugin_space_t *sp, const fake_config_t *cfg) {
+  if (!fake_config_valid(sp, cfg)) return n;
+  vec_case_t *c = &cases[n];
+  char name[160];
+  int used = snprintf(name, sizeof(name), "%s", label);
+  for (int32_t i = 0; i < cfg->config.num_knobs && used < (int)sizeof(name); ++i)
+    used += snprintf(name + used, sizeof(name) - (size_t)used, " %s=%lld", cfg->knobs[i].name,
+                     (long long)cfg->values[i]);
+  set_case(c, name, wl, inputs);
+  c->template_index = tmpl;
+  c->use_config = 1;
+  c->config = *cfg;
+  fake_config_get(&c->config);
+  return n + 1;
+}
+
+static void test_conv_templates(void **state) {
+  (void)state;
+  enum { MAX_CASES = 128 };
+  vec_case_t *cases = calloc(MAX_CASES, sizeof(*cases));
+  int n = 0;
+  for (size_t si = 0; si < sizeof(conv_shapes) / sizeof(conv_shapes[0]); ++si) {
+    const conv_shape_t *cs = &conv_shapes[si];
+    hetc_plugin_tensor_t inputs[2];
+    hetc_plugin_workload_t wl = shape_workload(cs, inputs);
+    int32_t templates = H.plugin->template_count(H.instance, 0, &wl);
+    int nchwc_ok = cs->groups == 1 || (cs->groups == cs->c && cs->groups == cs->k);
+    assert_int_equal(templates, nchwc_ok ? 2 : 1);
+    assert_string_equal(H.plugin->template_name(H.instance, 0, &wl, 0), "vec_conv2d_nchw");
+    if (templates > 1)
+      assert_string_equal(H.plugin->template_name(H.instance, 0, &wl, 1), "vec_conv2d_nchwc");
+    for (int32_t t = 0; t < templates; ++t) {
+      hetc_plugin_space_t sp;
+      assert_int_equal(vec_define_space(&H, &wl, t, &sp), 0);
+      char label[96];
+      snprintf(label, sizeof(label), "%s %s", cs->name, t ? "nchwc" : "nchw");
+      fake_config_t cfg;
+      fake_config_default(&sp, &cfg);
+      n = add_config_case(cases, n, label, &wl, inputs, t, &sp, &cfg);
+      if (t == 0) {
+        static const int64_t picks[3][3] = {{1, 1, 1}, {0, 1, 0}, {1, 0, 0}};
+        for (int k = 0; k < 3; ++k) {
+          fake_config_default(&sp, &cfg);
+          fake_config_set(&cfg, "reorder", picks[k][0]);
+          fake_config_set(&cfg, "unroll_kw", knob_value(&sp, "unroll_kw", (int)picks[k][1]));
+          fake_config_set(&cfg, "parallel",
+                          knob_value(&sp, "parallel", (int)(picks[k][2] + cfg.values[fake_space_find(&sp, "parallel")])));
+          n = add_config_case(cases, n, label, &wl, inputs, t, &sp, &cfg);
+        }
+      } else {
+        int32_t perms = sp.knobs[fake_space_find(&sp, "reorder")].num_values;
+        for (int r = 0; r < perms; ++r) {
+          fake_config_default(&sp, &cfg);
+          if (cs->groups == 1) {
+            fake_config_set(&cfg, "tile_ic", knob_value(&sp, "tile_ic", r == 1 ? -1 : 0));
+            fake_config_set(&cfg, "tile_oc", knob_value(&sp, "tile_oc", r == 1 ? 0 : -1));
+          } else {
+            int64_t b = knob_value(&sp, "tile_ic", r);
+            fake_config_set(&cfg, "tile_ic", b);
+            fake_config_set(&cfg, "tile_oc", b);
+          }
+          fake_config_set(&cfg, "reorder", r);
+          fake_config_set(&cfg, "parallel", r % 2);
+          fake_config_set(&cfg, "unroll_kw", knob_value(&sp, "unroll_kw", (r + 1) % 2));
+          n = add_config_case(cases, n, label, &wl, inputs, t, &sp, &cfg);
+        }
+      }
+    }
+  }
+  assert_true(n <= MAX_CASES);
+  vec_build_cases(&H, cases, n, 4);
+  int failures = 0;
+  for (int i = 0; i < n; ++i) {
+    double err = vec_check_case(&H, &cases[i], 1234 + (uint64_t)i);
+    if (err < 0 || err > TOLERANCE) ++failures;
+    if (getenv("HETC_TEST_VERBOSE"))
+      printf("%-90s err %.2g\n", cases[i].name, err);
+    if (cases[i].artifact) H.plugin->artifact_release(H.instance, cases[i].artifact);
+    hetc_status_free(cases[i].status);
+  }
+  printf("conv2d: %d cases, %d failures\n", n, failures);
+  free(cases);
+  assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static hetc_plugin_workload_t simple_workload(int32_t op, int32_t num_inputs,
+                                              hetc_plugin_tensor_t out) {
+  hetc_plugin_workload_t wl;
+  memset(&wl, 0, sizeof(wl));
+  wl.op = op;
+  wl.num_inputs = num_inputs;
+  wl.output = out;
+  return wl;
+}
+
+static hetc_plugin_workload_t pool_workload(int32_t op, hetc_plugin_tensor_t in, int k, int s,
+                                            const int pad[4], int ceil_mode, int include_pad) {
+  hetc_plugin_workload_t wl = simple_workload(op, 1, in);
+  wl.kernel[0] = wl.kernel[1] = k;
+  wl.strides[0] = wl.strides[1] = s;
+  for (int i = 0; i < 4; ++i) wl.padding[i] = pad[i];
+  wl.ceil_mode = ceil_mode;
+  wl.count_include_pad = include_pad;
+  int64_t ext[2];
+  for (int d = 0; d < 2; ++d) {
+    int64_t size = in.shape[2 + d], p0 = pad[d], p1 = pad[d + 2];
+    int64_t span = size + p0 + p1 - k;
+    int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (o - 1) * s >= size + p0) --o;
+    ext[d] = o;
+  }
+  wl.output = tensor4(in.shape[0], in.shape[1], ext[0], ext[1]);
+  return wl;
+}
+
+/* Expected layout kinds of the artifact's first input and output. */
+typedef struct op_expect_t {
+  int32_t in_kind, in_block, out_kind, out_block;
+} op_expect_t;
+
+static void test_other_ops(void **state) {
+  (void)state;
+  enum { MAX_CASES = 64 };
+  vec_case_t *cases = calloc(MAX_CASES, sizeof(*cases));
+  op_expect_t expect[MAX_CASES];
+  int n = 0;
+  hetc_plugin_tensor_t in[8];
+  hetc_plugin_workload_t wl;
+#define ADD(label, kind_in, block_in, kind_out, block_out)                          \
+  do {                                                                             \
+    set_case(&cases[n], label, &wl, in);                                           \
+    expect[n] = (op_expect_t){kind_in, block_in, kind_out, block_out};             \
+    ++n;                                                                           \
+  } while (0)
+  const int RM = HETC_PLUGIN_LAYOUT_ROW_MAJOR, NC = HETC_PLUGIN_LAYOUT_NCHWC,
+            NH = HETC_PLUGIN_LAYOUT_NHWC;
+  const int pad0[4] = {0, 0, 0, 0}, pad1[4] = {1, 1, 1, 1}, pad_asym[4] = {1, 0, 2, 1};
+
+  /* dense with bias, residual and relu */
+  {
+    int64_t d_in[2] = {3, 37}, d_out[2] = {3, 19};
+    in[0] = tensor_rank(2, d_in);
+    in[1] = tensor_rank(2, d_out);
+    wl = simple_workload(HETC_PLUGIN_OP_DENSE, 2, tensor_rank(2, d_out));
+    wl.epilogue.has_bias = 1;
+    wl.epilogue.has_residual = 1;
+    wl.epilogue.activation = HETC_PLUGIN_ACT_RELU;
+    ADD("dense bias+res+relu", RM, 0, RM, 0);
+  }
+  /* pooling: row-major, NCHWc and NHWC hints */
+  in[0] = tensor4(2, 5, 11, 10);
+  wl = pool_workload(HETC_PLUGIN_OP_MAX_POOL2D, in[0], 3, 2, pad_asym, 1, 0);
+  ADD("max_pool 3x3 s2 pad1021 ceil rm", RM, 0, RM, 0);
+  wl = pool_workload(HETC_PLUGIN_OP_AVG_POOL2D, in[0], 3, 2, pad_asym, 1, 1);
+  ADD("avg_pool 3x3 s2 pad1021 ceil include_pad rm", RM, 0, RM, 0);
+  wl = pool_workload(HETC_PLUGIN_OP_AVG_POOL2D, in[0], 2, 2, pad1, 1, 0);
+  ADD("avg_pool 2x2 s2 pad1 ceil exclude_pad rm", RM, 0, RM, 0);
+  in[0] = with_layout(tensor4(1, 13, 9, 9), NC, 8);
+  wl = pool_workload(HETC_PLUGIN_OP_AVG_POOL2D, in[0], 3, 2, pad1, 1, 0);
+  ADD("avg_pool 3x3 s2 pad1 ceil exclude_pad nchw8c", NC, 8, NC, 8);
+  wl = pool_workload(HETC_PLUGIN_OP_MAX_POOL2D, in[0], 3, 1, pad0, 0, 0);
+  ADD("max_pool 3x3 s1 nchw8c", NC, 8, NC, 8);
+  in[0] = with_layout(tensor4(2, 6, 8, 7), NH, 0);
+  wl = pool_workload(HETC_PLUGIN_OP_MAX_POOL2D, in[0], 2, 2, pad0, 1, 0);
+  ADD("max_pool 2x2 s2 ceil nhwc", NH, 0, NH, 0);
+  /* global average pooling */
+  in[0] = tensor4(2, 7, 5, 6);
+  wl = simple_workload(HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D, 1, tensor4(2, 7, 1, 1));
+  ADD("global_avg_pool rm", RM, 0, RM, 0);
+  in[0] = with_layout(tensor4(1, 21, 4, 3), NC, 16);
+  wl = simple_workload(HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D, 1, tensor4(1, 21, 1, 1));
+  ADD("global_avg_pool nchw16c", NC, 16, NC, 16);
+  /* elementwise unary */
+  in[0] = with_layout(tensor4(2, 13, 3, 5), NC, 8);
+  wl = simple_workload(HETC_PLUGIN_OP_ELEMENTWISE, 1, tensor4(2, 13, 3, 5));
+  wl.activation = HETC_PLUGIN_ACT_SIGMOID;
+  ADD("sigmoid nchw8c (padding stays zero)", NC, 8, NC, 8);
+  {
+    int64_t d[3] = {4, 5, 6};
+    in[0] = tensor_rank(3, d);
+    wl = simple_workload(HETC_PLUGIN_OP_ELEMENTWISE, 1, tensor_rank(3, d));
+    wl.activation = HETC_PLUGIN_ACT_TANH;
+    ADD("tanh rank 3", RM, 0, RM, 0);
+    wl.activation = HETC_PLUGIN_ACT_RELU6;
+    ADD("relu6 rank 3", RM, 0, RM, 0);
+  }
+  /* elementwise binary */
+  {
+    int64_t da[4] = {2, 3, 4, 5}, db[4] = {1, 3, 1, 5}, dc[4] = {2, 3, 1, 1};
+    in[0] = tensor_rank(4, da);
+    in[1] = tensor_rank(4, db);
+    wl = simple_workload(HETC_PLUGIN_OP_ELEMENTWISE, 2, tensor_rank(4, da));
+    wl.binary = HETC_PLUGIN_BINARY_ADD;
+    ADD("add broadcast [2,3,4,5]+[1,3,1,5]", RM, 0, RM, 0);
+    in[1] = tensor_rank(4, dc);
+    wl.binary = HETC_PLUGIN_BINARY_MUL;
+    ADD("mul broadcast [2,3,4,5]*[2,3,1,1]", RM, 0, RM, 0);
+    in[0] = with_layout(tensor4(1, 13, 4, 4), NC, 8);
+    in[1] = in[0];
+    wl = simple_workload(HETC_PLUGIN_OP_ELEMENTWISE, 2, tensor4(1, 13, 4, 4));
+    wl.binary = HETC_PLUGIN_BINARY_ADD;
+    ADD("add same shape nchw8c", NC, 8, NC, 8);
+  }
+  /* softmax */
+  {
+    int64_t d[3] = {2, 5, 3}, e2[2] = {4, 1000};
+    in[0] = tensor_rank(3, d);
+    wl = simple_workload(HETC_PLUGIN_OP_SOFTMAX, 1, tensor_rank(3, d));
+    wl.axis = 1;
+    ADD("softmax axis 1 of [2,5,3]", RM, 0, RM, 0);
+    in[0] = tensor_rank(2, e2);
+    wl = simple_workload(HETC_PLUGIN_OP_SOFTMAX, 1, tensor_rank(2, e2));
+    wl.axis = 1;
+    ADD("softmax axis 1 of [4,1000]", RM, 0, RM, 0);
+  }
+  /* concat */
+  in[0] = tensor4(2, 3, 4, 5);
+  in[1] = tensor4(2, 7, 4, 5);
+  in[2] = tensor4(2, 1, 4, 5);
+  wl = simple_workload(HETC_PLUGIN_OP_CONCAT, 3, tensor4(2, 11, 4, 5));
+  wl.axis = 1;
+  ADD("concat axis 1 rm", RM, 0, RM, 0);
+  in[0] = tensor4(2, 3, 4, 5);
+  in[1] = tensor4(2, 3, 2, 5);
+  wl = simple_workload(HETC_PLUGIN_OP_CONCAT, 2, tensor4(2, 3, 6, 5));
+  wl.axis = 2;
+  ADD("concat axis 2 rm", RM, 0, RM, 0);
+  in[0] = with_layout(tensor4(1, 8, 3, 3), NC, 8);
+  in[1] = with_layout(tensor4(1, 16, 3, 3), NC, 8);
+  wl = simple_workload(HETC_PLUGIN_OP_CONCAT, 2, tensor4(1, 24, 3, 3));
+  wl.axis = 1;
+  ADD("concat axis 1 nchw8c", NC, 8, NC, 8);
+  /* bias_add */
+  in[0] = tensor4(2, 5, 3, 4);
+  wl = simple_workload(HETC_PLUGIN_OP_BIAS_ADD, 1, tensor4(2, 5, 3, 4));
+  ADD("bias_add rm 4-d", RM, 0, RM, 0);
+  {
+    int64_t d[2] = {3, 17};
+    in[0] = tensor_rank(2, d);
+    wl = simple_workload(HETC_PLUGIN_OP_BIAS_ADD, 1, tensor_rank(2, d));
+    ADD("bias_add rm 2-d", RM, 0, RM, 0);
+  }
+  in[0] = with_layout(tensor4(2, 13, 3, 4), NC, 8);
+  wl = simple_workload(HETC_PLUGIN_OP_BIAS_ADD, 1, tensor4(2, 13, 3, 4));
+  ADD("bias_add nchw8c", NC, 8, NC, 8);
+  in[0] = with_layout(tensor4(2, 6, 3, 4), NH, 0);
+  wl = simple_workload(HETC_PLUGIN_OP_BIAS_ADD, 1, tensor4(2, 6, 3, 4));
+  ADD("bias_add nhwc", NH, 0, NH, 0);
+  /* layout transforms and reshapes */
+  in[0] = tensor4(2, 13, 3, 5);
+  wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1,
+                       with_layout(tensor4(2, 13, 3, 5), NC, 8));
+  ADD("layout nchw -> nchw8c", RM, 0, NC, 8);
+  in[0] = with_layout(tensor4(2, 13, 3, 5), NC, 8);
+  wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1, tensor4(2, 13, 3, 5));
+  ADD("layout nchw8c -> nchw", NC, 8, RM, 0);
+  wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1,
+                       with_layout(tensor4(2, 13, 3, 5), NC, 16));
+  ADD("layout nchw8c -> nchw16c", NC, 8, NC, 16);
+  wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1,
+                       with_layout(tensor4(2, 13, 3, 5), NH, 0));
+  ADD("layout nchw8c -> nhwc", NC, 8, NH, 0);
+  in[0] = with_layout(tensor4(2, 13, 3, 5), NH, 0);
+  wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1,
+                       with_layout(tensor4(2, 13, 3, 5), NC, 4));
+  ADD("layout nhwc -> nchw4c", NH, 0, NC, 4);
+  {
+    int64_t flat[2] = {2, 13 * 3 * 5};
+    in[0] = with_layout(tensor4(2, 13, 3, 5), NC, 8);
+    wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1, tensor_rank(2, flat));
+    ADD("reshape nchw8c [2,13,3,5] -> [2,195]", NC, 8, RM, 0);
+    int64_t d60[2] = {2, 60};
+    in[0] = tensor_rank(2, d60);
+    wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1,
+                         with_layout(tensor4(2, 5, 3, 4), NC, 4));
+    ADD("reshape [2,60] -> nchw4c [2,5,3,4]", RM, 0, NC, 4);
+    in[0] = with_layout(tensor4(2, 6, 2, 5), NC, 4);
+    wl = simple_workload(HETC_PLUGIN_OP_LAYOUT_TRANSFORM, 1,
+                         with_layout(tensor4(2, 5, 3, 4), NH, 0));
+    ADD("reshape nchw4c [2,6,2,5] -> nhwc [2,5,3,4]", NC, 4, NH, 0);
+  }
+#undef ADD
+  for (int i = 0; i < n; ++i) {
+    assert_int_equal(H.plugin->template_count(H.instance, 0, &cases[i].wl), 1);
+    assert_int_equal(H.plugin->supports(H.instance, 0, &cases[i].wl), 1);
+    hetc_plugin_space_t sp;
+    assert_int_equal(vec_define_space(&H, &cases[i].wl, 0, &sp), 0);
+    assert_int_equal(sp.num_knobs, 0);
+  }
+  vec_build_cases(&H, cases, n, 4);
+  int failures = 0;
+  for (int i = 0; i < n; ++i) {
+    vec_case_t *c = &cases[i];
+    if (c->artifact) {
+      const hetc_plugin_artifact_info_t *info = H.plugin->artifact_info(c->artifact);
+      if (info->input_layouts[0].kind != expect[i].in_kind ||
+          info->input_layouts[0].block != expect[i].in_block ||
+          info->output_layout.kind != expect[i].out_kind ||
+          info->output_layout.block != expect[i].out_block) {
+        fprintf(stderr, "%s: layouts in %d/%d out %d/%d, expected %d/%d -> %d/%d\n", c->name,
+                info->input_layouts[0].kind, info->input_layouts[0].block,
+                info->output_layout.kind, info->output_layout.block, expect[i].in_kind,
+                expect[i].in_block, expect[i].out_kind, expect[i].out_block);
+        ++failures;
+      }
+    }
+    double err = vec_check_case(&H, c, 99 + (uint64_t)i);
+    if (err < 0 || err > TOLERANCE) ++failures;
+    if (getenv("HETC_TEST_VERBOSE")) printf("%-50s err %.2g\n", c->name, err);
+    if (c->artifact) H.plugin->artifact_release(H.instance, c->artifact);
+    hetc_status_free(c->status);
+  }
+  printf("other ops: %d cases, %d failures\n", n, failures);
+  free(cases);
+  assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static hetc_status_t build_with(const hetc_plugin_workload_t *wl, int32_t tmpl,
+                                const hetc_plugin_config_t *cfg, hetc_plugin_artifact_t **out) {
+  *out = NULL;
+  return H.plugin->build(H.instance, 0, wl, tmpl, cfg, out);
+}
+
+static void expect_code(hetc_status_t s, hetc_status_code_t code, const char *needle) {
+  assert_non_null(s);
+  if (hetc_status_code(s) != code || (needle && !strstr(hetc_status_message(s), needle)))
+    fprintf(stderr, "unexpected status %d: %s\n", hetc_status_code(s), hetc_status_message(s));
+  assert_int_equal(hetc_status_code(s), code);
+  if (needle) assert_non_null(strstr(hetc_status_message(s), needle));
+  hetc_status_free(s);
+}
+
+static void test_invalid_configs(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t inputs[2];
+  hetc_plugin_workload_t wl = shape_workload(&conv_shapes[0], inputs);
+  hetc_plugin_space_t sp;
+  assert_int_equal(vec_define_space(&H, &wl, 1, &sp), 0);
+  hetc_plugin_artifact_t *a;
+  fake_config_t cfg;
+
+  fake_config_default(&sp, &cfg);
+  fake_config_set(&cfg, "tile_oc", 24);
+  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+              "tile_oc");
+  assert_null(a);
+  fake_config_default(&sp, &cfg);
+  fake_config_set(&cfg, "reorder", 7);
+  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+              "reorder");
+  fake_config_default(&sp, &cfg);
+  cfg.config.num_knobs -= 1; /* drops the last knob */
+  expect_code(build_with(&wl, 1, &cfg.config, &a), HETC_STATUS_INVALID_ARGUMENT, "lacks");
+  fake_config_default(&sp, &cfg);
+  cfg.knobs[0].name = "tile_xyz";
+  expect_code(build_with(&wl, 1, &cfg.config, &a), HETC_STATUS_INVALID_ARGUMENT, "tile_xyz");
+  fake_config_default(&sp, &cfg);
+  expect_code(build_with(&wl, 2, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+              "template");
+  /* NCHW config handed to the NCHWc template. */
+  hetc_plugin_space_t sp0;
+  assert_int_equal(vec_define_space(&H, &wl, 0, &sp0), 0);
+  fake_config_default(&sp0, &cfg);
+  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+              NULL);
+
+  /* depthwise: tiles must be equal (constraint) */
+  wl = shape_workload(&conv_shapes[5], inputs);
+  assert_int_equal(vec_define_space(&H, &wl, 1, &sp), 0);
+  assert_int_equal(sp.num_constraints, 1);
+  fake_config_default(&sp, &cfg);
+  fake_config_set(&cfg, "tile_ic", 8);
+  fake_config_set(&cfg, "tile_oc", 16);
+  assert_false(fake_config_valid(&sp, &cfg));
+  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+              "tile_ic == tile_oc");
+
+  /* knob-less op given a knob */
+  hetc_plugin_tensor_t pin = tensor4(1, 4, 4, 4);
+  hetc_plugin_workload_t pw;
+  memset(&pw, 0, sizeof(pw));
+  pw.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  pw.num_inputs = 1;
+  pw.inputs = &pin;
+  pw.output = pin;
+  pw.activation = HETC_PLUGIN_ACT_RELU;
+  int64_t v = 1;
+  hetc_plugin_knob_value_t kv = {"unroll_kw", 1, &v};
+  hetc_plugin_config_t one = {1, &kv};
+  expect_code(build_with(&pw, 0, &one, &a), HETC_STATUS_INVALID_ARGUMENT, "unroll_kw");
+
+  /* unsupported workloads */
+  pw.op = 99;
+  assert_int_equal(H.plugin->supports(H.instance, 0, &pw), 0);
+  assert_int_equal(H.plugin->template_count(H.instance, 0, &pw), 0);
+  expect_code(build_with(&pw, 0, NULL, &a), HETC_STATUS_UNSUPPORTED, NULL);
+  pw.op = HETC_PLUGIN_OP_CONV2D; /* conv with a broken output shape */
+  pw.kernel[0] = pw.kernel[1] = 3;
+  pw.strides[0] = pw.strides[1] = 1;
+  pw.dilation[0] = pw.dilation[1] = 1;
+  pw.groups = 1;
+  assert_int_equal(H.plugin->supports(H.instance, 0, &pw), 0);
+  expect_code(build_with(&pw, 0, NULL, &a), HETC_STATUS_INVALID_ARGUMENT, "output");
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_emit_load_time(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t inputs[2];
+  hetc_plugin_workload_t wl = shape_workload(&conv_shapes[1], inputs);
+  hetc_plugin_space_t sp;
+  assert_int_equal(vec_define_space(&H, &wl, 1, &sp), 0);
+  fake_config_t cfg;
+  fake_config_default(&sp, &cfg);
+  vec_case_t c;
+  set_case(&c, "emit/load", &wl, inputs);
+  c.template_index = 1;
+  c.use_config = 1;
+  c.config = cfg;
+  vec_build_cases(&H, &c, 1, 1);
+  assert_null(c.status);
+  char dir[] = "/tmp/hetc-vec-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  assert_null(H.plugin->artifact_emit(H.instance, c.artifact, dir, "k0"));
+  const hetc_plugin_artifact_info_t *built = H.plugin->artifact_info(c.artifact);
+
+  /* Load the emitted object; it must describe the same kernel. */
+  hetc_plugin_artifact_t *loaded = NULL;
+  assert_null(H.plugin->artifact_load(H.instance, 0, &wl, 1, fake_config_get(&cfg), dir, "k0",
+                                      &loaded));
+  const hetc_plugin_artifact_info_t *info = H.plugin->artifact_info(loaded);
+  assert_string_equal(info->description, built->description);
+  assert_int_equal(info->num_params, built->num_params);
+  assert_int_equal(info->param_bytes[0], built->param_bytes[0]);
+  assert_int_equal(info->output_layout.block, built->output_layout.block);
+  assert_true(info->avg_inner_loop_length == built->avg_inner_loop_length);
+  vec_case_t lc = c;
+  lc.wl.inputs = lc.inputs;
+  lc.artifact = loaded;
+  assert_true(vec_check_case(&H, &lc, 5) <= TOLERANCE);
+
+  /* time(): positive samples */
+  {
+    hetc_plugin_buffer_t *bufs[8];
+    int32_t nb = 0;
+    for (int32_t i = 0; i < info->num_inputs; ++i) {
+      hetc_plugin_tensor_t t = inputs[i];
+      t.layout = info->input_layouts[i];
+      int64_t count = t.shape[0] * ((t.shape[1] + 15) / 16 * 16) * t.shape[2] * t.shape[3];
+      assert_null(H.plugin->buffer_alloc(H.instance, 0, (uint64_t)count * 4, &bufs[nb++]));
+    }
+    for (int32_t i = 0; i < info->num_params; ++i)
+      assert_null(H.plugin->buffer_alloc(H.instance, 0, info->param_bytes[i], &bufs[nb++]));
+    hetc_plugin_tensor_t o = wl.output;
+    int64_t count = o.shape[0] * ((o.shape[1] + 15) / 16 * 16) * o.shape[2] * o.shape[3];
+    assert_null(H.plugin->buffer_alloc(H.instance, 0, (uint64_t)count * 4, &bufs[nb++]));
+    double seconds[3] = {0, 0, 0};
+    assert_null(H.plugin->time(H.instance, loaded, bufs, nb, 5, 3, seconds));
+    for (int i = 0; i < 3; ++i) assert_true(seconds[i] > 0);
+    /* wrong argument count and too small a buffer */
+    expect_code(H.plugin->run(H.instance, loaded, bufs, nb - 1), HETC_STATUS_INVALID_ARGUMENT,
+                "arguments");
+    hetc_plugin_buffer_t *tiny;
+    assert_null(H.plugin->buffer_alloc(H.instance, 0, 4, &tiny));
+    hetc_plugin_buffer_t *saved = bufs[nb - 1];
+    bufs[nb - 1] = tiny;
+    expect_code(H.plugin->run(H.instance, loaded, bufs, nb), HETC_STATUS_INVALID_ARGUMENT,
+                "bytes");
+    bufs[nb - 1] = saved;
+    /* buffer_copy */
+    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    assert_null(H.plugin->buffer_write(H.instance, bufs[0], 0, x, sizeof(x)));
+    assert_null(H.plugin->buffer_copy(H.instance, tiny, 0, bufs[0], 8, 4));
+    assert_null(H.plugin->buffer_read(H.instance, tiny, 0, y, 4));
+    assert_true(y[0] == 3.f);
+    expect_code(H.plugin->buffer_copy(H.instance, tiny, 0, bufs[0], 0, 8),
+                HETC_STATUS_INVALID_ARGUMENT, NULL);
+    H.plugin->buffer_free(H.instance, tiny);
+    for (int32_t i = 0; i < nb; ++i) H.plugin->buffer_free(H.instance, bufs[i]);
+  }
+  H.plugin->artifact_release(H.instance, loaded);
+
+  /* A different config does not match the packaged source. */
+  fake_config_t other = cfg;
+  fake_config_set(&other, "unroll_kw", 0);
+  fake_config_set(&other, "parallel", 1 - other.values[fake_space_find(&sp, "parallel")]);
+  expect_code(H.plugin->artifact_load(H.instance, 0, &wl, 1, fake_config_get(&other), dir,
+                                      "k0", &loaded),
+              HETC_STATUS_INVALID_ARGUMENT, "emitted for another");
+
+  /* Without the object, the source is compiled again. */
+  char path[512];
+  snprintf(path, sizeof(path), "%s/k0.so", dir);
+  assert_int_equal(unlink(path), 0);
+  assert_null(H.plugin->artifact_load(H.instance, 0, &wl, 1, fake_config_get(&cfg), dir, "k0",
+                                      &loaded));
+  lc.artifact = loaded;
+  assert_true(vec_check_case(&H, &lc, 6) <= TOLERANCE);
+  H.plugin->artifact_release(H.instance, loaded);
+  snprintf(path, sizeof(path), "%s/k0.c", dir);
+  unlink(path);
+  rmdir(dir);
+  H.plugin->artifact_release(H.instance, c.artifact);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* ResNet-50 stage-2 and stage-4 3x3 layers: the innermost loop of NCHW
+ * code is short, of NCHWc as long as the channel block. */
+static void test_resnet_inner_loop(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int64_t c, hw;
+  } layers[] = {{"res2 3x3 64ch 56x56", 64, 56}, {"res4 3x3 256ch 14x14", 256, 14}};
+  for (int l = 0; l < 2; ++l) {
+    hetc_plugin_tensor_t inputs[2];
+    inputs[0] = tensor4(1, layers[l].c, layers[l].hw, layers[l].hw);
+    const int pad[4] = {1, 1, 1, 1};
+    hetc_plugin_workload_t wl = conv_workload(inputs[0], layers[l].c, 3, 3, 1, 1, pad, 1, 1, 1);
+    wl.inputs = inputs;
+    wl.epilogue.has_bias = 1;
+    wl.epilogue.activation = HETC_PLUGIN_ACT_RELU;
+    double avg[4];
+    for (int v = 0; v < 4; ++v) {
+      int32_t tmpl = v < 2 ? 0 : 1;
+      hetc_plugin_space_t sp;
+      assert_int_equal(vec_define_space(&H, &wl, tmpl, &sp), 0);
+      fake_config_t cfg;
+      fake_config_default(&sp, &cfg);
+      if (v == 1) fake_config_set(&cfg, "reorder", 1);
+      if (v == 3) {
+        fake_config_set(&cfg, "tile_ic", knob_value(&sp, "tile_ic", -1));
+        fake_config_set(&cfg, "tile_oc", knob_value(&sp, "tile_oc", -1));
+      }
+      hetc_plugin_artifact_t *a;
+      assert_null(build_with(&wl, tmpl, fake_config_get(&cfg), &a));
+      avg[v] = H.plugin->artifact_info(a)->avg_inner_loop_length;
+      H.plugin->artifact_release(H.instance, a);
+    }
+    printf("%s: avg inner loop nchw(row) %.1f, nchw(canonical) %.1f, nchwc(default) %.1f, "
+           "nchwc(largest block) %.1f\n",
+           layers[l].name, avg[0], avg[1], avg[2], avg[3]);
+    assert_true(avg[2] > avg[1]);
+    assert_true(avg[3] >= avg[2]);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_compiler_failures(void **state) {
+  (void)state;
+  char *saved_cc = getenv("HETC_VEC_CC") ? strdup(getenv("HETC_VEC_CC")) : NULL;
+  char *saved_flags = getenv("HETC_VEC_CFLAGS") ? strdup(getenv("HETC_VEC_CFLAGS")) : NULL;
+
+  setenv("HETC_VEC_CC", "/nonexistent/hetc-cc", 1);
+  expect_code(H.plugin->probe(), HETC_STATUS_UNAVAILABLE, "hetc-cc");
+  hetc_plugin_instance_t *inst = NULL;
+  expect_code(H.plugin->instance_create(&inst), HETC_STATUS_UNAVAILABLE, "hetc-cc");
+  assert_null(inst);
+  if (saved_cc) setenv("HETC_VEC_CC", saved_cc, 1);
+  else unsetenv("HETC_VEC_CC");
+
+  /* A compiler that refuses the flags: probe is cheap and passes, the test
+   * compile in instance_create reports the compiler's own error. */
+  setenv("HETC_VEC_CFLAGS", "-O3 --hetc-no-such-flag", 1);
+  assert_null(H.plugin->probe());
+  expect_code(H.plugin->instance_create(&inst), HETC_STATUS_UNAVAILABLE, "hetc-no-such-flag");
+  assert_null(inst);
+  if (saved_flags) setenv("HETC_VEC_CFLAGS", saved_flags, 1);
+  else unsetenv("HETC_VEC_CFLAGS");
+  free(saved_cc);
+  free(saved_flags);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_query_and_device),
+      cmocka_unit_test(test_conv_templates),
+      cmocka_unit_test(test_other_ops),
+      cmocka_unit_test(test_invalid_configs),
+      cmocka_unit_test(test_emit_load_time),
+      cmocka_unit_test(test_resnet_inner_loop),
+      cmocka_unit_test(test_compiler_failures),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
