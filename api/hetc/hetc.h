@@ -62,6 +62,107 @@ void hetc_status_free(hetc_status_t status);
 /* Static string naming a code. */
 const char *hetc_status_code_name(hetc_status_code_t code);
 
+/* ------------------------------------------------------------------------ */
+/* Models                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A loaded, validated model (api/model-format.md): every shape inferred,
+ * every parameter loaded. Immutable once loaded; may be read from several
+ * threads. */
+typedef struct hetc_graph_t hetc_model_t;
+
+/* Loads model.json (and its weights). A malformed file gives
+ * HETC_STATUS_BAD_INPUT naming the file and the JSON path. *out_model is
+ * released with hetc_model_free. */
+hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model);
+void hetc_model_free(hetc_model_t *model);
+/* Borrowed; lives as long as the model. */
+const char *hetc_model_name(const hetc_model_t *model);
+
+/* One tunable task: a distinct fused workload and how often it occurs. */
+typedef struct hetc_task_info_t {
+  char key[256];   /* layout-free workload key */
+  int32_t count;   /* nodes sharing it */
+  double flops;    /* of one node */
+} hetc_task_info_t;
+
+/* The model's tasks after batch-norm folding and epilogue fusion.
+ * *out_tasks (out_count entries) is released with hetc_free;
+ * out_fused_nodes receives the node count after fusion (may be NULL). */
+hetc_status_t hetc_model_tasks(const hetc_model_t *model, hetc_task_info_t **out_tasks,
+                               int32_t *out_count, int32_t *out_fused_nodes);
+
+/* Releases memory that a hetc call handed to the caller. */
+void hetc_free(void *memory);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts: the loaded plugins                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Discovers and loads the backend plugins (see api/plugin-guide.md for the
+ * search order). A bad plugin never fails this call; it is listed as
+ * refused. Released with hetc_context_destroy, which destroys plugin
+ * instances. Not thread-safe. */
+typedef struct hetc_registry_t hetc_context_t;
+hetc_status_t hetc_context_create(hetc_context_t **out_context);
+void hetc_context_destroy(hetc_context_t *context);
+
+/* ------------------------------------------------------------------------ */
+/* Compiling                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct hetc_compile_options_t {
+  const char *const *targets; /* target names, in order of preference */
+  int32_t num_targets;
+  int32_t progress;           /* 1: a line per kernel on stderr */
+} hetc_compile_options_t;
+
+typedef struct hetc_compile_report_t {
+  int32_t kernels;    /* kernel steps, layout transforms included */
+  int32_t transforms; /* layout transforms inserted */
+  int32_t copies;     /* cross-device copies inserted */
+  uint64_t weights_bytes;
+  double build_seconds;
+} hetc_compile_report_t;
+
+/* Compiles a model into a package directory at out_path. Placement: each
+ * node on the first target that supports it. The package is written to a
+ * temporary directory beside out_path and renamed into place only when
+ * complete; on failure nothing is left behind. out_report may be NULL. */
+hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
+                           const hetc_compile_options_t *options, const char *out_path,
+                           hetc_compile_report_t *out_report);
+
+/* ------------------------------------------------------------------------ */
+/* Packages                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* An opened package: artifacts loaded, buffers allocated, weights on the
+ * devices. `context` must outlive it. Released with hetc_package_close. */
+typedef struct hetc_runtime_t hetc_package_t;
+hetc_status_t hetc_package_open(hetc_context_t *context, const char *path,
+                                hetc_package_t **out_package);
+void hetc_package_close(hetc_package_t *package);
+
+int32_t hetc_package_input_count(const hetc_package_t *package);
+int32_t hetc_package_output_count(const hetc_package_t *package);
+/* Name (borrowed), element count and shape (rank returned; dims written
+ * to out_shape, HETC_PLUGIN_MAX_RANK entries) of an input or output. */
+const char *hetc_package_input_name(const hetc_package_t *package, int32_t index);
+const char *hetc_package_output_name(const hetc_package_t *package, int32_t index);
+int64_t hetc_package_input_elements(const hetc_package_t *package, int32_t index);
+int64_t hetc_package_output_elements(const hetc_package_t *package, int32_t index);
+int32_t hetc_package_output_shape(const hetc_package_t *package, int32_t index, int64_t *out_shape);
+
+/* Inputs and outputs are row-major float32 (NCHW for 4-d); count must equal
+ * the element count. */
+hetc_status_t hetc_package_set_input(hetc_package_t *package, int32_t index, const float *data,
+                                     int64_t count);
+/* Runs the whole package once (synchronously). */
+hetc_status_t hetc_package_run(hetc_package_t *package);
+hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,
+                                      int64_t count);
+
 #ifdef __cplusplus
 }
 #endif

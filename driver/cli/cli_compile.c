@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "compile/compile.h"
-#include "model/model.h"
 
 #define MAX_TARGETS 16
 
@@ -46,20 +44,20 @@ int hetc_cli_compile(int argc, char **argv) {
     }
     targets[num_targets++] = t;
   }
-  hetc_graph_t *graph = NULL;
-  hetc_registry_t *registry = NULL;
+  hetc_model_t *graph = NULL;
+  hetc_context_t *context = NULL;
   hetc_compile_report_t report;
-  hetc_status_t status = hetc_model_load_file(model, &graph);
-  if (!status) status = hetc_registry_open(&registry);
-  if (!status)
-    status = hetc_compile_graph(registry, graph, targets, num_targets, !quiet && isatty(2), out, &report);
+  hetc_compile_options_t options = {targets, num_targets, !quiet && isatty(2)};
+  hetc_status_t status = hetc_model_load(model, &graph);
+  if (!status) status = hetc_context_create(&context);
+  if (!status) status = hetc_compile(context, graph, &options, out, &report);
   if (!status) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
-           out, graph->name, targets_arg, report.kernels, report.transforms, report.copies,
+           out, hetc_model_name(graph), targets_arg, report.kernels, report.transforms, report.copies,
            (double)report.weights_bytes / 1e6, report.build_seconds);
   }
-  hetc_registry_free(registry);
-  hetc_graph_free(graph);
+  hetc_context_destroy(context);
+  hetc_model_free(graph);
   free(targets_copy);
   return hetc_cli_report(status);
 }

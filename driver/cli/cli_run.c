@@ -7,7 +7,6 @@
 
 #include "cli/cli.h"
 #include "common/fileio.h"
-#include "runtime/runtime.h"
 
 #define MAX_INPUT_BYTES ((size_t)1 << 34)
 
@@ -49,10 +48,11 @@ static hetc_status_t read_input(const char *path, float *data, int64_t count) {
   return status;
 }
 
-static void print_summary(const hetc_plan_t *plan, int32_t index, const float *data, int64_t count) {
-  const hetc_plan_value_t *v = &plan->values[plan->outputs[index].value];
-  printf("output %s [", plan->outputs[index].name);
-  for (int32_t d = 0; d < v->type.rank; ++d) printf(d ? ",%lld" : "%lld", (long long)v->type.shape[d]);
+static void print_summary(const hetc_package_t *package, int32_t index, const float *data, int64_t count) {
+  int64_t shape[HETC_PLUGIN_MAX_RANK];
+  int32_t rank = hetc_package_output_shape(package, index, shape);
+  printf("output %s [", hetc_package_output_name(package, index));
+  for (int32_t d = 0; d < rank; ++d) printf(d ? ",%lld" : "%lld", (long long)shape[d]);
   double sum = 0, lo = INFINITY, hi = -INFINITY;
   for (int64_t i = 0; i < count; ++i) {
     sum += data[i];
@@ -61,9 +61,9 @@ static void print_summary(const hetc_plan_t *plan, int32_t index, const float *d
   }
   printf("]: min %.6g max %.6g mean %.6g\n", lo, hi, sum / (double)count);
   /* A classifier's output is [N, classes]: show each item's top 5. */
-  if (v->type.rank != 2 || v->type.shape[1] < 2) return;
-  int64_t classes = v->type.shape[1];
-  for (int64_t n = 0; n < v->type.shape[0]; ++n) {
+  if (rank != 2 || shape[1] < 2) return;
+  int64_t classes = shape[1];
+  for (int64_t n = 0; n < shape[0]; ++n) {
     const float *row = data + n * classes;
     printf("  item %lld top-5:", (long long)n);
     int64_t taken[5];
@@ -112,13 +112,15 @@ int hetc_cli_run(int argc, char **argv) {
     return HETC_EXIT_USAGE;
   }
   if (!input && seed < 0) seed = 0;
-  hetc_registry_t *registry = NULL;
-  hetc_runtime_t *rt = NULL;
-  hetc_status_t status = hetc_registry_open(&registry);
-  if (!status) status = hetc_runtime_open(registry, package, &rt);
-  const hetc_plan_t *plan = rt ? hetc_runtime_plan(rt) : NULL;
-  for (int32_t i = 0; !status && i < plan->num_inputs; ++i) {
-    int64_t count = hetc_runtime_input_count(rt, i);
+  hetc_context_t *context = NULL;
+  hetc_package_t *rt = NULL;
+  hetc_status_t status = hetc_context_create(&context);
+  if (!status) status = hetc_package_open(context, package, &rt);
+  const int32_t num_inputs = rt ? hetc_package_input_count(rt) : 0;
+  const int32_t num_outputs = rt ? hetc_package_output_count(rt) : 0;
+  for (int32_t i = 0; !status && i < num_inputs; ++i) {
+    const char *input_name = hetc_package_input_name(rt, i);
+    int64_t count = hetc_package_input_elements(rt, i);
     float *data = malloc(sizeof(float) * (size_t)count);
     if (!data) {
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "input");
@@ -127,18 +129,18 @@ int hetc_cli_run(int argc, char **argv) {
     if (input) {
       const char *path = input;
       char *pick = NULL;
-      if (plan->num_inputs > 1) {
+      if (num_inputs > 1) {
         /* NAME=FILE,NAME=FILE */
-        size_t name_len = strlen(plan->inputs[i].name);
+        size_t name_len = strlen(input_name);
         for (const char *p = input; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-          if (!strncmp(p, plan->inputs[i].name, name_len) && p[name_len] == '=') {
+          if (!strncmp(p, input_name, name_len) && p[name_len] == '=') {
             const char *stop = strchr(p, ',');
             pick = strndup(p + name_len + 1, stop ? (size_t)(stop - p - name_len - 1) : strlen(p));
             break;
           }
         }
         if (!pick) status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input names no file for input '%s'",
-                                            plan->inputs[i].name);
+                                            input_name);
         path = pick;
       }
       if (!status) status = read_input(path, data, count);
@@ -146,27 +148,27 @@ int hetc_cli_run(int argc, char **argv) {
     } else {
       random_fill(data, count, (uint64_t)seed, i);
     }
-    if (!status) status = hetc_runtime_set_input(rt, i, data, count);
+    if (!status) status = hetc_package_set_input(rt, i, data, count);
     free(data);
   }
   /* One warm-up run, then `repeat` timed runs; the median is reported. */
   double *times = calloc((size_t)repeat, sizeof(double));
   if (!status && !times) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing");
-  if (!status) status = hetc_runtime_execute(rt);
+  if (!status) status = hetc_package_run(rt);
   for (int r = 0; !status && r < repeat; ++r) {
     double start = now_seconds();
-    status = hetc_runtime_execute(rt);
+    status = hetc_package_run(rt);
     times[r] = now_seconds() - start;
   }
   FILE *out_file = NULL;
   if (!status && output && !(out_file = fopen(output, "wb")))
     status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create", output);
-  for (int32_t o = 0; !status && o < plan->num_outputs; ++o) {
-    int64_t count = hetc_runtime_output_count(rt, o);
+  for (int32_t o = 0; !status && o < num_outputs; ++o) {
+    int64_t count = hetc_package_output_elements(rt, o);
     float *data = malloc(sizeof(float) * (size_t)count);
     if (!data) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "output");
-    if (!status) status = hetc_runtime_get_output(rt, o, data, count);
-    if (!status) print_summary(plan, o, data, count);
+    if (!status) status = hetc_package_get_output(rt, o, data, count);
+    if (!status) print_summary(rt, o, data, count);
     if (!status && out_file && fwrite(data, sizeof(float), (size_t)count, out_file) != (size_t)count)
       status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed", output);
     free(data);
@@ -180,7 +182,7 @@ int hetc_cli_run(int argc, char **argv) {
            times[0] * 1e3, times[repeat - 1] * 1e3, repeat);
   }
   free(times);
-  hetc_runtime_close(rt);
-  hetc_registry_free(registry);
+  hetc_package_close(rt);
+  hetc_context_destroy(context);
   return hetc_cli_report(status);
 }

@@ -1,39 +1,34 @@
 /* `hetc tasks model.json`: the tunable tasks of a model. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
-#include "graph/passes.h"
-#include "graph/tasks.h"
-#include "model/model.h"
 
 int hetc_cli_tasks(int argc, char **argv) {
   if (argc != 1 || argv[0][0] == '-') {
     fprintf(stderr, "usage: hetc tasks MODEL.json\n");
     return HETC_EXIT_USAGE;
   }
-  hetc_graph_t *graph = NULL;
-  hetc_task_list_t *tasks = NULL;
-  hetc_status_t status = hetc_model_load_file(argv[0], &graph);
-  if (!status) status = hetc_graph_optimize(graph);
-  if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
+  hetc_model_t *model = NULL;
+  hetc_task_info_t *tasks = NULL;
+  int32_t count = 0, fused_nodes = 0;
+  hetc_status_t status = hetc_model_load(argv[0], &model);
+  if (!status) status = hetc_model_tasks(model, &tasks, &count, &fused_nodes);
   if (status) {
-    hetc_graph_free(graph);
+    hetc_model_free(model);
     return hetc_cli_report(status);
   }
   double total_flops = 0;
   int32_t total_nodes = 0;
-  printf("%s: %d nodes after fusion, %d tasks\n", graph->name, graph->num_nodes, tasks->count);
+  printf("%s: %d nodes after fusion, %d tasks\n", hetc_model_name(model), fused_nodes, count);
   printf("%4s  %5s  %10s  %s\n", "task", "count", "MFLOP", "workload");
-  for (int32_t t = 0; t < tasks->count; ++t) {
-    const hetc_task_t *task = &tasks->tasks[t];
-    printf("%4d  %5d  %10.2f  %s\n", t + 1, task->count, task->flops / 1e6, task->key);
-    total_flops += task->flops * task->count;
-    total_nodes += task->count;
+  for (int32_t t = 0; t < count; ++t) {
+    printf("%4d  %5d  %10.2f  %s\n", t + 1, tasks[t].count, tasks[t].flops / 1e6, tasks[t].key);
+    total_flops += tasks[t].flops * tasks[t].count;
+    total_nodes += tasks[t].count;
   }
-  printf("total: %d nodes in %d tasks, %.3f GFLOP per inference\n", total_nodes, tasks->count,
+  printf("total: %d nodes in %d tasks, %.3f GFLOP per inference\n", total_nodes, count,
          total_flops / 1e9);
-  hetc_task_list_free(tasks);
-  hetc_graph_free(graph);
+  hetc_free(tasks);
+  hetc_model_free(model);
   return 0;
 }

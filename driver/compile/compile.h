@@ -12,13 +12,7 @@
 #include "graph/graph.h"
 #include "plugins/registry.h"
 
-typedef struct hetc_compile_report_t {
-  int32_t kernels;    /* kernel steps, transforms included */
-  int32_t transforms; /* LAYOUT_TRANSFORM kernels inserted */
-  int32_t copies;     /* cross-device copies inserted */
-  uint64_t weights_bytes;
-  double build_seconds;
-} hetc_compile_report_t;
+/* hetc_compile_report_t is public (hetc/hetc.h). */
 
 /* Compiles `graph` (not modified; the passes run on a copy) for the
  * targets into a package at out_path, written to a temporary directory and

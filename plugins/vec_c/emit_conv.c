@@ -365,7 +365,7 @@ static void emit_nest(nest_t *t, int level, int ind) {
     case AX_KH:
       vec_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
       vec_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
-      vec_strbuf_line(s, ind + 1, "if (ih < 0 || ih > H) continue;");
+      vec_strbuf_line(s, ind + 1, "if (ih < 0 || ih >= H) continue;");
       break;
     case AX_IC:
       vec_strbuf_line(s, ind, "for (long ic = 0; ic < %s; ++ic) {",
@@ -509,7 +509,7 @@ static void emit_nchwc_epilogue(vec_emit_t *e, int ind, const char *block,
   if (last != bn) {
     vec_strbuf_line(s, ind + 1, "if (%s == %s - 1) /* padding channels stay zero */",
                     outer, blocks);
-    vec_strbuf_line(s, ind + 2, "for (long oc = %lld; oc < %s; ++oc) op[ow * %s + oc] = op[ow * %s + oc];",
+    vec_strbuf_line(s, ind + 2, "for (long oc = %lld; oc < %s; ++oc) op[ow * %s + oc] = 0.f;",
                     (long long)last, block, block);
   }
   vec_strbuf_line(s, ind, "}");

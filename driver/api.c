@@ -1,0 +1,109 @@
+/* The public library API (hetc/hetc.h): thin entry points over the
+ * pipeline stages, which keep their own headers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/compile.h"
+#include "graph/passes.h"
+#include "graph/tasks.h"
+#include "model/model.h"
+#include "runtime/runtime.h"
+
+hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model) {
+  return hetc_model_load_file(path, out_model);
+}
+
+void hetc_model_free(hetc_model_t *model) { hetc_graph_free(model); }
+
+const char *hetc_model_name(const hetc_model_t *model) { return model->name; }
+
+void hetc_free(void *memory) { free(memory); }
+
+hetc_status_t hetc_model_tasks(const hetc_model_t *model, hetc_task_info_t **out_tasks,
+                               int32_t *out_count, int32_t *out_fused_nodes) {
+  hetc_graph_t *graph = NULL;
+  hetc_task_list_t *list = NULL;
+  hetc_status_t status = hetc_graph_clone(model, &graph);
+  if (!status) status = hetc_graph_optimize(graph);
+  if (!status) status = hetc_graph_extract_tasks(graph, &list);
+  hetc_task_info_t *tasks = NULL;
+  if (!status && !(tasks = calloc((size_t)list->count + 1, sizeof(*tasks))))
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tasks");
+  if (!status) {
+    for (int32_t t = 0; t < list->count; ++t) {
+      memcpy(tasks[t].key, list->tasks[t].key, sizeof(tasks[t].key));
+      tasks[t].count = list->tasks[t].count;
+      tasks[t].flops = list->tasks[t].flops;
+    }
+    *out_tasks = tasks;
+    *out_count = list->count;
+    if (out_fused_nodes) *out_fused_nodes = graph->num_nodes;
+  }
+  hetc_task_list_free(list);
+  hetc_graph_free(graph);
+  return status;
+}
+
+hetc_status_t hetc_context_create(hetc_context_t **out_context) {
+  return hetc_registry_open(out_context);
+}
+
+void hetc_context_destroy(hetc_context_t *context) { hetc_registry_free(context); }
+
+hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
+                           const hetc_compile_options_t *options, const char *out_path,
+                           hetc_compile_report_t *out_report) {
+  if (!options || !out_path)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "hetc_compile needs options and a path");
+  return hetc_compile_graph(context, model, options->targets, options->num_targets, options->progress,
+                            out_path, out_report);
+}
+
+hetc_status_t hetc_package_open(hetc_context_t *context, const char *path, hetc_package_t **out_package) {
+  return hetc_runtime_open(context, path, out_package);
+}
+
+void hetc_package_close(hetc_package_t *package) { hetc_runtime_close(package); }
+
+int32_t hetc_package_input_count(const hetc_package_t *package) {
+  return hetc_runtime_plan(package)->num_inputs;
+}
+
+int32_t hetc_package_output_count(const hetc_package_t *package) {
+  return hetc_runtime_plan(package)->num_outputs;
+}
+
+const char *hetc_package_input_name(const hetc_package_t *package, int32_t index) {
+  return hetc_runtime_plan(package)->inputs[index].name;
+}
+
+const char *hetc_package_output_name(const hetc_package_t *package, int32_t index) {
+  return hetc_runtime_plan(package)->outputs[index].name;
+}
+
+int64_t hetc_package_input_elements(const hetc_package_t *package, int32_t index) {
+  return hetc_runtime_input_count(package, index);
+}
+
+int64_t hetc_package_output_elements(const hetc_package_t *package, int32_t index) {
+  return hetc_runtime_output_count(package, index);
+}
+
+int32_t hetc_package_output_shape(const hetc_package_t *package, int32_t index, int64_t *out_shape) {
+  const hetc_plan_t *plan = hetc_runtime_plan(package);
+  const hetc_plugin_tensor_t *type = &plan->values[plan->outputs[index].value].type;
+  memcpy(out_shape, type->shape, sizeof(int64_t) * (size_t)type->rank);
+  return type->rank;
+}
+
+hetc_status_t hetc_package_set_input(hetc_package_t *package, int32_t index, const float *data,
+                                     int64_t count) {
+  return hetc_runtime_set_input(package, index, data, count);
+}
+
+hetc_status_t hetc_package_run(hetc_package_t *package) { return hetc_runtime_execute(package); }
+
+hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,
+                                      int64_t count) {
+  return hetc_runtime_get_output(package, index, data, count);
+}
