@@ -6,7 +6,7 @@
  * The reader must never crash, leak or read out of bounds; a rejection must
  * be BAD_INPUT and start with the weights file's display name; an accepted
  * file must have filled every param with finite values (var >= 0). */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, pwrite, ftruncate */
+#define _GNU_SOURCE /* memfd_create */
 
 #include <math.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "model/model.h"
@@ -33,6 +34,7 @@ static const char model_json[] =
     " ],\n"
     " \"outputs\": [\"relu1\"]}\n";
 
+/* The bytes go to an in-memory file (a disk file is ten times slower). */
 static char path[64];
 static int fd = -1;
 
@@ -42,16 +44,11 @@ static void check(int ok, const char *what, const char *message) {
   abort();
 }
 
-static void remove_file(void) {
-  if (fd >= 0) unlink(path);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fd < 0) {
-    snprintf(path, sizeof(path), "/tmp/hetc-fuzz-weights-XXXXXX");
-    fd = mkstemp(path);
-    check(fd >= 0, "cannot create a temporary file", path);
-    atexit(remove_file);
+    fd = memfd_create("fuzz.weights", 0);
+    check(fd >= 0, "memfd_create failed", "");
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
   }
   check(ftruncate(fd, 0) == 0 && (size == 0 || pwrite(fd, data, size, 0) == (ssize_t)size),
         "cannot write the temporary file", path);

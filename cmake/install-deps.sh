@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing hetc needs on Debian 12, skipping the
+# apt round trip when everything is already there. Run as root (or with
+# sudo available).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config python3
+  libcjson-dev        # model and manifest JSON
+  libcmocka-dev       # unit tests
+  libdnnl-dev         # oneDNN: the reference's cross-check and the benchmarks' yardstick
+  ocl-icd-opencl-dev  # oneDNN's CMake package asks for OpenCL
+  clang libclang-rt-14-dev  # libFuzzer for the fuzz targets
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
