@@ -152,8 +152,10 @@ void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
       int32_t perms[VEC_MAX_VALUES * 5];
       int32_t count = vec_conv_nchwc_orders(perms, VEC_MAX_VALUES);
       for (int32_t p = 0; p < count; ++p) add_permutation(k, 5, perms + p * 5);
+      /* Order 3 keeps one pixel's accumulators in registers over the
+       * input channels of a block: best on most ResNet-50 layers here. */
+      k->default_value = 3;
     }
-    k->default_value = 0;
     int64_t oc_default = out->knobs[1].default_value;
     add_parallel_knob(out, N * vec_ceil_div(K, oc_default));
     add_unroll_knob(out, wl->kernel[1], 1);

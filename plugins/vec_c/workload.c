@@ -219,6 +219,9 @@ static int32_t check_window(reason_t *r, const hetc_plugin_workload_t *wl,
             wl->kernel[0], wl->kernel[1], wl->strides[0], wl->strides[1]);
   for (int i = 0; i < 4; ++i)
     if (wl->padding[i] < 0) INVALID("vec: %s: negative padding", op);
+  /* The emitters tabulate per-kernel-column ranges in fixed arrays. */
+  if (wl->kernel[1] > 64)
+    UNSUPPORTED("vec: %s: kernel width %d above 64", op, wl->kernel[1]);
   if (wl->inputs[0].rank != 4 || wl->output.rank != 4)
     INVALID("vec: %s: input and output must be 4-d", op);
   if (wl->inputs[0].shape[0] != wl->output.shape[0])

@@ -1,0 +1,141 @@
+#include "kernel_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "reference/reference.h"
+
+static void fill(float *data, int64_t count, uint64_t *state) {
+  for (int64_t i = 0; i < count; ++i) {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    data[i] = (float)((double)((*state * UINT64_C(0x2545F4914F6CDD1D)) >> 40) / 8388608.0 - 1.0);
+  }
+}
+
+static int64_t param_count(const hetc_plugin_workload_t *w, int32_t p) {
+  int64_t cout = w->output.shape[1];
+  if (w->op == HETC_PLUGIN_OP_CONV2D && p == 0)
+    return cout * (w->inputs[0].shape[1] / w->groups) * w->kernel[0] * w->kernel[1];
+  if (w->op == HETC_PLUGIN_OP_DENSE && p == 0) return cout * w->inputs[0].shape[1];
+  return cout;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                               int32_t template_index, const hetc_plugin_config_t *config,
+                               uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out) {
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_plugin_instance_t *inst = entry->instance;
+  hetc_plugin_artifact_t *artifact = NULL;
+  HETC_RETURN_IF_ERROR(p->build(inst, 0, workload, template_index, config, &artifact));
+  const hetc_plugin_artifact_info_t *info = p->artifact_info(artifact);
+  hetc_status_t status = NULL;
+  uint64_t state = seed | 1;
+  int32_t n_in = workload->num_inputs, n_params = info->num_params, nargs = 0;
+  float *logical_in[HETC_MAX_NODE_INPUTS] = {0}, *logical_params[4] = {0};
+  hetc_plugin_buffer_t *args[HETC_MAX_NODE_INPUTS + 8] = {0};
+  hetc_plugin_tensor_t in_types[HETC_MAX_NODE_INPUTS];
+  hetc_plugin_tensor_t out_type = workload->output;
+  out_type.layout = info->output_layout;
+  int64_t out_count = hetc_layout_element_count(&out_type);
+  int64_t logical_out_count = 1;
+  for (int32_t d = 0; d < workload->output.rank; ++d) logical_out_count *= workload->output.shape[d];
+  float *want = malloc(sizeof(float) * (size_t)logical_out_count);
+  float *got = malloc(sizeof(float) * (size_t)out_count);
+  float *got_logical = malloc(sizeof(float) * (size_t)logical_out_count);
+  if (!want || !got || !got_logical) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
+  /* Activations: random logical data, converted into the kernel's layout. */
+  for (int32_t i = 0; !status && i < n_in; ++i) {
+    hetc_plugin_tensor_t logical = workload->inputs[i];
+    logical.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+    in_types[i] = workload->inputs[i];
+    in_types[i].layout = info->input_layouts[i];
+    int64_t count = hetc_layout_element_count(&logical);
+    int64_t packed_count = hetc_layout_element_count(&in_types[i]);
+    logical_in[i] = malloc(sizeof(float) * (size_t)count);
+    float *packed = malloc(sizeof(float) * (size_t)packed_count);
+    if (!logical_in[i] || !packed) {
+      free(packed);
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
+      break;
+    }
+    fill(logical_in[i], count, &state);
+    status = hetc_layout_convert(&logical, logical_in[i], &in_types[i], packed);
+    if (!status) status = p->buffer_alloc(inst, 0, (uint64_t)packed_count * 4, &args[nargs]);
+    if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, (uint64_t)packed_count * 4);
+    ++nargs;
+    free(packed);
+  }
+  for (int32_t k = 0; !status && k < n_params; ++k) {
+    int64_t count = param_count(workload, k);
+    logical_params[k] = malloc(sizeof(float) * (size_t)count);
+    void *packed = malloc(info->param_bytes[k] ? info->param_bytes[k] : 1);
+    if (!logical_params[k] || !packed) {
+      free(packed);
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
+      break;
+    }
+    fill(logical_params[k], count, &state);
+    status = p->pack_param(artifact, k, logical_params[k], (uint64_t)count, packed);
+    if (!status) status = p->buffer_alloc(inst, 0, info->param_bytes[k], &args[nargs]);
+    if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, info->param_bytes[k]);
+    ++nargs;
+    free(packed);
+  }
+  int32_t out_arg = nargs;
+  if (!status) status = p->buffer_alloc(inst, 0, (uint64_t)out_count * 4, &args[nargs++]);
+  if (!status && info->workspace_bytes) status = p->buffer_alloc(inst, 0, info->workspace_bytes, &args[nargs++]);
+  if (!status) status = p->run(inst, artifact, args, nargs);
+  if (!status) status = p->buffer_read(inst, args[out_arg], 0, got, (uint64_t)out_count * 4);
+  if (!status) {
+    hetc_plugin_workload_t logical = *workload;
+    hetc_plugin_tensor_t logical_types[HETC_MAX_NODE_INPUTS];
+    for (int32_t i = 0; i < n_in; ++i) {
+      logical_types[i] = workload->inputs[i];
+      logical_types[i].layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+    }
+    logical.inputs = logical_types;
+    logical.output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+    status = hetc_reference_run_op(&logical, (const float *const *)logical_in,
+                                   (const float *const *)logical_params, want);
+    if (!status) status = hetc_layout_convert(&out_type, got, &logical.output, got_logical);
+  }
+  if (!status) {
+    double max_diff = 0, max_ref = 0;
+    for (int64_t i = 0; i < logical_out_count; ++i) {
+      double diff = fabs((double)got_logical[i] - want[i]);
+      if (!(diff <= max_diff)) max_diff = diff;
+      if (fabs(want[i]) > max_ref) max_ref = fabs(want[i]);
+    }
+    out->max_relative_error = max_ref > 0 ? max_diff / max_ref : max_diff;
+    out->avg_inner_loop_length = info->avg_inner_loop_length;
+    out->seconds = 0;
+  }
+  if (!status && timed_repeats > 0) {
+    double *samples = calloc((size_t)timed_repeats, sizeof(double));
+    if (!samples) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
+    if (!status) status = p->time(inst, artifact, args, nargs, 1, timed_repeats, samples);
+    if (!status) {
+      qsort(samples, (size_t)timed_repeats, sizeof(double), compare_doubles);
+      out->seconds = samples[timed_repeats / 2];
+    }
+    free(samples);
+  }
+  for (int32_t a = 0; a < nargs; ++a)
+    if (args[a]) p->buffer_free(inst, args[a]);
+  for (int32_t i = 0; i < n_in; ++i) free(logical_in[i]);
+  for (int32_t k = 0; k < 4; ++k) free(logical_params[k]);
+  free(want);
+  free(got);
+  free(got_logical);
+  p->artifact_release(inst, artifact);
+  return status;
+}

@@ -1,0 +1,143 @@
+/* Every conv2d template of a target (HETC_CONFORMANCE_TARGET, default vec)
+ * on random small workloads -- strides 1-3, asymmetric padding, dilation,
+ * groups and depthwise, odd channel counts, every epilogue -- with the
+ * default config and randomly sampled valid configs from the space the
+ * template declared through the host. Each result must match the reference
+ * executor within a max relative error of 1e-4. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "graph/infer.h"
+#include "kernel_check.h"
+#include "space/space.h"
+
+#define NUM_WORKLOADS 14
+#define SAMPLES_PER_WORKLOAD 2 /* per template, besides the default */
+#define MIN_CONFIGS_PER_TEMPLATE 20
+#define TOLERANCE 1e-4
+#define MAX_TEMPLATES 16
+
+static uint64_t rng = 0x5eed;
+
+static int64_t next(int64_t lo, int64_t hi) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
+}
+
+/* A random valid conv2d workload with its two input tensors. */
+static void random_conv(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs, int index) {
+  memset(w, 0, sizeof(*w));
+  int64_t cin, cout;
+  int32_t groups;
+  switch (index % 3) {
+    case 0: groups = 1; cin = next(1, 19); cout = next(1, 21); break;
+    case 1: cin = next(2, 24); groups = (int32_t)cin; cout = cin; break; /* depthwise */
+    default: groups = (int32_t)next(2, 3); cin = groups * next(1, 5); cout = groups * next(1, 6); break;
+  }
+  for (;;) {
+    w->kernel[0] = (int32_t)next(1, 5);
+    w->kernel[1] = (int32_t)next(1, 5);
+    w->strides[0] = (int32_t)next(1, 3);
+    w->strides[1] = (int32_t)next(1, 3);
+    w->dilation[0] = (int32_t)next(1, 2);
+    w->dilation[1] = (int32_t)next(1, 2);
+    for (int p = 0; p < 4; ++p) w->padding[p] = (int32_t)next(0, 2);
+    int64_t h = next(3, 13), wd = next(3, 13);
+    int64_t oh = hetc_window_output_extent(h, w->kernel[0], w->strides[0], w->padding[0], w->padding[2],
+                                           w->dilation[0], 0);
+    int64_t ow = hetc_window_output_extent(wd, w->kernel[1], w->strides[1], w->padding[1], w->padding[3],
+                                           w->dilation[1], 0);
+    if (oh < 1 || ow < 1) continue;
+    inputs[0] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {next(1, 2), cin, h, wd}, {0, 0}};
+    w->output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {inputs[0].shape[0], cout, oh, ow}, {0, 0}};
+    break;
+  }
+  w->op = HETC_PLUGIN_OP_CONV2D;
+  w->groups = groups;
+  w->epilogue.has_bias = (int32_t)next(0, 1);
+  w->epilogue.activation = (int32_t)next(0, 4);
+  w->epilogue.has_residual = index % 4 == 3;
+  w->num_inputs = 1 + w->epilogue.has_residual;
+  inputs[1] = w->output;
+  w->inputs = inputs;
+}
+
+static void describe(const hetc_plugin_workload_t *w, char *buf, size_t size) {
+  const hetc_plugin_tensor_t *in = &w->inputs[0];
+  snprintf(buf, size, "n%lld c%lld %lldx%lld -> k%lld r%dx%d s%dx%d p%d,%d,%d,%d d%dx%d g%d b%d r%d a%d",
+           (long long)in->shape[0], (long long)in->shape[1], (long long)in->shape[2], (long long)in->shape[3],
+           (long long)w->output.shape[1], w->kernel[0], w->kernel[1], w->strides[0], w->strides[1],
+           w->padding[0], w->padding[1], w->padding[2], w->padding[3], w->dilation[0], w->dilation[1],
+           w->groups, w->epilogue.has_bias, w->epilogue.has_residual, w->epilogue.activation);
+}
+
+static void conv_templates_match_reference(void **state) {
+  (void)state;
+  const char *target = getenv("HETC_CONFORMANCE_TARGET") ? getenv("HETC_CONFORMANCE_TARGET") : "vec";
+  hetc_registry_t *registry = NULL;
+  assert_null(hetc_registry_open(&registry));
+  hetc_plugin_entry_t *entry = NULL;
+  hetc_status_t status = hetc_registry_target(registry, target, &entry);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  const hetc_plugin_t *p = entry->plugin;
+  char names[MAX_TEMPLATES][64] = {{0}};
+  int configs_checked[MAX_TEMPLATES] = {0};
+  double worst = 0;
+  for (int i = 0; i < NUM_WORKLOADS; ++i) {
+    hetc_plugin_workload_t w;
+    hetc_plugin_tensor_t inputs[2];
+    random_conv(&w, inputs, i);
+    char text[200];
+    describe(&w, text, sizeof(text));
+    assert_true(p->supports(entry->instance, 0, &w));
+    int32_t templates = p->template_count(entry->instance, 0, &w);
+    assert_true(templates >= 1 && templates <= MAX_TEMPLATES);
+    for (int32_t t = 0; t < templates; ++t) {
+      snprintf(names[t], sizeof(names[t]), "%s", p->template_name(entry->instance, 0, &w, t));
+      hetc_plugin_space_t *space = NULL;
+      assert_null(hetc_space_create(&space));
+      status = p->template_define_space(entry->instance, 0, &w, t, space);
+      if (status) fail_msg("%s: %s: define_space: %s", text, names[t], hetc_status_message(status));
+      int64_t indices[1 + SAMPLES_PER_WORKLOAD];
+      assert_null(hetc_space_default(space, &indices[0]));
+      for (int s = 1; s <= SAMPLES_PER_WORKLOAD; ++s) {
+        status = hetc_space_sample_valid(space, &rng, &indices[s]);
+        if (status) fail_msg("%s: %s: %s", text, names[t], hetc_status_message(status));
+      }
+      for (int s = 0; s <= SAMPLES_PER_WORKLOAD; ++s) {
+        hetc_space_config_t config;
+        assert_null(hetc_space_config_at(space, indices[s], &config));
+        kernel_check_result_t result;
+        status = kernel_check_run(entry, &w, t, &config.view, (uint64_t)(i * 31 + s), 0, &result);
+        if (status) fail_msg("%s: %s config %lld: %s", text, names[t], (long long)indices[s], hetc_status_message(status));
+        printf("%-18s cfg %6lld of %6lld  %-70s err %.2e\n", names[t], (long long)indices[s],
+               (long long)hetc_space_size(space), text, result.max_relative_error);
+        if (result.max_relative_error > worst) worst = result.max_relative_error;
+        if (!(result.max_relative_error <= TOLERANCE))
+          fail_msg("%s: %s config %lld: max relative error %.3e", text, names[t], (long long)indices[s],
+                   result.max_relative_error);
+        ++configs_checked[t];
+      }
+      hetc_space_free(space);
+    }
+  }
+  for (int t = 0; t < MAX_TEMPLATES && names[t][0]; ++t) {
+    printf("template %s: %d configs checked\n", names[t], configs_checked[t]);
+    assert_true(configs_checked[t] >= MIN_CONFIGS_PER_TEMPLATE);
+  }
+  printf("worst max relative error %.3e\n", worst);
+  hetc_registry_free(registry);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(conv_templates_match_reference)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
