@@ -367,6 +367,10 @@ def build_cases():
     wcase("wfile_shape_mismatch", replace_tensor(t, "conv1.weight", ("conv1.weight", [4, 3, 9, 1], t[0][2])))
     wcase("wfile_rank_mismatch", replace_tensor(t, "conv1.weight", ("conv1.weight", [4, 27], t[0][2])))
     wcase("wfile_missing_tensor", [x for x in t if x[0] != "bn1.var"])
+    # Two faults in different nodes: the first one (in file order of the
+    # graph's nodes) is reported, and only once.
+    wcase("wfile_two_faults", [x for x in replace_tensor(t, "conv1.weight", ("conv1.weight", [4, 3, 9, 1], t[0][2]))
+                               if x[0] != "bn1.var"])
     wcase("wfile_extra_tensor", t + [("conv2.weight", [1], [0.0])])
     wcase("wfile_duplicate_tensor", t + [t[1]])
     wcase("wfile_nan", replace_tensor(t, "conv1.weight", ("conv1.weight", [4, 3, 3, 3], t[0][2][:50] + [math.nan] + t[0][2][51:])))

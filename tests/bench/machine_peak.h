@@ -1,0 +1,9 @@
+/* The machine's fp32 FMA peak, measured: a register-resident FMA loop with
+ * enough independent chains to hide latency, on every core at once. */
+#ifndef HETC_TESTS_BENCH_MACHINE_PEAK_H_
+#define HETC_TESTS_BENCH_MACHINE_PEAK_H_
+
+/* GFLOPS over `threads` threads (median of 5 trials of ~0.2 s). */
+double machine_peak_gflops(int threads);
+
+#endif
