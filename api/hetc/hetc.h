@@ -8,7 +8,7 @@
  * Conventions: every fallible call returns hetc_status_t (NULL on success;
  * otherwise owned by the caller, read with hetc_status_code/_message and
  * released with hetc_status_free). Output parameters come last and are named
- * out_*. Objects are released by the matching matching destroy or free call. Unless
+ * out_*. Objects are released by the matching destroy or free call. Unless
  * stated otherwise, one object is not used from two threads at once.
  */
 #ifndef HETC_HETC_H_

@@ -204,22 +204,36 @@ typedef struct hetc_plugin_epilogue_t {
 /* The operation a kernel computes, independent of any layout choice.
  *
  * Inputs of a kernel, in this order:
- *   activations: inputs[0 .. num_inputs-1]
- *   params:      weights then bias (conv2d, dense); bias (bias_add)
+ *   activations: inputs[0 .. num_inputs-1]; a fused residual is the last
+ *                one and, like every activation input, is read in the
+ *                layout artifact_info reports for it
+ *   params:      conv2d and dense: weight, then bias when epilogue.has_bias;
+ *                bias_add: bias; other ops: none
  * Logical param shapes: conv2d weight [C_out, C_in/groups, KH, KW]; dense
- * weight [units, K]; bias [C_out].
+ * weight [units, K]; bias [C_out] (bias_add: [C] of axis 1).
  *
- * Op-specific fields (unused ones are zero):
- *   conv2d:  kernel, strides, padding, dilation, groups, epilogue
- *   pools:   kernel, strides, padding, ceil_mode, count_include_pad
- *   dense:   epilogue (has_residual allowed)
- *   elementwise: activation (unary) or binary (two inputs; the second may
- *            broadcast: each of its dims equals the first's or is 1)
- *   softmax: axis (non-negative)
- *   concat:  axis (non-negative)
- *   layout_transform: inputs[0].layout -> output.layout, or a reshape when
- *            the logical shapes differ (element order preserved, row-major)
- *   bias_add: channel bias over axis 1
+ * Op-specific fields (fields an op does not use are zero):
+ *   conv2d:  kernel, strides, padding, dilation (>= 1), groups (divides
+ *            C_in and C_out; depthwise is groups == C_in == C_out),
+ *            epilogue
+ *   pools:   kernel, strides, padding (each side < kernel), ceil_mode,
+ *            count_include_pad (avg); dilation is [1,1]. Output extent:
+ *            floor or ceil of (in + pad_begin + pad_end - kernel) / stride
+ *            + 1; with ceil_mode a last window that would start at or
+ *            after in + pad_begin (inside the end padding only) is dropped.
+ *            Average divisor: with count_include_pad, the window clipped to
+ *            [-pad_begin, in + pad_end); without it, the number of real
+ *            input elements in the window.
+ *   dense:   input [N, K] row-major; epilogue (has_residual allowed)
+ *   elementwise: exactly one of activation (unary) or binary (two inputs;
+ *            the second has the same rank and each dim equal to the
+ *            first's or 1)
+ *   softmax: axis (non-negative; the driver normalises)
+ *   concat:  axis (non-negative), 1..64 inputs of equal rank
+ *   layout_transform: inputs[0].layout -> output.layout for the same
+ *            logical shape, or a reshape when the logical shapes differ
+ *            (element order preserved in row-major logical order)
+ *   bias_add: channel bias over axis 1 of a 2-d or 4-d input
  */
 typedef struct hetc_plugin_workload_t {
   int32_t op;         /* hetc_plugin_op_t */
@@ -469,6 +483,7 @@ typedef struct hetc_plugin_t {
                       const hetc_plugin_workload_t *workload);
 
   /* Templates for a workload: their number (0 if unsupported) and names.
+   * Template 0 is the plugin's choice when nothing has been tuned.
    * Names are static strings, unique within the plugin, stable across
    * versions of the same template (they key tuning records). */
   int32_t (*template_count)(const hetc_plugin_instance_t *instance,

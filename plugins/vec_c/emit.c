@@ -41,6 +41,20 @@ void vec_emit_preamble(vec_emit_t *e, int32_t activation) {
                     e->config_text ? e->config_text : "",
                     desc.data ? desc.data : "");
   vec_strbuf_free(&desc);
+  /* The boundary as the kernel sees it (the workload line shows what the
+   * producers deliver). */
+  char layout[32];
+  vec_strbuf_printf(s, "/* args:");
+  int index = 0;
+  for (int32_t i = 0; i < e->num_inputs; ++i) {
+    vec_layout_text(e->input_layouts[i], e->wl->inputs[i].rank, layout, sizeof(layout));
+    vec_strbuf_printf(s, " [%d] input %s,", index++, layout);
+  }
+  for (int32_t i = 0; i < e->num_params; ++i)
+    vec_strbuf_printf(s, " [%d] param %llu bytes,", index++,
+                      (unsigned long long)e->param_bytes[i]);
+  vec_layout_text(e->output_layout, e->wl->output.rank, layout, sizeof(layout));
+  vec_strbuf_printf(s, " [%d] output %s */\n", index, layout);
   vec_strbuf_printf(s,
                     "#include <math.h>\n\n"
                     "#ifndef HETC_VEC_KERNEL\n"

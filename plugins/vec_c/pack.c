@@ -85,6 +85,24 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "vec: pack_param: param %d has %llu elements, expected %llu",
                       index, (unsigned long long)count, (unsigned long long)want);
+  /* Size of the packed form, as the emitter reported it. */
+  uint64_t packed = count;
+  if (kind == VEC_T_CONV_NCHWC) {
+    const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
+    const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
+    const int64_t OCP = vec_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
+    const int64_t ICP = vec_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+    packed = index == 1 ? (uint64_t)OCP
+                        : (uint64_t)(OCP * (vec_conv_is_depthwise(wl) ? 1 : ICP) * KH * KW);
+  } else if (kind == VEC_T_BIAS_ADD) {
+    const int64_t C = wl->inputs[0].shape[1], b = vec_layout_block(output_layout, C);
+    packed = (uint64_t)(vec_ceil_div(C, b) * b);
+  }
+  if (packed * 4 != out_bytes)
+    return vec_status(HETC_PLUGIN_STATUS_INTERNAL,
+                      "vec: pack_param: param %d packs to %llu bytes, the artifact "
+                      "reports %llu",
+                      index, (unsigned long long)packed * 4, (unsigned long long)out_bytes);
   float *dst = out;
   if (kind == VEC_T_CONV_NCHWC) {
     const int64_t K = wl->output.shape[1];
@@ -103,6 +121,5 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
     /* OIHW conv weights, dense weights and plain biases are used as is. */
     memcpy(dst, logical, sizeof(float) * (size_t)count);
   }
-  (void)out_bytes;
   return NULL;
 }
