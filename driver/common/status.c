@@ -7,17 +7,14 @@
 struct hetc_plugin_status_object_t {
   hetc_status_code_t code;
   int is_static; /* the out-of-memory fallback is never freed */
-  char message[];
+  const char *message; /* points into storage, or at a literal */
+  char storage[];
 };
 
-static struct {
-  struct hetc_plugin_status_object_t status;
-  char text[32];
-} out_of_memory_status = {{HETC_STATUS_OUT_OF_MEMORY, 1}, "out of memory"};
+static struct hetc_plugin_status_object_t out_of_memory_status = {HETC_STATUS_OUT_OF_MEMORY, 1,
+                                                                   "out of memory"};
 
-static hetc_status_t status_out_of_memory(void) {
-  return &out_of_memory_status.status;
-}
+static hetc_status_t status_out_of_memory(void) { return &out_of_memory_status; }
 
 hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
                                va_list args) {
@@ -32,7 +29,8 @@ hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
   if (!status) return status_out_of_memory();
   status->code = code;
   status->is_static = 0;
-  vsnprintf(status->message, (size_t)length + 1, format, args);
+  vsnprintf(status->storage, (size_t)length + 1, format, args);
+  status->message = status->storage;
   return status;
 }
 

@@ -164,11 +164,11 @@ static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const
   step->workload = *workload;
   step->input_types = calloc((size_t)workload->num_inputs + 1, sizeof(hetc_plugin_tensor_t));
   if (!step->input_types) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  for (int32_t i = 0; i < workload->num_inputs; ++i) {
-    step->input_types[i] = c->plan->values[step->inputs[i]].type;
-  }
+  /* The manifest keeps the workload exactly as build() saw it (layout
+   * hints included): artifact_load must be asked for the same thing. The
+   * layouts really read and written are the plan values'. */
+  memcpy(step->input_types, workload->inputs, sizeof(hetc_plugin_tensor_t) * (size_t)workload->num_inputs);
   step->workload.inputs = step->input_types;
-  step->workload.output = c->plan->values[step->output].type;
   step->workspace_bytes = info->workspace_bytes;
   step->avg_inner_loop_length = info->avg_inner_loop_length;
   char prefix[64];
@@ -336,7 +336,6 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
                              info->num_inputs, workload.num_inputs);
   for (int32_t i = 0; !status && i < workload.num_inputs; ++i) {
     status = value_on(c, node->inputs[i], device, info->input_layouts[i], &input_ids[i]);
-    if (!status) inputs[i] = c->plan->values[input_ids[i]].type;
   }
   int32_t step_index = status ? -1 : hetc_plan_add_step(c->plan);
   if (!status && step_index < 0) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");

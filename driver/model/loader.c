@@ -57,6 +57,10 @@ static void describe(const cJSON *item, char *buf, size_t size) {
     }
     return;
   }
+  if (cJSON_IsNumber(item)) { /* 1e400: cJSON would print null */
+    snprintf(buf, size, "a number too large for a double");
+    return;
+  }
   char *text = cJSON_PrintUnformatted(item);
   if (!text) {
     snprintf(buf, size, "a value");

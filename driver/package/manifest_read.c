@@ -16,7 +16,9 @@
 
 /* JSON pointers here are short (a few keys and indices); a truncated one
  * would only shorten an error message, never change what is read. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 typedef struct reader_t {
   const char *file;
@@ -126,6 +128,13 @@ static uint64_t tensor_bytes(const hetc_plugin_tensor_t *t) {
     count *= (uint64_t)d;
   }
   return count * sizeof(float);
+}
+
+static int same_logical_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
 }
 
 static void get_workload(reader_t *r, const cJSON *object, const char *base, hetc_plan_step_t *s) {
@@ -275,9 +284,9 @@ static void read_step(reader_t *r, const cJSON *object, int32_t index, hetc_plan
   for (int32_t i = 0; i < s->num_inputs && !r->status; ++i) {
     const hetc_plan_value_t *in = &plan->values[s->inputs[i]];
     if (in->device != s->device) bad(r, "input %d lives on another device", i);
-    if (tensor_bytes(&s->input_types[i]) > in->bytes) bad(r, "input %d is larger than its value", i);
+    if (!same_logical_shape(&s->input_types[i], &in->type)) bad(r, "input %d does not have its value's shape", i);
   }
-  if (!r->status && tensor_bytes(&s->workload.output) > out->bytes) bad(r, "output is larger than its value");
+  if (!r->status && !same_logical_shape(&s->workload.output, &out->type)) bad(r, "output does not have its value's shape");
 }
 
 static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan) {

@@ -194,6 +194,7 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
   emit_consts(s, &g);
   vec_strbuf_line(s, 1, "const long CG = %lld, KG = %lld; /* per group */",
                   (long long)CG, (long long)KG);
+  vec_strbuf_line(s, 1, "(void)DW; (void)PL;");
   if (row && !unroll) emit_ow_tables(s, &g);
   int ind = emit_parallel_head(s, e->cfg.parallel, "k", "K");
   vec_strbuf_line(s, ind, "const long g = k / KG;");
@@ -565,7 +566,7 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
                   " OWT = %lld;",
                   (long long)ICBN, (long long)OCBN, (long long)ICB, (long long)OCB,
                   (long long)ICL, (long long)OWT);
-  vec_strbuf_line(s, 1, "(void)ICB; (void)ICL; (void)C; (void)K;");
+  vec_strbuf_line(s, 1, "(void)ICB; (void)ICL; (void)ICBN; (void)C; (void)K;");
   if (!unroll) emit_ow_tables(s, &g);
   const double pixels_rows = (double)g.N * (double)OCB; /* per output row */
   const double taps_rows = sum_valid_rows(&g);

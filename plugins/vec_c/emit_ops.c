@@ -104,7 +104,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     ll(N), ll(C), ll(H), ll(W), ll(OH), ll(OW));
   L(1, "const long KH = %lld, KW = %lld, SH = %lld, SW = %lld, PT = %lld, PL = %lld;",
     ll(KH), ll(KW), ll(SH), ll(SW), ll(PT), ll(PL));
-  L(1, "const long B = %lld, CB = %lld; (void)C; (void)CB;", ll(B), ll(CB));
+  L(1, "const long B = %lld, CB = %lld; (void)B; (void)C; (void)CB;", ll(B), ll(CB));
   if (!is_max) {
     /* PyTorch's divisor factorises into a row and a column count: the
      * window clipped to the padded input (count_include_pad) or to the
@@ -502,7 +502,7 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
   if (B == 1) {
     int64_t outer = t->shape[0], inner = 1;
     for (int32_t i = 2; i < t->rank; ++i) inner *= t->shape[i];
-    L(1, "const long O = %lld, C = %lld, I = %lld;", ll(outer), ll(C), ll(inner));
+    L(1, "const long O = %lld, C = %lld, I = %lld; (void)I;", ll(outer), ll(C), ll(inner));
     L(0, "#pragma omp parallel for schedule(static)");
     if (inner == 1) {
       L(1, "for (long o = 0; o < O; ++o) {");

@@ -231,6 +231,13 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
                       vec_template_version(kind), config_text.data ? config_text.data : "",
                       avg);
     vec_workload_describe(&a->wl, &d);
+    char layout[32];
+    for (int32_t i = 0; i < e->num_inputs; ++i) {
+      vec_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+      vec_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
+    }
+    vec_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
+    vec_strbuf_printf(&d, ", writes %s", layout);
     a->description = vec_strbuf_take(&d, NULL);
     memcpy(a->input_layouts, e->input_layouts, sizeof(a->input_layouts));
     memcpy(a->param_bytes, e->param_bytes, sizeof(a->param_bytes));

@@ -58,8 +58,10 @@ int32_t vec_template_count(const hetc_plugin_workload_t *wl) {
 int vec_template_kind(const hetc_plugin_workload_t *wl, int32_t index) {
   int32_t count = vec_template_count(wl);
   if (index < 0 || index >= count) return -1;
+  /* Template 0 is what an untuned model gets: NCHWc wherever it applies,
+   * the NCHW baseline otherwise. */
   if (wl->op == HETC_PLUGIN_OP_CONV2D)
-    return index == 0 ? VEC_T_CONV_NCHW : VEC_T_CONV_NCHWC;
+    return count == 2 && index == 0 ? VEC_T_CONV_NCHWC : VEC_T_CONV_NCHW;
   return op_template(wl->op);
 }
 

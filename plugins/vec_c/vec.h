@@ -86,7 +86,8 @@ hetc_plugin_layout_t vec_layout_nchwc(int64_t block);
 /* "NCHW"/"row-major", "NCHW16c", "NHWC" into buf. */
 void vec_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
                      size_t size);
-/* One-line description of a workload (op, shapes, attributes). */
+/* One-line description of a workload (op, logical shapes, attributes;
+ * not the layout hints). */
 void vec_workload_describe(const hetc_plugin_workload_t *wl, vec_strbuf_t *sb);
 
 /* Deep copy of a workload (its inputs array); free with

@@ -68,13 +68,14 @@ static const char *op_name(int32_t op) {
   return names[op];
 }
 
+/* Logical shape only: the layouts in a workload are the producers' (a hint),
+ * and a kernel's text must not change with a hint it does not follow
+ * (artifact_load rebuilds the text from the workload it is given). */
 static void describe_tensor(const hetc_plugin_tensor_t *t, vec_strbuf_t *sb) {
-  char layout[32];
   vec_strbuf_printf(sb, "[");
   for (int32_t i = 0; i < t->rank; ++i)
     vec_strbuf_printf(sb, "%s%lld", i ? "," : "", (long long)t->shape[i]);
-  vec_layout_text(t->layout, t->rank, layout, sizeof(layout));
-  vec_strbuf_printf(sb, "] %s", layout);
+  vec_strbuf_printf(sb, "]");
 }
 
 void vec_workload_describe(const hetc_plugin_workload_t *wl, vec_strbuf_t *sb) {

@@ -332,6 +332,7 @@ def build_cases():
     case("weights_seed_negative", weights({"init": "random", "seed": -1}))
     case("weights_seed_too_big", weights({"init": "random", "seed": 2 ** 53}))
     case("weights_seed_float", weights({"init": "random", "seed": 1.5}))
+    case("weights_seed_huge", good.replace('"seed": 1}', '"seed": 1e400}', 1))
     case("weights_file_empty_name", weights({"file": ""}))
     case("weights_file_not_string", weights({"file": 3}))
     case("weights_file_missing", weights({"file": "missing.weights"}))

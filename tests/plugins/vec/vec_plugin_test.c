@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/status.h"
@@ -54,6 +56,17 @@ static hetc_plugin_workload_t conv_workload(hetc_plugin_tensor_t in, int64_t k, 
   wl.output = tensor4(in.shape[0], k, oh, ow);
   return wl;
 }
+
+/* Index of the template named `name` for the workload, or -1. */
+static int32_t find_template(const hetc_plugin_workload_t *wl, const char *name) {
+  int32_t count = H.plugin->template_count(H.instance, 0, wl);
+  for (int32_t t = 0; t < count; ++t)
+    if (strcmp(H.plugin->template_name(H.instance, 0, wl, t), name) == 0) return t;
+  return -1;
+}
+
+#define NCHW(wl) find_template(wl, "vec_conv2d_nchw")
+#define NCHWC(wl) find_template(wl, "vec_conv2d_nchwc")
 
 static void set_case(vec_case_t *c, const char *name, const hetc_plugin_workload_t *wl,
                      const hetc_plugin_tensor_t *inputs) {
@@ -180,18 +193,21 @@ static void test_conv_templates(void **state) {
     int32_t templates = H.plugin->template_count(H.instance, 0, &wl);
     int nchwc_ok = cs->groups == 1 || (cs->groups == cs->c && cs->groups == cs->k);
     assert_int_equal(templates, nchwc_ok ? 2 : 1);
-    assert_string_equal(H.plugin->template_name(H.instance, 0, &wl, 0), "vec_conv2d_nchw");
-    if (templates > 1)
-      assert_string_equal(H.plugin->template_name(H.instance, 0, &wl, 1), "vec_conv2d_nchwc");
+    /* Untuned models get template 0: NCHWc wherever it applies. */
+    assert_string_equal(H.plugin->template_name(H.instance, 0, &wl, 0),
+                        nchwc_ok ? "vec_conv2d_nchwc" : "vec_conv2d_nchw");
+    assert_true(NCHW(&wl) >= 0);
+    assert_true((NCHWC(&wl) >= 0) == nchwc_ok);
     for (int32_t t = 0; t < templates; ++t) {
+      const int is_nchw = t == NCHW(&wl);
       hetc_plugin_space_t sp;
       assert_int_equal(vec_define_space(&H, &wl, t, &sp), 0);
       char label[96];
-      snprintf(label, sizeof(label), "%s %s", cs->name, t ? "nchwc" : "nchw");
+      snprintf(label, sizeof(label), "%s %s", cs->name, is_nchw ? "nchw" : "nchwc");
       fake_config_t cfg;
       fake_config_default(&sp, &cfg);
       n = add_config_case(cases, n, label, &wl, inputs, t, &sp, &cfg);
-      if (t == 0) {
+      if (is_nchw) {
         static const int64_t picks[3][3] = {{1, 1, 1}, {0, 1, 0}, {1, 0, 0}};
         for (int k = 0; k < 3; ++k) {
           fake_config_default(&sp, &cfg);
@@ -492,45 +508,46 @@ static void test_invalid_configs(void **state) {
   (void)state;
   hetc_plugin_tensor_t inputs[2];
   hetc_plugin_workload_t wl = shape_workload(&conv_shapes[0], inputs);
+  const int32_t tc = NCHWC(&wl), tn = NCHW(&wl);
   hetc_plugin_space_t sp;
-  assert_int_equal(vec_define_space(&H, &wl, 1, &sp), 0);
+  assert_int_equal(vec_define_space(&H, &wl, tc, &sp), 0);
   hetc_plugin_artifact_t *a;
   fake_config_t cfg;
 
   fake_config_default(&sp, &cfg);
   fake_config_set(&cfg, "tile_oc", 24);
-  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+  expect_code(build_with(&wl, tc, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
               "tile_oc");
   assert_null(a);
   fake_config_default(&sp, &cfg);
   fake_config_set(&cfg, "reorder", 7);
-  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+  expect_code(build_with(&wl, tc, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
               "reorder");
   fake_config_default(&sp, &cfg);
   cfg.config.num_knobs -= 1; /* drops the last knob */
-  expect_code(build_with(&wl, 1, &cfg.config, &a), HETC_STATUS_INVALID_ARGUMENT, "lacks");
+  expect_code(build_with(&wl, tc, &cfg.config, &a), HETC_STATUS_INVALID_ARGUMENT, "lacks");
   fake_config_default(&sp, &cfg);
   cfg.knobs[0].name = "tile_xyz";
-  expect_code(build_with(&wl, 1, &cfg.config, &a), HETC_STATUS_INVALID_ARGUMENT, "tile_xyz");
+  expect_code(build_with(&wl, tc, &cfg.config, &a), HETC_STATUS_INVALID_ARGUMENT, "tile_xyz");
   fake_config_default(&sp, &cfg);
   expect_code(build_with(&wl, 2, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
               "template");
   /* NCHW config handed to the NCHWc template. */
   hetc_plugin_space_t sp0;
-  assert_int_equal(vec_define_space(&H, &wl, 0, &sp0), 0);
+  assert_int_equal(vec_define_space(&H, &wl, tn, &sp0), 0);
   fake_config_default(&sp0, &cfg);
-  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+  expect_code(build_with(&wl, tc, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
               NULL);
 
   /* depthwise: tiles must be equal (constraint) */
   wl = shape_workload(&conv_shapes[5], inputs);
-  assert_int_equal(vec_define_space(&H, &wl, 1, &sp), 0);
+  assert_int_equal(vec_define_space(&H, &wl, NCHWC(&wl), &sp), 0);
   assert_int_equal(sp.num_constraints, 1);
   fake_config_default(&sp, &cfg);
   fake_config_set(&cfg, "tile_ic", 8);
   fake_config_set(&cfg, "tile_oc", 16);
   assert_false(fake_config_valid(&sp, &cfg));
-  expect_code(build_with(&wl, 1, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
+  expect_code(build_with(&wl, tc, fake_config_get(&cfg), &a), HETC_STATUS_INVALID_ARGUMENT,
               "tile_ic == tile_oc");
 
   /* knob-less op given a knob */
@@ -567,13 +584,14 @@ static void test_emit_load_time(void **state) {
   (void)state;
   hetc_plugin_tensor_t inputs[2];
   hetc_plugin_workload_t wl = shape_workload(&conv_shapes[1], inputs);
+  const int32_t tc = NCHWC(&wl);
   hetc_plugin_space_t sp;
-  assert_int_equal(vec_define_space(&H, &wl, 1, &sp), 0);
+  assert_int_equal(vec_define_space(&H, &wl, tc, &sp), 0);
   fake_config_t cfg;
   fake_config_default(&sp, &cfg);
   vec_case_t c;
   set_case(&c, "emit/load", &wl, inputs);
-  c.template_index = 1;
+  c.template_index = tc;
   c.use_config = 1;
   c.config = cfg;
   vec_build_cases(&H, &c, 1, 1);
@@ -585,7 +603,7 @@ static void test_emit_load_time(void **state) {
 
   /* Load the emitted object; it must describe the same kernel. */
   hetc_plugin_artifact_t *loaded = NULL;
-  assert_null(H.plugin->artifact_load(H.instance, 0, &wl, 1, fake_config_get(&cfg), dir, "k0",
+  assert_null(H.plugin->artifact_load(H.instance, 0, &wl, tc, fake_config_get(&cfg), dir, "k0",
                                       &loaded));
   const hetc_plugin_artifact_info_t *info = H.plugin->artifact_info(loaded);
   assert_string_equal(info->description, built->description);
@@ -639,11 +657,27 @@ static void test_emit_load_time(void **state) {
   }
   H.plugin->artifact_release(H.instance, loaded);
 
+  /* The driver loads with the workload as the plan stores it: inputs and
+   * output in the layouts the artifact reported, not the producers'. */
+  {
+    hetc_plugin_tensor_t planned[2];
+    hetc_plugin_workload_t pw = wl;
+    for (int32_t i = 0; i < wl.num_inputs; ++i) {
+      planned[i] = inputs[i];
+      planned[i].layout = built->input_layouts[i];
+    }
+    pw.inputs = planned;
+    pw.output.layout = built->output_layout;
+    assert_null(H.plugin->artifact_load(H.instance, 0, &pw, tc, fake_config_get(&cfg), dir, "k0",
+                                        &loaded));
+    H.plugin->artifact_release(H.instance, loaded);
+  }
+
   /* A different config does not match the packaged source. */
   fake_config_t other = cfg;
   fake_config_set(&other, "unroll_kw", 0);
   fake_config_set(&other, "parallel", 1 - other.values[fake_space_find(&sp, "parallel")]);
-  expect_code(H.plugin->artifact_load(H.instance, 0, &wl, 1, fake_config_get(&other), dir,
+  expect_code(H.plugin->artifact_load(H.instance, 0, &wl, tc, fake_config_get(&other), dir,
                                       "k0", &loaded),
               HETC_STATUS_INVALID_ARGUMENT, "emitted for another");
 
@@ -651,7 +685,7 @@ static void test_emit_load_time(void **state) {
   char path[512];
   snprintf(path, sizeof(path), "%s/k0.so", dir);
   assert_int_equal(unlink(path), 0);
-  assert_null(H.plugin->artifact_load(H.instance, 0, &wl, 1, fake_config_get(&cfg), dir, "k0",
+  assert_null(H.plugin->artifact_load(H.instance, 0, &wl, tc, fake_config_get(&cfg), dir, "k0",
                                       &loaded));
   lc.artifact = loaded;
   assert_true(vec_check_case(&H, &lc, 6) <= TOLERANCE);
@@ -682,7 +716,7 @@ static void test_resnet_inner_loop(void **state) {
     wl.epilogue.activation = HETC_PLUGIN_ACT_RELU;
     double avg[4];
     for (int v = 0; v < 4; ++v) {
-      int32_t tmpl = v < 2 ? 0 : 1;
+      int32_t tmpl = v < 2 ? NCHW(&wl) : NCHWC(&wl);
       hetc_plugin_space_t sp;
       assert_int_equal(vec_define_space(&H, &wl, tmpl, &sp), 0);
       fake_config_t cfg;
@@ -732,6 +766,68 @@ static void test_compiler_failures(void **state) {
   free(saved_flags);
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* A compiler that refuses one kernel: build() reports BUILD_FAILED with the
+ * compiler's own output, and the instance keeps working. */
+static void test_build_failed(void **state) {
+  (void)state;
+  char dir[] = "/tmp/hetc-vec-cc-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char script[256];
+  snprintf(script, sizeof(script), "%s/picky-cc", dir);
+  FILE *f = fopen(script, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "#!/bin/sh\n"
+          "for a in \"$@\"; do case \"$a\" in *.c) src=\"$a\";; esac; done\n"
+          "if grep -q 'template: vec_softmax' \"$src\"; then\n"
+          "  echo \"$src:1:1: error: picky-cc refuses softmax kernels\" >&2; exit 1\n"
+          "fi\n"
+          "exec cc \"$@\"\n");
+  fclose(f);
+  assert_int_equal(chmod(script, 0755), 0);
+  /* Its objects are cached under the temp dir, not the user's cache. */
+  char *saved_cc = getenv("HETC_VEC_CC") ? strdup(getenv("HETC_VEC_CC")) : NULL;
+  char *saved_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+  setenv("HETC_VEC_CC", script, 1);
+  setenv("XDG_CACHE_HOME", dir, 1);
+  hetc_plugin_instance_t *inst = NULL;
+  hetc_status_t s = H.plugin->instance_create(&inst);
+  if (saved_cc) setenv("HETC_VEC_CC", saved_cc, 1);
+  else unsetenv("HETC_VEC_CC");
+  if (saved_xdg) setenv("XDG_CACHE_HOME", saved_xdg, 1);
+  else unsetenv("XDG_CACHE_HOME");
+  free(saved_cc);
+  free(saved_xdg);
+  if (s) fprintf(stderr, "%s\n", hetc_status_message(s));
+  assert_null(s);
+
+  int64_t dims[2] = {3, 10};
+  hetc_plugin_tensor_t t = tensor_rank(2, dims);
+  hetc_plugin_workload_t wl;
+  memset(&wl, 0, sizeof(wl));
+  wl.op = HETC_PLUGIN_OP_SOFTMAX;
+  wl.num_inputs = 1;
+  wl.inputs = &t;
+  wl.output = t;
+  wl.axis = 1;
+  hetc_plugin_artifact_t *a = NULL;
+  expect_code(H.plugin->build(inst, 0, &wl, 0, NULL, &a), HETC_STATUS_BUILD_FAILED,
+              "picky-cc refuses softmax kernels");
+  assert_null(a);
+  wl.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  wl.activation = HETC_PLUGIN_ACT_TANH;
+  wl.axis = 0;
+  assert_null(H.plugin->build(inst, 0, &wl, 0, NULL, &a));
+  H.plugin->artifact_release(inst, a);
+  H.plugin->instance_destroy(inst);
+  assert_int_equal(nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_query_and_device),
@@ -741,6 +837,7 @@ int main(void) {
       cmocka_unit_test(test_emit_load_time),
       cmocka_unit_test(test_resnet_inner_loop),
       cmocka_unit_test(test_compiler_failures),
+      cmocka_unit_test(test_build_failed),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -143,6 +143,20 @@ double vec_check_case(vec_plugin_handle_t *h, vec_case_t *c, uint64_t seed) {
   }
   const hetc_plugin_artifact_info_t *info = p->artifact_info(c->artifact);
   hetc_plugin_workload_t wl = c->wl;
+  /* HETC_TEST_EMIT_DIR: keep every kernel's source for reading. */
+  const char *emit_dir = getenv("HETC_TEST_EMIT_DIR");
+  if (emit_dir) {
+    char prefix[200];
+    size_t k = 0;
+    for (const char *q = c->name; *q && k + 1 < sizeof(prefix); ++q)
+      prefix[k++] = (char)((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ? *q : '_');
+    prefix[k] = '\0';
+    hetc_status_t es = p->artifact_emit(h->instance, c->artifact, emit_dir, prefix);
+    if (es) {
+      fprintf(stderr, "%s: emit: %s\n", c->name, hetc_status_message(es));
+      hetc_status_free(es);
+    }
+  }
   hetc_plugin_tensor_t phys_inputs[8];
   int32_t ni = wl.num_inputs, np = info->num_params;
   if (info->num_inputs != ni) {
