@@ -9,7 +9,6 @@
  * command, its version and the CPU model (-march=native code is only valid
  * on the CPU that made it). Files are written under a temp name and
  * renamed, so concurrent processes never see a partial object. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -222,15 +221,26 @@ static uint64_t next_serial(vec_toolchain_t *tc) {
   return n;
 }
 
+/* A private scratch directory under $TMPDIR (or /tmp) into buf; 0 on
+ * success. Every user removes its own at once, so nothing is left behind
+ * even when an instance is never destroyed. */
+static int scratch_dir(char *buf, size_t size) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(buf, size, "%s/hetc-vec-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+  return mkdtemp(buf) ? 0 : -1;
+}
+
 /* Compiler identity for the fingerprint: "gcc-12.2.0", "clang-16.0.6", or
  * the first line of --version. */
 static char *compiler_version(vec_toolchain_t *tc) {
-  char log[4096];
-  snprintf(log, sizeof(log), "%s/version.log", tc->temp_dir);
+  char dir[4096], log[4200];
+  if (scratch_dir(dir, sizeof(dir)) != 0) return NULL;
+  snprintf(log, sizeof(log), "%s/version.log", dir);
   char *argv[3] = {tc->argv[0], "--version", NULL};
-  if (run_command(argv, log) != 0) return NULL;
-  char *text = vec_read_file(log, NULL);
+  int rc = run_command(argv, log);
+  char *text = rc == 0 ? vec_read_file(log, NULL) : NULL;
   unlink(log);
+  rmdir(dir);
   if (!text) return NULL;
   char *nl = strchr(text, '\n');
   int is_gcc = strstr(text, "Free Software Foundation") != NULL;
@@ -301,20 +311,10 @@ hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc, const char *cpu_key
   tc->command_text = dup_string(command);
   /* Slots for -o OUT SRC -lm. */
   tc->argv = split_words(command, 4, &tc->argc);
-  const char *tmp = getenv("TMPDIR");
-  char temp[4096];
-  snprintf(temp, sizeof(temp), "%s/hetc-vec-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
   if (!tc->command_text || !tc->argv) {
     vec_toolchain_fini(tc);
     return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   }
-  if (!mkdtemp(temp)) {
-    int err = errno;
-    vec_toolchain_fini(tc);
-    return vec_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
-                      "vec: cannot create a temp directory %s: %s", temp, strerror(err));
-  }
-  tc->temp_dir = dup_string(temp);
   tc->version = compiler_version(tc);
   if (!tc->version) {
     vec_toolchain_fini(tc);
@@ -335,20 +335,6 @@ hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc, const char *cpu_key
   return NULL;
 }
 
-static void remove_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *ent;
-  while ((ent = readdir(d)) != NULL) {
-    if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
-    char *p = join_path(dir, ent->d_name);
-    if (p) unlink(p);
-    free(p);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 void vec_toolchain_fini(vec_toolchain_t *tc) {
   vec_object_t *o = tc->objects;
   while (o) {
@@ -359,7 +345,6 @@ void vec_toolchain_fini(vec_toolchain_t *tc) {
     o = next;
   }
   tc->objects = NULL;
-  if (tc->temp_dir) remove_tree(tc->temp_dir);
   if (tc->argv) {
     for (int32_t i = 0; i < tc->argc; ++i) free(tc->argv[i]);
     free(tc->argv);
@@ -367,7 +352,6 @@ void vec_toolchain_fini(vec_toolchain_t *tc) {
   free(tc->command_text);
   free(tc->version);
   free(tc->cache_dir);
-  free(tc->temp_dir);
   pthread_mutex_destroy(&tc->lock);
   memset(tc, 0, sizeof(*tc));
 }
@@ -376,14 +360,20 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
                                               size_t length, const char *so_path,
                                               int32_t fail_code) {
   uint64_t n = next_serial(tc);
-  char src[4096], log[4096], out[4096];
-  snprintf(src, sizeof(src), "%s/k%llu.c", tc->temp_dir, (unsigned long long)n);
-  snprintf(log, sizeof(log), "%s/k%llu.log", tc->temp_dir, (unsigned long long)n);
+  char dir[4096], src[4200], log[4200], out[4200];
+  if (scratch_dir(dir, sizeof(dir)) != 0) {
+    int err = errno;
+    return vec_status(fail_code, "vec: cannot create a directory like %s: %s", dir,
+                      strerror(err));
+  }
+  snprintf(src, sizeof(src), "%s/kernel.c", dir);
+  snprintf(log, sizeof(log), "%s/compiler.log", dir);
   snprintf(out, sizeof(out), "%s.tmp.%ld.%llu", so_path, (long)getpid(),
            (unsigned long long)n);
   if (write_all(src, source, length) != 0) {
     int err = errno;
     unlink(src);
+    rmdir(dir);
     return vec_status(fail_code, "vec: writing %s: %s", src, strerror(err));
   }
   /* argv: the command, then -o OUT SRC -lm (slots reserved at init). */
@@ -414,6 +404,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   }
   unlink(log);
   unlink(src);
+  rmdir(dir);
   return s;
 }
 
@@ -472,8 +463,8 @@ static hetc_plugin_status_t add_object(vec_toolchain_t *tc, uint64_t key, const 
                                        void *handle, void *symbol,
                                        vec_object_t **out_object) {
   vec_object_t *o = calloc(1, sizeof(*o));
-  char *p = dup_string(path);
-  if (!o || !p) {
+  char *p = path ? dup_string(path) : NULL;
+  if (!o || (path && !p)) {
     free(o);
     free(p);
     dlclose(handle);
@@ -518,18 +509,35 @@ hetc_plugin_status_t vec_toolchain_get(vec_toolchain_t *tc, const char *source,
   }
   pthread_mutex_unlock(&tc->lock);
 
-  char name[32], *path;
+  char name[32];
   snprintf(name, sizeof(name), "%016llx.so", (unsigned long long)key);
-  path = join_path(tc->cache_dir ? tc->cache_dir : tc->temp_dir, name);
-  if (!path) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   void *handle = NULL, *fn = NULL;
   hetc_plugin_status_t s = NULL;
-  if (!try_load(path, symbol, &handle, &fn)) {
-    s = vec_toolchain_compile_to(tc, source, length, path, fail_code);
-    if (!s) s = load(path, symbol, fail_code, &handle, &fn);
+  if (tc->cache_dir) {
+    char *path = join_path(tc->cache_dir, name);
+    if (!path) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+    if (!try_load(path, symbol, &handle, &fn)) {
+      s = vec_toolchain_compile_to(tc, source, length, path, fail_code);
+      if (!s) s = load(path, symbol, fail_code, &handle, &fn);
+    }
+    if (!s) s = add_object(tc, key, path, handle, fn, out_object);
+    free(path);
+    return s;
   }
-  if (!s) s = add_object(tc, key, path, handle, fn, out_object);
-  free(path);
+  /* No disk cache: build in a scratch directory and unlink the object once
+   * it is mapped (artifact_emit then compiles it again into the package). */
+  char dir[4096], path[4200];
+  if (scratch_dir(dir, sizeof(dir)) != 0) {
+    int err = errno;
+    return vec_status(fail_code, "vec: cannot create a directory like %s: %s", dir,
+                      strerror(err));
+  }
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  s = vec_toolchain_compile_to(tc, source, length, path, fail_code);
+  if (!s) s = load(path, symbol, fail_code, &handle, &fn);
+  unlink(path);
+  rmdir(dir);
+  if (!s) s = add_object(tc, key, NULL, handle, fn, out_object);
   return s;
 }
 

@@ -513,12 +513,13 @@ static hetc_plugin_status_t vec_artifact_emit(hetc_plugin_instance_t *instance,
   if (!s) s = vec_write_file_atomic(c_path, artifact->source, artifact->source_length);
   if (!s) {
     size_t length = 0;
-    char *object = vec_read_file(artifact->object->path, &length);
+    char *object = artifact->object->path ? vec_read_file(artifact->object->path, &length) : NULL;
     if (object) {
       s = vec_write_file_atomic(so_path, object, length);
       free(object);
     } else {
-      /* The loaded file went away (cache cleaned): build it again there. */
+      /* No file behind the loaded object (no disk cache, or the cache was
+       * cleaned): build it again there. */
       s = vec_toolchain_compile_to(&instance->toolchain, artifact->source,
                                    artifact->source_length, so_path,
                                    HETC_PLUGIN_STATUS_BUILD_FAILED);

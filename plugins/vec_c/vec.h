@@ -229,7 +229,7 @@ typedef void (*vec_kernel_fn_t)(float *const *args);
 /* A loaded shared object. Reference counted; owned by the toolchain. */
 typedef struct vec_object_t {
   uint64_t key;   /* cache key; 0 for objects opened from a package */
-  char *path;     /* the loaded file */
+  char *path;     /* the loaded file; NULL once unlinked (no disk cache) */
   void *handle;   /* dlopen handle */
   void *symbol;   /* the looked-up function */
   int32_t refs;
@@ -242,7 +242,6 @@ typedef struct vec_toolchain_t {
   char *command_text; /* "cc -O3 -march=native -fopenmp -shared -fPIC" */
   char *version;      /* compiler identity, e.g. "gcc-12.2.0" */
   char *cache_dir;    /* on-disk cache, or NULL when unusable */
-  char *temp_dir;     /* private directory, removed at fini */
   uint64_t key_seed;  /* hash of compiler, flags, version and CPU */
   pthread_mutex_t lock;
   vec_object_t *objects;
@@ -252,10 +251,12 @@ typedef struct vec_toolchain_t {
 /* Cheap check that the compiler named by HETC_VEC_CC is on PATH. */
 hetc_plugin_status_t vec_toolchain_probe(void);
 /* Reads HETC_VEC_CC / HETC_VEC_CFLAGS, asks the compiler its version,
- * creates the temp and cache directories. cpu_key enters the cache key. */
+ * creates the cache directory. cpu_key enters the cache key. Compiles run
+ * in scratch directories removed right after, so nothing is left in $TMPDIR
+ * even when an instance is never destroyed. */
 hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc,
                                         const char *cpu_key);
-/* Unloads every object and removes the temp directory. */
+/* Unloads every object. */
 void vec_toolchain_fini(vec_toolchain_t *tc);
 /* Returns a loaded object for `source`, from the in-process cache, the
  * disk cache, or by compiling it. Thread-safe. Failures carry fail_code
