@@ -16,18 +16,33 @@ static double now(void) {
 
 static volatile float sink;
 
-/* 12 independent ymm accumulators: enough to cover FMA latency (4-5
- * cycles) times two FMA ports on current x86 cores. */
+/* 12 independent ymm accumulators, written out so they stay in registers
+ * at any optimisation level: enough to cover FMA latency (4-5 cycles)
+ * times two FMA ports on current x86 cores. */
 __attribute__((target("avx2,fma"))) static void *fma_loop(void *arg) {
   long iterations = *(long *)arg;
-  __m256 acc[CHAINS];
-  for (int c = 0; c < CHAINS; ++c) acc[c] = _mm256_set1_ps((float)c * 1e-3f);
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  __m256 a0 = _mm256_set1_ps(0.0f), a1 = _mm256_set1_ps(0.1f), a2 = _mm256_set1_ps(0.2f),
+         a3 = _mm256_set1_ps(0.3f), a4 = _mm256_set1_ps(0.4f), a5 = _mm256_set1_ps(0.5f),
+         a6 = _mm256_set1_ps(0.6f), a7 = _mm256_set1_ps(0.7f), a8 = _mm256_set1_ps(0.8f),
+         a9 = _mm256_set1_ps(0.9f), a10 = _mm256_set1_ps(1.0f), a11 = _mm256_set1_ps(1.1f);
+  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
   for (long i = 0; i < iterations; ++i) {
-    for (int c = 0; c < CHAINS; ++c) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+    a0 = _mm256_fmadd_ps(a0, m, c);
+    a1 = _mm256_fmadd_ps(a1, m, c);
+    a2 = _mm256_fmadd_ps(a2, m, c);
+    a3 = _mm256_fmadd_ps(a3, m, c);
+    a4 = _mm256_fmadd_ps(a4, m, c);
+    a5 = _mm256_fmadd_ps(a5, m, c);
+    a6 = _mm256_fmadd_ps(a6, m, c);
+    a7 = _mm256_fmadd_ps(a7, m, c);
+    a8 = _mm256_fmadd_ps(a8, m, c);
+    a9 = _mm256_fmadd_ps(a9, m, c);
+    a10 = _mm256_fmadd_ps(a10, m, c);
+    a11 = _mm256_fmadd_ps(a11, m, c);
   }
-  __m256 total = acc[0];
-  for (int c = 1; c < CHAINS; ++c) total = _mm256_add_ps(total, acc[c]);
+  __m256 total = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                               _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  total = _mm256_add_ps(total, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
   sink = _mm256_cvtss_f32(total);
   return NULL;
 }

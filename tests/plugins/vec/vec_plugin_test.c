@@ -137,6 +137,9 @@ static const conv_shape_t conv_shapes[] = {
      HETC_PLUGIN_ACT_NONE},
     {"c3_k70_7x7_s2_pad3", 1, 3, 20, 17, 70, 7, 7, 2, 2, {3, 3, 3, 3}, 1, 1, 1, 1, 0,
      HETC_PLUGIN_ACT_RELU},
+    /* blocks of 128 (input) and 256 (output), both partial */
+    {"c129_k250_3x3_pad1_res_bias", 1, 129, 6, 7, 250, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, 1, 1, 1,
+     HETC_PLUGIN_ACT_NONE},
 };
 
 static hetc_plugin_workload_t shape_workload(const conv_shape_t *cs, hetc_plugin_tensor_t *inputs) {
