@@ -324,6 +324,11 @@ typedef struct hetc_plugin_host_t {
    * INTERNAL: success is NULL. */
   hetc_plugin_status_t (*status_new)(int32_t code, const char *format, ...)
       HETC_PLUGIN_PRINTF(2, 3);
+  /* Reads and discards a status the plugin created and will not return
+   * (a fallback path). status_message's result is valid until
+   * status_free. NULL is accepted by both. */
+  const char *(*status_message)(hetc_plugin_status_t status);
+  void (*status_free)(hetc_plugin_status_t status);
 
   /* Knob-space builder, used from template_define_space only. Names are
    * copied. Each returns NULL or a failure (duplicate name, bad argument).
@@ -331,10 +336,12 @@ typedef struct hetc_plugin_host_t {
    * define_split: split `extent` into num_parts factors by policy; inner
    *   parts are at most max_factor when max_factor > 0. For
    *   SPLIT_CANDIDATES, the innermost part takes values from candidates
-   *   (others are 1 except the outermost, which is extent / inner).
+   *   (others are 1 except the outermost, which is extent / inner rounded
+   *   up: the template must handle the remainder).
    * define_knob: a knob taking one of `values` (an other-option knob).
    * define_reorder: a permutation of num_axes axes; the candidate
    *   permutations are given explicitly, each num_axes entries, row-major.
+   *   The knob's value in a config is the index of the chosen permutation.
    * define_annotate: an annotation choice (e.g. unroll / vectorize / none),
    *   encoded as small integers in `choices`.
    * set_default: the template's default point; every knob must be given
@@ -377,7 +384,10 @@ typedef struct hetc_plugin_host_t {
   void (*parallel_for)(int64_t count, int64_t grain,
                        hetc_plugin_parallel_body_fn_t body, void *user_data);
 
-  /* Number of worker threads parallel_for uses (>= 1). */
+  /* Number of threads kernels should use (>= 1): the user's setting
+   * (HETC_NUM_THREADS or the driver's option). Plugins that run their own
+   * threads (OpenMP, a device runtime) size them by it too, so that kernels
+   * never oversubscribe the cores. */
   int32_t (*thread_count)(void);
 } hetc_plugin_host_t;
 
@@ -408,7 +418,8 @@ typedef struct hetc_plugin_device_t {
   int32_t max_threads_per_group; /* GPUs: threads per block/work-group */
   int32_t reserved0;
   uint64_t local_memory_bytes;   /* shared/local memory per group */
-  uint64_t cache_bytes[3];       /* L1, L2, L3 per device, CPUs */
+  uint64_t cache_bytes[3];       /* L1d, L2, L3 totals over the device,
+                                   * each cache counted once (CPUs) */
   /* 1 when buffers of this device are plain host memory that the host may
    * read and write through buffer_host_pointer. */
   int32_t host_memory;
@@ -437,7 +448,8 @@ typedef struct hetc_plugin_artifact_info_t {
    * of at least this size as the last argument of run. */
   uint64_t workspace_bytes;
   /* Static average innermost loop trip count of the generated code, a
-   * vector-length indicator; 0 if not applicable. */
+   * vector-length indicator: innermost loops weighted by how often they
+   * are entered; 0 if not applicable. */
   double avg_inner_loop_length;
   /* Free text describing the kernel (template, config), for logs. */
   const char *description;
@@ -466,8 +478,10 @@ typedef struct hetc_plugin_t {
   hetc_plugin_status_t (*probe)(void);
 
   /* Creates an instance (opens drivers, enumerates devices). out_instance
-   * is owned by the caller and destroyed with instance_destroy, which
-   * leaves no thread running. */
+   * is owned by the caller and destroyed with instance_destroy, which stops
+   * every thread the plugin started itself (pools of runtimes it links,
+   * such as OpenMP's, may stay idle until the process ends, and the driver
+   * never unloads a plugin's code). query is always called before probe. */
   hetc_plugin_status_t (*instance_create)(hetc_plugin_instance_t **out_instance);
   void (*instance_destroy)(hetc_plugin_instance_t *instance);
 
@@ -514,7 +528,10 @@ typedef struct hetc_plugin_t {
    * writes in artifact_info; where they differ from what the producer
    * delivers, the driver inserts a LAYOUT_TRANSFORM kernel. The output
    * layout in the workload is ignored except for LAYOUT_TRANSFORM, where it
-   * is the target. For ops without knobs the config has no knobs. A config the
+   * is the target. For ops without knobs the config has no knobs; a NULL
+   * config means the template's default. A kernel producing an NCHWC
+   * tensor writes zeros into its padding channels, and consumers may rely
+   * on that. A config the
    * template cannot instantiate fails with INVALID_ARGUMENT or
    * DEVICE_LIMITS and a reason; compiler failures are BUILD_FAILED with the
    * log. out_artifact is released with artifact_release. May be called
@@ -541,7 +558,8 @@ typedef struct hetc_plugin_t {
                                      void *out_packed);
 
   /* Device memory. Buffers are owned by the instance; the driver frees
-   * each with buffer_free. copy_* are synchronous. */
+   * each with buffer_free. Contents after alloc are unspecified. Reads,
+   * writes and copies are synchronous. */
   hetc_plugin_status_t (*buffer_alloc)(hetc_plugin_instance_t *instance,
                                        int32_t device_index, uint64_t bytes,
                                        hetc_plugin_buffer_t **out_buffer);
@@ -568,14 +586,16 @@ typedef struct hetc_plugin_t {
 
   /* Runs an artifact once and waits for it. args holds, in order: the
    * activation inputs, the packed params, the output, then the workspace
-   * when workspace_bytes > 0. */
+   * when workspace_bytes > 0. The output never shares a buffer with an
+   * input or param (kernels may use restrict). */
   hetc_plugin_status_t (*run)(hetc_plugin_instance_t *instance,
                               const hetc_plugin_artifact_t *artifact,
                               hetc_plugin_buffer_t *const *args,
                               int32_t num_args);
-  /* Times an artifact with the device's own clock: `repeat` samples, each
-   * the mean seconds of `number` back-to-back runs, written to
-   * out_seconds[0..repeat-1] (owned by the caller). */
+  /* Times an artifact with the device's own clock after one untimed
+   * warm-up run: `repeat` samples, each the mean seconds of `number`
+   * back-to-back runs, written to out_seconds[0..repeat-1] (owned by the
+   * caller). */
   hetc_plugin_status_t (*time)(hetc_plugin_instance_t *instance,
                                const hetc_plugin_artifact_t *artifact,
                                hetc_plugin_buffer_t *const *args,
@@ -593,14 +613,18 @@ typedef struct hetc_plugin_t {
                                    float *out_features, int32_t capacity,
                                    int32_t *out_count);
 
-  /* Writes the artifact into directory `dir` (borrowed; exists) under file
-   * names starting with `prefix`, so that artifact_load can rebuild it
-   * there without recompiling. */
+  /* Writes the artifact into directory `dir` (borrowed; exists) as files
+   * whose names all start with `prefix` (the package keeps every such
+   * file), so that artifact_load can rebuild it there without
+   * recompiling. */
   hetc_plugin_status_t (*artifact_emit)(hetc_plugin_instance_t *instance,
                                         const hetc_plugin_artifact_t *artifact,
                                         const char *dir, const char *prefix);
-  /* Loads an artifact emitted by artifact_emit for the same workload,
-   * template and config. out_artifact is released with artifact_release. */
+  /* Loads an artifact emitted by artifact_emit. The driver passes exactly
+   * the workload (layout hints included), template and config that build()
+   * got. Files that are missing, corrupt or made for something else give
+   * INVALID_ARGUMENT with the reason. out_artifact is released with
+   * artifact_release. */
   hetc_plugin_status_t (*artifact_load)(hetc_plugin_instance_t *instance,
                                         int32_t device_index,
                                         const hetc_plugin_workload_t *workload,

@@ -32,7 +32,7 @@ void vec_emit_preamble(vec_emit_t *e, int32_t activation) {
                     " * template: %s v%u\n"
                     " * config:   %s\n"
                     " * workload: %s\n"
-                    " * entry:    void HETC_VEC_KERNEL(float *const *args); args"
+                    " * entry:    void HETC_VEC_KERNEL(float *const *args, int threads); args"
                     " are the activation\n"
                     " *           inputs, the packed params, then the output.\n"
                     " * build:    cc -O3 -march=native -fopenmp -shared -fPIC"
@@ -64,7 +64,7 @@ void vec_emit_preamble(vec_emit_t *e, int32_t activation) {
   if (act)
     vec_strbuf_printf(s, "static inline float act(float v) { return %s; }\n\n",
                       act);
-  vec_strbuf_printf(s, "void HETC_VEC_KERNEL(float *const *args);\n\n");
+  vec_strbuf_printf(s, "void HETC_VEC_KERNEL(float *const *args, int threads);\n\n");
 }
 
 void vec_emit_arg(vec_emit_t *e, const char *name, int index, int is_output) {

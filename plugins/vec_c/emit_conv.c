@@ -113,7 +113,7 @@ static void emit_ow_tables(vec_strbuf_t *s, const conv_geom_t *g) {
  * indent of the body and leaves an OH loop open for parallel 0. */
 static int emit_parallel_head(vec_strbuf_t *s, int64_t parallel,
                               const char *outer, const char *outer_count) {
-  vec_strbuf_line(s, 0, "#pragma omp parallel for schedule(static)");
+  vec_strbuf_line(s, 0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   if (parallel) {
     vec_strbuf_line(s, 1, "for (long t = 0; t < N * %s * OH; ++t) {", outer_count);
     vec_strbuf_line(s, 2, "const long n = t / (%s * OH), %s = (t / OH) %% %s, oh = t %% OH;",
@@ -189,7 +189,7 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 
   vec_strbuf_t *s = &e->src;
   vec_emit_preamble(e, ep->activation);
-  vec_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args) {");
+  vec_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
   emit_conv_args(e);
   emit_consts(s, &g);
   vec_strbuf_line(s, 1, "const long CG = %lld, KG = %lld; /* per group */",
@@ -558,7 +558,7 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
 
   vec_strbuf_t *s = &e->src;
   vec_emit_preamble(e, ep->activation);
-  vec_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args) {");
+  vec_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
   emit_conv_args(e);
   emit_consts(s, &g);
   vec_strbuf_line(s, 1,

@@ -34,7 +34,7 @@ static hetc_plugin_layout_t normalized(hetc_plugin_layout_t l) {
 
 static void begin_kernel(vec_emit_t *e, int32_t activation) {
   vec_emit_preamble(e, activation);
-  L(0, "void HETC_VEC_KERNEL(float *const *args) {");
+  L(0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
 }
 
 static void end_kernel(vec_emit_t *e) { L(0, "}"); }
@@ -62,7 +62,7 @@ hetc_plugin_status_t vec_emit_dense(vec_emit_t *e) {
   if (ep->has_bias) vec_emit_arg(e, "bias", index++, 0);
   vec_emit_arg(e, "out", index++, 1);
   L(1, "const long N = %lld, K = %lld, U = %lld;", ll(N), ll(K), ll(U));
-  L(0, "#pragma omp parallel for schedule(static)");
+  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   L(1, "for (long t = 0; t < N * U; ++t) {");
   L(2, "const long n = t / U, u = t %% U;");
   L(2, "const float *restrict x = in + n * K;");
@@ -153,7 +153,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     for (int64_t kw = 0; kw < KW; ++kw)
       vec_strbuf_printf(&e->src, "%s%lld", kw ? ", " : "", ll(hi[kw]));
     vec_strbuf_printf(&e->src, "};\n");
-    L(0, "#pragma omp parallel for schedule(static)");
+    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
     L(1, "for (long t = 0; t < N * C * OH; ++t) {");
     L(2, "const long nc = t / OH, oh = t %% OH;");
     L(2, "const float *restrict plane = in + nc * H * W;");
@@ -183,7 +183,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
       vec_emit_stat(e, (double)(hi[kw] - lo[kw]), rows * valid_rows);
   } else {
     /* Blocked: innermost over the channel block. */
-    L(0, "#pragma omp parallel for schedule(static)");
+    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
     L(1, "for (long t = 0; t < N * CB * OH; ++t) {");
     L(2, "const long ncb = t / OH, oh = t %% OH;");
     L(2, "const float *restrict plane = in + ncb * H * W * B;");
@@ -242,7 +242,7 @@ hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e) {
   vec_emit_arg(e, "in", 0, 0);
   vec_emit_arg(e, "out", 1, 1);
   L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld;", ll(N), ll(CB), ll(B), ll(P));
-  L(0, "#pragma omp parallel for schedule(static)");
+  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   L(1, "for (long t = 0; t < N * CB; ++t) {");
   L(2, "const float *restrict x = in + t * P * B;");
   if (B == 1) {
@@ -293,7 +293,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     vec_emit_arg(e, "in", 0, 0);
     vec_emit_arg(e, "out", 1, 1);
     L(1, "const long P = %lld;", ll(P));
-    L(0, "#pragma omp parallel for simd schedule(static)");
+    L(0, "#pragma omp parallel for simd num_threads(threads) schedule(static)");
     L(1, "for (long i = 0; i < P; ++i) {");
     L(2, "const float v = in[i];");
     L(2, "out[i] = %s;", wl->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
@@ -306,7 +306,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
       const int64_t CL = a->shape[1] - (CB - 1) * B, HW = a->shape[2] * a->shape[3];
       L(1, "const long NT = %lld, HW = %lld, CB = %lld, B = %lld;", ll(a->shape[0]),
         ll(HW), ll(CB), ll(B));
-      L(0, "#pragma omp parallel for schedule(static)");
+      L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
       L(1, "for (long t = 0; t < NT * HW; ++t) {");
       L(2, "float *restrict o = out + (((t / HW) * CB + CB - 1) * HW + t %% HW) * B;");
       L(2, "for (long c = %lld; c < B; ++c) o[c] = 0.f;", ll(CL));
@@ -331,7 +331,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     vec_emit_arg(e, "b", 1, 0);
     vec_emit_arg(e, "out", 2, 1);
     L(1, "const long P = %lld;", ll(P));
-    L(0, "#pragma omp parallel for simd schedule(static)");
+    L(0, "#pragma omp parallel for simd num_threads(threads) schedule(static)");
     L(1, "for (long i = 0; i < P; ++i) out[i] = a[i] %s b[i];", op);
     end_kernel(e);
     vec_emit_stat(e, (double)P, 1);
@@ -372,7 +372,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   vec_emit_arg(e, "b", 1, 0);
   vec_emit_arg(e, "out", 2, 1);
   L(1, "const long OUTER = %lld, INNER = %lld;", ll(outer), ll(inner));
-  L(0, "#pragma omp parallel for schedule(static)");
+  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   L(1, "for (long t = 0; t < OUTER; ++t) {");
   L(2, "long r = t, boff = 0;");
   for (int32_t j = groups - 1; j >= 0; --j) {
@@ -410,7 +410,7 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e) {
   vec_emit_arg(e, "in", 0, 0);
   vec_emit_arg(e, "out", 1, 1);
   L(1, "const long O = %lld, A = %lld, I = %lld;", ll(outer), ll(extent), ll(inner));
-  L(0, "#pragma omp parallel for schedule(static)");
+  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   L(1, "for (long t = 0; t < O * I; ++t) {");
   L(2, "const long o = t / I, i = t %% I;");
   L(2, "const float *restrict x = in + o * A * I + i;");
@@ -467,7 +467,7 @@ hetc_plugin_status_t vec_emit_concat(vec_emit_t *e) {
   L(1, "const long OUTER = %lld, ROW = %lld;", ll(outer), ll(row));
   /* Few outer rows: parallelise each copy instead. */
   const int outer_parallel = outer >= 16;
-  if (outer_parallel) L(0, "#pragma omp parallel for schedule(static)");
+  if (outer_parallel) L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   L(1, "for (long o = 0; o < OUTER; ++o) {");
   L(2, "float *restrict po = out + o * ROW;");
   int64_t at = 0;
@@ -503,7 +503,7 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
     int64_t outer = t->shape[0], inner = 1;
     for (int32_t i = 2; i < t->rank; ++i) inner *= t->shape[i];
     L(1, "const long O = %lld, C = %lld, I = %lld; (void)I;", ll(outer), ll(C), ll(inner));
-    L(0, "#pragma omp parallel for schedule(static)");
+    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
     if (inner == 1) {
       L(1, "for (long o = 0; o < O; ++o) {");
       L(0, "#pragma omp simd");
@@ -522,7 +522,7 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
     const int64_t CB = vec_ceil_div(C, B), P = t->shape[2] * t->shape[3];
     L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld;", ll(t->shape[0]), ll(CB),
       ll(B), ll(P));
-    L(0, "#pragma omp parallel for schedule(static)");
+    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
     L(1, "for (long t = 0; t < N * CB; ++t) {");
     L(2, "const float *restrict bp = bias + (t %% CB) * B;");
     L(2, "const float *restrict x = in + t * P * B;");
@@ -571,7 +571,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
     /* Nothing moves: a reshape between row-major tensors or the identity. */
     const int64_t P = vec_physical_count(in, li);
     L(1, "const long P = %lld;", ll(P));
-    L(0, "#pragma omp parallel for simd schedule(static)");
+    L(0, "#pragma omp parallel for simd num_threads(threads) schedule(static)");
     L(1, "for (long i = 0; i < P; ++i) out[i] = in[i];");
     vec_emit_stat(e, (double)P, 1);
   } else if (out_rm) {
@@ -580,7 +580,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
     const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2], W = in->shape[3];
     const int64_t bi = vec_layout_block(li, C);
     offset_expr(src, sizeof(src), bi, C, H, W, "n", "c", "h", "w");
-    L(0, "#pragma omp parallel for schedule(static)");
+    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
     L(1, "for (long t = 0; t < %lld; ++t) {", ll(N * C * H));
     L(2, "const long n = t / %lld, c = (t / %lld) %% %lld, h = t %% %lld;", ll(C * H), ll(H),
       ll(C), ll(H));
@@ -610,7 +610,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
       snprintf(wi, sizeof(wi), "FLAT(n, c, h, w) %% %lld", ll(Wi));
       offset_expr(src, sizeof(src), vec_layout_block(li, Ci), Ci, Hi, Wi, ni, ci, hi, wi);
     }
-    L(0, "#pragma omp parallel for schedule(static)");
+    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
     L(1, "for (long t = 0; t < %lld; ++t) {", ll(N * CBo * H));
     L(2, "const long n = t / %lld, cb = (t / %lld) %% %lld, h = t %% %lld;", ll(CBo * H),
       ll(H), ll(CBo), ll(H));

@@ -445,7 +445,7 @@ static hetc_plugin_status_t vec_run(hetc_plugin_instance_t *instance,
   float *pointers[VEC_MAX_INPUTS + 3];
   hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
   if (s) return s;
-  artifact->fn(pointers);
+  artifact->fn(pointers, vec_host->thread_count());
   return NULL;
 }
 
@@ -467,10 +467,10 @@ static hetc_plugin_status_t vec_time(hetc_plugin_instance_t *instance,
   hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
   if (s) return s;
   /* One untimed run: starts the OpenMP team and warms the caches. */
-  artifact->fn(pointers);
+  artifact->fn(pointers, vec_host->thread_count());
   for (int32_t r = 0; r < repeat; ++r) {
     double t0 = now_seconds();
-    for (int32_t i = 0; i < number; ++i) artifact->fn(pointers);
+    for (int32_t i = 0; i < number; ++i) artifact->fn(pointers, vec_host->thread_count());
     out_seconds[r] = (now_seconds() - t0) / number;
   }
   return NULL;

@@ -224,7 +224,10 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
 /* Compiler, object cache, loading (compile.c)                              */
 /* ------------------------------------------------------------------------ */
 
-typedef void (*vec_kernel_fn_t)(float *const *args);
+/* A compiled kernel. `threads` sizes its OpenMP parallel regions: the
+ * host's thread_count(), so kernels follow the user's setting and never
+ * oversubscribe the cores. */
+typedef void (*vec_kernel_fn_t)(float *const *args, int threads);
 
 /* A loaded shared object. Reference counted; owned by the toolchain. */
 typedef struct vec_object_t {
