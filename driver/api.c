@@ -107,3 +107,14 @@ hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, fl
                                       int64_t count) {
   return hetc_runtime_get_output(package, index, data, count);
 }
+
+void hetc_fill_random_input(float *data, int64_t count, uint64_t seed, int32_t input_index) {
+  uint64_t state = seed * UINT64_C(0x9E3779B97F4A7C15) + (uint64_t)input_index + 1;
+  for (int64_t i = 0; i < count; ++i) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    uint64_t r = state * UINT64_C(0x2545F4914F6CDD1D);
+    data[i] = (float)((double)(r >> 40) / 8388608.0 - 1.0);
+  }
+}

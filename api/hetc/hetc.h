@@ -158,6 +158,11 @@ int32_t hetc_package_output_shape(const hetc_package_t *package, int32_t index, 
  * the element count. */
 hetc_status_t hetc_package_set_input(hetc_package_t *package, int32_t index, const float *data,
                                      int64_t count);
+/* Fills `count` floats with the deterministic values of
+ * `hetc run --random-input SEED` for graph input `input_index`: uniform in
+ * [-1, 1) from an xorshift64* stream. */
+void hetc_fill_random_input(float *data, int64_t count, uint64_t seed, int32_t input_index);
+
 /* Runs the whole package once (synchronously). */
 hetc_status_t hetc_package_run(hetc_package_t *package);
 hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,

@@ -21,18 +21,6 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Deterministic inputs in [-1, 1): xorshift64* over the seed. */
-static void random_fill(float *data, int64_t count, uint64_t seed, int32_t input_index) {
-  uint64_t state = seed * UINT64_C(0x9E3779B97F4A7C15) + (uint64_t)input_index + 1;
-  for (int64_t i = 0; i < count; ++i) {
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    uint64_t r = state * UINT64_C(0x2545F4914F6CDD1D);
-    data[i] = (float)((double)(r >> 40) / 8388608.0 - 1.0);
-  }
-}
-
 static hetc_status_t read_input(const char *path, float *data, int64_t count) {
   char *bytes = NULL;
   size_t length = 0;
@@ -146,7 +134,7 @@ int hetc_cli_run(int argc, char **argv) {
       if (!status) status = read_input(path, data, count);
       free(pick);
     } else {
-      random_fill(data, count, (uint64_t)seed, i);
+      hetc_fill_random_input(data, count, (uint64_t)seed, i);
     }
     if (!status) status = hetc_package_set_input(rt, i, data, count);
     free(data);

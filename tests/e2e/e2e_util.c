@@ -4,16 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void e2e_random_fill(float *data, int64_t count, uint64_t seed) {
-  uint64_t state = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
-  for (int64_t i = 0; i < count; ++i) {
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    data[i] = (float)((double)((state * UINT64_C(0x2545F4914F6CDD1D)) >> 40) / 8388608.0 - 1.0);
-  }
-}
-
 double e2e_max_relative_error(const float *got, const float *want, int64_t count) {
   double max_diff = 0, max_ref = 0;
   for (int64_t i = 0; i < count; ++i) {
@@ -36,7 +26,7 @@ float **e2e_make_inputs(const hetc_graph_t *graph, uint64_t seed) {
   for (int32_t i = 0; inputs && i < graph->num_inputs; ++i) {
     int64_t count = hetc_tensor_element_count(&graph->values[graph->inputs[i]].type);
     inputs[i] = malloc(sizeof(float) * (size_t)count);
-    if (inputs[i]) e2e_random_fill(inputs[i], count, seed + (uint64_t)i);
+    if (inputs[i]) hetc_fill_random_input(inputs[i], count, seed, i);
   }
   return inputs;
 }

@@ -8,12 +8,12 @@
 
 #include "graph/graph.h"
 
-void e2e_random_fill(float *data, int64_t count, uint64_t seed);
 double e2e_max_relative_error(const float *got, const float *want, int64_t count);
 /* Path of a sample model (HETC_SOURCE_DIR/samples/NAME); static buffer. */
 const char *e2e_sample_path(const char *name);
 
-/* Random inputs for every graph input (malloc'ed, caller frees each). */
+/* The inputs `hetc run --random-input SEED` feeds (malloc'ed, caller
+ * frees each). */
 float **e2e_make_inputs(const hetc_graph_t *graph, uint64_t seed);
 void e2e_free_arrays(float **arrays, int32_t count);
 
