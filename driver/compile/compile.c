@@ -184,6 +184,23 @@ static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const
 static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device,
                               hetc_plugin_layout_t layout, int32_t *out_id);
 
+/* Appends a step that reads one plan value (a transform or a copy). */
+static hetc_status_t add_one_input_step(compiler_t *c, hetc_plan_step_kind_t kind, const char *name,
+                                        int32_t device, int32_t source, int32_t *out_step_index) {
+  int32_t step_index = hetc_plan_add_step(c->plan);
+  if (step_index < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  hetc_plan_step_t *step = &c->plan->steps[step_index];
+  step->kind = kind;
+  step->name = strdup(name);
+  step->device = device;
+  step->inputs = malloc(sizeof(int32_t));
+  if (!step->name || !step->inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  step->inputs[0] = source;
+  step->num_inputs = 1;
+  *out_step_index = step_index;
+  return NULL;
+}
+
 /* Converts graph_value's copy on `device` (another layout) into `layout`
  * with the device's LAYOUT_TRANSFORM kernel. */
 static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t source_id,
@@ -203,17 +220,11 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
   hetc_layout_name(&input, from, sizeof(from));
   hetc_layout_name(&workload.output, to, sizeof(to));
   snprintf(what, sizeof(what), "%s:%s->%s", c->graph->values[graph_value].name, from, to);
-  int32_t step_index = hetc_plan_add_step(c->plan);
-  if (step_index < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  hetc_plan_step_t *step = &c->plan->steps[step_index];
-  step->name = strdup(what);
-  step->device = device;
-  step->inputs = malloc(sizeof(int32_t));
-  if (!step->name || !step->inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  step->inputs[0] = source_id;
-  step->num_inputs = 1;
+  int32_t step_index;
+  HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_KERNEL, what, device, source_id, &step_index));
   hetc_plugin_artifact_t *artifact = NULL;
-  HETC_RETURN_IF_ERROR(build_default(entry, device_index, &workload, what, step, &artifact));
+  HETC_RETURN_IF_ERROR(
+      build_default(entry, device_index, &workload, what, &c->plan->steps[step_index], &artifact));
   const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
   hetc_status_t status = NULL;
   if (info->num_inputs != 1 || !same_layout(info->input_layouts[0], input.layout) ||
@@ -236,19 +247,11 @@ static hetc_status_t add_copy(compiler_t *c, int32_t graph_value, int32_t device
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   int32_t source;
   HETC_RETURN_IF_ERROR(value_on(c, graph_value, c->copies[graph_value].items[0].device, row_major, &source));
-  int32_t step_index = hetc_plan_add_step(c->plan);
-  if (step_index < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   char name[400];
   snprintf(name, sizeof(name), "%s:%s->%s", c->graph->values[graph_value].name,
            c->plan->devices[c->plan->values[source].device].target, c->plan->devices[device].target);
-  hetc_plan_step_t *step = &c->plan->steps[step_index];
-  step->kind = HETC_PLAN_STEP_COPY;
-  step->name = strdup(name);
-  step->device = device;
-  step->inputs = malloc(sizeof(int32_t));
-  if (!step->name || !step->inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  step->inputs[0] = source;
-  step->num_inputs = 1;
+  int32_t step_index;
+  HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_COPY, name, device, source, &step_index));
   HETC_RETURN_IF_ERROR(new_plan_value(c, graph_value, device, row_major, out_id));
   c->plan->steps[step_index].output = *out_id;
   ++c->report.copies;

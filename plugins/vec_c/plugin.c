@@ -109,6 +109,11 @@ static const hetc_plugin_device_t *vec_device_get(const hetc_plugin_instance_t *
 
 static int32_t vec_supports(const hetc_plugin_instance_t *instance, int32_t device_index,
                             const hetc_plugin_workload_t *workload) {
+#ifdef VEC_TEST_CONV_ONLY
+  /* A test build (tests/e2e/multi_device) that takes only conv2d, so that a
+   * model compiled for it and the full vec runs on two devices. */
+  if (workload->op != HETC_PLUGIN_OP_CONV2D) return 0;
+#endif
   return instance && device_index == 0 && vec_template_count(workload) > 0;
 }
 

@@ -17,7 +17,9 @@
 #include "hetc/plugin.h"
 #include "strbuf.h"
 
+#ifndef VEC_PLUGIN_NAME /* overridden by a test build */
 #define VEC_PLUGIN_NAME "vec"
+#endif
 #define VEC_PLUGIN_VERSION "0.1.0"
 /* The one function every emitted kernel exports (a vendor may rename it by
  * compiling with -DHETC_VEC_KERNEL=name). */

@@ -1,7 +1,9 @@
 /* Every sample model: (1) the graph passes keep the function (reference on
  * the loaded graph vs reference on the optimized graph), (2) a package
  * compiled for `vec` and run by the runtime matches the reference on the
- * loaded graph within a max relative error of 1e-4. */
+ * loaded graph within a max relative error of 1e-4. Some models are also
+ * compiled for `vecconv,vec` (a conv2d-only build of vec first): two
+ * devices, with copies and layout transforms between them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,11 +67,13 @@ static void check_sample(const char *file, const char *const *targets, int32_t n
     float *got = malloc(sizeof(float) * (size_t)count);
     assert_ok(hetc_runtime_get_output(rt, o, got, count));
     double error = e2e_max_relative_error(got, want[o], count);
-    printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms)\n", file,
-           graph->output_names[o], targets[0], error, report.kernels, report.transforms);
+    printf("%-20s output %-10s %s%s: max rel error %.2e (%d kernels, %d transforms, %d copies)\n", file,
+           graph->output_names[o], targets[0], num_targets > 1 ? ",..." : "", error, report.kernels,
+           report.transforms, report.copies);
     assert_true(error <= TOLERANCE);
     free(got);
   }
+  if (num_targets > 1) assert_true(report.copies > 0);
   hetc_runtime_close(rt);
   hetc_registry_free(registry);
   hetc_dir_remove_tree(package);
@@ -81,6 +85,7 @@ static void check_sample(const char *file, const char *const *targets, int32_t n
 }
 
 static const char *const vec_only[] = {"vec"};
+static const char *const two_devices[] = {"vecconv", "vec"};
 
 #define SAMPLE_TEST(fn, file) \
   static void fn(void **state) { (void)state; check_sample(file, vec_only, 1); }
@@ -98,12 +103,21 @@ SAMPLE_TEST(vgg19, "vgg19.json")
 SAMPLE_TEST(mobilenet_v1, "mobilenet_v1.json")
 SAMPLE_TEST(squeezenet, "squeezenet.json")
 
+#define TWO_DEVICE_TEST(fn, file) \
+  static void fn(void **state) { (void)state; check_sample(file, two_devices, 2); }
+
+TWO_DEVICE_TEST(tiny_allops_two_devices, "tiny_allops.json")
+TWO_DEVICE_TEST(tiny_concat_two_devices, "tiny_concat.json")
+TWO_DEVICE_TEST(resnet18_two_devices, "resnet18.json")
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
       cmocka_unit_test(tiny_concat),  cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
       cmocka_unit_test(tiny_weights), cmocka_unit_test(resnet18),      cmocka_unit_test(resnet50),
       cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
+      cmocka_unit_test(tiny_allops_two_devices), cmocka_unit_test(tiny_concat_two_devices),
+      cmocka_unit_test(resnet18_two_devices),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
