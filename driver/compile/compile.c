@@ -42,10 +42,6 @@ static double now_seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int same_layout(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
-  return a.kind == b.kind && (a.kind != HETC_PLUGIN_LAYOUT_NCHWC || a.block == b.block);
-}
-
 static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t device,
                                     hetc_plugin_layout_t layout, int32_t *out_id) {
   hetc_plugin_tensor_t type = c->graph->values[graph_value].type;
@@ -227,8 +223,8 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
       build_default(entry, device_index, &workload, what, &c->plan->steps[step_index], &artifact));
   const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
   hetc_status_t status = NULL;
-  if (info->num_inputs != 1 || !same_layout(info->input_layouts[0], input.layout) ||
-      !same_layout(info->output_layout, layout)) {
+  if (info->num_inputs != 1 || !hetc_layout_equal(info->input_layouts[0], input.layout) ||
+      !hetc_layout_equal(info->output_layout, layout)) {
     status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: target '%s' cannot convert %s to %s", what,
                              entry->plugin->name, from, to);
   }
@@ -266,7 +262,7 @@ static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device
   int32_t on_device = -1;
   for (int32_t i = 0; i < copies->count; ++i) {
     if (copies->items[i].device != device) continue;
-    if (same_layout(copies->items[i].layout, layout)) {
+    if (hetc_layout_equal(copies->items[i].layout, layout)) {
       *out_id = copies->items[i].plan_value;
       return NULL;
     }
@@ -276,7 +272,7 @@ static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   int32_t copied;
   HETC_RETURN_IF_ERROR(add_copy(c, graph_value, device, &copied));
-  if (same_layout(layout, row_major)) {
+  if (hetc_layout_equal(layout, row_major)) {
     *out_id = copied;
     return NULL;
   }

@@ -64,6 +64,10 @@ int32_t hetc_plan_add_step(hetc_plan_t *plan) {
   return grow((void **)&plan->steps, &plan->num_steps, sizeof(hetc_plan_step_t));
 }
 
+int hetc_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
+  return a.kind == b.kind && (a.kind != HETC_PLUGIN_LAYOUT_NCHWC || a.block == b.block);
+}
+
 void hetc_layout_name(const hetc_plugin_tensor_t *type, char *out, size_t size) {
   switch (type->layout.kind) {
     case HETC_PLUGIN_LAYOUT_NCHWC: snprintf(out, size, "NCHW%dc", type->layout.block); break;

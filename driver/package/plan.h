@@ -109,6 +109,9 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
  * the JSON path. *out_plan is owned by the caller. */
 hetc_status_t hetc_plan_read_manifest(const char *dir, hetc_plan_t **out_plan);
 
+/* 1 when two layouts store a tensor identically. */
+int hetc_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b);
+
 /* "NCHW", "NCHW8c", "NHWC" or "row-major" for a tensor's layout. */
 void hetc_layout_name(const hetc_plugin_tensor_t *type, char *out, size_t size);
 

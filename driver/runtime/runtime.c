@@ -85,8 +85,16 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
                                                   step->artifact_prefix, &rt->artifacts[s]);
   if (status) return hetc_status_annotate(status, "step %d (%s): loading artifact %s", s, step->name, step->artifact_prefix);
   const hetc_plugin_artifact_info_t *info = e->plugin->artifact_info(rt->artifacts[s]);
-  if (info->num_params != step->num_params || info->workspace_bytes > step->workspace_bytes)
-    return hetc_status_new(HETC_STATUS_BAD_INPUT, "step %d (%s): artifact does not match the manifest",
+  /* The buffers are sized for the plan values' layouts: a kernel that reads
+   * or writes any other layout would run past them. */
+  int layouts_match = info->num_inputs == step->num_inputs &&
+                      hetc_layout_equal(info->output_layout, rt->plan->values[step->output].type.layout);
+  for (int32_t i = 0; layouts_match && i < step->num_inputs; ++i)
+    layouts_match = hetc_layout_equal(info->input_layouts[i], rt->plan->values[step->inputs[i]].type.layout);
+  if (!layouts_match || info->num_params != step->num_params || info->workspace_bytes > step->workspace_bytes)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                           "step %d (%s): the artifact's inputs, layouts, params or workspace do not "
+                           "match the manifest",
                            s, step->name);
   for (int32_t p = 0; p < step->num_params; ++p) {
     if (info->param_bytes[p] != step->params[p].bytes)
