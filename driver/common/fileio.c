@@ -106,10 +106,17 @@ void hetc_dir_remove_tree(const char *path) {
   rmdir(path);
 }
 
-hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path) {
+hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path,
+                              const char *replaceable_marker) {
   struct stat info;
   if (lstat(final_path, &info) == 0) {
-    if (!S_ISDIR(info.st_mode))
+    /* Only an earlier package is replaced: never a directory that merely
+     * happens to be at the output path. */
+    char *marker = hetc_path_join(final_path, replaceable_marker);
+    struct stat marker_info;
+    int is_package = marker && lstat(marker, &marker_info) == 0 && S_ISREG(marker_info.st_mode);
+    free(marker);
+    if (!S_ISDIR(info.st_mode) || !is_package)
       return hetc_status_new(HETC_STATUS_IO_ERROR,
                              "%s: exists and is not a package directory; not replacing it",
                              final_path);

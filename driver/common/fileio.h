@@ -28,8 +28,11 @@ hetc_status_t hetc_dir_create_temp_beside(const char *final_path, char **out_dir
 /* Deletes a directory tree (files and subdirectories). Missing is fine. */
 void hetc_dir_remove_tree(const char *path);
 
-/* Renames a finished temporary directory into place, replacing an existing
- * package directory at final_path (but not any other kind of file). */
-hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path);
+/* Renames a finished temporary directory into place. An existing
+ * directory at final_path is replaced only when it holds a regular file
+ * named `replaceable_marker` (an earlier output of the same kind); anything
+ * else there is an error and is left alone. */
+hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path,
+                              const char *replaceable_marker);
 
 #endif /* HETC_DRIVER_COMMON_FILEIO_H_ */

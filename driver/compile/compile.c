@@ -451,7 +451,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   double start = now_seconds();
   hetc_status_t status = setup(&c, registry, graph, targets, num_targets, out_path);
   if (!status) status = compile_all(&c);
-  if (!status) status = hetc_dir_commit(c.temp_dir, out_path);
+  if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
   if (c.weights) fclose(c.weights);
   if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);
   if (!status && out_report) {

@@ -109,8 +109,15 @@ static void failures_exit_with_status_two(void **state) {
   assert_int_equal(run("%s compile %s --targets nosuch -o %s 2> /dev/null", hetc, e2e_sample_path("tiny_conv.json"),
                        package), 2);
   assert_int_not_equal(access(package, F_OK), 0);
-  /* A directory that is not a package. */
+  /* A directory that is not a package: not runnable, and never replaced by
+   * a compile. */
   assert_int_equal(run("%s run %s 2> /dev/null", hetc, work), 2);
+  char keep[4300];
+  snprintf(keep, sizeof(keep), "%s/precious", work);
+  assert_int_equal(run("mkdir -p %s && touch %s/file.txt", keep, keep), 0);
+  assert_int_equal(run("%s compile %s --targets vec -o %s --quiet 2> /dev/null", hetc,
+                       e2e_sample_path("tiny_conv.json"), keep), 2);
+  assert_int_equal(run("test -f %s/file.txt && test ! -e %s/manifest.json", keep, keep), 0);
   /* Usage errors. */
   assert_int_equal(run("%s compile 2> /dev/null", hetc), 2);
   assert_int_equal(run("%s run 2> /dev/null", hetc), 2);
