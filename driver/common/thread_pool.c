@@ -22,7 +22,7 @@ static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t work_done = PTHREAD_COND_INITIALIZER;
 static pthread_t *workers;
 static int32_t worker_count;   /* threads started, excluding callers */
-static int32_t wanted_threads; /* 0: decide from the machine */
+static atomic_int wanted_threads; /* 0: decide from the machine */
 static job_t *current;
 static uint64_t generation;
 static int stopping;
@@ -36,7 +36,21 @@ static int32_t default_threads(void) {
 }
 
 int32_t hetc_thread_pool_threads(void) {
-  return wanted_threads > 0 ? wanted_threads : default_threads();
+  int32_t wanted = atomic_load(&wanted_threads);
+  return wanted > 0 ? wanted : default_threads();
+}
+
+/* Stops and joins the workers; the caller holds job_lock. */
+static void stop_workers(void) {
+  pthread_mutex_lock(&state_lock);
+  stopping = 1;
+  pthread_cond_broadcast(&work_ready);
+  pthread_mutex_unlock(&state_lock);
+  for (int32_t i = 0; i < worker_count; ++i) pthread_join(workers[i], NULL);
+  free(workers);
+  workers = NULL;
+  worker_count = 0;
+  stopping = 0;
 }
 
 static void run_chunks(job_t *job) {
@@ -73,7 +87,7 @@ static void *worker_main(void *unused) {
 static void ensure_workers(void) {
   int32_t want = hetc_thread_pool_threads() - 1;
   if (want == worker_count) return;
-  hetc_thread_pool_shutdown();
+  stop_workers();
   if (want <= 0) return;
   workers = calloc((size_t)want, sizeof(pthread_t));
   if (!workers) return;
@@ -85,21 +99,13 @@ static void ensure_workers(void) {
 }
 
 void hetc_thread_pool_set_threads(int32_t threads) {
-  pthread_mutex_lock(&job_lock);
-  wanted_threads = threads > 0 ? threads : 0;
-  pthread_mutex_unlock(&job_lock);
+  atomic_store(&wanted_threads, threads > 0 ? threads : 0);
 }
 
 void hetc_thread_pool_shutdown(void) {
-  pthread_mutex_lock(&state_lock);
-  stopping = 1;
-  pthread_cond_broadcast(&work_ready);
-  pthread_mutex_unlock(&state_lock);
-  for (int32_t i = 0; i < worker_count; ++i) pthread_join(workers[i], NULL);
-  free(workers);
-  workers = NULL;
-  worker_count = 0;
-  stopping = 0;
+  pthread_mutex_lock(&job_lock);
+  stop_workers();
+  pthread_mutex_unlock(&job_lock);
 }
 
 void hetc_parallel_for(int64_t count, int64_t grain, hetc_plugin_parallel_body_fn_t body,

@@ -56,9 +56,16 @@ static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t 
   v->name = strdup(name);
   v->type = type;
   v->device = device;
-  v->bytes = (uint64_t)hetc_layout_element_count(&type) * sizeof(float);
+  int64_t elements = hetc_layout_element_count(&type);
+  if (elements < 0)
+    return hetc_status_new(HETC_STATUS_INTERNAL, "target '%s' asked for layout %s, which does not fit '%s'",
+                           c->plan->devices[device].target, layout_name, c->graph->values[graph_value].name);
+  v->bytes = (uint64_t)elements * sizeof(float);
   copies_t *copies = &c->copies[graph_value];
-  if (!v->name || copies->count == 8) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  if (!v->name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  if (copies->count == (int32_t)(sizeof(copies->items) / sizeof(copies->items[0])))
+    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "'%s' would need more than %d device/layout copies",
+                           c->graph->values[graph_value].name, copies->count);
   copies->items[copies->count++] = (copy_of_t){device, layout, id};
   *out_id = id;
   return NULL;
@@ -90,7 +97,7 @@ static hetc_status_t pack_params(compiler_t *c, const hetc_node_t *node, hetc_pl
   step->params = calloc((size_t)count + 1, sizeof(hetc_plan_param_t));
   if (!step->params) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   for (int32_t p = 0; p < count; ++p) {
-    const hetc_param_t *param = &node->params[p];
+    const hetc_param_t *param = hetc_graph_node_param(node, p);
     void *packed = malloc(info->param_bytes[p] ? info->param_bytes[p] : 1);
     if (!packed) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "packing %s", step->name);
     hetc_status_t status = entry->plugin->pack_param(artifact, p, param->data, (uint64_t)param->count, packed);
@@ -444,7 +451,11 @@ static hetc_status_t compile_all(compiler_t *c) {
 
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
                                  const char *const *targets, int32_t num_targets, int progress,
-                                 const char *out_path, hetc_compile_report_t *out_report) {
+                                 const char *requested_path, hetc_compile_report_t *out_report) {
+  /* "pkg.hetc/" (a shell completion) names the same package as "pkg.hetc". */
+  char *out_path = strdup(requested_path);
+  if (!out_path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (size_t n = strlen(out_path); n > 1 && out_path[n - 1] == '/'; --n) out_path[n - 1] = 0;
   compiler_t c;
   memset(&c, 0, sizeof(c));
   c.progress = progress;
@@ -465,5 +476,6 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   free(c.copies);
   hetc_plan_free(c.plan);
   hetc_graph_free(c.graph);
+  free(out_path);
   return status;
 }

@@ -144,6 +144,13 @@ int32_t hetc_graph_node_param_count(const hetc_node_t *node) {
   }
 }
 
+const hetc_param_t *hetc_graph_node_param(const hetc_node_t *node, int32_t index) {
+  if (index < 0 || index >= hetc_graph_node_param_count(node) || node->op == HETC_OP_BATCH_NORM)
+    return NULL;
+  /* bias_add's only param lives in the bias slot. */
+  return &node->params[node->op == HETC_OP_BIAS_ADD ? HETC_PARAM_BIAS : index];
+}
+
 static int32_t activation_of(hetc_op_t op) {
   switch (op) {
     case HETC_OP_RELU: return HETC_PLUGIN_ACT_RELU;

@@ -138,6 +138,10 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
 /* Number of logical params a node's workload takes (weights then bias). */
 int32_t hetc_graph_node_param_count(const hetc_node_t *node);
 
+/* The node's logical param `index` in workload order (plugin.h: conv2d and
+ * dense take weight then bias, bias_add its bias), or NULL. */
+const hetc_param_t *hetc_graph_node_param(const hetc_node_t *node, int32_t index);
+
 /* FLOPs of one execution of a node (2 per multiply-add for conv2d/dense;
  * one per output element otherwise). */
 double hetc_graph_node_flops(const hetc_graph_t *graph, int32_t node_index);

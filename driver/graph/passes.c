@@ -71,10 +71,6 @@ static hetc_status_t compact_and_sort(hetc_graph_t *graph) {
       hetc_node_t *node = &graph->nodes[k];
       if (placed[k]) continue;
       if (node->op == REMOVED) {
-        free(node->name);
-        free(node->inputs);
-        free(node->fused_names);
-        for (int p = 0; p < HETC_PARAM_SLOTS; ++p) free(node->params[p].data);
         placed[k] = 1;
         continue;
       }
@@ -96,6 +92,16 @@ static hetc_status_t compact_and_sort(hetc_graph_t *graph) {
   if (stuck) {
     free(sorted);
     return hetc_status_new(HETC_STATUS_INTERNAL, "graph passes produced a cycle");
+  }
+  /* Only now are the removed nodes dropped: on failure the graph still
+   * owns every node exactly once. */
+  for (int32_t k = 0; k < n; ++k) {
+    hetc_node_t *node = &graph->nodes[k];
+    if (node->op != REMOVED) continue;
+    free(node->name);
+    free(node->inputs);
+    free(node->fused_names);
+    for (int p = 0; p < HETC_PARAM_SLOTS; ++p) free(node->params[p].data);
   }
   free(graph->nodes);
   graph->nodes = sorted;

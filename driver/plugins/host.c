@@ -29,6 +29,7 @@ static int32_t current_log_level(void) {
 }
 
 void *hetc_host_alloc(size_t size) {
+  if (size > SIZE_MAX - 63) return NULL;
   size_t rounded = (size + 63) & ~(size_t)63;
   return aligned_alloc(64, rounded ? rounded : 64);
 }

@@ -231,11 +231,17 @@ hetc_status_t hetc_registry_instance(hetc_plugin_entry_t *entry) {
 
 hetc_status_t hetc_registry_target(hetc_registry_t *registry, const char *target,
                                    hetc_plugin_entry_t **out_entry) {
-  char known[512] = "";
-  size_t used = 0;
+  char known[512] = "", refused[1024] = "";
+  size_t used = 0, refused_used = 0;
   for (int32_t i = 0; i < registry->count; ++i) {
     hetc_plugin_entry_t *entry = &registry->entries[i];
-    if (!entry->plugin) continue;
+    if (!entry->plugin) {
+      /* A refused candidate may be the wanted target: show why it failed. */
+      if (refused_used < sizeof(refused))
+        refused_used += (size_t)snprintf(refused + refused_used, sizeof(refused) - refused_used, "; refused %s: %s",
+                                         entry->path, entry->reason ? entry->reason : "?");
+      continue;
+    }
     if (!strcmp(entry->plugin->name, target)) {
       if (entry->state != HETC_PLUGIN_STATE_READY)
         return hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' is unavailable: %s", target,
@@ -250,8 +256,8 @@ hetc_status_t hetc_registry_target(hetc_registry_t *registry, const char *target
   }
   char *path = hetc_registry_search_path();
   hetc_status_t status = hetc_status_new(
-      HETC_STATUS_NOT_FOUND, "no plugin serves target '%s' (available: %s; searched %s)", target,
-      used ? known : "none", path ? path : "?");
+      HETC_STATUS_NOT_FOUND, "no plugin serves target '%s' (available: %s; searched %s%s)", target,
+      used ? known : "none", path ? path : "?", refused);
   free(path);
   return status;
 }

@@ -25,12 +25,8 @@ static hetc_status_t run_node(const hetc_graph_t *graph, int32_t k, float **valu
   const float *input_data[HETC_MAX_NODE_INPUTS];
   for (int32_t i = 0; i < node->num_inputs; ++i) input_data[i] = values[node->inputs[i]];
   const float *params[2] = {NULL, NULL};
-  int32_t num_params = hetc_graph_node_param_count(node);
-  if (node->op == HETC_OP_BIAS_ADD) {
-    params[0] = node->params[HETC_PARAM_BIAS].data;
-  } else {
-    for (int32_t p = 0; p < num_params; ++p) params[p] = node->params[p].data;
-  }
+  for (int32_t p = 0; p < hetc_graph_node_param_count(node); ++p)
+    params[p] = hetc_graph_node_param(node, p)->data;
   hetc_status_t status = hetc_reference_run_op(&workload, input_data, params, out);
   return status ? hetc_status_annotate(status, "reference: node '%s'", node->name) : NULL;
 }

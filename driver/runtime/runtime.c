@@ -91,7 +91,7 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
                       hetc_layout_equal(info->output_layout, rt->plan->values[step->output].type.layout);
   for (int32_t i = 0; layouts_match && i < step->num_inputs; ++i)
     layouts_match = hetc_layout_equal(info->input_layouts[i], rt->plan->values[step->inputs[i]].type.layout);
-  if (!layouts_match || info->num_params != step->num_params || info->workspace_bytes > step->workspace_bytes)
+  if (!layouts_match || info->num_params != step->num_params || info->workspace_bytes != step->workspace_bytes)
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "step %d (%s): the artifact's inputs, layouts, params or workspace do not "
                            "match the manifest",
@@ -123,6 +123,9 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
     rt->kernel_dir = hetc_path_join(package_dir, HETC_PACKAGE_KERNEL_DIR);
     status = weights_path ? hetc_file_read_all(weights_path, (size_t)rt->plan->weights_bytes, &weights, &weights_size)
                           : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+    if (hetc_status_code(status) == HETC_STATUS_BAD_INPUT)
+      status = hetc_status_annotate(status, "the manifest says %s has %llu bytes", HETC_PACKAGE_WEIGHTS,
+                                    (unsigned long long)rt->plan->weights_bytes);
   }
   if (!status && weights_size != rt->plan->weights_bytes)
     status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %zu bytes, the manifest says %llu", weights_path,

@@ -124,6 +124,17 @@ static void failures_exit_with_status_two(void **state) {
   assert_int_equal(run("%s frobnicate 2> /dev/null", hetc), 2);
 }
 
+static void trailing_slash_names_the_same_package(void **state) {
+  (void)state;
+  char package[4200];
+  snprintf(package, sizeof(package), "%s/slash.hetc/", work);
+  for (int i = 0; i < 2; ++i)  /* create, then replace */
+    assert_int_equal(run("%s compile %s --targets vec -o %s --quiet > /dev/null", hetc,
+                         e2e_sample_path("tiny_conv.json"), package), 0);
+  assert_int_equal(run("%s run %s --repeat 1 > /dev/null", hetc, package), 0);
+  assert_int_equal(run("ls -d %s/slash.hetc.* 2> /dev/null", work), 2);  /* no temporaries left */
+}
+
 static void damaged_manifest_is_bad_input(void **state) {
   (void)state;
   char package[4200], manifest[4300];
@@ -165,6 +176,7 @@ int main(void) {
       cmocka_unit_test(input_file_matches_random_input),
       cmocka_unit_test(failures_exit_with_status_two),
       cmocka_unit_test(damaged_manifest_is_bad_input),
+      cmocka_unit_test(trailing_slash_names_the_same_package),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

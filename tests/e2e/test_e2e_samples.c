@@ -28,9 +28,9 @@ static void assert_ok(hetc_status_t status) {
   if (status) fail_msg("%s", hetc_status_message(status));
 }
 
-static void check_sample(const char *file, const char *const *targets, int32_t num_targets) {
+static void check_model(const char *path, const char *file, const char *const *targets, int32_t num_targets) {
   hetc_graph_t *graph = NULL;
-  assert_ok(hetc_model_load_file(e2e_sample_path(file), &graph));
+  assert_ok(hetc_model_load_file(path, &graph));
   float **inputs = e2e_make_inputs(graph, 7);
   float **want = calloc((size_t)graph->num_outputs, sizeof(float *));
   assert_ok(hetc_reference_run_graph(graph, (const float *const *)inputs, want));
@@ -84,6 +84,10 @@ static void check_sample(const char *file, const char *const *targets, int32_t n
   hetc_graph_free(graph);
 }
 
+static void check_sample(const char *file, const char *const *targets, int32_t num_targets) {
+  check_model(e2e_sample_path(file), file, targets, num_targets);
+}
+
 static const char *const vec_only[] = {"vec"};
 static const char *const two_devices[] = {"vecconv", "vec"};
 
@@ -110,6 +114,15 @@ TWO_DEVICE_TEST(tiny_allops_two_devices, "tiny_allops.json")
 TWO_DEVICE_TEST(tiny_concat_two_devices, "tiny_concat.json")
 TWO_DEVICE_TEST(resnet18_two_devices, "resnet18.json")
 
+/* bias_add, batch_norm and activations that cannot be fused (their input
+ * has two readers or is not a conv) run as kernels of their own. */
+static void unfused_ops(void **state) {
+  (void)state;
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/tests/e2e/models/unfused.json", getenv("HETC_SOURCE_DIR"));
+  check_model(path, "unfused.json", vec_only, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
@@ -117,7 +130,7 @@ int main(void) {
       cmocka_unit_test(tiny_weights), cmocka_unit_test(resnet18),      cmocka_unit_test(resnet50),
       cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
       cmocka_unit_test(tiny_allops_two_devices), cmocka_unit_test(tiny_concat_two_devices),
-      cmocka_unit_test(resnet18_two_devices),
+      cmocka_unit_test(resnet18_two_devices), cmocka_unit_test(unfused_ops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
