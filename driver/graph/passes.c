@@ -10,22 +10,43 @@
  * value (and graph outputs naming it) need no rewriting. */
 #define REMOVED HETC_OP_COUNT
 
-/* The only node reading `value`, or -1 when there are several readers or
- * the value is a graph output. */
-static int32_t sole_consumer(const hetc_graph_t *graph, int32_t value) {
-  int32_t found = -1;
-  for (int32_t o = 0; o < graph->num_outputs; ++o)
-    if (graph->outputs[o] == value) return -1;
+/* Who reads each value, built once per pass so that finding a node's sole
+ * consumer is O(1) instead of a scan of the graph. Graph outputs count as
+ * readers that are not nodes. */
+typedef struct readers_t {
+  int32_t *count; /* per value: reading nodes + graph outputs */
+  int32_t *node;  /* per value: one reading node, or -1 */
+} readers_t;
+
+static hetc_status_t readers_build(const hetc_graph_t *graph, readers_t *r) {
+  r->count = calloc((size_t)graph->num_values + 1, sizeof(int32_t));
+  r->node = malloc(sizeof(int32_t) * ((size_t)graph->num_values + 1));
+  if (!r->count || !r->node) {
+    free(r->count);
+    free(r->node);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  }
+  for (int32_t v = 0; v < graph->num_values; ++v) r->node[v] = -1;
+  for (int32_t o = 0; o < graph->num_outputs; ++o) ++r->count[graph->outputs[o]];
   for (int32_t n = 0; n < graph->num_nodes; ++n) {
     const hetc_node_t *node = &graph->nodes[n];
-    if (node->op == REMOVED) continue;
     for (int32_t i = 0; i < node->num_inputs; ++i) {
-      if (node->inputs[i] != value) continue;
-      if (found >= 0) return -1;
-      found = n;
+      ++r->count[node->inputs[i]];
+      r->node[node->inputs[i]] = n;
     }
   }
-  return found;
+  return NULL;
+}
+
+static void readers_free(readers_t *r) {
+  free(r->count);
+  free(r->node);
+}
+
+/* The only node reading `value`, or -1 when there are several readers or
+ * the value is a graph output. */
+static int32_t sole_consumer(const readers_t *r, int32_t value) {
+  return r->count[value] == 1 ? r->node[value] : -1;
 }
 
 static hetc_status_t note_fused(hetc_node_t *into, const hetc_node_t *from) {
@@ -38,11 +59,14 @@ static hetc_status_t note_fused(hetc_node_t *into, const hetc_node_t *from) {
   return NULL;
 }
 
-/* `into` absorbs `from`: it produces from's value and from disappears. */
-static hetc_status_t absorb(hetc_graph_t *graph, int32_t into_index, int32_t from_index) {
+/* `into` absorbs `from`: it produces from's value and from disappears.
+ * Values `from` read besides into's output are read by `into` now. */
+static hetc_status_t absorb(hetc_graph_t *graph, readers_t *r, int32_t into_index, int32_t from_index) {
   hetc_node_t *into = &graph->nodes[into_index];
   hetc_node_t *from = &graph->nodes[from_index];
   HETC_RETURN_IF_ERROR(note_fused(into, from));
+  for (int32_t i = 0; i < from->num_inputs; ++i)
+    if (r->node[from->inputs[i]] == from_index) r->node[from->inputs[i]] = into_index;
   into->output = from->output;
   from->op = REMOVED;
   return NULL;
@@ -127,16 +151,19 @@ static hetc_status_t ensure_bias(hetc_node_t *node) {
 }
 
 hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
-  for (int32_t b = 0; b < graph->num_nodes; ++b) {
+  readers_t r;
+  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
+  hetc_status_t status = NULL;
+  for (int32_t b = 0; b < graph->num_nodes && !status; ++b) {
     hetc_node_t *bn = &graph->nodes[b];
     if (bn->op != HETC_OP_BATCH_NORM) continue;
     int32_t producer = graph->values[bn->inputs[0]].producer;
     if (producer < 0) continue;
     hetc_node_t *conv = &graph->nodes[producer];
     if (conv->op != HETC_OP_CONV2D || conv->epilogue.activation || conv->epilogue.has_residual ||
-        sole_consumer(graph, conv->output) != b)
+        sole_consumer(&r, conv->output) != b)
       continue;
-    HETC_RETURN_IF_ERROR(ensure_bias(conv));
+    if ((status = ensure_bias(conv))) break;
     const hetc_param_t *weight = &conv->params[HETC_PARAM_WEIGHT];
     int64_t per_channel = weight->count / conv->attrs.channels;
     float *bias = conv->params[HETC_PARAM_BIAS].data;
@@ -147,9 +174,10 @@ hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
         weight->data[k * per_channel + i] = (float)(weight->data[k * per_channel + i] * scale);
       bias[k] = (float)(bias[k] * scale + shift);
     }
-    HETC_RETURN_IF_ERROR(absorb(graph, producer, b));
+    status = absorb(graph, &r, producer, b);
   }
-  return compact_and_sort(graph);
+  readers_free(&r);
+  return status ? status : compact_and_sort(graph);
 }
 
 hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph) {
@@ -208,16 +236,16 @@ static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t 
 
 /* Fuses what follows node k, in epilogue order: bias_add, residual add,
  * activation. Each step needs the current value to have one reader. */
-static hetc_status_t fuse_after(hetc_graph_t *graph, int32_t k) {
+static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k) {
   hetc_node_t *node = &graph->nodes[k];
-  int32_t next = sole_consumer(graph, node->output);
+  int32_t next = sole_consumer(r, node->output);
   if (next >= 0 && graph->nodes[next].op == HETC_OP_BIAS_ADD) {
     hetc_node_t *bias_add = &graph->nodes[next];
     HETC_RETURN_IF_ERROR(ensure_bias(node));
     for (int64_t c = 0; c < node->attrs.channels; ++c)
       node->params[HETC_PARAM_BIAS].data[c] += bias_add->params[HETC_PARAM_BIAS].data[c];
-    HETC_RETURN_IF_ERROR(absorb(graph, k, next));
-    next = sole_consumer(graph, node->output);
+    HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
+    next = sole_consumer(r, node->output);
   }
   if (next >= 0 && graph->nodes[next].op == HETC_OP_ADD) {
     hetc_node_t *add = &graph->nodes[next];
@@ -229,23 +257,27 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, int32_t k) {
       inputs[node->num_inputs++] = other;
       node->inputs = inputs;
       node->epilogue.has_residual = 1;
-      HETC_RETURN_IF_ERROR(absorb(graph, k, next));
-      next = sole_consumer(graph, node->output);
+      HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
+      next = sole_consumer(r, node->output);
     }
   }
   if (next >= 0 && is_activation(graph->nodes[next].op)) {
     node->epilogue.activation = activation_code(graph->nodes[next].op);
-    HETC_RETURN_IF_ERROR(absorb(graph, k, next));
+    HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
   }
   return NULL;
 }
 
 hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) {
-  for (int32_t k = 0; k < graph->num_nodes; ++k) {
+  readers_t r;
+  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
+  hetc_status_t status = NULL;
+  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) {
     hetc_op_t op = graph->nodes[k].op;
-    if (op == HETC_OP_CONV2D || op == HETC_OP_DENSE) HETC_RETURN_IF_ERROR(fuse_after(graph, k));
+    if (op == HETC_OP_CONV2D || op == HETC_OP_DENSE) status = fuse_after(graph, &r, k);
   }
-  return compact_and_sort(graph);
+  readers_free(&r);
+  return status ? status : compact_and_sort(graph);
 }
 
 hetc_status_t hetc_graph_optimize(hetc_graph_t *graph) {

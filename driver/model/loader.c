@@ -688,11 +688,13 @@ static hetc_status_t load_document(loader_t *L, const cJSON *root) {
                     g->values[i].name, first);
     }
   }
-  for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
+  /* cJSON arrays are linked lists: walk /nodes once, never by index. */
+  const cJSON *node_item = nodes->child;
+  for (int32_t k = 0; !status && k < g->num_nodes; ++k, node_item = node_item->next) {
     snprintf(path, sizeof(path), "/nodes/%d", k);
     hetc_node_t *node = &g->nodes[k];
     L->json_index[k] = k;
-    status = parse_node(L, cJSON_GetArrayItem(nodes, k), path, node, &node_inputs[k]);
+    status = parse_node(L, node_item, path, node, &node_inputs[k]);
     if (status) break;
     int32_t v = g->num_inputs + k;
     node->output = v;
