@@ -56,6 +56,12 @@ hetc_status_t hetc_status_annotate(hetc_status_t status, const char *format,
   return annotated;
 }
 
+hetc_status_t hetc_status_recode(hetc_status_t status, hetc_status_code_t code) {
+  if (!status || status->is_static || code == HETC_STATUS_OK) return status;
+  status->code = code;
+  return status;
+}
+
 hetc_status_code_t hetc_status_code(hetc_status_t status) {
   if (!status) return HETC_STATUS_OK;
   return status->code;

@@ -24,6 +24,9 @@ hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
 hetc_status_t hetc_status_annotate(hetc_status_t status, const char *format, ...)
     HETC_PLUGIN_PRINTF(2, 3);
 
+/* Gives a failure another code, keeping its message; NULL stays NULL. */
+hetc_status_t hetc_status_recode(hetc_status_t status, hetc_status_code_t code);
+
 /* Propagates a failure to the caller in one line. */
 #define HETC_RETURN_IF_ERROR(expr)                                             \
   do {                                                                         \

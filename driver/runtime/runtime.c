@@ -83,6 +83,9 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
   hetc_status_t status = e->plugin->artifact_load(e->instance, device_index, &step->workload,
                                                   step->template_index, &config, rt->kernel_dir,
                                                   step->artifact_prefix, &rt->artifacts[s]);
+  /* A plugin says INVALID_ARGUMENT when the package's files are missing,
+   * corrupt or made for something else: a defect of the package. */
+  if (hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT) status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
   if (status) return hetc_status_annotate(status, "step %d (%s): loading artifact %s", s, step->name, step->artifact_prefix);
   const hetc_plugin_artifact_info_t *info = e->plugin->artifact_info(rt->artifacts[s]);
   /* The buffers are sized for the plan values' layouts: a kernel that reads
@@ -139,8 +142,10 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
     rt->workspaces = calloc((size_t)plan->num_devices, sizeof(hetc_plugin_buffer_t *));
     if (!rt->slots || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
-    for (int32_t s = 0; !status && s < plan->num_steps; ++s)
+    for (int32_t s = 0; !status && s < plan->num_steps; ++s) {
       status = load_step(rt, s, (const unsigned char *)weights);
+      if (hetc_status_code(status) == HETC_STATUS_BAD_INPUT) status = hetc_status_annotate(status, "%s", package_dir);
+    }
     for (int32_t k = 0; !status && k < plan->num_slots; ++k)
       status = alloc_buffer(rt, plan->slots[k].device, plan->slots[k].bytes, &rt->slots[k]);
     for (int32_t d = 0; !status && d < plan->num_devices; ++d) {

@@ -1,0 +1,266 @@
+/* Damaged packages: each defect of a package (the manifest, weights.bin,
+ * the artifacts) is refused by hetc_package_open as BAD_INPUT with a message
+ * naming the file and the place, never a crash. One compiled package is
+ * copied and damaged once per case. */
+#include <cjson/cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fileio.h"
+#include "e2e_util.h"
+
+static char work[1024], pristine[1100], damaged[1100];
+static hetc_context_t *context;
+
+typedef void (*damage_fn_t)(cJSON *manifest);
+
+static void copy_package(void) {
+  char command[9000];
+  snprintf(command, sizeof(command), "rm -rf %s && cp -r %s %s", damaged, pristine, damaged);
+  assert_int_equal(system(command), 0);
+}
+
+static cJSON *item_at(cJSON *root, const char *array, int index) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItem(root, array), index);
+}
+
+static void set_number(cJSON *object, const char *key, double value) {
+  cJSON_ReplaceItemInObject(object, key, cJSON_CreateNumber(value));
+}
+
+/* The index of the first kernel step that has params. */
+static int first_step_with_params(cJSON *root) {
+  cJSON *steps = cJSON_GetObjectItem(root, "steps");
+  for (int s = 0; s < cJSON_GetArraySize(steps); ++s)
+    if (cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(steps, s), "params")) > 0) return s;
+  return -1;
+}
+
+static void damage_and_expect(damage_fn_t damage, const char *expected) {
+  copy_package();
+  if (damage) {
+    char path[4300];
+    snprintf(path, sizeof(path), "%s/manifest.json", damaged);
+    char *text = NULL;
+    size_t length = 0;
+    assert_null(hetc_file_read_all(path, 1 << 26, &text, &length));
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    damage(root);
+    char *out = cJSON_Print(root);
+    assert_null(hetc_file_write_all(path, out, strlen(out)));
+    cJSON_free(out);
+    cJSON_Delete(root);
+  }
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  if (!status) fail_msg("damaged package opened; expected: %s", expected);
+  printf("%s\n", hetc_status_message(status));
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
+  if (!strstr(hetc_status_message(status), expected))
+    fail_msg("message lacks \"%s\": %s", expected, hetc_status_message(status));
+  hetc_status_free(status);
+}
+
+static void wrong_format(cJSON *m) { cJSON_ReplaceItemInObject(m, "format", cJSON_CreateString("zip")); }
+static void newer_version(cJSON *m) { set_number(m, "version", 2); }
+static void no_steps(cJSON *m) { cJSON_DeleteItemFromObject(m, "steps"); }
+static void step_device_out_of_range(cJSON *m) { set_number(item_at(m, "steps", 0), "device", 7); }
+static void step_reads_missing_value(cJSON *m) {
+  cJSON_ReplaceItemInObject(item_at(m, "steps", 1), "inputs", cJSON_CreateIntArray((int[]){-1}, 1));
+}
+static void value_bytes_lie(cJSON *m) { set_number(item_at(m, "values", 0), "bytes", 4); }
+static void value_huge_shape(cJSON *m) {
+  double dims[3] = {2147483648.0, 2147483648.0, 2147483648.0};
+  cJSON_ReplaceItemInObject(item_at(m, "values", 0), "shape", cJSON_CreateDoubleArray(dims, 3));
+}
+static void output_aliases_input(cJSON *m) {
+  /* Put step 1's output in the slot of its input. */
+  cJSON *step = item_at(m, "steps", 1);
+  int in = cJSON_GetArrayItem(cJSON_GetObjectItem(step, "inputs"), 0)->valueint;
+  int out = cJSON_GetObjectItem(step, "output")->valueint;
+  cJSON *in_value = item_at(m, "values", in);
+  set_number(item_at(m, "values", out), "slot", cJSON_GetObjectItem(in_value, "slot")->valuedouble);
+  cJSON *slot = item_at(m, "buffer_slots", cJSON_GetObjectItem(in_value, "slot")->valueint);
+  cJSON_ReplaceItemInArray(slot, 1, cJSON_CreateNumber(1 << 20));
+}
+static void param_outside_weights(cJSON *m) {
+  cJSON *params = cJSON_GetObjectItem(item_at(m, "steps", first_step_with_params(m)), "params");
+  double pair[2] = {0, 1e30};
+  cJSON_ReplaceItemInArray(params, 0, cJSON_CreateDoubleArray(pair, 2));
+}
+static void param_misaligned(cJSON *m) {
+  cJSON *params = cJSON_GetObjectItem(item_at(m, "steps", first_step_with_params(m)), "params");
+  double pair[2] = {4, 4};
+  cJSON_ReplaceItemInArray(params, 0, cJSON_CreateDoubleArray(pair, 2));
+}
+static void param_wrong_size(cJSON *m) {
+  cJSON *params = cJSON_GetObjectItem(item_at(m, "steps", first_step_with_params(m)), "params");
+  double pair[2] = {0, 8};
+  cJSON_ReplaceItemInArray(params, 0, cJSON_CreateDoubleArray(pair, 2));
+}
+/* weights.bin is 64 bytes shorter than the manifest now says. */
+static void weights_size_lies(cJSON *m) {
+  set_number(m, "weights_bytes", cJSON_GetObjectItem(m, "weights_bytes")->valuedouble + 64);
+}
+static void template_renamed(cJSON *m) {
+  cJSON_ReplaceItemInObject(item_at(m, "steps", first_step_with_params(m)), "template",
+                            cJSON_CreateString("vec_conv2d_winograd"));
+}
+static void workspace_invented(cJSON *m) { set_number(item_at(m, "steps", first_step_with_params(m)), "workspace_bytes", 64); }
+static void config_outside_space(cJSON *m) {
+  cJSON *config = cJSON_GetObjectItem(item_at(m, "steps", first_step_with_params(m)), "config");
+  cJSON *first = config->child;
+  cJSON_ReplaceItemInObject(config, first->string, cJSON_CreateIntArray((int[]){12345}, 1));
+}
+static void artifact_path_escapes(cJSON *m) {
+  cJSON_ReplaceItemInObject(item_at(m, "steps", 0), "artifact", cJSON_CreateString("../../etc/passwd"));
+}
+static void output_in_blocked_layout(cJSON *m) {
+  cJSON *outputs = cJSON_GetObjectItem(m, "outputs");
+  int v = cJSON_GetObjectItem(cJSON_GetArrayItem(outputs, 0), "value")->valueint;
+  cJSON *value = item_at(m, "values", v);
+  set_number(value, "layout", 1);
+  set_number(value, "block", 8);
+}
+
+#define CASE(fn, expected) \
+  static void test_##fn(void **state) { (void)state; damage_and_expect(fn, expected); }
+
+CASE(wrong_format, "manifest.json: /format: expected \"hetc-package\"")
+CASE(newer_version, "manifest.json: /version: expected an integer in [1, 1]")
+CASE(no_steps, "manifest.json: /steps: missing")
+CASE(step_device_out_of_range, "manifest.json: /steps/0/device: expected an integer in [0, 0]")
+CASE(step_reads_missing_value, "manifest.json: /steps/1/inputs: element 0: expected an integer in [0, ")
+CASE(value_bytes_lie, "manifest.json: /values/0/bytes: does not match the shape and layout")
+CASE(value_huge_shape, "manifest.json: /values/0/shape: more than 2^31 elements")
+CASE(output_aliases_input, "/inputs: input 0 shares its buffer slot with the output")
+CASE(param_outside_weights, "/params/0: expected [offset, bytes] inside weights.bin")
+CASE(param_misaligned, "/params/0: param lies outside weights.bin")
+CASE(param_wrong_size, "damaged.hetc: step 1 (conv1): param 0 has 8 bytes, the kernel expects")
+CASE(weights_size_lies, "damaged.hetc/weights.bin: ")
+CASE(template_renamed, "no longer has template 'vec_conv2d_winograd'")
+CASE(workspace_invented, "do not match the manifest")
+CASE(config_outside_space, "loading artifact")
+CASE(artifact_path_escapes, "/steps/0/artifact: expected a plain file prefix")
+CASE(output_in_blocked_layout, "/layout: a blocked layout needs rank 4")
+
+static void missing_manifest(void **state) {
+  (void)state;
+  copy_package();
+  char path[4300];
+  snprintf(path, sizeof(path), "%s/manifest.json", damaged);
+  assert_int_equal(unlink(path), 0);
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  assert_non_null(status);
+  printf("%s\n", hetc_status_message(status));
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_IO_ERROR);
+  assert_non_null(strstr(hetc_status_message(status), "is not a hetc package"));
+  hetc_status_free(status);
+}
+
+static void truncated_weights(void **state) {
+  (void)state;
+  copy_package();
+  char path[4300];
+  snprintf(path, sizeof(path), "%s/weights.bin", damaged);
+  assert_int_equal(truncate(path, 100), 0);
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  assert_non_null(status);
+  printf("%s\n", hetc_status_message(status));
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
+  assert_non_null(strstr(hetc_status_message(status), "weights.bin: 100 bytes, the manifest says"));
+  hetc_status_free(status);
+}
+
+static void tampered_kernel_source(void **state) {
+  (void)state;
+  copy_package();
+  char command[9000];
+  snprintf(command, sizeof(command), "echo '/* edited */' >> %s/kernels/s0001-vec.c && rm -f %s/kernels/s0001-vec.so",
+           damaged, damaged);
+  assert_int_equal(system(command), 0);
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  assert_non_null(status);
+  printf("%s\n", hetc_status_message(status));
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
+  assert_non_null(strstr(hetc_status_message(status), "step 1"));
+  hetc_status_free(status);
+}
+
+static void pristine_package_opens(void **state) {
+  (void)state;
+  copy_package();
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  assert_null(hetc_package_run(package));
+  hetc_package_close(package);
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *bin = getenv("HETC_BINARY_DIR");
+  snprintf(work, sizeof(work), "%s/package-defects-%d", bin ? bin : ".", (int)getpid());
+  snprintf(pristine, sizeof(pristine), "%s/pristine.hetc", work);
+  snprintf(damaged, sizeof(damaged), "%s/damaged.hetc", work);
+  char command[4200];
+  snprintf(command, sizeof(command), "mkdir -p %s", work);
+  if (system(command) != 0 || hetc_context_create(&context)) return -1;
+  hetc_model_t *model = NULL;
+  const char *targets[] = {"vec"};
+  hetc_compile_options_t options = {targets, 1, 0};
+  hetc_status_t status = hetc_model_load(e2e_sample_path("tiny_conv.json"), &model);
+  if (!status) status = hetc_compile(context, model, &options, pristine, NULL);
+  hetc_model_free(model);
+  if (status) {
+    fprintf(stderr, "%s\n", hetc_status_message(status));
+    hetc_status_free(status);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  hetc_context_destroy(context);
+  hetc_dir_remove_tree(work);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(pristine_package_opens),
+      cmocka_unit_test(test_wrong_format),
+      cmocka_unit_test(test_newer_version),
+      cmocka_unit_test(test_no_steps),
+      cmocka_unit_test(test_step_device_out_of_range),
+      cmocka_unit_test(test_step_reads_missing_value),
+      cmocka_unit_test(test_value_bytes_lie),
+      cmocka_unit_test(test_value_huge_shape),
+      cmocka_unit_test(test_output_aliases_input),
+      cmocka_unit_test(test_param_outside_weights),
+      cmocka_unit_test(test_param_misaligned),
+      cmocka_unit_test(test_param_wrong_size),
+      cmocka_unit_test(test_weights_size_lies),
+      cmocka_unit_test(test_template_renamed),
+      cmocka_unit_test(test_workspace_invented),
+      cmocka_unit_test(test_config_outside_space),
+      cmocka_unit_test(test_artifact_path_escapes),
+      cmocka_unit_test(test_output_in_blocked_layout),
+      cmocka_unit_test(missing_manifest),
+      cmocka_unit_test(truncated_weights),
+      cmocka_unit_test(tampered_kernel_source),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
