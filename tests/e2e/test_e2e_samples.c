@@ -1,6 +1,6 @@
 /* Every sample model: (1) the graph passes keep the function (reference on
- * the loaded graph vs reference on the optimized graph), (2) a package
- * compiled for `vec` and run by the runtime matches the reference on the
+ * the loaded graph vs reference on the optimized graph), (2) `hetc compile
+ * --targets vec` then `hetc run --output` matches the reference on the
  * loaded graph within a max relative error of 1e-4. Some models are also
  * compiled for `vecconv,vec` (a conv2d-only build of vec first): two
  * devices, with copies and layout transforms between them. */
@@ -15,12 +15,10 @@
 #include <cmocka.h>
 
 #include "common/fileio.h"
-#include "compile/compile.h"
 #include "e2e_util.h"
 #include "graph/passes.h"
 #include "model/model.h"
 #include "reference/graph_exec.h"
-#include "runtime/runtime.h"
 
 #define TOLERANCE 1e-4
 
@@ -48,34 +46,49 @@ static void check_model(const char *path, const char *file, const char *const *t
     assert_true(error <= TOLERANCE);
   }
 
-  /* (2) compiled package vs reference. */
-  char package[256];
-  snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".",
-           file, (int)getpid());
-  hetc_registry_t *registry = NULL;
-  assert_ok(hetc_registry_open(&registry));
-  hetc_compile_report_t report;
-  assert_ok(hetc_compile_graph(registry, graph, targets, num_targets, 0, package, &report));
-  hetc_runtime_t *rt = NULL;
-  assert_ok(hetc_runtime_open(registry, package, &rt));
-  for (int32_t i = 0; i < graph->num_inputs; ++i)
-    assert_ok(hetc_runtime_set_input(rt, i, inputs[i], hetc_runtime_input_count(rt, i)));
-  assert_ok(hetc_runtime_execute(rt));
-  for (int32_t o = 0; o < graph->num_outputs; ++o) {
-    int64_t count = hetc_runtime_output_count(rt, o);
-    assert_int_equal(count, hetc_tensor_element_count(&graph->values[graph->outputs[o]].type));
-    float *got = malloc(sizeof(float) * (size_t)count);
-    assert_ok(hetc_runtime_get_output(rt, o, got, count));
-    double error = e2e_max_relative_error(got, want[o], count);
-    printf("%-20s output %-10s %s%s: max rel error %.2e (%d kernels, %d transforms, %d copies)\n", file,
-           graph->output_names[o], targets[0], num_targets > 1 ? ",..." : "", error, report.kernels,
-           report.transforms, report.copies);
-    assert_true(error <= TOLERANCE);
-    free(got);
+  /* (2) `hetc compile` then `hetc run --random-input 7 --output` vs the
+   * reference on the same inputs. */
+  const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
+  char package[512], output[600], targets_arg[128] = "", command[2048];
+  snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", bin, file, (int)getpid());
+  snprintf(output, sizeof(output), "%s.out", package);
+  for (int32_t t = 0; t < num_targets; ++t)
+    snprintf(targets_arg + strlen(targets_arg), sizeof(targets_arg) - strlen(targets_arg), "%s%s", t ? "," : "",
+             targets[t]);
+  snprintf(command, sizeof(command), "%s/bin/hetc compile %s --targets %s -o %s --quiet", bin, path, targets_arg,
+           package);
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  char line[1024] = "";
+  int kernels = -1, transforms = -1, copies = -1;
+  while (fgets(line, sizeof(line), pipe)) {
+    const char *summary = strstr(line, " kernels (");
+    if (summary) {
+      while (summary > line && summary[-1] != ' ') --summary;
+      sscanf(summary, "%d kernels (%d layout transforms, %d copies)", &kernels, &transforms, &copies);
+    }
   }
-  if (num_targets > 1) assert_true(report.copies > 0);
-  hetc_runtime_close(rt);
-  hetc_registry_free(registry);
+  assert_int_equal(pclose(pipe), 0);
+  assert_true(kernels > 0);
+  snprintf(command, sizeof(command), "%s/bin/hetc run %s --random-input 7 --repeat 1 --output %s > /dev/null", bin,
+           package, output);
+  assert_int_equal(system(command), 0);
+  char *bytes = NULL;
+  size_t length = 0, offset = 0;
+  assert_ok(hetc_file_read_all(output, (size_t)1 << 31, &bytes, &length));
+  for (int32_t o = 0; o < graph->num_outputs; ++o) {
+    int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
+    assert_true(offset + (size_t)count * sizeof(float) <= length);
+    double error = e2e_max_relative_error((const float *)(bytes + offset), want[o], count);
+    printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies)\n", file,
+           graph->output_names[o], targets_arg, error, kernels, transforms, copies);
+    assert_true(error <= TOLERANCE);
+    offset += (size_t)count * sizeof(float);
+  }
+  assert_int_equal(offset, length);
+  if (num_targets > 1) assert_true(copies > 0);
+  free(bytes);
+  remove(output);
   hetc_dir_remove_tree(package);
   e2e_free_arrays(fused, graph->num_outputs);
   e2e_free_arrays(want, graph->num_outputs);
