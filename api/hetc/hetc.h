@@ -123,6 +123,9 @@ typedef struct hetc_compile_report_t {
   int32_t copies;     /* cross-device copies inserted */
   uint64_t weights_bytes;
   double build_seconds;
+  /* Mean static innermost loop trip count over the conv2d kernels that
+   * report one (0 if none): the vector-length indicator. */
+  double avg_inner_loop_length;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path. Placement: each

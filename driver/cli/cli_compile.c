@@ -55,6 +55,8 @@ int hetc_cli_compile(int argc, char **argv) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
            out, hetc_model_name(graph), targets_arg, report.kernels, report.transforms, report.copies,
            (double)report.weights_bytes / 1e6, report.build_seconds);
+    if (report.avg_inner_loop_length > 0)
+      printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }
   hetc_context_destroy(context);
   hetc_model_free(graph);

@@ -26,6 +26,8 @@ typedef struct copies_t {
 } copies_t;
 
 typedef struct compiler_t {
+  double inner_loop_sum;    /* over conv2d kernels reporting one */
+  int32_t inner_loop_count;
   hetc_graph_t *graph; /* optimized copy, owned */
   hetc_plan_t *plan;   /* being built, owned until handed to the writer */
   hetc_plugin_entry_t **entries; /* per plan device */
@@ -179,6 +181,10 @@ static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const
   step->artifact_prefix = strdup(prefix);
   if (!step->artifact_prefix) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   HETC_RETURN_IF_ERROR(pack_params(c, node, entry, artifact, info, step));
+  if (workload->op == HETC_PLUGIN_OP_CONV2D && info->avg_inner_loop_length > 0) {
+    c->inner_loop_sum += info->avg_inner_loop_length;
+    ++c->inner_loop_count;
+  }
   hetc_status_t status = entry->plugin->artifact_emit(entry->instance, artifact, c->kernel_dir, prefix);
   ++c->report.kernels;
   return status ? hetc_status_annotate(status, "%s: emitting the artifact", step->name) : NULL;
@@ -468,6 +474,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   if (!status && out_report) {
     c.report.weights_bytes = c.plan->weights_bytes;
     c.report.build_seconds = now_seconds() - start;
+    c.report.avg_inner_loop_length = c.inner_loop_count ? c.inner_loop_sum / c.inner_loop_count : 0;
     *out_report = c.report;
   }
   free(c.temp_dir);
