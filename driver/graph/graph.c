@@ -151,7 +151,7 @@ const hetc_param_t *hetc_graph_node_param(const hetc_node_t *node, int32_t index
   return &node->params[node->op == HETC_OP_BIAS_ADD ? HETC_PARAM_BIAS : index];
 }
 
-static int32_t activation_of(hetc_op_t op) {
+int32_t hetc_op_activation(hetc_op_t op) {
   switch (op) {
     case HETC_OP_RELU: return HETC_PLUGIN_ACT_RELU;
     case HETC_OP_RELU6: return HETC_PLUGIN_ACT_RELU6;
@@ -203,7 +203,7 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_SIGMOID:
     case HETC_OP_TANH:
       w.op = HETC_PLUGIN_OP_ELEMENTWISE;
-      w.activation = activation_of(node->op);
+      w.activation = hetc_op_activation(node->op);
       break;
     case HETC_OP_ADD:
     case HETC_OP_MULTIPLY:

@@ -40,6 +40,10 @@ typedef enum hetc_op_t {
 
 /* model.json spelling of an op, or NULL. */
 const char *hetc_op_name(hetc_op_t op);
+/* The activation an op applies (relu, relu6, sigmoid, tanh), or
+ * HETC_PLUGIN_ACT_NONE for every other op. */
+int32_t hetc_op_activation(hetc_op_t op);
+
 /* Parses a model.json op name; returns HETC_OP_COUNT when unknown. */
 hetc_op_t hetc_op_from_name(const char *name);
 

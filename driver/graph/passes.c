@@ -214,19 +214,6 @@ hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph) {
   return NULL;
 }
 
-static int is_activation(hetc_op_t op) {
-  return op == HETC_OP_RELU || op == HETC_OP_RELU6 || op == HETC_OP_SIGMOID || op == HETC_OP_TANH;
-}
-
-static int32_t activation_code(hetc_op_t op) {
-  switch (op) {
-    case HETC_OP_RELU: return HETC_PLUGIN_ACT_RELU;
-    case HETC_OP_RELU6: return HETC_PLUGIN_ACT_RELU6;
-    case HETC_OP_SIGMOID: return HETC_PLUGIN_ACT_SIGMOID;
-    default: return HETC_PLUGIN_ACT_TANH;
-  }
-}
-
 static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
   if (a->rank != b->rank) return 0;
   for (int32_t i = 0; i < a->rank; ++i)
@@ -261,8 +248,8 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k) {
       next = sole_consumer(r, node->output);
     }
   }
-  if (next >= 0 && is_activation(graph->nodes[next].op)) {
-    node->epilogue.activation = activation_code(graph->nodes[next].op);
+  if (next >= 0 && hetc_op_activation(graph->nodes[next].op) != HETC_PLUGIN_ACT_NONE) {
+    node->epilogue.activation = hetc_op_activation(graph->nodes[next].op);
     HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
   }
   return NULL;
