@@ -367,14 +367,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   if (!status) status = finish_kernel_step(c, step_index, node, entry, artifact, &workload);
   if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
   free(input_ids);
-  free(scratch.template_name);
-  for (int32_t k = 0; k < scratch.num_knobs; ++k) {
-    free(scratch.knob_names[k]);
-    free(scratch.knob_values[k]);
-  }
-  free(scratch.knob_names);
-  free(scratch.knob_counts);
-  free(scratch.knob_values);
+  hetc_plan_step_release(&scratch);
   return status;
 }
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void step_release(hetc_plan_step_t *step) {
+void hetc_plan_step_release(hetc_plan_step_t *step) {
   free(step->name);
   free(step->input_types);
   free(step->template_name);
@@ -18,6 +18,7 @@ static void step_release(hetc_plan_step_t *step) {
   free(step->artifact_prefix);
   free(step->inputs);
   free(step->params);
+  memset(step, 0, sizeof(*step));
 }
 
 void hetc_plan_free(hetc_plan_t *plan) {
@@ -28,7 +29,7 @@ void hetc_plan_free(hetc_plan_t *plan) {
     free(plan->devices[i].fingerprint);
   }
   for (int32_t i = 0; i < plan->num_values; ++i) free(plan->values[i].name);
-  for (int32_t i = 0; i < plan->num_steps; ++i) step_release(&plan->steps[i]);
+  for (int32_t i = 0; i < plan->num_steps; ++i) hetc_plan_step_release(&plan->steps[i]);
   for (int32_t i = 0; i < plan->num_inputs; ++i) free(plan->inputs[i].name);
   for (int32_t i = 0; i < plan->num_outputs; ++i) free(plan->outputs[i].name);
   free(plan->devices);

@@ -98,6 +98,9 @@ typedef struct hetc_plan_t {
 
 void hetc_plan_free(hetc_plan_t *plan);
 
+/* Frees what a step owns (not the step itself) and zeroes it. */
+void hetc_plan_step_release(hetc_plan_step_t *step);
+
 /* Appends a zeroed value/step and returns its index, or -1 when out of
  * memory. Pointers into the arrays move when they grow. */
 int32_t hetc_plan_add_value(hetc_plan_t *plan);
