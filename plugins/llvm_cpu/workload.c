@@ -1,0 +1,399 @@
+/* Workload checks, layout arithmetic and workload copies. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+#define MAX_ELEMENTS ((int64_t)1 << 31)
+
+int64_t cpu_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t cpu_logical_count(const hetc_plugin_tensor_t *t) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < t->rank; ++i) count *= t->shape[i];
+  return count;
+}
+
+int64_t cpu_layout_block(hetc_plugin_layout_t layout, int64_t channels) {
+  switch (layout.kind) {
+    case HETC_PLUGIN_LAYOUT_NCHWC: return layout.block;
+    case HETC_PLUGIN_LAYOUT_NHWC: return channels;
+    default: return 1;
+  }
+}
+
+int64_t cpu_physical_count(const hetc_plugin_tensor_t *t,
+                           hetc_plugin_layout_t layout) {
+  if (layout.kind != HETC_PLUGIN_LAYOUT_NCHWC || t->rank != 4)
+    return cpu_logical_count(t);
+  int64_t b = layout.block;
+  return t->shape[0] * cpu_ceil_div(t->shape[1], b) * b * t->shape[2] *
+         t->shape[3];
+}
+
+int cpu_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
+  if (a.kind != b.kind) return 0;
+  return a.kind != HETC_PLUGIN_LAYOUT_NCHWC || a.block == b.block;
+}
+
+hetc_plugin_layout_t cpu_layout_row_major(void) {
+  hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  return l;
+}
+
+hetc_plugin_layout_t cpu_layout_nchwc(int64_t block) {
+  hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_NCHWC, (int32_t)block};
+  return l;
+}
+
+void cpu_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
+                     size_t size) {
+  switch (layout.kind) {
+    case HETC_PLUGIN_LAYOUT_NCHWC:
+      snprintf(buf, size, "NCHW%dc", layout.block);
+      break;
+    case HETC_PLUGIN_LAYOUT_NHWC: snprintf(buf, size, "NHWC"); break;
+    default: snprintf(buf, size, rank == 4 ? "NCHW" : "row-major"); break;
+  }
+}
+
+static const char *op_name(int32_t op) {
+  static const char *const names[] = {
+      "?",          "conv2d",      "dense",   "max_pool2d",
+      "avg_pool2d", "global_avg_pool2d", "elementwise", "softmax",
+      "concat",     "layout_transform",  "bias_add"};
+  if (op < 1 || op >= HETC_PLUGIN_OP_COUNT_) return "unknown op";
+  return names[op];
+}
+
+/* Logical shape only: the layouts in a workload are the producers' (a hint),
+ * and a kernel's text must not change with a hint it does not follow
+ * (artifact_load rebuilds the text from the workload it is given). */
+static void describe_tensor(const hetc_plugin_tensor_t *t, cpu_strbuf_t *sb) {
+  cpu_strbuf_printf(sb, "[");
+  for (int32_t i = 0; i < t->rank; ++i)
+    cpu_strbuf_printf(sb, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+  cpu_strbuf_printf(sb, "]");
+}
+
+void cpu_workload_describe(const hetc_plugin_workload_t *wl, cpu_strbuf_t *sb) {
+  cpu_strbuf_printf(sb, "%s in ", op_name(wl->op));
+  for (int32_t i = 0; i < wl->num_inputs; ++i) {
+    if (i) cpu_strbuf_printf(sb, ", ");
+    describe_tensor(&wl->inputs[i], sb);
+  }
+  cpu_strbuf_printf(sb, " out ");
+  describe_tensor(&wl->output, sb);
+  switch (wl->op) {
+    case HETC_PLUGIN_OP_CONV2D:
+    case HETC_PLUGIN_OP_MAX_POOL2D:
+    case HETC_PLUGIN_OP_AVG_POOL2D:
+      cpu_strbuf_printf(sb, " kernel %dx%d stride %dx%d pad %d,%d,%d,%d",
+                        wl->kernel[0], wl->kernel[1], wl->strides[0],
+                        wl->strides[1], wl->padding[0], wl->padding[1],
+                        wl->padding[2], wl->padding[3]);
+      if (wl->op == HETC_PLUGIN_OP_CONV2D)
+        cpu_strbuf_printf(sb, " dilation %dx%d groups %d", wl->dilation[0],
+                          wl->dilation[1], wl->groups);
+      else
+        cpu_strbuf_printf(sb, " ceil_mode %d count_include_pad %d",
+                          wl->ceil_mode, wl->count_include_pad);
+      break;
+    case HETC_PLUGIN_OP_ELEMENTWISE:
+      cpu_strbuf_printf(sb, " activation %d binary %d", wl->activation,
+                        wl->binary);
+      break;
+    case HETC_PLUGIN_OP_SOFTMAX:
+    case HETC_PLUGIN_OP_CONCAT:
+      cpu_strbuf_printf(sb, " axis %d", wl->axis);
+      break;
+    default: break;
+  }
+  if (wl->op == HETC_PLUGIN_OP_CONV2D || wl->op == HETC_PLUGIN_OP_DENSE)
+    cpu_strbuf_printf(sb, " epilogue bias %d residual %d activation %d",
+                      wl->epilogue.has_bias, wl->epilogue.has_residual,
+                      wl->epilogue.activation);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* Checks write their reason into r->text and return its code, so that
+ * supports() and template_count() can ask without creating statuses. */
+typedef struct reason_t {
+  char *text;
+  size_t size;
+} reason_t;
+
+static int32_t fail(reason_t *r, int32_t code, const char *format, ...)
+    HETC_PLUGIN_PRINTF(3, 4);
+static int32_t fail(reason_t *r, int32_t code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  if (r->size) vsnprintf(r->text, r->size, format, args);
+  va_end(args);
+  return code;
+}
+
+#define FAIL(code, ...) return fail(r, code, __VA_ARGS__)
+#define INVALID(...) FAIL(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+#define UNSUPPORTED(...) FAIL(HETC_PLUGIN_STATUS_UNSUPPORTED, __VA_ARGS__)
+
+static int32_t check_tensor(reason_t *r, const hetc_plugin_tensor_t *t,
+                            const char *what) {
+  if (t->dtype != HETC_PLUGIN_DTYPE_FLOAT32)
+    UNSUPPORTED("cpu: %s: dtype %d is not float32", what, t->dtype);
+  if (t->rank < 1 || t->rank > HETC_PLUGIN_MAX_RANK)
+    INVALID("cpu: %s: rank %d outside 1..%d", what, t->rank,
+            HETC_PLUGIN_MAX_RANK);
+  int64_t count = 1;
+  for (int32_t i = 0; i < t->rank; ++i) {
+    if (t->shape[i] < 1 || t->shape[i] > MAX_ELEMENTS)
+      INVALID("cpu: %s: dim %d is %lld", what, i, (long long)t->shape[i]);
+    count *= t->shape[i];
+    if (count > MAX_ELEMENTS)
+      INVALID("cpu: %s: more than 2^31 elements", what);
+  }
+  switch (t->layout.kind) {
+    case HETC_PLUGIN_LAYOUT_ROW_MAJOR: break;
+    case HETC_PLUGIN_LAYOUT_NCHWC:
+      if (t->layout.block < 1 || t->layout.block > 4096)
+        INVALID("cpu: %s: NCHWC block %d outside 1..4096", what,
+                t->layout.block);
+      /* fall through */
+    case HETC_PLUGIN_LAYOUT_NHWC:
+      if (t->rank != 4)
+        INVALID("cpu: %s: layout %s needs rank 4, got %d", what,
+                t->layout.kind == HETC_PLUGIN_LAYOUT_NHWC ? "NHWC" : "NCHWC",
+                t->rank);
+      break;
+    default: UNSUPPORTED("cpu: %s: unknown layout kind %d", what, t->layout.kind);
+  }
+  return 0;
+}
+
+static int same_shape(const hetc_plugin_tensor_t *a,
+                      const hetc_plugin_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+static int64_t conv_extent(int64_t in, int64_t k, int64_t s, int64_t d,
+                           int64_t p0, int64_t p1) {
+  int64_t span = in + p0 + p1 - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+static int64_t pool_extent(int64_t in, int64_t k, int64_t s, int64_t p0,
+                           int64_t p1, int ceil_mode) {
+  int64_t span = in + p0 + p1 - k;
+  if (span < 0) return 0;
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p0) --out;
+  return out;
+}
+
+static int32_t check_epilogue(reason_t *r, const hetc_plugin_workload_t *wl,
+                              const char *op) {
+  const hetc_plugin_epilogue_t *e = &wl->epilogue;
+  if ((e->has_bias != 0 && e->has_bias != 1) ||
+      (e->has_residual != 0 && e->has_residual != 1))
+    INVALID("cpu: %s: epilogue flags must be 0 or 1", op);
+  if (e->activation < HETC_PLUGIN_ACT_NONE || e->activation > HETC_PLUGIN_ACT_TANH)
+    UNSUPPORTED("cpu: %s: unknown activation %d", op, e->activation);
+  if (wl->num_inputs != 1 + e->has_residual)
+    INVALID("cpu: %s: %d activation inputs, expected %d", op, wl->num_inputs,
+            1 + e->has_residual);
+  if (e->has_residual && !same_shape(&wl->inputs[1], &wl->output))
+    INVALID("cpu: %s: residual shape differs from the output's", op);
+  return 0;
+}
+
+static int32_t check_window(reason_t *r, const hetc_plugin_workload_t *wl,
+                              const char *op) {
+  if (wl->kernel[0] < 1 || wl->kernel[1] < 1 || wl->strides[0] < 1 ||
+      wl->strides[1] < 1)
+    INVALID("cpu: %s: kernel %dx%d and strides %dx%d must be positive", op,
+            wl->kernel[0], wl->kernel[1], wl->strides[0], wl->strides[1]);
+  for (int i = 0; i < 4; ++i)
+    if (wl->padding[i] < 0) INVALID("cpu: %s: negative padding", op);
+  /* The emitters tabulate per-kernel-column ranges in fixed arrays. */
+  if (wl->kernel[1] > 64)
+    UNSUPPORTED("cpu: %s: kernel width %d above 64", op, wl->kernel[1]);
+  if (wl->inputs[0].rank != 4 || wl->output.rank != 4)
+    INVALID("cpu: %s: input and output must be 4-d", op);
+  if (wl->inputs[0].shape[0] != wl->output.shape[0])
+    INVALID("cpu: %s: batch differs between input and output", op);
+  return 0;
+}
+
+static int32_t check_conv(reason_t *r, const hetc_plugin_workload_t *wl) {
+  int32_t s = check_window(r, wl, "conv2d");
+  if (s) return s;
+  if ((s = check_epilogue(r, wl, "conv2d"))) return s;
+  if (wl->dilation[0] < 1 || wl->dilation[1] < 1)
+    INVALID("cpu: conv2d: dilation %dx%d must be positive", wl->dilation[0],
+            wl->dilation[1]);
+  const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
+  if (wl->groups < 1 || in[1] % wl->groups || out[1] % wl->groups)
+    INVALID("cpu: conv2d: groups %d must divide channels %lld and %lld",
+            wl->groups, (long long)in[1], (long long)out[1]);
+  int64_t oh = conv_extent(in[2], wl->kernel[0], wl->strides[0],
+                           wl->dilation[0], wl->padding[0], wl->padding[2]);
+  int64_t ow = conv_extent(in[3], wl->kernel[1], wl->strides[1],
+                           wl->dilation[1], wl->padding[1], wl->padding[3]);
+  if (oh != out[2] || ow != out[3])
+    INVALID("cpu: conv2d: output %lldx%lld, the arithmetic gives %lldx%lld",
+            (long long)out[2], (long long)out[3], (long long)oh, (long long)ow);
+  return 0;
+}
+
+static int32_t check_pool(reason_t *r, const hetc_plugin_workload_t *wl) {
+  int32_t s = check_window(r, wl, "pool2d");
+  if (s) return s;
+  if (wl->num_inputs != 1) INVALID("cpu: pool2d: expected one input");
+  if (wl->dilation[0] > 1 || wl->dilation[1] > 1)
+    UNSUPPORTED("cpu: pool2d: dilated pooling");
+  if (wl->padding[0] >= wl->kernel[0] || wl->padding[2] >= wl->kernel[0] ||
+      wl->padding[1] >= wl->kernel[1] || wl->padding[3] >= wl->kernel[1])
+    INVALID("cpu: pool2d: padding must be smaller than the kernel");
+  const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
+  if (in[1] != out[1]) INVALID("cpu: pool2d: channels differ");
+  int64_t oh = pool_extent(in[2], wl->kernel[0], wl->strides[0],
+                           wl->padding[0], wl->padding[2], wl->ceil_mode);
+  int64_t ow = pool_extent(in[3], wl->kernel[1], wl->strides[1],
+                           wl->padding[1], wl->padding[3], wl->ceil_mode);
+  if (oh != out[2] || ow != out[3])
+    INVALID("cpu: pool2d: output %lldx%lld, the arithmetic gives %lldx%lld",
+            (long long)out[2], (long long)out[3], (long long)oh, (long long)ow);
+  return 0;
+}
+
+static int32_t check_op(reason_t *r, const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
+  switch (wl->op) {
+    case HETC_PLUGIN_OP_CONV2D: return check_conv(r, wl);
+    case HETC_PLUGIN_OP_DENSE: {
+      int32_t s = check_epilogue(r, wl, "dense");
+      if (s) return s;
+      if (in->rank != 2 || out->rank != 2 || in->shape[0] != out->shape[0])
+        INVALID("cpu: dense: input [N,K] and output [N,units] expected");
+      return 0;
+    }
+    case HETC_PLUGIN_OP_MAX_POOL2D:
+    case HETC_PLUGIN_OP_AVG_POOL2D: return check_pool(r, wl);
+    case HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D:
+      if (wl->num_inputs != 1 || in->rank != 4 || out->rank != 4 ||
+          out->shape[0] != in->shape[0] || out->shape[1] != in->shape[1] ||
+          out->shape[2] != 1 || out->shape[3] != 1)
+        INVALID("cpu: global_avg_pool2d: input [N,C,H,W], output [N,C,1,1]");
+      return 0;
+    case HETC_PLUGIN_OP_ELEMENTWISE:
+      if (!same_shape(in, out))
+        INVALID("cpu: elementwise: output shape differs from the first input's");
+      if (wl->binary == HETC_PLUGIN_BINARY_NONE) {
+        if (wl->num_inputs != 1) INVALID("cpu: elementwise: unary takes one input");
+        if (wl->activation < HETC_PLUGIN_ACT_NONE ||
+            wl->activation > HETC_PLUGIN_ACT_TANH)
+          UNSUPPORTED("cpu: elementwise: unknown activation %d", wl->activation);
+        return 0;
+      }
+      if (wl->binary != HETC_PLUGIN_BINARY_ADD && wl->binary != HETC_PLUGIN_BINARY_MUL)
+        UNSUPPORTED("cpu: elementwise: unknown binary op %d", wl->binary);
+      if (wl->activation != HETC_PLUGIN_ACT_NONE)
+        INVALID("cpu: elementwise: both an activation and a binary op");
+      if (wl->num_inputs != 2) INVALID("cpu: elementwise: binary takes two inputs");
+      if (in[1].rank != in[0].rank)
+        INVALID("cpu: elementwise: operands of different rank");
+      for (int32_t i = 0; i < in[0].rank; ++i)
+        if (in[1].shape[i] != in[0].shape[i] && in[1].shape[i] != 1)
+          INVALID("cpu: elementwise: dim %d of the second operand neither "
+                  "equals the first's nor is 1", i);
+      return 0;
+    case HETC_PLUGIN_OP_SOFTMAX:
+      if (wl->num_inputs != 1 || !same_shape(in, out))
+        INVALID("cpu: softmax: one input of the output's shape expected");
+      if (wl->axis < 0 || wl->axis >= in->rank)
+        INVALID("cpu: softmax: axis %d outside 0..%d", wl->axis, in->rank - 1);
+      return 0;
+    case HETC_PLUGIN_OP_CONCAT: {
+      if (wl->axis < 0 || wl->axis >= out->rank)
+        INVALID("cpu: concat: axis %d outside 0..%d", wl->axis, out->rank - 1);
+      int64_t sum = 0;
+      for (int32_t j = 0; j < wl->num_inputs; ++j) {
+        if (in[j].rank != out->rank) INVALID("cpu: concat: ranks differ");
+        for (int32_t i = 0; i < out->rank; ++i)
+          if (i != wl->axis && in[j].shape[i] != out->shape[i])
+            INVALID("cpu: concat: input %d differs from the output in dim %d",
+                    j, i);
+        sum += in[j].shape[wl->axis];
+      }
+      if (sum != out->shape[wl->axis])
+        INVALID("cpu: concat: inputs sum to %lld along the axis, output has %lld",
+                (long long)sum, (long long)out->shape[wl->axis]);
+      return 0;
+    }
+    case HETC_PLUGIN_OP_LAYOUT_TRANSFORM:
+      if (wl->num_inputs != 1) INVALID("cpu: layout_transform: one input expected");
+      if (cpu_logical_count(in) != cpu_logical_count(out))
+        INVALID("cpu: layout_transform: element counts differ");
+      return 0;
+    case HETC_PLUGIN_OP_BIAS_ADD:
+      if (wl->num_inputs != 1 || !same_shape(in, out) || in->rank < 2)
+        INVALID("cpu: bias_add: one input of rank >= 2 of the output's shape");
+      return 0;
+    default: UNSUPPORTED("cpu: op %d is not supported", wl->op);
+  }
+}
+
+int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason,
+                           size_t reason_size) {
+  reason_t rr = {reason, reason_size}, *r = &rr;
+  if (reason_size) reason[0] = '\0';
+  if (!wl) INVALID("cpu: null workload");
+  if (wl->op < 1 || wl->op >= HETC_PLUGIN_OP_COUNT_)
+    UNSUPPORTED("cpu: op %d is not supported", wl->op);
+  if (wl->num_inputs < 1 || wl->num_inputs > CPU_MAX_INPUTS || !wl->inputs)
+    INVALID("cpu: %s: %d activation inputs", op_name(wl->op), wl->num_inputs);
+  int32_t s;
+  char what[32];
+  for (int32_t i = 0; i < wl->num_inputs; ++i) {
+    snprintf(what, sizeof(what), "input %d", i);
+    if ((s = check_tensor(r, &wl->inputs[i], what))) return s;
+  }
+  if ((s = check_tensor(r, &wl->output, "output"))) return s;
+  return check_op(r, wl);
+}
+
+int cpu_conv_is_depthwise(const hetc_plugin_workload_t *wl) {
+  return wl->op == HETC_PLUGIN_OP_CONV2D && wl->groups > 1 &&
+         wl->groups == wl->inputs[0].shape[1] &&
+         wl->groups == wl->output.shape[1];
+}
+
+int cpu_conv_nchwc_applicable(const hetc_plugin_workload_t *wl) {
+  return wl->op == HETC_PLUGIN_OP_CONV2D &&
+         (wl->groups == 1 || cpu_conv_is_depthwise(wl));
+}
+
+hetc_plugin_status_t cpu_workload_copy(const hetc_plugin_workload_t *src,
+                                       hetc_plugin_workload_t *dst) {
+  *dst = *src;
+  hetc_plugin_tensor_t *inputs =
+      malloc(sizeof(*inputs) * (size_t)src->num_inputs);
+  if (!inputs) {
+    dst->inputs = NULL;
+    return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
+  }
+  memcpy(inputs, src->inputs, sizeof(*inputs) * (size_t)src->num_inputs);
+  dst->inputs = inputs;
+  return 0;
+}
+
+void cpu_workload_release(hetc_plugin_workload_t *wl) {
+  free((void *)wl->inputs);
+  wl->inputs = NULL;
+}
