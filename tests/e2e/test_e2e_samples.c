@@ -1,7 +1,8 @@
 /* Every sample model: (1) the graph passes keep the function (reference on
  * the loaded graph vs reference on the optimized graph), (2) `hetc compile
  * --targets vec` then `hetc run --output` matches the reference on the
- * loaded graph within a max relative error of 1e-4. Some models are also
+ * loaded graph within a max relative error of 1e-4, on every built-in
+ * backend (vec, cpu). Some models are also
  * compiled for `vecconv,vec` (a conv2d-only build of vec first): two
  * devices, with copies and layout transforms between them. */
 #include <setjmp.h>
@@ -26,7 +27,14 @@ static void assert_ok(hetc_status_t status) {
   if (status) fail_msg("%s", hetc_status_message(status));
 }
 
-static void check_model(const char *path, const char *file, const char *const *targets, int32_t num_targets) {
+/* A way to compile a model: the --targets list, and whether the plan must
+ * move data between devices. */
+typedef struct target_set_t {
+  const char *targets;
+  int expect_copies;
+} target_set_t;
+
+static void check_model(const char *path, const char *file, const target_set_t *sets, int num_sets) {
   hetc_graph_t *graph = NULL;
   assert_ok(hetc_model_load_file(path, &graph));
   float **inputs = e2e_make_inputs(graph, 7);
@@ -47,49 +55,49 @@ static void check_model(const char *path, const char *file, const char *const *t
   }
 
   /* (2) `hetc compile` then `hetc run --random-input 7 --output` vs the
-   * reference on the same inputs. */
-  const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
-  char package[512], output[600], targets_arg[128] = "", command[2048];
-  snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", bin, file, (int)getpid());
-  snprintf(output, sizeof(output), "%s.out", package);
-  for (int32_t t = 0; t < num_targets; ++t)
-    snprintf(targets_arg + strlen(targets_arg), sizeof(targets_arg) - strlen(targets_arg), "%s%s", t ? "," : "",
-             targets[t]);
-  snprintf(command, sizeof(command), "%s/bin/hetc compile %s --targets %s -o %s --quiet", bin, path, targets_arg,
-           package);
-  FILE *pipe = popen(command, "r");
-  assert_non_null(pipe);
-  char line[1024] = "";
-  int kernels = -1, transforms = -1, copies = -1;
-  while (fgets(line, sizeof(line), pipe)) {
-    const char *summary = strstr(line, " kernels (");
-    if (summary) {
-      while (summary > line && summary[-1] != ' ') --summary;
-      sscanf(summary, "%d kernels (%d layout transforms, %d copies)", &kernels, &transforms, &copies);
+   * reference on the same inputs, for each way of compiling. */
+  for (int set = 0; set < num_sets; ++set) {
+    const char *targets_arg = sets[set].targets;
+    const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
+    char package[512], output[600], command[2048];
+    snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", bin, file, (int)getpid());
+    snprintf(output, sizeof(output), "%s.out", package);
+    snprintf(command, sizeof(command), "%s/bin/hetc compile %s --targets %s -o %s --quiet", bin, path, targets_arg,
+             package);
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    char line[1024] = "";
+    int kernels = -1, transforms = -1, copies = -1;
+    while (fgets(line, sizeof(line), pipe)) {
+      const char *summary = strstr(line, " kernels (");
+      if (summary) {
+        while (summary > line && summary[-1] != ' ') --summary;
+        sscanf(summary, "%d kernels (%d layout transforms, %d copies)", &kernels, &transforms, &copies);
+      }
     }
+    assert_int_equal(pclose(pipe), 0);
+    assert_true(kernels > 0);
+    snprintf(command, sizeof(command), "%s/bin/hetc run %s --random-input 7 --repeat 1 --output %s > /dev/null", bin,
+             package, output);
+    assert_int_equal(system(command), 0);
+    char *bytes = NULL;
+    size_t length = 0, offset = 0;
+    assert_ok(hetc_file_read_all(output, (size_t)1 << 31, &bytes, &length));
+    for (int32_t o = 0; o < graph->num_outputs; ++o) {
+      int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
+      assert_true(offset + (size_t)count * sizeof(float) <= length);
+      double error = e2e_max_relative_error((const float *)(bytes + offset), want[o], count);
+      printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies)\n", file,
+             graph->output_names[o], targets_arg, error, kernels, transforms, copies);
+      assert_true(error <= TOLERANCE);
+      offset += (size_t)count * sizeof(float);
+    }
+    assert_int_equal(offset, length);
+    if (sets[set].expect_copies) assert_true(copies > 0);
+    free(bytes);
+    remove(output);
+    hetc_dir_remove_tree(package);
   }
-  assert_int_equal(pclose(pipe), 0);
-  assert_true(kernels > 0);
-  snprintf(command, sizeof(command), "%s/bin/hetc run %s --random-input 7 --repeat 1 --output %s > /dev/null", bin,
-           package, output);
-  assert_int_equal(system(command), 0);
-  char *bytes = NULL;
-  size_t length = 0, offset = 0;
-  assert_ok(hetc_file_read_all(output, (size_t)1 << 31, &bytes, &length));
-  for (int32_t o = 0; o < graph->num_outputs; ++o) {
-    int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
-    assert_true(offset + (size_t)count * sizeof(float) <= length);
-    double error = e2e_max_relative_error((const float *)(bytes + offset), want[o], count);
-    printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies)\n", file,
-           graph->output_names[o], targets_arg, error, kernels, transforms, copies);
-    assert_true(error <= TOLERANCE);
-    offset += (size_t)count * sizeof(float);
-  }
-  assert_int_equal(offset, length);
-  if (num_targets > 1) assert_true(copies > 0);
-  free(bytes);
-  remove(output);
-  hetc_dir_remove_tree(package);
   e2e_free_arrays(fused, graph->num_outputs);
   e2e_free_arrays(want, graph->num_outputs);
   e2e_free_arrays(inputs, graph->num_inputs);
@@ -97,15 +105,17 @@ static void check_model(const char *path, const char *file, const char *const *t
   hetc_graph_free(graph);
 }
 
-static void check_sample(const char *file, const char *const *targets, int32_t num_targets) {
-  check_model(e2e_sample_path(file), file, targets, num_targets);
+static void check_sample(const char *file, const target_set_t *sets, int num_sets) {
+  check_model(e2e_sample_path(file), file, sets, num_sets);
 }
 
-static const char *const vec_only[] = {"vec"};
-static const char *const two_devices[] = {"vecconv", "vec"};
+/* Every built-in backend on its own; then vec split over two devices. */
+static const target_set_t each_backend[] = {{"vec", 0}, {"cpu", 0}};
+static const target_set_t two_devices[] = {{"vecconv,vec", 1}};
+#define NUM_SETS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #define SAMPLE_TEST(fn, file) \
-  static void fn(void **state) { (void)state; check_sample(file, vec_only, 1); }
+  static void fn(void **state) { (void)state; check_sample(file, each_backend, NUM_SETS(each_backend)); }
 
 SAMPLE_TEST(tiny_conv, "tiny_conv.json")
 SAMPLE_TEST(tiny_residual, "tiny_residual.json")
@@ -121,7 +131,7 @@ SAMPLE_TEST(mobilenet_v1, "mobilenet_v1.json")
 SAMPLE_TEST(squeezenet, "squeezenet.json")
 
 #define TWO_DEVICE_TEST(fn, file) \
-  static void fn(void **state) { (void)state; check_sample(file, two_devices, 2); }
+  static void fn(void **state) { (void)state; check_sample(file, two_devices, NUM_SETS(two_devices)); }
 
 TWO_DEVICE_TEST(tiny_allops_two_devices, "tiny_allops.json")
 TWO_DEVICE_TEST(tiny_concat_two_devices, "tiny_concat.json")
@@ -133,7 +143,7 @@ static void unfused_ops(void **state) {
   (void)state;
   char path[4096];
   snprintf(path, sizeof(path), "%s/tests/e2e/models/unfused.json", getenv("HETC_SOURCE_DIR"));
-  check_model(path, "unfused.json", vec_only, 1);
+  check_model(path, "unfused.json", each_backend, NUM_SETS(each_backend));
 }
 
 int main(void) {

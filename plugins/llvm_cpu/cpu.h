@@ -1,0 +1,225 @@
+/* plugins/llvm_cpu/cpu.h -- internals of the `cpu` backend plugin.
+ *
+ * The plugin builds each kernel's LLVM IR through the LLVM 15 C API
+ * (gen*.c), optimises it with the new pass manager, compiles it to an
+ * object file for an explicit x86-64 AVX2+FMA target machine and links it
+ * into one ORC LLJIT per instance (jit.c). Knob spaces live in space.c,
+ * weight packing in pack.c, workload checks in workload.c (shared shape
+ * with the vec plugin), the CPU descriptor in device.c and the ABI table in
+ * plugin.c. Only hetc_plugin_query is exported. */
+#ifndef HETC_PLUGINS_LLVM_CPU_CPU_H_
+#define HETC_PLUGINS_LLVM_CPU_CPU_H_
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <llvm-c/Core.h>
+
+#include "hetc/plugin.h"
+#include "strbuf.h"
+
+#define CPU_PLUGIN_NAME "cpu"
+#define CPU_PLUGIN_VERSION "0.1.0"
+#define CPU_MAX_INPUTS 64
+
+extern const hetc_plugin_host_t *cpu_host;
+
+hetc_plugin_status_t cpu_status(int32_t code, const char *format, ...)
+    HETC_PLUGIN_PRINTF(2, 3);
+
+/* ------------------------------------------------------------------------ */
+/* Templates                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum cpu_template_kind_t {
+  CPU_T_CONV_NCHWC = 0, /* register-blocked NCHW[x]c direct conv */
+  CPU_T_CONV_DEPTHWISE, /* depthwise NCHW[x]c */
+  CPU_T_CONV_NCHW,      /* plain direct conv, any groups */
+  CPU_T_DENSE,
+  CPU_T_POOL,
+  CPU_T_GLOBAL_POOL,
+  CPU_T_ELEMENTWISE,
+  CPU_T_SOFTMAX,
+  CPU_T_CONCAT,
+  CPU_T_LAYOUT,
+  CPU_T_BIAS_ADD,
+  CPU_T_COUNT_
+} cpu_template_kind_t;
+
+int32_t cpu_template_count(const hetc_plugin_workload_t *wl);
+int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
+const char *cpu_template_name(int kind);
+uint32_t cpu_template_version(int kind);
+
+/* ------------------------------------------------------------------------ */
+/* Workloads and layouts (workload.c)                                       */
+/* ------------------------------------------------------------------------ */
+
+int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason,
+                           size_t reason_size);
+int cpu_conv_is_depthwise(const hetc_plugin_workload_t *wl);
+int cpu_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
+int64_t cpu_ceil_div(int64_t a, int64_t b);
+int64_t cpu_logical_count(const hetc_plugin_tensor_t *t);
+int64_t cpu_physical_count(const hetc_plugin_tensor_t *t,
+                           hetc_plugin_layout_t layout);
+int64_t cpu_layout_block(hetc_plugin_layout_t layout, int64_t channels);
+int cpu_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b);
+hetc_plugin_layout_t cpu_layout_row_major(void);
+hetc_plugin_layout_t cpu_layout_nchwc(int64_t block);
+void cpu_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
+                     size_t size);
+void cpu_workload_describe(const hetc_plugin_workload_t *wl, cpu_strbuf_t *sb);
+hetc_plugin_status_t cpu_workload_copy(const hetc_plugin_workload_t *src,
+                                       hetc_plugin_workload_t *dst);
+void cpu_workload_release(hetc_plugin_workload_t *wl);
+
+/* ------------------------------------------------------------------------ */
+/* Knob spaces (space.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cpu_config_t {
+  int64_t tile_ic;   /* ic_bn */
+  int64_t tile_oc;   /* oc_bn */
+  int64_t reg_n;     /* ow register block */
+  int64_t unroll_kw; /* 1: kw unrolled in the IR */
+  int64_t parallel;  /* 0: n*ocb; 1: n*ocb*oh */
+} cpu_config_t;
+
+#define CPU_MAX_KNOBS 6
+#define CPU_MAX_VALUES 16
+
+typedef struct cpu_knob_spec_t {
+  const char *name;
+  int32_t annotate; /* 1: space_define_annotate, else define_knob */
+  int32_t num_values;
+  int64_t values[CPU_MAX_VALUES];
+  int64_t default_value;
+  size_t offset; /* of the field in cpu_config_t */
+} cpu_knob_spec_t;
+
+typedef struct cpu_space_t {
+  int32_t num_knobs;
+  cpu_knob_spec_t knobs[CPU_MAX_KNOBS];
+  int reg_constraint; /* reg_n * tile_oc / 8 + 1 <= 16 */
+} cpu_space_t;
+
+/* Register budget of the NCHWc conv micro-kernel: accumulators plus one
+ * weight vector in 16 ymm registers. */
+int cpu_reg_block_fits(int64_t reg_n, int64_t tile_oc);
+void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind,
+                        cpu_space_t *out);
+hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
+                                      hetc_plugin_space_t *host_space);
+hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
+                                      const hetc_plugin_config_t *config,
+                                      cpu_config_t *out);
+void cpu_config_describe(const cpu_space_t *space, const cpu_config_t *config,
+                         cpu_strbuf_t *sb);
+
+/* ------------------------------------------------------------------------ */
+/* Code generation (gen.c, gen_conv.c)                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Every kernel is `void k(float **args, i64 begin, i64 end)`: it computes
+ * iterations [begin, end) of its outer (fused, parallel) axis; run() spreads
+ * [0, outer) over the host's parallel_for. */
+typedef void (*cpu_kernel_fn_t)(float *const *args, int64_t begin, int64_t end);
+
+typedef struct cpu_gen_t {
+  /* In. */
+  const hetc_plugin_workload_t *wl;
+  int kind;
+  cpu_config_t cfg;
+  /* Out: boundary (filled by cpu_gen_boundary, no IR). */
+  int32_t num_inputs;
+  hetc_plugin_layout_t input_layouts[CPU_MAX_INPUTS + 1];
+  hetc_plugin_layout_t output_layout;
+  int32_t num_params;
+  uint64_t param_bytes[2];
+  int64_t outer;       /* extent of the parallel axis */
+  int64_t grain;       /* parallel_for grain */
+  double avg_inner;    /* avg innermost trip count (vector-length indicator) */
+  /* Out: IR (cpu_gen_module). */
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+} cpu_gen_t;
+
+/* Fills the boundary fields (layouts, params, outer extent). Cheap. */
+hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g);
+/* Builds the module (function named "hetc_cpu_kernel") in a new context
+ * owned by g (ctx/mod); the caller hands both to the JIT or disposes. */
+hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g);
+
+/* ------------------------------------------------------------------------ */
+/* Parameter packing (pack.c)                                               */
+/* ------------------------------------------------------------------------ */
+
+uint64_t cpu_param_logical_count(const hetc_plugin_workload_t *wl,
+                                 int32_t index);
+/* Packed element count of a param for the template (its byte size / 4). */
+uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
+                                const cpu_config_t *cfg, int32_t index);
+hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl,
+                                    int kind, const cpu_config_t *cfg,
+                                    int32_t index, const float *logical,
+                                    uint64_t count, void *out,
+                                    uint64_t out_bytes);
+
+/* ------------------------------------------------------------------------ */
+/* JIT (jit.c)                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A linked kernel: its object code (kept for packages) and entry point.
+ * Owned by the JIT's cache for the life of the instance. */
+typedef struct cpu_kernel_t {
+  uint64_t ir_hash;
+  char symbol[40];
+  void *object;
+  size_t object_size;
+  cpu_kernel_fn_t fn;
+  struct cpu_kernel_t *next;
+} cpu_kernel_t;
+
+typedef struct cpu_jit_t {
+  void *lljit; /* LLVMOrcLLJITRef */
+  pthread_mutex_t lock;
+  cpu_kernel_t *kernels;
+  char *cpu_name;
+  char *features;
+} cpu_jit_t;
+
+hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit);
+void cpu_jit_fini(cpu_jit_t *jit);
+/* Optimises (default<O3>), compiles and links the module; takes ownership
+ * of ctx and mod. Identical IR (by FNV-1a of the printed module) is
+ * compiled once per instance. Thread-safe. */
+hetc_plugin_status_t cpu_jit_compile(cpu_jit_t *jit, LLVMContextRef ctx,
+                                     LLVMModuleRef mod, cpu_kernel_t **out);
+/* Links an object file made by cpu_jit_compile (from a package) defining
+ * `symbol`; reuses a kernel of that symbol already linked. Thread-safe. */
+hetc_plugin_status_t cpu_jit_load_object(cpu_jit_t *jit, const char *symbol,
+                                         const void *object, size_t size,
+                                         cpu_kernel_t **out);
+
+uint64_t cpu_fnv1a64(const void *data, size_t length, uint64_t hash);
+#define CPU_FNV1A64_INIT 0xcbf29ce484222325ULL
+
+/* ------------------------------------------------------------------------ */
+/* The device (device.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cpu_device_t {
+  hetc_plugin_device_t desc;
+  char *name;
+  char *fingerprint;
+  char *cpu_model;
+} cpu_device_t;
+
+/* NULL when the processor and OS support AVX2 + FMA, else UNAVAILABLE. */
+hetc_plugin_status_t cpu_isa_probe(void);
+hetc_plugin_status_t cpu_device_init(cpu_device_t *dev);
+void cpu_device_fini(cpu_device_t *dev);
+
+#endif /* HETC_PLUGINS_LLVM_CPU_CPU_H_ */

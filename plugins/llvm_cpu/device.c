@@ -1,0 +1,230 @@
+/* The one CPU device: ISA probe (cpuid + xgetbv), identity from
+ * /proc/cpuinfo, caches from sysfs, peak fp32 throughput measured once with
+ * an FMA loop (12 independent ymm accumulators per thread) on every host
+ * thread, about 50 ms. */
+#include <cpuid.h>
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu.h"
+
+static char *dup_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static char *cpu_model_name(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[1024];
+  char *model = NULL;
+  if (f) {
+    static const char *const keys[] = {"model name", "Model", "cpu model", "uarch", "cpu"};
+    char *fallback = NULL;
+    while (fgets(line, sizeof(line), f) && !model) {
+      char *colon = strchr(line, ':');
+      if (!colon) continue;
+      for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); ++k) {
+        size_t n = strlen(keys[k]);
+        if (strncmp(line, keys[k], n) != 0) continue;
+        /* The key ends at blanks before the colon. */
+        const char *p = line + n;
+        while (*p == ' ' || *p == '\t') ++p;
+        if (p != colon) continue;
+        char *v = colon + 1;
+        while (*v == ' ' || *v == '\t') ++v;
+        v[strcspn(v, "\r\n")] = '\0';
+        if (!*v) continue;
+        if (k == 0) {
+          model = dup_string(v);
+        } else if (!fallback) {
+          fallback = dup_string(v);
+        }
+        break;
+      }
+    }
+    fclose(f);
+    if (!model) model = fallback;
+    else free(fallback);
+  }
+  if (!model) model = dup_string("unknown CPU");
+  return model;
+}
+
+static int read_line(const char *path, char *buf, size_t size) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  int ok = fgets(buf, (int)size, f) != NULL;
+  fclose(f);
+  if (ok) buf[strcspn(buf, "\r\n")] = '\0';
+  return ok;
+}
+
+/* Total bytes of each cache level over the device: every distinct cache
+ * instance (by its shared_cpu_list) counted once. */
+static void read_caches(uint64_t out[3]) {
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  if (cpus < 1 || cpus > 4096) cpus = 1;
+  enum { MAX_SEEN = 512 };
+  char(*seen)[MAX_SEEN][64] = malloc(sizeof(char[3][MAX_SEEN][64]));
+  if (!seen) return;
+  int num_seen[3] = {0, 0, 0};
+  for (long cpu = 0; cpu < cpus; ++cpu) {
+    for (int index = 0; index < 16; ++index) {
+      char path[256], value[256], shared[64];
+      snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/cache/index%d/level",
+               cpu, index);
+      if (!read_line(path, value, sizeof(value))) break;
+      int level = atoi(value);
+      if (level < 1 || level > 3) continue;
+      snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/cache/index%d/type",
+               cpu, index);
+      if (!read_line(path, value, sizeof(value)) || strcmp(value, "Instruction") == 0)
+        continue;
+      snprintf(path, sizeof(path),
+               "/sys/devices/system/cpu/cpu%ld/cache/index%d/shared_cpu_list", cpu, index);
+      if (!read_line(path, shared, sizeof(shared))) snprintf(shared, sizeof(shared), "%ld", cpu);
+      int dup = 0;
+      for (int i = 0; i < num_seen[level - 1]; ++i)
+        if (strcmp(seen[level - 1][i], shared) == 0) dup = 1;
+      if (dup || num_seen[level - 1] >= MAX_SEEN) continue;
+      snprintf(seen[level - 1][num_seen[level - 1]++], 64, "%s", shared);
+      snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/cache/index%d/size",
+               cpu, index);
+      if (!read_line(path, value, sizeof(value))) continue;
+      char *end = NULL;
+      uint64_t size = strtoull(value, &end, 10);
+      if (end && (*end == 'K' || *end == 'k')) size <<= 10;
+      else if (end && *end == 'M') size <<= 20;
+      else if (end && *end == 'G') size <<= 30;
+      out[level - 1] += size;
+    }
+  }
+  free(seen);
+}
+
+
+static uint64_t read_xcr0(void) {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return ((uint64_t)edx << 32) | eax;
+}
+
+hetc_plugin_status_t cpu_isa_probe(void) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d))
+    return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: cpuid leaf 1 is not available");
+  const int osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, fma = (c >> 12) & 1;
+  if (!avx || !osxsave || (read_xcr0() & 6) != 6)
+    return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
+                      "cpu: the OS does not enable AVX (YMM) state");
+  if (__get_cpuid_max(0, NULL) < 7)
+    return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: the processor lacks AVX2");
+  unsigned a7, b7, c7, d7;
+  __cpuid_count(7, 0, a7, b7, c7, d7);
+  (void)a7, (void)c7, (void)d7;
+  if (!((b7 >> 5) & 1))
+    return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: the processor lacks AVX2");
+  if (!fma) return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: the processor lacks FMA");
+  return NULL;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct peak_ctx_t {
+  long iters;
+  volatile float sink;
+} peak_ctx_t;
+
+/* 12 independent FMA chains: enough to cover the FMA latency (4-5 cycles
+ * at two ports). Only called after cpu_isa_probe() succeeded. */
+__attribute__((target("avx2,fma"))) static float peak_loop(long iters) {
+  __m256 a0 = _mm256_set1_ps(0.1f), a1 = _mm256_set1_ps(0.2f), a2 = _mm256_set1_ps(0.3f),
+         a3 = _mm256_set1_ps(0.4f), a4 = _mm256_set1_ps(0.5f), a5 = _mm256_set1_ps(0.6f),
+         a6 = _mm256_set1_ps(0.7f), a7 = _mm256_set1_ps(0.8f), a8 = _mm256_set1_ps(0.9f),
+         a9 = _mm256_set1_ps(1.0f), a10 = _mm256_set1_ps(1.1f), a11 = _mm256_set1_ps(1.2f);
+  const __m256 m = _mm256_set1_ps(0.9999f), k = _mm256_set1_ps(1e-4f);
+  for (long i = 0; i < iters; ++i) {
+    a0 = _mm256_fmadd_ps(a0, m, k); a1 = _mm256_fmadd_ps(a1, m, k);
+    a2 = _mm256_fmadd_ps(a2, m, k); a3 = _mm256_fmadd_ps(a3, m, k);
+    a4 = _mm256_fmadd_ps(a4, m, k); a5 = _mm256_fmadd_ps(a5, m, k);
+    a6 = _mm256_fmadd_ps(a6, m, k); a7 = _mm256_fmadd_ps(a7, m, k);
+    a8 = _mm256_fmadd_ps(a8, m, k); a9 = _mm256_fmadd_ps(a9, m, k);
+    a10 = _mm256_fmadd_ps(a10, m, k); a11 = _mm256_fmadd_ps(a11, m, k);
+    __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5));
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                           _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[7];
+}
+
+static void peak_body(int64_t begin, int64_t end, void *user) {
+  peak_ctx_t *p = user;
+  for (int64_t i = begin; i < end; ++i) p->sink = peak_loop(p->iters);
+}
+
+static double measure_peak(void) {
+  const int32_t threads = cpu_host->thread_count() > 0 ? cpu_host->thread_count() : 1;
+  peak_ctx_t ctx = {2000, 0.f};
+  cpu_host->parallel_for(threads, 1, peak_body, &ctx); /* wakes the pool */
+  ctx.iters = 200000;
+  double t0 = now_seconds();
+  cpu_host->parallel_for(threads, 1, peak_body, &ctx);
+  double t = now_seconds() - t0;
+  if (t > 0 && t < 0.04) {
+    ctx.iters = (long)((double)ctx.iters * 0.05 / t);
+    t0 = now_seconds();
+    cpu_host->parallel_for(threads, 1, peak_body, &ctx);
+    t = now_seconds() - t0;
+  }
+  return t > 0 ? (double)threads * (double)ctx.iters * 12.0 * 8.0 * 2.0 / t * 1e-9 : 0;
+}
+
+hetc_plugin_status_t cpu_device_init(cpu_device_t *dev) {
+  memset(dev, 0, sizeof(*dev));
+  dev->cpu_model = cpu_model_name();
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1) cores = 1;
+  char buf[1024];
+  snprintf(buf, sizeof(buf), "%s (%ld cores)", dev->cpu_model ? dev->cpu_model : "?", cores);
+  dev->name = dup_string(buf);
+  snprintf(buf, sizeof(buf), "cpu:%s:%ldc:llvm-15:avx2+fma",
+           dev->cpu_model ? dev->cpu_model : "?", cores);
+  dev->fingerprint = dup_string(buf);
+  if (!dev->cpu_model || !dev->name || !dev->fingerprint) {
+    cpu_device_fini(dev);
+    return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
+  }
+  hetc_plugin_device_t *d = &dev->desc;
+  d->struct_size = sizeof(*d);
+  d->kind = HETC_PLUGIN_DEVICE_CPU;
+  d->name = dev->name;
+  d->fingerprint = dev->fingerprint;
+  d->compute_units = (int32_t)cores;
+  d->simd_width_fp32 = 8;
+  d->peak_gflops_fp32 = measure_peak();
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  d->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+  read_caches(d->cache_bytes);
+  d->host_memory = 1;
+  return NULL;
+}
+
+void cpu_device_fini(cpu_device_t *dev) {
+  free(dev->name);
+  free(dev->fingerprint);
+  free(dev->cpu_model);
+  memset(dev, 0, sizeof(*dev));
+}

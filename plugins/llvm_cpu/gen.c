@@ -1,0 +1,327 @@
+/* Kernel boundaries and IR for every op except conv2d (gen_conv.c). */
+#include <math.h>
+#include <string.h>
+
+#include "irb.h"
+
+hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
+void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
+
+/* The producer's layout when this kernel can read it (4-d), else row-major. */
+static hetc_plugin_layout_t hint(const hetc_plugin_tensor_t *t) {
+  if (t->rank != 4) return cpu_layout_row_major();
+  hetc_plugin_layout_t l = t->layout;
+  if (l.kind == HETC_PLUGIN_LAYOUT_NCHWC && l.block >= 1) return l;
+  if (l.kind == HETC_PLUGIN_LAYOUT_NHWC) return l;
+  return cpu_layout_row_major();
+}
+
+static int64_t walk_outer(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t l) {
+  if (t->rank == 4) return t->shape[0] * cpu_ceil_div(t->shape[1], cpu_layout_block(l, t->shape[1]));
+  return t->shape[0];
+}
+
+static int64_t grain_for(int64_t outer, int64_t total_work) {
+  int64_t per = outer > 0 ? total_work / outer : 1;
+  if (per < 1) per = 1;
+  int64_t g = 16384 / per;
+  return g < 1 ? 1 : g;
+}
+
+hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  g->num_inputs = wl->num_inputs;
+  g->num_params = 0;
+  for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = cpu_layout_row_major();
+  g->output_layout = cpu_layout_row_major();
+  for (int32_t i = 0; i < 2; ++i) {
+    g->param_bytes[i] = cpu_param_packed_count(wl, g->kind, &g->cfg, i) * 4;
+    if (g->param_bytes[i]) g->num_params = i + 1;
+  }
+  const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
+  const int64_t work = cpu_logical_count(out);
+  switch (g->kind) {
+    case CPU_T_CONV_NCHWC:
+    case CPU_T_CONV_DEPTHWISE:
+    case CPU_T_CONV_NCHW: return cpu_gen_conv_boundary(g);
+    case CPU_T_DENSE:
+      g->outer = out->shape[0] * out->shape[1];
+      g->grain = grain_for(1, 4096 / (in->shape[1] > 0 ? in->shape[1] : 1));
+      g->avg_inner = 8;
+      return NULL;
+    case CPU_T_POOL:
+    case CPU_T_GLOBAL_POOL:
+    case CPU_T_BIAS_ADD:
+      g->input_layouts[0] = g->output_layout = hint(in);
+      break;
+    case CPU_T_ELEMENTWISE:
+    case CPU_T_CONCAT:
+      for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hint(&in[i]);
+      g->output_layout = out->rank == 4 ? hint(in) : cpu_layout_row_major();
+      break;
+    case CPU_T_LAYOUT:
+      g->input_layouts[0] = hint(in);
+      g->output_layout = hint(out);
+      break;
+    case CPU_T_SOFTMAX: {
+      int64_t outer = 1;
+      for (int32_t i = 0; i < wl->axis; ++i) outer *= in->shape[i];
+      g->outer = outer;
+      g->grain = grain_for(outer, work);
+      g->avg_inner = (double)in->shape[wl->axis];
+      return NULL;
+    }
+    default: return cpu_status(HETC_PLUGIN_STATUS_INTERNAL, "cpu: template kind %d", g->kind);
+  }
+  g->outer = walk_outer(out, g->output_layout);
+  g->grain = grain_for(g->outer, work * (g->kind == CPU_T_POOL ? wl->kernel[0] * wl->kernel[1] : 1));
+  if (out->rank == 4) {
+    int64_t b = cpu_layout_block(g->output_layout, out->shape[1]);
+    g->avg_inner = (double)(b > 1 ? b : out->shape[3]);
+  } else {
+    g->avg_inner = (double)out->shape[out->rank - 1];
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+typedef struct ctx_t {
+  const hetc_plugin_workload_t *wl;
+  irb_view_t in[CPU_MAX_INPUTS];
+  LLVMValueRef bias;
+  LLVMValueRef slot; /* f32 scratch */
+} ctx_t;
+
+static LLVMValueRef pool_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  const hetc_plugin_workload_t *wl = x->wl;
+  const int is_max = wl->op == HETC_PLUGIN_OP_MAX_POOL2D;
+  const int64_t H = wl->inputs[0].shape[2], W = wl->inputs[0].shape[3];
+  LLVMValueRef h0 = SUB(MUL(c[2], C64(wl->strides[0])), C64(wl->padding[0]));
+  LLVMValueRef w0 = SUB(MUL(c[3], C64(wl->strides[1])), C64(wl->padding[1]));
+  irb_store(r, is_max ? CF(-INFINITY) : CF(0), x->slot);
+  irb_loop_t lh, lw;
+  irb_if_t fh, fw;
+  LLVMValueRef kh = irb_for(r, &lh, C64(0), C64(wl->kernel[0]), 1);
+  LLVMValueRef ih = ADD(h0, kh);
+  irb_if(r, &fh, AND(GE(ih, C64(0)), LT(ih, C64(H))));
+  LLVMValueRef kw = irb_for(r, &lw, C64(0), C64(wl->kernel[1]), 1);
+  LLVMValueRef iw = ADD(w0, kw);
+  irb_if(r, &fw, AND(GE(iw, C64(0)), LT(iw, C64(W))));
+  LLVMValueRef co[4] = {c[0], c[1], ih, iw};
+  LLVMValueRef v = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], co, 0));
+  LLVMValueRef acc = irb_load(r, r->f32, x->slot);
+  if (is_max)
+    acc = SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, v, acc, ""), v, acc);
+  else
+    acc = FADD(acc, v);
+  irb_store(r, acc, x->slot);
+  irb_endif(r, &fw);
+  irb_endfor(r, &lw);
+  irb_endif(r, &fh);
+  irb_endfor(r, &lh);
+  LLVMValueRef sum = irb_load(r, r->f32, x->slot);
+  if (is_max) return sum;
+  LLVMValueRef hs, ws;
+  LLVMValueRef h1 = ADD(h0, C64(wl->kernel[0])), w1 = ADD(w0, C64(wl->kernel[1]));
+  if (wl->count_include_pad) {
+    hs = SUB(irb_smin(r, h1, C64(H + wl->padding[2])), h0);
+    ws = SUB(irb_smin(r, w1, C64(W + wl->padding[3])), w0);
+  } else {
+    hs = SUB(irb_smin(r, h1, C64(H)), irb_smax(r, h0, C64(0)));
+    ws = SUB(irb_smin(r, w1, C64(W)), irb_smax(r, w0, C64(0)));
+  }
+  LLVMValueRef cnt = LLVMBuildSIToFP(r->b, MUL(hs, ws), r->f32, "");
+  return FDIV(sum, cnt);
+}
+
+static LLVMValueRef global_pool_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  const int64_t H = x->in[0].shape[2], W = x->in[0].shape[3];
+  irb_store(r, CF(0), x->slot);
+  irb_loop_t lh, lw;
+  LLVMValueRef h = irb_for(r, &lh, C64(0), C64(H), 1);
+  LLVMValueRef w = irb_for(r, &lw, C64(0), C64(W), 1);
+  LLVMValueRef co[4] = {c[0], c[1], h, w};
+  LLVMValueRef v = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], co, 0));
+  irb_store(r, FADD(irb_load(r, r->f32, x->slot), v), x->slot);
+  irb_endfor(r, &lw);
+  irb_endfor(r, &lh);
+  return FDIV(irb_load(r, r->f32, x->slot), CF((double)(H * W)));
+}
+
+static LLVMValueRef eltwise_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  LLVMValueRef a = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], c, 0));
+  if (x->wl->binary == HETC_PLUGIN_BINARY_NONE) return irb_act(r, a, x->wl->activation);
+  LLVMValueRef b = irb_ld(r, x->in[1].base, irb_offset(r, &x->in[1], c, 1));
+  return x->wl->binary == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
+}
+
+static LLVMValueRef bias_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  LLVMValueRef a = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], c, 0));
+  return FADD(a, irb_ld(r, x->bias, c[1]));
+}
+
+static LLVMValueRef concat_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  const hetc_plugin_workload_t *wl = x->wl;
+  const int32_t axis = wl->axis, J = wl->num_inputs;
+  irb_if_t ifs[CPU_MAX_INPUTS];
+  int32_t nif = 0;
+  int64_t start = 0;
+  for (int32_t j = 0; j < J; ++j) {
+    const int64_t len = wl->inputs[j].shape[axis];
+    if (j < J - 1) irb_if(r, &ifs[nif], LT(c[axis], C64(start + len)));
+    LLVMValueRef co[HETC_PLUGIN_MAX_RANK];
+    for (int32_t i = 0; i < wl->output.rank; ++i) co[i] = c[i];
+    co[axis] = SUB(c[axis], C64(start));
+    irb_store(r, irb_ld(r, x->in[j].base, irb_offset(r, &x->in[j], co, 0)), x->slot);
+    if (j < J - 1) irb_else(r, &ifs[nif++]);
+    start += len;
+  }
+  while (nif > 0) irb_endif(r, &ifs[--nif]);
+  return irb_load(r, r->f32, x->slot);
+}
+
+static LLVMValueRef layout_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  const hetc_plugin_tensor_t *in = &x->wl->inputs[0], *out = &x->wl->output;
+  int same = in->rank == out->rank;
+  for (int32_t i = 0; same && i < in->rank; ++i) same = in->shape[i] == out->shape[i];
+  if (same) return irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], c, 0));
+  /* Reshape: the row-major logical index carries over. */
+  LLVMValueRef lin = c[0];
+  for (int32_t i = 1; i < out->rank; ++i) lin = ADD(MUL(lin, C64(out->shape[i])), c[i]);
+  LLVMValueRef co[HETC_PLUGIN_MAX_RANK];
+  for (int32_t i = in->rank - 1; i >= 0; --i) {
+    if (i == 0) {
+      co[0] = lin;
+    } else {
+      co[i] = REM(lin, C64(in->shape[i]));
+      lin = DIV(lin, C64(in->shape[i]));
+    }
+  }
+  return irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], co, 0));
+}
+
+static void gen_softmax(cpu_gen_t *g, irb_t *r) {
+  const hetc_plugin_tensor_t *t = &g->wl->inputs[0];
+  const int32_t axis = g->wl->axis;
+  int64_t inner = 1;
+  for (int32_t i = axis + 1; i < t->rank; ++i) inner *= t->shape[i];
+  const int64_t A = t->shape[axis];
+  LLVMValueRef x = irb_arg(r, 0), y = irb_arg(r, 1);
+  LLVMValueRef m = irb_alloca(r, r->f32), s = irb_alloca(r, r->f32);
+  irb_loop_t lo, li, la;
+  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef i = irb_for(r, &li, C64(0), C64(inner), 1);
+  LLVMValueRef base = ADD(MUL(o, C64(A * inner)), i);
+  irb_store(r, CF(-INFINITY), m);
+  LLVMValueRef a = irb_for(r, &la, C64(0), C64(A), 1);
+  LLVMValueRef v = irb_ld(r, x, ADD(base, MUL(a, C64(inner))));
+  LLVMValueRef cur = irb_load(r, r->f32, m);
+  irb_store(r, SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, v, cur, ""), v, cur), m);
+  irb_endfor(r, &la);
+  LLVMValueRef mx = irb_load(r, r->f32, m);
+  irb_store(r, CF(0), s);
+  a = irb_for(r, &la, C64(0), C64(A), 1);
+  LLVMValueRef idx = ADD(base, MUL(a, C64(inner)));
+  LLVMValueRef e = irb_libm(r, "expf", LLVMBuildFSub(r->b, irb_ld(r, x, idx), mx, ""));
+  irb_st(r, e, y, idx);
+  irb_store(r, FADD(irb_load(r, r->f32, s), e), s);
+  irb_endfor(r, &la);
+  LLVMValueRef sum = irb_load(r, r->f32, s);
+  a = irb_for(r, &la, C64(0), C64(A), 1);
+  idx = ADD(base, MUL(a, C64(inner)));
+  irb_st(r, FDIV(irb_ld(r, y, idx), sum), y, idx);
+  irb_endfor(r, &la);
+  irb_endfor(r, &li);
+  irb_endfor(r, &lo);
+}
+
+static void gen_dense(cpu_gen_t *g, irb_t *r) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  const int64_t K = wl->inputs[0].shape[1], U = wl->output.shape[1];
+  const int64_t K8 = K / 8 * 8;
+  int arg = 0;
+  LLVMValueRef x = irb_arg(r, arg++);
+  LLVMValueRef res = wl->epilogue.has_residual ? irb_arg(r, arg++) : NULL;
+  LLVMValueRef w = irb_arg(r, arg++);
+  LLVMValueRef bias = wl->epilogue.has_bias ? irb_arg(r, arg++) : NULL;
+  LLVMValueRef y = irb_arg(r, arg++);
+  LLVMValueRef accv = irb_alloca(r, r->v8), acc = irb_alloca(r, r->f32);
+  irb_loop_t lo, lk;
+  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef n = DIV(o, C64(U)), u = REM(o, C64(U));
+  LLVMValueRef xr = MUL(n, C64(K)), wr = MUL(u, C64(K));
+  irb_store(r, irb_v8(r, 0), accv);
+  if (K8 > 0) {
+    LLVMValueRef k = irb_for(r, &lk, C64(0), C64(K8), 8);
+    LLVMValueRef v = irb_fma(r, irb_ldv(r, x, ADD(xr, k)), irb_ldv(r, w, ADD(wr, k)),
+                             irb_load(r, r->v8, accv));
+    irb_store(r, v, accv);
+    irb_endfor(r, &lk);
+  }
+  LLVMValueRef vv = irb_load(r, r->v8, accv);
+  LLVMValueRef sum = CF(0);
+  for (unsigned l = 0; l < 8; ++l)
+    sum = FADD(sum, LLVMBuildExtractElement(r->b, vv, LLVMConstInt(r->i32, l, 0), ""));
+  irb_store(r, sum, acc);
+  if (K8 < K) {
+    LLVMValueRef k = irb_for(r, &lk, C64(K8), C64(K), 1);
+    irb_store(r, irb_fma(r, irb_ld(r, x, ADD(xr, k)), irb_ld(r, w, ADD(wr, k)),
+                         irb_load(r, r->f32, acc)),
+              acc);
+    irb_endfor(r, &lk);
+  }
+  LLVMValueRef out = irb_load(r, r->f32, acc);
+  if (bias) out = FADD(out, irb_ld(r, bias, u));
+  if (res) out = FADD(out, irb_ld(r, res, o));
+  irb_st(r, irb_act(r, out, wl->epilogue.activation), y, o);
+  irb_endfor(r, &lo);
+}
+
+hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
+  g->ctx = LLVMContextCreate();
+  g->mod = LLVMModuleCreateWithNameInContext("hetc_cpu", g->ctx);
+  if (!g->ctx || !g->mod)
+    return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: cannot create an LLVM module");
+  irb_t rr, *r = &rr;
+  irb_open(r, g->ctx, g->mod);
+  const hetc_plugin_workload_t *wl = g->wl;
+  ctx_t x;
+  memset(&x, 0, sizeof(x));
+  x.wl = wl;
+  x.slot = irb_alloca(r, r->f32);
+  irb_elem_fn fn = NULL;
+  switch (g->kind) {
+    case CPU_T_CONV_NCHWC:
+    case CPU_T_CONV_DEPTHWISE:
+    case CPU_T_CONV_NCHW: cpu_gen_conv_ir(g, r); break;
+    case CPU_T_DENSE: gen_dense(g, r); break;
+    case CPU_T_SOFTMAX: gen_softmax(g, r); break;
+    case CPU_T_POOL: fn = pool_elem; break;
+    case CPU_T_GLOBAL_POOL: fn = global_pool_elem; break;
+    case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
+    case CPU_T_BIAS_ADD: fn = bias_elem; break;
+    case CPU_T_CONCAT: fn = concat_elem; break;
+    case CPU_T_LAYOUT: fn = layout_elem; break;
+    default: break;
+  }
+  if (fn) {
+    int arg = 0;
+    for (int32_t i = 0; i < wl->num_inputs; ++i)
+      irb_view(&x.in[i], &wl->inputs[i], g->input_layouts[i], irb_arg(r, arg++));
+    if (g->kind == CPU_T_BIAS_ADD) x.bias = irb_arg(r, arg++);
+    irb_view_t out;
+    irb_view(&out, &wl->output, g->output_layout, irb_arg(r, arg++));
+    int64_t outer;
+    double inner;
+    irb_walk_output(r, &out, fn, &x, &outer, &inner);
+  }
+  irb_close(r);
+  return NULL;
+}

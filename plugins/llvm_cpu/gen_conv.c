@@ -1,0 +1,295 @@
+/* conv2d kernels:
+ *   cpu_conv2d_nchwc     NCHW[x]c direct convolution, register-blocked: for
+ *                        each (n, ocb, oh, block of reg_n output columns),
+ *                        reg_n x tile_oc/8 <8 x float> accumulators stay in
+ *                        registers over icb, kh, kw, ic; each step broadcasts
+ *                        one input scalar and FMAs it with the weight vectors
+ *                        into every accumulator. Blocks whose window lies
+ *                        inside the input skip the column bounds checks.
+ *   cpu_depthwise_nchwc  groups == C == K, one channel block per vector.
+ *   cpu_conv2d_nchw      plain direct convolution, any groups.
+ * The epilogue (bias, residual, activation) is applied in registers before
+ * the store; NCHWc padding channels are stored as zeros. */
+#include <string.h>
+
+#include "irb.h"
+
+hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
+void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
+
+hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  const int64_t N = wl->inputs[0].shape[0], K = wl->output.shape[1];
+  const int64_t OH = wl->output.shape[2];
+  g->grain = 1;
+  if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
+    const int64_t OCB = cpu_ceil_div(K, g->cfg.tile_oc);
+    g->input_layouts[0] = cpu_layout_nchwc(g->cfg.tile_ic);
+    if (wl->epilogue.has_residual) g->input_layouts[1] = cpu_layout_nchwc(g->cfg.tile_oc);
+    g->output_layout = cpu_layout_nchwc(g->cfg.tile_oc);
+    g->outer = N * OCB * (g->kind == CPU_T_CONV_DEPTHWISE || g->cfg.parallel ? OH : 1);
+    g->avg_inner = (double)g->cfg.tile_ic;
+    if (g->kind == CPU_T_CONV_DEPTHWISE) g->avg_inner = (double)(wl->kernel[1]);
+  } else {
+    g->outer = N * K;
+    g->avg_inner = (double)wl->kernel[1];
+  }
+  return NULL;
+}
+
+typedef struct conv_t {
+  const hetc_plugin_workload_t *wl;
+  LLVMValueRef x, res, w, bias, y;
+  int64_t C, H, W, K, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL;
+  int64_t ICBN, OCBN, ICB, OCB;
+  int unroll_kw;
+} conv_t;
+
+static void conv_init(conv_t *c, const cpu_gen_t *g, irb_t *r) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  memset(c, 0, sizeof(*c));
+  c->wl = wl;
+  int arg = 0;
+  c->x = irb_arg(r, arg++);
+  if (wl->epilogue.has_residual) c->res = irb_arg(r, arg++);
+  c->w = irb_arg(r, arg++);
+  if (wl->epilogue.has_bias) c->bias = irb_arg(r, arg++);
+  c->y = irb_arg(r, arg++);
+  c->C = wl->inputs[0].shape[1];
+  c->H = wl->inputs[0].shape[2];
+  c->W = wl->inputs[0].shape[3];
+  c->K = wl->output.shape[1];
+  c->OH = wl->output.shape[2];
+  c->OW = wl->output.shape[3];
+  c->KH = wl->kernel[0];
+  c->KW = wl->kernel[1];
+  c->SH = wl->strides[0];
+  c->SW = wl->strides[1];
+  c->DH = wl->dilation[0];
+  c->DW = wl->dilation[1];
+  c->PT = wl->padding[0];
+  c->PL = wl->padding[1];
+  c->ICBN = g->cfg.tile_ic;
+  c->OCBN = g->cfg.tile_oc;
+  if (c->ICBN > 0) c->ICB = cpu_ceil_div(c->C, c->ICBN);
+  if (c->OCBN > 0) c->OCB = cpu_ceil_div(c->K, c->OCBN);
+  c->unroll_kw = (int)g->cfg.unroll_kw;
+}
+
+static LLVMValueRef in_range(irb_t *r, LLVMValueRef v, int64_t limit) {
+  return AND(GE(v, C64(0)), LT(v, C64(limit)));
+}
+
+/* acc + bias + residual, activation, padding lanes zeroed, stored. */
+static void epilogue_v8(irb_t *r, const conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
+                        LLVMValueRef oidx) {
+  const hetc_plugin_epilogue_t *e = &c->wl->epilogue;
+  if (c->bias) acc = FADD(acc, irb_ldv(r, c->bias, c0));
+  if (c->res) acc = FADD(acc, irb_ldv(r, c->res, oidx));
+  acc = irb_act(r, acc, e->activation);
+  if (c->K % c->OCBN != 0) {
+    LLVMTypeRef v8i64 = LLVMVectorType(r->i64, 8);
+    LLVMValueRef lanes[8];
+    for (int i = 0; i < 8; ++i) lanes[i] = C64(i);
+    LLVMValueRef base = LLVMBuildInsertElement(r->b, LLVMGetUndef(v8i64), c0,
+                                               LLVMConstInt(r->i32, 0, 0), "");
+    base = LLVMBuildShuffleVector(r->b, base, LLVMGetUndef(v8i64),
+                                  LLVMConstNull(LLVMVectorType(r->i32, 8)), "");
+    LLVMValueRef ch = ADD(base, LLVMConstVector(lanes, 8));
+    LLVMValueRef kv[8];
+    for (int i = 0; i < 8; ++i) kv[i] = C64(c->K);
+    LLVMValueRef ok = LT(ch, LLVMConstVector(kv, 8));
+    acc = SEL(ok, acc, irb_v8(r, 0));
+  }
+  irb_stv(r, acc, c->y, oidx);
+}
+
+/* One block of R output columns starting at ow0. */
+static void nchwc_block(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef ocb,
+                        LLVMValueRef oh, LLVMValueRef ow0, int64_t R, int checked) {
+  const int64_t V = c->OCBN / 8;
+  LLVMValueRef acc[16 * 8];
+  for (int64_t i = 0; i < R * V; ++i) {
+    acc[i] = irb_alloca(r, r->v8);
+    irb_store(r, irb_v8(r, 0), acc[i]);
+  }
+  const int check_h = c->wl->padding[0] > 0 || c->wl->padding[2] > 0;
+  LLVMValueRef ih0 = SUB(MUL(oh, C64(c->SH)), C64(c->PT));
+  irb_loop_t licb, lkh, lkw, lic;
+  LLVMValueRef icb = irb_for(r, &licb, C64(0), C64(c->ICB), 1);
+  LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c->KH), 1);
+  LLVMValueRef ih = ADD(ih0, MUL(kh, C64(c->DH)));
+  irb_if_t fh;
+  if (check_h) irb_if(r, &fh, in_range(r, ih, c->H));
+  LLVMValueRef in_row = MUL(ADD(MUL(ADD(MUL(n, C64(c->ICB)), icb), C64(c->H)), ih), C64(c->W));
+  LLVMValueRef w_row = MUL(ADD(MUL(ADD(MUL(ocb, C64(c->ICB)), icb), C64(c->KH)), kh), C64(c->KW));
+  const int64_t nkw = c->unroll_kw ? c->KW : 1;
+  for (int64_t ukw = 0; ukw < nkw; ++ukw) {
+    LLVMValueRef kw = c->unroll_kw ? C64(ukw) : irb_for(r, &lkw, C64(0), C64(c->KW), 1);
+    LLVMValueRef ic = irb_for(r, &lic, C64(0), C64(c->ICBN), 1);
+    LLVMValueRef widx = MUL(ADD(MUL(ADD(w_row, kw), C64(c->ICBN)), ic), C64(c->OCBN));
+    LLVMValueRef wv[8];
+    for (int64_t v = 0; v < V; ++v) wv[v] = irb_ldv(r, c->w, ADD(widx, C64(v * 8)));
+    for (int64_t i = 0; i < R; ++i) {
+      LLVMValueRef iw = ADD(SUB(MUL(ADD(ow0, C64(i)), C64(c->SW)), C64(c->PL)),
+                            MUL(kw, C64(c->DW)));
+      LLVMValueRef idx = ADD(MUL(ADD(in_row, iw), C64(c->ICBN)), ic);
+      LLVMValueRef xs;
+      if (checked) {
+        LLVMValueRef ok = in_range(r, iw, c->W);
+        idx = SEL(ok, idx, MUL(in_row, C64(c->ICBN)));
+        xs = SEL(ok, irb_ld(r, c->x, idx), CF(0));
+      } else {
+        xs = irb_ld(r, c->x, idx);
+      }
+      LLVMValueRef xb = irb_splat(r, xs);
+      for (int64_t v = 0; v < V; ++v) {
+        LLVMValueRef a = acc[i * V + v];
+        irb_store(r, irb_fma(r, xb, wv[v], irb_load(r, r->v8, a)), a);
+      }
+    }
+    irb_endfor(r, &lic);
+    if (!c->unroll_kw) irb_endfor(r, &lkw);
+  }
+  if (check_h) irb_endif(r, &fh);
+  irb_endfor(r, &lkh);
+  irb_endfor(r, &licb);
+  LLVMValueRef orow = MUL(ADD(MUL(ADD(MUL(n, C64(c->OCB)), ocb), C64(c->OH)), oh), C64(c->OW));
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t v = 0; v < V; ++v) {
+      LLVMValueRef oidx = ADD(MUL(ADD(orow, ADD(ow0, C64(i))), C64(c->OCBN)), C64(v * 8));
+      LLVMValueRef c0 = ADD(MUL(ocb, C64(c->OCBN)), C64(v * 8));
+      epilogue_v8(r, c, irb_load(r, r->v8, acc[i * V + v]), c0, oidx);
+    }
+}
+
+static void nchwc_block_dispatch(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef ocb,
+                                 LLVMValueRef oh, LLVMValueRef ow0, int64_t R) {
+  if (c->wl->padding[1] == 0 && c->wl->padding[3] == 0) {
+    nchwc_block(r, c, n, ocb, oh, ow0, R, 0);
+    return;
+  }
+  LLVMValueRef first = SUB(MUL(ow0, C64(c->SW)), C64(c->PL));
+  LLVMValueRef last = ADD(SUB(MUL(ADD(ow0, C64(R - 1)), C64(c->SW)), C64(c->PL)),
+                          C64((c->KW - 1) * c->DW));
+  irb_if_t f;
+  irb_if(r, &f, AND(GE(first, C64(0)), LT(last, C64(c->W))));
+  nchwc_block(r, c, n, ocb, oh, ow0, R, 0);
+  irb_else(r, &f);
+  nchwc_block(r, c, n, ocb, oh, ow0, R, 1);
+  irb_endif(r, &f);
+}
+
+static void gen_nchwc(const cpu_gen_t *g, irb_t *r) {
+  conv_t c;
+  conv_init(&c, g, r);
+  const int64_t R = g->cfg.reg_n;
+  irb_loop_t lo, loh, low;
+  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef oh = NULL, t;
+  if (g->cfg.parallel) {
+    oh = REM(o, C64(c.OH));
+    t = DIV(o, C64(c.OH));
+  } else {
+    t = o;
+  }
+  LLVMValueRef ocb = REM(t, C64(c.OCB)), n = DIV(t, C64(c.OCB));
+  if (!g->cfg.parallel) oh = irb_for(r, &loh, C64(0), C64(c.OH), 1);
+  const int64_t full = c.OW / R * R, rem = c.OW % R;
+  if (full > 0) {
+    LLVMValueRef ow0 = irb_for(r, &low, C64(0), C64(full), R);
+    nchwc_block_dispatch(r, &c, n, ocb, oh, ow0, R);
+    irb_endfor(r, &low);
+  }
+  if (rem > 0) nchwc_block_dispatch(r, &c, n, ocb, oh, C64(full), rem);
+  if (!g->cfg.parallel) irb_endfor(r, &loh);
+  irb_endfor(r, &lo);
+}
+
+static void gen_depthwise(const cpu_gen_t *g, irb_t *r) {
+  conv_t c;
+  conv_init(&c, g, r);
+  const int64_t BN = c.OCBN, V = BN / 8, CB = c.OCB;
+  LLVMValueRef acc[8];
+  for (int64_t v = 0; v < V; ++v) acc[v] = irb_alloca(r, r->v8);
+  irb_loop_t lo, low, lkh, lkw;
+  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef oh = REM(o, C64(c.OH)), t = DIV(o, C64(c.OH));
+  LLVMValueRef cb = REM(t, C64(CB)), n = DIV(t, C64(CB));
+  LLVMValueRef ow = irb_for(r, &low, C64(0), C64(c.OW), 1);
+  for (int64_t v = 0; v < V; ++v) irb_store(r, irb_v8(r, 0), acc[v]);
+  LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c.KH), 1);
+  LLVMValueRef ih = ADD(SUB(MUL(oh, C64(c.SH)), C64(c.PT)), MUL(kh, C64(c.DH)));
+  irb_if_t fh, fw;
+  irb_if(r, &fh, in_range(r, ih, c.H));
+  LLVMValueRef kw = irb_for(r, &lkw, C64(0), C64(c.KW), 1);
+  LLVMValueRef iw = ADD(SUB(MUL(ow, C64(c.SW)), C64(c.PL)), MUL(kw, C64(c.DW)));
+  irb_if(r, &fw, in_range(r, iw, c.W));
+  LLVMValueRef xi = MUL(ADD(MUL(ADD(MUL(ADD(MUL(n, C64(CB)), cb), C64(c.H)), ih), C64(c.W)), iw),
+                        C64(BN));
+  LLVMValueRef wi = MUL(ADD(MUL(ADD(MUL(cb, C64(c.KH)), kh), C64(c.KW)), kw), C64(BN));
+  for (int64_t v = 0; v < V; ++v)
+    irb_store(r,
+              irb_fma(r, irb_ldv(r, c.x, ADD(xi, C64(v * 8))), irb_ldv(r, c.w, ADD(wi, C64(v * 8))),
+                      irb_load(r, r->v8, acc[v])),
+              acc[v]);
+  irb_endif(r, &fw);
+  irb_endfor(r, &lkw);
+  irb_endif(r, &fh);
+  irb_endfor(r, &lkh);
+  LLVMValueRef orow = MUL(ADD(MUL(ADD(MUL(n, C64(CB)), cb), C64(c.OH)), oh), C64(c.OW));
+  for (int64_t v = 0; v < V; ++v) {
+    LLVMValueRef oidx = ADD(MUL(ADD(orow, ow), C64(BN)), C64(v * 8));
+    LLVMValueRef c0 = ADD(MUL(cb, C64(BN)), C64(v * 8));
+    epilogue_v8(r, &c, irb_load(r, r->v8, acc[v]), c0, oidx);
+  }
+  irb_endfor(r, &low);
+  irb_endfor(r, &lo);
+}
+
+static void gen_nchw(const cpu_gen_t *g, irb_t *r) {
+  conv_t c;
+  conv_init(&c, g, r);
+  const int64_t G = g->wl->groups, CG = c.C / G, KG = c.K / G;
+  LLVMValueRef acc = irb_alloca(r, r->f32);
+  irb_loop_t lo, loh, low, lc, lkh, lkw;
+  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef k = REM(o, C64(c.K)), n = DIV(o, C64(c.K));
+  LLVMValueRef cbase = MUL(DIV(k, C64(KG)), C64(CG));
+  LLVMValueRef oh = irb_for(r, &loh, C64(0), C64(c.OH), 1);
+  LLVMValueRef ow = irb_for(r, &low, C64(0), C64(c.OW), 1);
+  irb_store(r, CF(0), acc);
+  LLVMValueRef ci = irb_for(r, &lc, C64(0), C64(CG), 1);
+  LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c.KH), 1);
+  LLVMValueRef ih = ADD(SUB(MUL(oh, C64(c.SH)), C64(c.PT)), MUL(kh, C64(c.DH)));
+  irb_if_t fh, fw;
+  irb_if(r, &fh, in_range(r, ih, c.H));
+  LLVMValueRef kw = irb_for(r, &lkw, C64(0), C64(c.KW), 1);
+  LLVMValueRef iw = ADD(SUB(MUL(ow, C64(c.SW)), C64(c.PL)), MUL(kw, C64(c.DW)));
+  irb_if(r, &fw, in_range(r, iw, c.W));
+  LLVMValueRef xi =
+      ADD(MUL(ADD(MUL(ADD(MUL(n, C64(c.C)), ADD(cbase, ci)), C64(c.H)), ih), C64(c.W)), iw);
+  LLVMValueRef wi = ADD(MUL(ADD(MUL(ADD(MUL(k, C64(CG)), ci), C64(c.KH)), kh), C64(c.KW)), kw);
+  irb_store(r, irb_fma(r, irb_ld(r, c.x, xi), irb_ld(r, c.w, wi), irb_load(r, r->f32, acc)), acc);
+  irb_endif(r, &fw);
+  irb_endfor(r, &lkw);
+  irb_endif(r, &fh);
+  irb_endfor(r, &lkh);
+  irb_endfor(r, &lc);
+  LLVMValueRef val = irb_load(r, r->f32, acc);
+  LLVMValueRef oidx = ADD(MUL(ADD(MUL(o, C64(c.OH)), oh), C64(c.OW)), ow);
+  if (c.bias) val = FADD(val, irb_ld(r, c.bias, k));
+  if (c.res) val = FADD(val, irb_ld(r, c.res, oidx));
+  irb_st(r, irb_act(r, val, g->wl->epilogue.activation), c.y, oidx);
+  irb_endfor(r, &low);
+  irb_endfor(r, &loh);
+  irb_endfor(r, &lo);
+}
+
+void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r) {
+  switch (g->kind) {
+    case CPU_T_CONV_NCHWC: gen_nchwc(g, r); break;
+    case CPU_T_CONV_DEPTHWISE: gen_depthwise(g, r); break;
+    default: gen_nchw(g, r); break;
+  }
+}

@@ -1,0 +1,285 @@
+/* The IR builder helpers (irb.h). */
+#include <string.h>
+
+#include "irb.h"
+
+void irb_open(irb_t *r, LLVMContextRef ctx, LLVMModuleRef mod) {
+  memset(r, 0, sizeof(*r));
+  r->ctx = ctx;
+  r->mod = mod;
+  r->i1 = LLVMInt1TypeInContext(ctx);
+  r->i32 = LLVMInt32TypeInContext(ctx);
+  r->i64 = LLVMInt64TypeInContext(ctx);
+  r->f32 = LLVMFloatTypeInContext(ctx);
+  r->v8 = LLVMVectorType(r->f32, 8);
+  r->ptr = LLVMPointerTypeInContext(ctx, 0);
+  r->void_t = LLVMVoidTypeInContext(ctx);
+  LLVMTypeRef params[3] = {r->ptr, r->i64, r->i64};
+  LLVMTypeRef fty = LLVMFunctionType(r->void_t, params, 3, 0);
+  r->fn = LLVMAddFunction(mod, "hetc_cpu_kernel", fty);
+  r->args = LLVMGetParam(r->fn, 0);
+  r->begin = LLVMGetParam(r->fn, 1);
+  r->end = LLVMGetParam(r->fn, 2);
+  /* Every pointer argument points to distinct memory (the output never
+   * aliases an input). */
+  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  LLVMAddAttributeAtIndex(r->fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateEnumAttribute(ctx, nounwind, 0));
+  r->alloca_block = LLVMAppendBasicBlockInContext(ctx, r->fn, "allocas");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(ctx, r->fn, "body");
+  r->ab = LLVMCreateBuilderInContext(ctx);
+  LLVMPositionBuilderAtEnd(r->ab, r->alloca_block);
+  r->b = LLVMCreateBuilderInContext(ctx);
+  LLVMPositionBuilderAtEnd(r->b, body);
+}
+
+void irb_close(irb_t *r) {
+  LLVMBuildRetVoid(r->b);
+  LLVMBasicBlockRef body = LLVMGetNextBasicBlock(r->alloca_block);
+  LLVMBuildBr(r->ab, body);
+  LLVMDisposeBuilder(r->ab);
+  LLVMDisposeBuilder(r->b);
+}
+
+LLVMValueRef irb_i64(irb_t *r, int64_t v) {
+  return LLVMConstInt(r->i64, (unsigned long long)v, 1);
+}
+
+LLVMValueRef irb_f32(irb_t *r, double v) { return LLVMConstReal(r->f32, v); }
+
+LLVMValueRef irb_v8(irb_t *r, double v) {
+  LLVMValueRef e[8];
+  for (int i = 0; i < 8; ++i) e[i] = LLVMConstReal(r->f32, v);
+  return LLVMConstVector(e, 8);
+}
+
+LLVMValueRef irb_arg(irb_t *r, int index) {
+  LLVMValueRef idx = LLVMConstInt(r->i64, (unsigned long long)index, 0);
+  LLVMValueRef slot = LLVMBuildGEP2(r->ab, r->ptr, r->args, &idx, 1, "");
+  return LLVMBuildLoad2(r->ab, r->ptr, slot, "");
+}
+
+LLVMValueRef irb_alloca(irb_t *r, LLVMTypeRef type) {
+  return LLVMBuildAlloca(r->ab, type, "");
+}
+
+static LLVMValueRef gep(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
+  return LLVMBuildInBoundsGEP2(r->b, r->f32, base, &index, 1, "");
+}
+
+LLVMValueRef irb_ld(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
+  return LLVMBuildLoad2(r->b, r->f32, gep(r, base, index), "");
+}
+
+void irb_st(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index) {
+  LLVMBuildStore(r->b, value, gep(r, base, index));
+}
+
+LLVMValueRef irb_ldv(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
+  LLVMValueRef v = LLVMBuildLoad2(r->b, r->v8, gep(r, base, index), "");
+  LLVMSetAlignment(v, 4);
+  return v;
+}
+
+void irb_stv(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index) {
+  LLVMValueRef s = LLVMBuildStore(r->b, value, gep(r, base, index));
+  LLVMSetAlignment(s, 4);
+}
+
+LLVMValueRef irb_load(irb_t *r, LLVMTypeRef type, LLVMValueRef slot) {
+  return LLVMBuildLoad2(r->b, type, slot, "");
+}
+
+void irb_store(irb_t *r, LLVMValueRef value, LLVMValueRef slot) {
+  LLVMBuildStore(r->b, value, slot);
+}
+
+LLVMValueRef irb_splat(irb_t *r, LLVMValueRef scalar) {
+  LLVMValueRef v = LLVMBuildInsertElement(r->b, LLVMGetUndef(r->v8), scalar,
+                                          LLVMConstInt(r->i32, 0, 0), "");
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(r->i32, 8));
+  return LLVMBuildShuffleVector(r->b, v, LLVMGetUndef(r->v8), mask, "");
+}
+
+LLVMValueRef irb_smin(irb_t *r, LLVMValueRef a, LLVMValueRef b) { return SEL(LT(a, b), a, b); }
+LLVMValueRef irb_smax(irb_t *r, LLVMValueRef a, LLVMValueRef b) { return SEL(LT(a, b), b, a); }
+
+LLVMValueRef irb_intrinsic(irb_t *r, const char *name, LLVMTypeRef type, LLVMValueRef *args,
+                           unsigned n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(r->mod, id, &type, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(r->ctx, id, &type, 1);
+  return LLVMBuildCall2(r->b, fty, fn, args, n, "");
+}
+
+LLVMValueRef irb_fma(irb_t *r, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMValueRef args[3] = {a, b, c};
+  return irb_intrinsic(r, "llvm.fma", LLVMTypeOf(a), args, 3);
+}
+
+LLVMValueRef irb_libm(irb_t *r, const char *name, LLVMValueRef v) {
+  LLVMTypeRef fty = LLVMFunctionType(r->f32, &r->f32, 1, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(r->mod, name);
+  if (!fn) fn = LLVMAddFunction(r->mod, name, fty);
+  return LLVMBuildCall2(r->b, fty, fn, &v, 1, "");
+}
+
+static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
+  switch (activation) {
+    case HETC_PLUGIN_ACT_RELU:
+      return SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, CF(0), ""), CF(0), v);
+    case HETC_PLUGIN_ACT_RELU6: {
+      LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, CF(0), ""), CF(0), v);
+      return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, CF(6), ""), CF(6), lo);
+    }
+    case HETC_PLUGIN_ACT_SIGMOID: {
+      LLVMValueRef e = irb_libm(r, "expf", LLVMBuildFNeg(r->b, v, ""));
+      return FDIV(CF(1), FADD(CF(1), e));
+    }
+    case HETC_PLUGIN_ACT_TANH: return irb_libm(r, "tanhf", v);
+    default: return v;
+  }
+}
+
+LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation) {
+  if (activation == HETC_PLUGIN_ACT_NONE) return v;
+  if (LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind) return act_scalar(r, v, activation);
+  if (activation == HETC_PLUGIN_ACT_RELU || activation == HETC_PLUGIN_ACT_RELU6) {
+    LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, irb_v8(r, 0), ""), irb_v8(r, 0), v);
+    if (activation == HETC_PLUGIN_ACT_RELU) return lo;
+    return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, irb_v8(r, 6), ""), irb_v8(r, 6), lo);
+  }
+  /* sigmoid, tanh: lane by lane through libm, for accuracy. */
+  LLVMValueRef out = LLVMGetUndef(r->v8);
+  for (unsigned i = 0; i < 8; ++i) {
+    LLVMValueRef lane = LLVMConstInt(r->i32, i, 0);
+    LLVMValueRef x = LLVMBuildExtractElement(r->b, v, lane, "");
+    out = LLVMBuildInsertElement(r->b, out, act_scalar(r, x, activation), lane, "");
+  }
+  return out;
+}
+
+LLVMValueRef irb_for(irb_t *r, irb_loop_t *l, LLVMValueRef start, LLVMValueRef end,
+                     int64_t step) {
+  l->var = irb_alloca(r, r->i64);
+  l->end = end;
+  l->step = C64(step);
+  irb_store(r, start, l->var);
+  l->cond = LLVMAppendBasicBlockInContext(r->ctx, r->fn, "for.cond");
+  l->body = LLVMAppendBasicBlockInContext(r->ctx, r->fn, "for.body");
+  l->exit = LLVMAppendBasicBlockInContext(r->ctx, r->fn, "for.exit");
+  LLVMBuildBr(r->b, l->cond);
+  LLVMPositionBuilderAtEnd(r->b, l->cond);
+  LLVMValueRef i = irb_load(r, r->i64, l->var);
+  LLVMBuildCondBr(r->b, LT(i, end), l->body, l->exit);
+  LLVMPositionBuilderAtEnd(r->b, l->body);
+  return i;
+}
+
+void irb_endfor(irb_t *r, irb_loop_t *l) {
+  LLVMValueRef i = irb_load(r, r->i64, l->var);
+  LLVMValueRef next = LLVMBuildNSWAdd(r->b, i, l->step, "");
+  irb_store(r, next, l->var);
+  LLVMBuildBr(r->b, l->cond);
+  LLVMPositionBuilderAtEnd(r->b, l->exit);
+}
+
+void irb_if(irb_t *r, irb_if_t *f, LLVMValueRef cond) {
+  f->then = LLVMAppendBasicBlockInContext(r->ctx, r->fn, "if.then");
+  f->els = LLVMAppendBasicBlockInContext(r->ctx, r->fn, "if.else");
+  f->done = LLVMAppendBasicBlockInContext(r->ctx, r->fn, "if.done");
+  f->has_else = 0;
+  LLVMBuildCondBr(r->b, cond, f->then, f->els);
+  LLVMPositionBuilderAtEnd(r->b, f->then);
+}
+
+void irb_else(irb_t *r, irb_if_t *f) {
+  LLVMBuildBr(r->b, f->done);
+  LLVMPositionBuilderAtEnd(r->b, f->els);
+  f->has_else = 1;
+}
+
+void irb_endif(irb_t *r, irb_if_t *f) {
+  LLVMBuildBr(r->b, f->done);
+  if (!f->has_else) {
+    LLVMPositionBuilderAtEnd(r->b, f->els);
+    LLVMBuildBr(r->b, f->done);
+  }
+  LLVMPositionBuilderAtEnd(r->b, f->done);
+}
+
+void irb_view(irb_view_t *v, const hetc_plugin_tensor_t *t, hetc_plugin_layout_t layout,
+              LLVMValueRef base) {
+  memset(v, 0, sizeof(*v));
+  v->rank = t->rank;
+  for (int32_t i = 0; i < t->rank; ++i) v->shape[i] = t->shape[i];
+  v->base = base;
+  if (t->rank == 4) {
+    v->b = cpu_layout_block(layout, t->shape[1]);
+    v->cb = cpu_ceil_div(t->shape[1], v->b);
+  }
+}
+
+LLVMValueRef irb_offset(irb_t *r, const irb_view_t *v, LLVMValueRef *coords, int broadcast) {
+  LLVMValueRef c[HETC_PLUGIN_MAX_RANK] = {0};
+  for (int32_t i = 0; i < v->rank; ++i)
+    c[i] = broadcast && v->shape[i] == 1 ? C64(0) : coords[i];
+  if (v->rank == 4) {
+    LLVMValueRef b = C64(v->b);
+    LLVMValueRef o = ADD(MUL(c[0], C64(v->cb)), v->b == 1 ? c[1] : DIV(c[1], b));
+    o = ADD(MUL(o, C64(v->shape[2])), c[2]);
+    o = ADD(MUL(o, C64(v->shape[3])), c[3]);
+    if (v->b == 1) return o;
+    return ADD(MUL(o, b), REM(c[1], b));
+  }
+  LLVMValueRef o = c[0];
+  for (int32_t i = 1; i < v->rank; ++i) o = ADD(MUL(o, C64(v->shape[i])), c[i]);
+  return o;
+}
+
+void irb_walk_output(irb_t *r, const irb_view_t *out, irb_elem_fn fn, void *user,
+                     int64_t *out_outer, double *out_inner) {
+  irb_loop_t lo;
+  if (out->rank == 4) {
+    const int64_t C = out->shape[1], H = out->shape[2], W = out->shape[3], b = out->b;
+    const int nhwc = b == C && b > 1 && out->cb == 1;
+    *out_outer = out->shape[0] * out->cb;
+    *out_inner = (double)(b > 1 ? b : W);
+    LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
+    LLVMValueRef n = DIV(o, C64(out->cb)), cb = REM(o, C64(out->cb));
+    irb_loop_t lh, lw, lc;
+    LLVMValueRef h = irb_for(r, &lh, C64(0), C64(H), 1);
+    LLVMValueRef w = irb_for(r, &lw, C64(0), C64(W), 1);
+    LLVMValueRef ci = irb_for(r, &lc, C64(0), C64(b), 1);
+    LLVMValueRef c = ADD(MUL(cb, C64(b)), ci);
+    LLVMValueRef coords[4] = {n, c, h, w};
+    /* Physical offset, in walk order. */
+    LLVMValueRef off = ADD(MUL(ADD(MUL(ADD(MUL(o, C64(H)), h), C64(W)), w), C64(b)), ci);
+    (void)nhwc;
+    if (C % b != 0) {
+      irb_if_t f;
+      irb_if(r, &f, LT(c, C64(C)));
+      irb_st(r, fn(r, coords, user), out->base, off);
+      irb_else(r, &f);
+      irb_st(r, CF(0), out->base, off);
+      irb_endif(r, &f);
+    } else {
+      irb_st(r, fn(r, coords, user), out->base, off);
+    }
+    irb_endfor(r, &lc);
+    irb_endfor(r, &lw);
+    irb_endfor(r, &lh);
+    irb_endfor(r, &lo);
+    return;
+  }
+  /* Row-major, any rank: outer axis is dim 0. */
+  *out_outer = out->shape[0];
+  *out_inner = (double)out->shape[out->rank - 1];
+  irb_loop_t loops[HETC_PLUGIN_MAX_RANK];
+  LLVMValueRef coords[HETC_PLUGIN_MAX_RANK];
+  coords[0] = irb_for(r, &loops[0], r->begin, r->end, 1);
+  for (int32_t i = 1; i < out->rank; ++i)
+    coords[i] = irb_for(r, &loops[i], C64(0), C64(out->shape[i]), 1);
+  irb_st(r, fn(r, coords, user), out->base, irb_offset(r, out, coords, 0));
+  for (int32_t i = out->rank - 1; i >= 0; --i) irb_endfor(r, &loops[i]);
+}

@@ -1,0 +1,105 @@
+/* plugins/llvm_cpu/irb.h -- a small IR builder over the LLVM C API for the
+ * kernel generators: loops (induction variables in allocas, promoted to
+ * phis by mem2reg), ifs, float and <8 x float> loads/stores, intrinsics and
+ * 4-d tensor views in any layout. */
+#ifndef HETC_PLUGINS_LLVM_CPU_IRB_H_
+#define HETC_PLUGINS_LLVM_CPU_IRB_H_
+
+#include "cpu.h"
+
+typedef struct irb_t {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMBuilderRef ab; /* at the end of the alloca block */
+  LLVMValueRef fn, args, begin, end;
+  LLVMBasicBlockRef alloca_block;
+  LLVMTypeRef i1, i32, i64, f32, v8, ptr, void_t;
+} irb_t;
+
+/* Creates the module and `void hetc_cpu_kernel(ptr args, i64 begin,
+ * i64 end)`, positioned in its body. */
+void irb_open(irb_t *r, LLVMContextRef ctx, LLVMModuleRef mod);
+/* Returns void and links the alloca block. */
+void irb_close(irb_t *r);
+
+LLVMValueRef irb_i64(irb_t *r, int64_t v);
+LLVMValueRef irb_f32(irb_t *r, double v);
+LLVMValueRef irb_v8(irb_t *r, double v); /* splat constant */
+/* args[index] as a float pointer (loaded in the alloca block). */
+LLVMValueRef irb_arg(irb_t *r, int index);
+LLVMValueRef irb_alloca(irb_t *r, LLVMTypeRef type);
+
+#define ADD(x, y) LLVMBuildAdd(r->b, (x), (y), "")
+#define SUB(x, y) LLVMBuildSub(r->b, (x), (y), "")
+#define MUL(x, y) LLVMBuildMul(r->b, (x), (y), "")
+#define DIV(x, y) LLVMBuildSDiv(r->b, (x), (y), "")
+#define REM(x, y) LLVMBuildSRem(r->b, (x), (y), "")
+#define FADD(x, y) LLVMBuildFAdd(r->b, (x), (y), "")
+#define FMUL(x, y) LLVMBuildFMul(r->b, (x), (y), "")
+#define FDIV(x, y) LLVMBuildFDiv(r->b, (x), (y), "")
+#define LT(x, y) LLVMBuildICmp(r->b, LLVMIntSLT, (x), (y), "")
+#define GE(x, y) LLVMBuildICmp(r->b, LLVMIntSGE, (x), (y), "")
+#define AND(x, y) LLVMBuildAnd(r->b, (x), (y), "")
+#define SEL(c, x, y) LLVMBuildSelect(r->b, (c), (x), (y), "")
+#define C64(v) irb_i64(r, (v))
+#define CF(v) irb_f32(r, (v))
+
+LLVMValueRef irb_ld(irb_t *r, LLVMValueRef base, LLVMValueRef index);
+void irb_st(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index);
+LLVMValueRef irb_ldv(irb_t *r, LLVMValueRef base, LLVMValueRef index);
+void irb_stv(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index);
+LLVMValueRef irb_load(irb_t *r, LLVMTypeRef type, LLVMValueRef slot);
+void irb_store(irb_t *r, LLVMValueRef value, LLVMValueRef slot);
+LLVMValueRef irb_splat(irb_t *r, LLVMValueRef scalar);
+LLVMValueRef irb_smin(irb_t *r, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef irb_smax(irb_t *r, LLVMValueRef a, LLVMValueRef b);
+/* Calls an overloaded intrinsic ("llvm.fma") on `type`. */
+LLVMValueRef irb_intrinsic(irb_t *r, const char *name, LLVMTypeRef type, LLVMValueRef *args,
+                           unsigned n);
+LLVMValueRef irb_fma(irb_t *r, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+/* Activation of a float or <8 x float> value. */
+LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation);
+/* Calls the libm function `name` (float -> float). */
+LLVMValueRef irb_libm(irb_t *r, const char *name, LLVMValueRef v);
+
+typedef struct irb_loop_t {
+  LLVMValueRef var, end, step;
+  LLVMBasicBlockRef cond, body, exit;
+} irb_loop_t;
+/* for (i = start; i < end; i += step): returns i, positioned in the body. */
+LLVMValueRef irb_for(irb_t *r, irb_loop_t *l, LLVMValueRef start, LLVMValueRef end,
+                     int64_t step);
+void irb_endfor(irb_t *r, irb_loop_t *l);
+
+typedef struct irb_if_t {
+  LLVMBasicBlockRef then, els, done;
+  int has_else;
+} irb_if_t;
+void irb_if(irb_t *r, irb_if_t *f, LLVMValueRef cond);
+void irb_else(irb_t *r, irb_if_t *f);
+void irb_endif(irb_t *r, irb_if_t *f);
+
+/* A tensor view: rank-4 tensors in a channel-block layout (b = 1 for NCHW,
+ * C for NHWC, the block for NCHWc), others row-major. */
+typedef struct irb_view_t {
+  int32_t rank;
+  int64_t shape[HETC_PLUGIN_MAX_RANK];
+  int64_t b, cb;
+  LLVMValueRef base;
+} irb_view_t;
+void irb_view(irb_view_t *v, const hetc_plugin_tensor_t *t, hetc_plugin_layout_t layout,
+              LLVMValueRef base);
+/* Element offset of logical coordinates; `broadcast` replaces coordinates
+ * of size-1 dims by 0. */
+LLVMValueRef irb_offset(irb_t *r, const irb_view_t *v, LLVMValueRef *coords, int broadcast);
+
+/* Value of the output element at logical coords. */
+typedef LLVMValueRef (*irb_elem_fn)(irb_t *r, LLVMValueRef *coords, void *user);
+/* Writes every element of the output view (NCHWc padding channels as 0),
+ * iterations [begin, end) of its outer axis; returns the outer extent and
+ * the innermost trip count. */
+void irb_walk_output(irb_t *r, const irb_view_t *out, irb_elem_fn fn, void *user,
+                     int64_t *out_outer, double *out_inner);
+
+#endif

@@ -1,0 +1,238 @@
+/* Templates, their knob spaces and config validation.
+ *
+ * One description (cpu_space_t) per (workload, template) drives declaring
+ * the space to the host, the default, and checking a config in build(). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+
+static const struct {
+  const char *name;
+  uint32_t version;
+} templates[CPU_T_COUNT_] = {
+    [CPU_T_CONV_NCHWC] = {"cpu_conv2d_nchwc", 1},
+    [CPU_T_CONV_DEPTHWISE] = {"cpu_depthwise_nchwc", 1},
+    [CPU_T_CONV_NCHW] = {"cpu_conv2d_nchw", 1},
+    [CPU_T_DENSE] = {"cpu_dense", 1},
+    [CPU_T_POOL] = {"cpu_pool2d", 1},
+    [CPU_T_GLOBAL_POOL] = {"cpu_global_avg_pool2d", 1},
+    [CPU_T_ELEMENTWISE] = {"cpu_elementwise", 1},
+    [CPU_T_SOFTMAX] = {"cpu_softmax", 1},
+    [CPU_T_CONCAT] = {"cpu_concat", 1},
+    [CPU_T_LAYOUT] = {"cpu_layout_transform", 1},
+    [CPU_T_BIAS_ADD] = {"cpu_bias_add", 1},
+};
+
+const char *cpu_template_name(int kind) {
+  return kind >= 0 && kind < CPU_T_COUNT_ ? templates[kind].name : NULL;
+}
+
+uint32_t cpu_template_version(int kind) {
+  return kind >= 0 && kind < CPU_T_COUNT_ ? templates[kind].version : 0;
+}
+
+static int op_template(int32_t op) {
+  switch (op) {
+    case HETC_PLUGIN_OP_DENSE: return CPU_T_DENSE;
+    case HETC_PLUGIN_OP_MAX_POOL2D:
+    case HETC_PLUGIN_OP_AVG_POOL2D: return CPU_T_POOL;
+    case HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D: return CPU_T_GLOBAL_POOL;
+    case HETC_PLUGIN_OP_ELEMENTWISE: return CPU_T_ELEMENTWISE;
+    case HETC_PLUGIN_OP_SOFTMAX: return CPU_T_SOFTMAX;
+    case HETC_PLUGIN_OP_CONCAT: return CPU_T_CONCAT;
+    case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return CPU_T_LAYOUT;
+    case HETC_PLUGIN_OP_BIAS_ADD: return CPU_T_BIAS_ADD;
+    default: return -1;
+  }
+}
+
+int32_t cpu_template_count(const hetc_plugin_workload_t *wl) {
+  if (cpu_workload_check(wl, NULL, 0) != 0) return 0;
+  if (wl->op == HETC_PLUGIN_OP_CONV2D) return cpu_conv_nchwc_applicable(wl) ? 2 : 1;
+  return 1;
+}
+
+int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index) {
+  int32_t count = cpu_template_count(wl);
+  if (index < 0 || index >= count) return -1;
+  if (wl->op == HETC_PLUGIN_OP_CONV2D) {
+    if (count == 1 || index == 1) return CPU_T_CONV_NCHW;
+    return cpu_conv_is_depthwise(wl) ? CPU_T_CONV_DEPTHWISE : CPU_T_CONV_NCHWC;
+  }
+  return op_template(wl->op);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int cpu_reg_block_fits(int64_t reg_n, int64_t tile_oc) {
+  return reg_n >= 1 && tile_oc >= 8 && reg_n * (tile_oc / 8) + 1 <= 16;
+}
+
+static cpu_knob_spec_t *add_knob(cpu_space_t *s, const char *name, int annotate,
+                                 size_t offset) {
+  cpu_knob_spec_t *k = &s->knobs[s->num_knobs++];
+  memset(k, 0, sizeof(*k));
+  k->name = name;
+  k->annotate = annotate;
+  k->offset = offset;
+  return k;
+}
+
+static void add_value(cpu_knob_spec_t *k, int64_t v) { k->values[k->num_values++] = v; }
+
+/* Channel blocks: multiples of 8 up to 64, those not above the channel
+ * count rounded up to 8. Default: the largest not above 16. */
+static void add_tile_knob(cpu_space_t *s, const char *name, size_t offset, int64_t channels) {
+  cpu_knob_spec_t *k = add_knob(s, name, 0, offset);
+  const int64_t limit = (channels + 7) / 8 * 8;
+  for (int64_t b = 8; b <= 64 && b <= limit; b += 8) {
+    add_value(k, b);
+    if (b <= 16) k->default_value = b;
+  }
+}
+
+/* The ow register block for a channel block: the largest that fits the
+ * registers (at most 8), preferring one that divides OW. */
+static int64_t default_reg_n(int64_t ow, int64_t tile_oc) {
+  int64_t maxr = 8;
+  while (maxr > 1 && !cpu_reg_block_fits(maxr, tile_oc)) --maxr;
+  if (maxr > ow) maxr = ow;
+  for (int64_t r = maxr; r >= 4; --r)
+    if (ow % r == 0) return r;
+  return maxr < 1 ? 1 : maxr;
+}
+
+void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t *out) {
+  memset(out, 0, sizeof(*out));
+  if (kind == CPU_T_CONV_NCHWC) {
+    const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
+    const int64_t OW = wl->output.shape[3];
+    add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C);
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K);
+    cpu_knob_spec_t *k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
+    for (int64_t r = 1; r <= 16 && r <= OW; ++r) add_value(k, r);
+    k->default_value = default_reg_n(OW, out->knobs[1].default_value);
+    out->reg_constraint = 1;
+    k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
+    add_value(k, 0);
+    if (wl->kernel[1] > 1) add_value(k, 1);
+    k->default_value = wl->kernel[1] > 1 ? 1 : 0;
+    k = add_knob(out, "parallel", 0, offsetof(cpu_config_t, parallel));
+    add_value(k, 0);
+    add_value(k, 1);
+    k->default_value = 1;
+  } else if (kind == CPU_T_CONV_DEPTHWISE) {
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1]);
+  }
+  /* Other templates have no knobs. */
+}
+
+/* ------------------------------------------------------------------------ */
+
+static int reg_fn(const hetc_plugin_config_t *config, const void *user_data) {
+  (void)user_data;
+  if (!config || config->num_knobs != 2) return 0;
+  const hetc_plugin_knob_value_t *a = &config->knobs[0], *b = &config->knobs[1];
+  if (a->count != 1 || b->count != 1) return 0;
+  return cpu_reg_block_fits(a->values[0], b->values[0]);
+}
+
+hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
+                                      hetc_plugin_space_t *host_space) {
+  const hetc_plugin_host_t *h = cpu_host;
+  hetc_plugin_status_t s = NULL;
+  for (int32_t i = 0; i < space->num_knobs && !s; ++i) {
+    const cpu_knob_spec_t *k = &space->knobs[i];
+    s = k->annotate ? h->space_define_annotate(host_space, k->name, k->values, k->num_values)
+                    : h->space_define_knob(host_space, k->name, k->values, k->num_values);
+  }
+  if (!s && space->reg_constraint) {
+    /* Register tiles that would spill are never offered. */
+    static const char *const names[2] = {"reg_n", "tile_oc"};
+    s = h->space_add_constraint(host_space, names, 2, reg_fn, NULL);
+  }
+  if (s) return s;
+  hetc_plugin_knob_value_t knobs[CPU_MAX_KNOBS];
+  int64_t values[CPU_MAX_KNOBS];
+  for (int32_t i = 0; i < space->num_knobs; ++i) {
+    values[i] = space->knobs[i].default_value;
+    knobs[i].name = space->knobs[i].name;
+    knobs[i].count = 1;
+    knobs[i].values = &values[i];
+  }
+  hetc_plugin_config_t config = {space->num_knobs, knobs};
+  return h->space_set_default(host_space, &config);
+}
+
+static int64_t *field(cpu_config_t *c, const cpu_knob_spec_t *k) {
+  return (int64_t *)((char *)c + k->offset);
+}
+
+static const int64_t *cfield(const cpu_config_t *c, const cpu_knob_spec_t *k) {
+  return (const int64_t *)((const char *)c + k->offset);
+}
+
+hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
+                                      const hetc_plugin_config_t *config,
+                                      cpu_config_t *out) {
+  memset(out, 0, sizeof(*out));
+  for (int32_t i = 0; i < space->num_knobs; ++i)
+    *field(out, &space->knobs[i]) = space->knobs[i].default_value;
+  if (config) {
+    if (config->num_knobs < 0 || (config->num_knobs > 0 && !config->knobs))
+      return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: malformed config (%d knobs)",
+                        config->num_knobs);
+    for (int32_t j = 0; j < config->num_knobs; ++j) {
+      const hetc_plugin_knob_value_t *kv = &config->knobs[j];
+      if (!kv->name)
+        return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: config knob %d has no name",
+                          j);
+      int32_t found = -1;
+      for (int32_t i = 0; i < space->num_knobs; ++i)
+        if (strcmp(space->knobs[i].name, kv->name) == 0) found = i;
+      if (found < 0)
+        return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                          "cpu: config has knob '%s', which this template's space does not "
+                          "define",
+                          kv->name);
+      for (int32_t i = 0; i < j; ++i)
+        if (config->knobs[i].name && strcmp(config->knobs[i].name, kv->name) == 0)
+          return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                            "cpu: config gives knob '%s' twice", kv->name);
+      const cpu_knob_spec_t *k = &space->knobs[found];
+      if (kv->count != 1 || !kv->values)
+        return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                          "cpu: knob '%s' takes exactly one value, got %d", kv->name, kv->count);
+      int ok = 0;
+      for (int32_t v = 0; v < k->num_values; ++v)
+        if (k->values[v] == kv->values[0]) ok = 1;
+      if (!ok)
+        return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                          "cpu: knob '%s' = %lld is outside the space", kv->name,
+                          (long long)kv->values[0]);
+      *field(out, k) = kv->values[0];
+    }
+    if (config->num_knobs != space->num_knobs)
+      return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                        "cpu: config has %d knobs, the space %d", config->num_knobs,
+                        space->num_knobs);
+  }
+  if (space->reg_constraint && !cpu_reg_block_fits(out->reg_n, out->tile_oc))
+    return cpu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
+                      "cpu: reg_n %lld x tile_oc %lld needs %lld ymm registers, 16 exist",
+                      (long long)out->reg_n, (long long)out->tile_oc,
+                      (long long)(out->reg_n * (out->tile_oc / 8) + 1));
+  return NULL;
+}
+
+void cpu_config_describe(const cpu_space_t *space, const cpu_config_t *config,
+                         cpu_strbuf_t *sb) {
+  if (space->num_knobs == 0) {
+    cpu_strbuf_printf(sb, "(no knobs)");
+    return;
+  }
+  for (int32_t i = 0; i < space->num_knobs; ++i)
+    cpu_strbuf_printf(sb, "%s%s=%lld", i ? " " : "", space->knobs[i].name,
+                      (long long)*cfield(config, &space->knobs[i]));
+}

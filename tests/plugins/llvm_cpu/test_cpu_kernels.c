@@ -1,0 +1,363 @@
+/* The cpu plugin through the real driver registry and host: every conv2d
+ * template on 36 random workloads (strides, asymmetric padding, dilation,
+ * groups, depthwise, channel counts that do not divide 8, several channel
+ * blocks) with the default and sampled valid configs -- at least 20 per
+ * template, counted by template name -- and every other op on random
+ * shapes in every input layout hint, each against the reference executor
+ * within a max relative error of 1e-4. Also: the space never offers a
+ * register block that spills, and emit/load round-trips an artifact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "graph/infer.h"
+#include "kernel_check.h"
+#include "space/space.h"
+
+#define TOLERANCE 1e-4
+#define NUM_CONV 36
+#define SAMPLES 2
+#define MAX_NAMES 16
+
+static uint64_t rng = 0xc0ffee;
+
+static int64_t next(int64_t lo, int64_t hi) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
+}
+
+static hetc_registry_t *registry;
+static hetc_plugin_entry_t *entry;
+
+static int setup(void **state) {
+  (void)state;
+  if (hetc_registry_open(&registry)) return -1;
+  hetc_status_t s = hetc_registry_target(registry, "cpu", &entry);
+  if (s) {
+    fprintf(stderr, "cpu target: %s\n", hetc_status_message(s));
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  hetc_registry_free(registry);
+  return 0;
+}
+
+static hetc_plugin_tensor_t tensor4(int64_t n, int64_t c, int64_t h, int64_t w) {
+  return (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {n, c, h, w}, {0, 0}};
+}
+
+static void random_conv(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs, int index) {
+  memset(w, 0, sizeof(*w));
+  int64_t cin, cout;
+  int32_t groups;
+  switch (index % 3) {
+    case 0: groups = 1; cin = next(1, 40); cout = next(1, 72); break;
+    case 1: cin = next(2, 40); groups = (int32_t)cin; cout = cin; break;
+    default: groups = (int32_t)next(2, 3); cin = groups * next(1, 5); cout = groups * next(1, 6); break;
+  }
+  for (;;) {
+    w->kernel[0] = (int32_t)next(1, 5);
+    w->kernel[1] = (int32_t)next(1, 5);
+    w->strides[0] = (int32_t)next(1, 3);
+    w->strides[1] = (int32_t)next(1, 3);
+    w->dilation[0] = (int32_t)next(1, 2);
+    w->dilation[1] = (int32_t)next(1, 2);
+    for (int p = 0; p < 4; ++p) w->padding[p] = (int32_t)next(0, 2);
+    int64_t h = next(3, 14), wd = next(3, 20);
+    int64_t oh = hetc_window_output_extent(h, w->kernel[0], w->strides[0], w->padding[0], w->padding[2],
+                                           w->dilation[0], 0);
+    int64_t ow = hetc_window_output_extent(wd, w->kernel[1], w->strides[1], w->padding[1], w->padding[3],
+                                           w->dilation[1], 0);
+    if (oh < 1 || ow < 1) continue;
+    inputs[0] = tensor4(next(1, 2), cin, h, wd);
+    w->output = tensor4(inputs[0].shape[0], cout, oh, ow);
+    break;
+  }
+  w->op = HETC_PLUGIN_OP_CONV2D;
+  w->groups = groups;
+  w->epilogue.has_bias = (int32_t)next(0, 1);
+  w->epilogue.activation = (int32_t)next(0, 4);
+  w->epilogue.has_residual = index % 4 == 3;
+  w->num_inputs = 1 + w->epilogue.has_residual;
+  inputs[1] = w->output;
+  w->inputs = inputs;
+}
+
+static double check(const hetc_plugin_workload_t *w, int32_t t, const hetc_plugin_config_t *config,
+                    uint64_t seed, const char *what) {
+  kernel_check_result_t result;
+  hetc_status_t s = kernel_check_run(entry, w, t, config, seed, 0, &result);
+  if (s) fail_msg("%s: %s", what, hetc_status_message(s));
+  if (!(result.max_relative_error <= TOLERANCE))
+    fail_msg("%s: max relative error %.3e", what, result.max_relative_error);
+  return result.max_relative_error;
+}
+
+static void conv_templates(void **state) {
+  (void)state;
+  const hetc_plugin_t *p = entry->plugin;
+  char names[MAX_NAMES][64] = {{0}};
+  int counts[MAX_NAMES] = {0}, num_names = 0;
+  double worst = 0;
+  for (int i = 0; i < NUM_CONV; ++i) {
+    hetc_plugin_workload_t w;
+    hetc_plugin_tensor_t inputs[2];
+    random_conv(&w, inputs, i);
+    assert_true(p->supports(entry->instance, 0, &w));
+    int32_t templates = p->template_count(entry->instance, 0, &w);
+    assert_true(templates >= 1);
+    for (int32_t t = 0; t < templates; ++t) {
+      const char *name = p->template_name(entry->instance, 0, &w, t);
+      int slot = 0;
+      while (slot < num_names && strcmp(names[slot], name) != 0) ++slot;
+      if (slot == num_names) snprintf(names[num_names++], 64, "%s", name);
+      hetc_plugin_space_t *space = NULL;
+      assert_null(hetc_space_create(&space));
+      hetc_status_t s = p->template_define_space(entry->instance, 0, &w, t, space);
+      if (s) fail_msg("%s: define_space: %s", name, hetc_status_message(s));
+      int64_t indices[1 + SAMPLES];
+      assert_null(hetc_space_default(space, &indices[0]));
+      for (int k = 1; k <= SAMPLES; ++k) assert_null(hetc_space_sample_valid(space, &rng, &indices[k]));
+      for (int k = 0; k <= SAMPLES; ++k) {
+        hetc_space_config_t config;
+        assert_null(hetc_space_config_at(space, indices[k], &config));
+        /* No config the space offers spills the register block. */
+        const hetc_plugin_knob_value_t *reg = hetc_config_find(&config.view, "reg_n");
+        const hetc_plugin_knob_value_t *oc = hetc_config_find(&config.view, "tile_oc");
+        if (reg && oc) assert_true(reg->values[0] * (oc->values[0] / 8) + 1 <= 16);
+        char what[256];
+        snprintf(what, sizeof(what), "workload %d %s config %lld", i, name, (long long)indices[k]);
+        double e = check(&w, t, &config.view, (uint64_t)(i * 17 + k), what);
+        if (e > worst) worst = e;
+        ++counts[slot];
+      }
+      hetc_space_free(space);
+    }
+  }
+  for (int n = 0; n < num_names; ++n) {
+    printf("template %-22s %d configs checked\n", names[n], counts[n]);
+    assert_true(counts[n] >= 20);
+  }
+  printf("conv2d: worst max relative error %.3e\n", worst);
+}
+
+static const hetc_plugin_layout_t layouts[] = {
+    {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}, {HETC_PLUGIN_LAYOUT_NCHWC, 8}, {HETC_PLUGIN_LAYOUT_NCHWC, 16},
+    {HETC_PLUGIN_LAYOUT_NHWC, 0},      {HETC_PLUGIN_LAYOUT_NCHWC, 3},
+};
+#define NUM_LAYOUTS (int)(sizeof(layouts) / sizeof(layouts[0]))
+
+static void other_ops(void **state) {
+  (void)state;
+  double worst = 0;
+  int checked = 0;
+  char what[128];
+  for (int i = 0; i < 40; ++i) {
+    hetc_plugin_layout_t hint = layouts[i % NUM_LAYOUTS];
+    hetc_plugin_workload_t w;
+    hetc_plugin_tensor_t in[4];
+    /* pools */
+    memset(&w, 0, sizeof(w));
+    w.op = i % 2 ? HETC_PLUGIN_OP_MAX_POOL2D : HETC_PLUGIN_OP_AVG_POOL2D;
+    for (;;) {
+      w.kernel[0] = (int32_t)next(1, 4);
+      w.kernel[1] = (int32_t)next(1, 4);
+      w.strides[0] = (int32_t)next(1, 3);
+      w.strides[1] = (int32_t)next(1, 3);
+      w.padding[0] = (int32_t)next(0, w.kernel[0] - 1);
+      w.padding[2] = (int32_t)next(0, w.kernel[0] - 1);
+      w.padding[1] = (int32_t)next(0, w.kernel[1] - 1);
+      w.padding[3] = (int32_t)next(0, w.kernel[1] - 1);
+      w.ceil_mode = (int32_t)next(0, 1);
+      w.count_include_pad = (int32_t)next(0, 1);
+      w.dilation[0] = w.dilation[1] = 1;
+      int64_t h = next(2, 12), wd = next(2, 12);
+      int64_t oh = hetc_window_output_extent(h, w.kernel[0], w.strides[0], w.padding[0], w.padding[2], 1,
+                                             w.ceil_mode);
+      int64_t ow = hetc_window_output_extent(wd, w.kernel[1], w.strides[1], w.padding[1], w.padding[3], 1,
+                                             w.ceil_mode);
+      if (oh < 1 || ow < 1) continue;
+      in[0] = tensor4(next(1, 2), next(1, 20), h, wd);
+      w.output = tensor4(in[0].shape[0], in[0].shape[1], oh, ow);
+      break;
+    }
+    in[0].layout = hint;
+    w.num_inputs = 1;
+    w.inputs = in;
+    snprintf(what, sizeof(what), "pool %d", i);
+    double e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* global average pool */
+    w.op = HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D;
+    memset(w.kernel, 0, sizeof(w.kernel));
+    w.output = tensor4(in[0].shape[0], in[0].shape[1], 1, 1);
+    snprintf(what, sizeof(what), "global pool %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* elementwise: unary, then binary with broadcast */
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_ELEMENTWISE;
+    in[0] = tensor4(next(1, 2), next(1, 20), next(1, 7), next(1, 7));
+    in[0].layout = hint;
+    w.output = in[0];
+    w.output.layout = (hetc_plugin_layout_t){0, 0};
+    w.inputs = in;
+    w.num_inputs = 1;
+    w.activation = (int32_t)next(1, 4);
+    snprintf(what, sizeof(what), "unary %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    w.activation = 0;
+    w.binary = (int32_t)next(1, 2);
+    w.num_inputs = 2;
+    in[1] = in[0];
+    for (int d = 0; d < 4; ++d)
+      if (next(0, 2) == 0) in[1].shape[d] = 1;
+    in[1].layout = layouts[(i + 1) % NUM_LAYOUTS];
+    snprintf(what, sizeof(what), "binary %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* bias_add */
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_BIAS_ADD;
+    w.num_inputs = 1;
+    w.inputs = in;
+    w.output = in[0];
+    snprintf(what, sizeof(what), "bias_add %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* softmax over a random axis */
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_SOFTMAX;
+    w.num_inputs = 1;
+    w.inputs = in;
+    w.axis = (int32_t)next(0, 3);
+    w.output = in[0];
+    snprintf(what, sizeof(what), "softmax %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* concat of 1..3 inputs along a random axis */
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_CONCAT;
+    w.axis = (int32_t)next(0, 3);
+    w.num_inputs = (int32_t)next(1, 3);
+    hetc_plugin_tensor_t base = tensor4(next(1, 2), next(1, 12), next(1, 6), next(1, 6));
+    w.output = base;
+    w.output.shape[w.axis] = 0;
+    for (int j = 0; j < w.num_inputs; ++j) {
+      in[j] = base;
+      in[j].shape[w.axis] = next(1, 9);
+      in[j].layout = layouts[(i + j) % NUM_LAYOUTS];
+      w.output.shape[w.axis] += in[j].shape[w.axis];
+    }
+    w.inputs = in;
+    snprintf(what, sizeof(what), "concat %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* layout transform to every layout, and a flatten */
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
+    w.num_inputs = 1;
+    in[0] = tensor4(next(1, 2), next(1, 20), next(1, 5), next(1, 5));
+    in[0].layout = hint;
+    w.inputs = in;
+    w.output = in[0];
+    w.output.layout = layouts[(i * 3 + 1) % NUM_LAYOUTS];
+    snprintf(what, sizeof(what), "layout %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    w.output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2,
+                                      {in[0].shape[0], in[0].shape[1] * in[0].shape[2] * in[0].shape[3]},
+                                      {0, 0}};
+    snprintf(what, sizeof(what), "flatten %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    /* dense with every epilogue */
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_DENSE;
+    in[0] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2, {next(1, 3), next(1, 70)}, {0, 0}};
+    w.output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2, {in[0].shape[0], next(1, 40)}, {0, 0}};
+    w.epilogue.has_bias = (int32_t)next(0, 1);
+    w.epilogue.has_residual = (int32_t)next(0, 1);
+    w.epilogue.activation = (int32_t)next(0, 4);
+    in[1] = w.output;
+    w.num_inputs = 1 + w.epilogue.has_residual;
+    w.inputs = in;
+    snprintf(what, sizeof(what), "dense %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    checked += 10;
+  }
+  printf("other ops: %d kernels checked, worst max relative error %.3e\n", checked, worst);
+}
+
+/* artifact_emit writes <prefix>.o and <prefix>.ir-hash; artifact_load links
+ * the object for the same (workload, template, config) and refuses another
+ * config or a missing file with INVALID_ARGUMENT. */
+static void emit_and_load(void **state) {
+  (void)state;
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_plugin_workload_t w;
+  hetc_plugin_tensor_t inputs[2];
+  random_conv(&w, inputs, 0);
+  hetc_plugin_artifact_t *a = NULL;
+  assert_null(p->build(entry->instance, 0, &w, 0, NULL, &a));
+  char dir[] = "/tmp/hetc-cpu-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  assert_null(p->artifact_emit(entry->instance, a, dir, "k0"));
+  hetc_plugin_artifact_t *b = NULL;
+  assert_null(p->artifact_load(entry->instance, 0, &w, 0, NULL, dir, "k0", &b));
+  assert_memory_equal(p->artifact_info(a)->param_bytes, p->artifact_info(b)->param_bytes,
+                      sizeof(uint64_t) * (size_t)p->artifact_info(a)->num_params);
+  p->artifact_release(entry->instance, b);
+  /* Another config of the same template: refused. */
+  hetc_plugin_space_t *space = NULL;
+  assert_null(hetc_space_create(&space));
+  assert_null(p->template_define_space(entry->instance, 0, &w, 0, space));
+  int64_t def = 0;
+  assert_null(hetc_space_default(space, &def));
+  int refused = 0;
+  for (int k = 0; k < 8 && !refused; ++k) {
+    int64_t index = 0;
+    assert_null(hetc_space_sample_valid(space, &rng, &index));
+    if (index == def) continue;
+    hetc_space_config_t config;
+    assert_null(hetc_space_config_at(space, index, &config));
+    hetc_status_t s = (hetc_status_t)p->artifact_load(entry->instance, 0, &w, 0, &config.view, dir, "k0", &b);
+    assert_non_null(s);
+    hetc_status_free(s);
+    refused = 1;
+  }
+  hetc_space_free(space);
+  hetc_status_t s = (hetc_status_t)p->artifact_load(entry->instance, 0, &w, 0, NULL, dir, "missing", &b);
+  assert_non_null(s);
+  hetc_status_free(s);
+  p->artifact_release(entry->instance, a);
+  char path[256];
+  snprintf(path, sizeof(path), "%s/k0.o", dir);
+  remove(path);
+  snprintf(path, sizeof(path), "%s/k0.ir-hash", dir);
+  remove(path);
+  rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(conv_templates),
+      cmocka_unit_test(other_ops),
+      cmocka_unit_test(emit_and_load),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
