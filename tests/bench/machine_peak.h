@@ -3,7 +3,7 @@
 #ifndef HETC_TESTS_BENCH_MACHINE_PEAK_H_
 #define HETC_TESTS_BENCH_MACHINE_PEAK_H_
 
-/* GFLOPS over `threads` threads (median of 5 trials of ~0.2 s). */
+/* GFLOPS over `threads` threads: the best of 5 trials of ~0.1 s. */
 double machine_peak_gflops(int threads);
 
 #endif
