@@ -60,6 +60,9 @@ int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason,
                            size_t reason_size);
 int cpu_conv_is_depthwise(const hetc_plugin_workload_t *wl);
 int cpu_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
+/* Whether cpu_conv2d_nchwc merges the output rows into one (1x1, stride 1,
+ * no padding, enough planes to parallelise over): gen_conv.c. */
+int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc);
 int64_t cpu_ceil_div(int64_t a, int64_t b);
 int64_t cpu_logical_count(const hetc_plugin_tensor_t *t);
 int64_t cpu_physical_count(const hetc_plugin_tensor_t *t,

@@ -17,10 +17,30 @@
 hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
 void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
 
+/* A 1x1, stride-1, unpadded NCHWc conv reads and writes each (h, w) plane
+ * contiguously, so its rows are merged into one: register blocks then run
+ * across row ends instead of leaving a short remainder block per row (a
+ * 7-wide row is otherwise 6 + 1 columns, the 1 latency-bound). The parallel
+ * tasks are then the N x OCB planes only, so it is done where there are at
+ * least 8 of them (measured: with 4 the row split balances better). */
+int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc) {
+  if (tile_oc < 1) return 0;
+  const int64_t planes = wl->inputs[0].shape[0] * cpu_ceil_div(wl->output.shape[1], tile_oc);
+  return planes >= 8 && wl->kernel[0] == 1 && wl->kernel[1] == 1 &&
+         wl->strides[0] == 1 && wl->strides[1] == 1 && wl->padding[0] == 0 &&
+         wl->padding[1] == 0 && wl->padding[2] == 0 && wl->padding[3] == 0 &&
+         wl->inputs[0].shape[2] == wl->output.shape[2] &&
+         wl->inputs[0].shape[3] == wl->output.shape[3];
+}
+
+static int nchwc_flat(const cpu_gen_t *g) {
+  return g->kind == CPU_T_CONV_NCHWC && cpu_conv_nchwc_flat(g->wl, g->cfg.tile_oc);
+}
+
 hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
   const hetc_plugin_workload_t *wl = g->wl;
   const int64_t N = wl->inputs[0].shape[0], K = wl->output.shape[1];
-  const int64_t OH = wl->output.shape[2];
+  const int64_t OH = nchwc_flat(g) ? 1 : wl->output.shape[2];
   g->grain = 1;
   if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
     const int64_t OCB = cpu_ceil_div(K, g->cfg.tile_oc);
@@ -69,6 +89,12 @@ static void conv_init(conv_t *c, const cpu_gen_t *g, irb_t *r) {
   c->DW = wl->dilation[1];
   c->PT = wl->padding[0];
   c->PL = wl->padding[1];
+  if (nchwc_flat(g)) {
+    c->W *= c->H;
+    c->H = 1;
+    c->OW *= c->OH;
+    c->OH = 1;
+  }
   c->ICBN = g->cfg.tile_ic;
   c->OCBN = g->cfg.tile_oc;
   if (c->ICBN > 0) c->ICB = cpu_ceil_div(c->C, c->ICBN);

@@ -11,7 +11,7 @@ static const struct {
   const char *name;
   uint32_t version;
 } templates[CPU_T_COUNT_] = {
-    [CPU_T_CONV_NCHWC] = {"cpu_conv2d_nchwc", 1},
+    [CPU_T_CONV_NCHWC] = {"cpu_conv2d_nchwc", 2},
     [CPU_T_CONV_DEPTHWISE] = {"cpu_depthwise_nchwc", 1},
     [CPU_T_CONV_NCHW] = {"cpu_conv2d_nchw", 1},
     [CPU_T_DENSE] = {"cpu_dense", 1},
@@ -65,8 +65,12 @@ int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index) {
 
 /* ------------------------------------------------------------------------ */
 
+/* 16 ymm registers must hold reg_n x tile_oc/8 accumulators, the
+ * tile_oc/8 weight vectors of the current input channel and the broadcast
+ * input: any more and the inner loop spills. */
 int cpu_reg_block_fits(int64_t reg_n, int64_t tile_oc) {
-  return reg_n >= 1 && tile_oc >= 8 && reg_n * (tile_oc / 8) + 1 <= 16;
+  int64_t vectors = tile_oc / 8;
+  return reg_n >= 1 && tile_oc >= 8 && reg_n * vectors + vectors + 1 <= 16;
 }
 
 static cpu_knob_spec_t *add_knob(cpu_space_t *s, const char *name, int annotate,
@@ -82,25 +86,53 @@ static cpu_knob_spec_t *add_knob(cpu_space_t *s, const char *name, int annotate,
 static void add_value(cpu_knob_spec_t *k, int64_t v) { k->values[k->num_values++] = v; }
 
 /* Channel blocks: multiples of 8 up to 64, those not above the channel
- * count rounded up to 8. Default: the largest not above 16. */
-static void add_tile_knob(cpu_space_t *s, const char *name, size_t offset, int64_t channels) {
+ * count rounded up to 8. Default: the largest not above `pref`. With
+ * `exact_small`, fewer than 8 channels also get a block of exactly that
+ * many, the default (an RGB input padded to 8 would waste 5/8 of the FMAs). */
+static void add_tile_knob(cpu_space_t *s, const char *name, size_t offset, int64_t channels,
+                          int64_t pref, int exact_small) {
   cpu_knob_spec_t *k = add_knob(s, name, 0, offset);
   const int64_t limit = (channels + 7) / 8 * 8;
+  if (exact_small && channels >= 1 && channels < 8) {
+    add_value(k, channels);
+    k->default_value = channels;
+    pref = 0;
+  }
   for (int64_t b = 8; b <= 64 && b <= limit; b += 8) {
     add_value(k, b);
-    if (b <= 16) k->default_value = b;
+    if (b <= pref) k->default_value = b;
   }
 }
 
-/* The ow register block for a channel block: the largest that fits the
- * registers (at most 8), preferring one that divides OW. */
-static int64_t default_reg_n(int64_t ow, int64_t tile_oc) {
-  int64_t maxr = 8;
-  while (maxr > 1 && !cpu_reg_block_fits(maxr, tile_oc)) --maxr;
+/* The ow register block for a channel block: at most the largest for which
+ * the reg_n x tile_oc/8 accumulators, the tile_oc/8 weight vectors held
+ * across the block and the broadcast input all fit the 16 ymm registers
+ * (measured: a block that needs more spills in the inner loop and runs at
+ * about half the speed), at most OW. Of that and one less, the one whose
+ * blocks over the row cost least, a block of r columns costing as if it had
+ * at least the 8 independent accumulators FMA latency needs (OW 14: 5+5+4
+ * rather than 6+6+2; OW 7: 5+2 rather than 6+1). `ow` is the row the
+ * kernel blocks (all OH x OW when it merges rows), `limit` the largest
+ * value the knob has. */
+static int64_t default_reg_n(int64_t ow, int64_t limit, int64_t tile_oc) {
+  const int64_t v = tile_oc / 8 < 1 ? 1 : tile_oc / 8;
+  int64_t maxr = 1;
+  while (maxr < 12 && (maxr + 1) * v + v + 1 <= 16) ++maxr;
   if (maxr > ow) maxr = ow;
-  for (int64_t r = maxr; r >= 4; --r)
-    if (ow % r == 0) return r;
-  return maxr < 1 ? 1 : maxr;
+  if (maxr > limit) maxr = limit;
+  if (maxr < 1) return 1;
+  const int64_t floor_cols = (8 + v - 1) / v;
+  int64_t best = maxr, best_cost = -1;
+  for (int64_t r = maxr; r >= 1 && r >= maxr - 1; --r) {
+    const int64_t full = ow / r, rem = ow % r;
+    int64_t cost = full * (r > floor_cols ? r : floor_cols);
+    if (rem > 0) cost += rem > floor_cols ? rem : floor_cols;
+    if (best_cost < 0 || cost < best_cost) {
+      best = r;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t *out) {
@@ -108,11 +140,20 @@ void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t 
   if (kind == CPU_T_CONV_NCHWC) {
     const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
     const int64_t OW = wl->output.shape[3];
-    add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C);
-    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K);
+    /* Defaults measured on the ResNet-50 layers (2-core AVX2 host): 16
+     * output channels x 5-6 columns (up to 15 ymm registers); input-channel
+     * blocks of 32 for spatial kernels, where the per-(kh, kw) loop overhead
+     * otherwise dominates (16: up to 1.25x slower), 16 for 1x1 kernels. */
+    const int64_t spatial = wl->kernel[0] * wl->kernel[1] > 1;
+    add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, spatial ? 32 : 16, 1);
+    /* Fewer than 8 input channels (the RGB stem): the ic loop is too short to
+     * hide the per-(kh, kw) overhead, so 8 output channels x 12 columns. */
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, C < 8 ? 8 : 16, 0);
     cpu_knob_spec_t *k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
     for (int64_t r = 1; r <= 16 && r <= OW; ++r) add_value(k, r);
-    k->default_value = default_reg_n(OW, out->knobs[1].default_value);
+    const int64_t toc = out->knobs[1].default_value;
+    const int64_t row = cpu_conv_nchwc_flat(wl, toc) ? wl->output.shape[2] * OW : OW;
+    k->default_value = default_reg_n(row, OW < 16 ? OW : 16, toc);
     out->reg_constraint = 1;
     k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
     add_value(k, 0);
@@ -123,7 +164,7 @@ void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t 
     add_value(k, 1);
     k->default_value = 1;
   } else if (kind == CPU_T_CONV_DEPTHWISE) {
-    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1]);
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0);
   }
   /* Other templates have no knobs. */
 }
