@@ -17,7 +17,8 @@
 #include <llvm-c/Core.h>
 
 #include "hetc/plugin.h"
-#include "strbuf.h"
+#include "plugin_strbuf.h"
+#include "plugin_workload.h"
 
 #define CPU_PLUGIN_NAME "cpu"
 #define CPU_PLUGIN_VERSION "0.1.0"
@@ -52,31 +53,11 @@ int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
 const char *cpu_template_name(int kind);
 uint32_t cpu_template_version(int kind);
 
-/* ------------------------------------------------------------------------ */
-/* Workloads and layouts (workload.c)                                       */
-/* ------------------------------------------------------------------------ */
+/* Workloads and layouts: plugins/common/plugin_workload.h. */
 
-int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason,
-                           size_t reason_size);
-int cpu_conv_is_depthwise(const hetc_plugin_workload_t *wl);
-int cpu_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
 /* Whether cpu_conv2d_nchwc merges the output rows into one (1x1, stride 1,
  * no padding, enough planes to parallelise over): gen_conv.c. */
 int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc);
-int64_t cpu_ceil_div(int64_t a, int64_t b);
-int64_t cpu_logical_count(const hetc_plugin_tensor_t *t);
-int64_t cpu_physical_count(const hetc_plugin_tensor_t *t,
-                           hetc_plugin_layout_t layout);
-int64_t cpu_layout_block(hetc_plugin_layout_t layout, int64_t channels);
-int cpu_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b);
-hetc_plugin_layout_t cpu_layout_row_major(void);
-hetc_plugin_layout_t cpu_layout_nchwc(int64_t block);
-void cpu_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
-                     size_t size);
-void cpu_workload_describe(const hetc_plugin_workload_t *wl, cpu_strbuf_t *sb);
-hetc_plugin_status_t cpu_workload_copy(const hetc_plugin_workload_t *src,
-                                       hetc_plugin_workload_t *dst);
-void cpu_workload_release(hetc_plugin_workload_t *wl);
 
 /* ------------------------------------------------------------------------ */
 /* Knob spaces (space.c)                                                    */
@@ -119,7 +100,7 @@ hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
                                       const hetc_plugin_config_t *config,
                                       cpu_config_t *out);
 void cpu_config_describe(const cpu_space_t *space, const cpu_config_t *config,
-                         cpu_strbuf_t *sb);
+                         hpc_strbuf_t *sb);
 
 /* ------------------------------------------------------------------------ */
 /* Code generation (gen.c, gen_conv.c)                                      */

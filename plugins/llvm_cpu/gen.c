@@ -9,15 +9,15 @@ void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
 
 /* The producer's layout when this kernel can read it (4-d), else row-major. */
 static hetc_plugin_layout_t hint(const hetc_plugin_tensor_t *t) {
-  if (t->rank != 4) return cpu_layout_row_major();
+  if (t->rank != 4) return hpc_layout_row_major();
   hetc_plugin_layout_t l = t->layout;
   if (l.kind == HETC_PLUGIN_LAYOUT_NCHWC && l.block >= 1) return l;
   if (l.kind == HETC_PLUGIN_LAYOUT_NHWC) return l;
-  return cpu_layout_row_major();
+  return hpc_layout_row_major();
 }
 
 static int64_t walk_outer(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t l) {
-  if (t->rank == 4) return t->shape[0] * cpu_ceil_div(t->shape[1], cpu_layout_block(l, t->shape[1]));
+  if (t->rank == 4) return t->shape[0] * hpc_ceil_div(t->shape[1], hpc_layout_block(l, t->shape[1]));
   return t->shape[0];
 }
 
@@ -32,14 +32,14 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
   const hetc_plugin_workload_t *wl = g->wl;
   g->num_inputs = wl->num_inputs;
   g->num_params = 0;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = cpu_layout_row_major();
-  g->output_layout = cpu_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hpc_layout_row_major();
+  g->output_layout = hpc_layout_row_major();
   for (int32_t i = 0; i < 2; ++i) {
     g->param_bytes[i] = cpu_param_packed_count(wl, g->kind, &g->cfg, i) * 4;
     if (g->param_bytes[i]) g->num_params = i + 1;
   }
   const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
-  const int64_t work = cpu_logical_count(out);
+  const int64_t work = hpc_logical_count(out);
   switch (g->kind) {
     case CPU_T_CONV_NCHWC:
     case CPU_T_CONV_DEPTHWISE:
@@ -57,7 +57,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     case CPU_T_ELEMENTWISE:
     case CPU_T_CONCAT:
       for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hint(&in[i]);
-      g->output_layout = out->rank == 4 ? hint(in) : cpu_layout_row_major();
+      g->output_layout = out->rank == 4 ? hint(in) : hpc_layout_row_major();
       break;
     case CPU_T_LAYOUT:
       g->input_layouts[0] = hint(in);
@@ -76,7 +76,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
   g->outer = walk_outer(out, g->output_layout);
   g->grain = grain_for(g->outer, work * (g->kind == CPU_T_POOL ? wl->kernel[0] * wl->kernel[1] : 1));
   if (out->rank == 4) {
-    int64_t b = cpu_layout_block(g->output_layout, out->shape[1]);
+    int64_t b = hpc_layout_block(g->output_layout, out->shape[1]);
     g->avg_inner = (double)(b > 1 ? b : out->shape[3]);
   } else {
     g->avg_inner = (double)out->shape[out->rank - 1];

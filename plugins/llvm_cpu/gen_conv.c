@@ -25,7 +25,7 @@ void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
  * least 8 of them (measured: with 4 the row split balances better). */
 int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc) {
   if (tile_oc < 1) return 0;
-  const int64_t planes = wl->inputs[0].shape[0] * cpu_ceil_div(wl->output.shape[1], tile_oc);
+  const int64_t planes = wl->inputs[0].shape[0] * hpc_ceil_div(wl->output.shape[1], tile_oc);
   return planes >= 8 && wl->kernel[0] == 1 && wl->kernel[1] == 1 &&
          wl->strides[0] == 1 && wl->strides[1] == 1 && wl->padding[0] == 0 &&
          wl->padding[1] == 0 && wl->padding[2] == 0 && wl->padding[3] == 0 &&
@@ -43,10 +43,10 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
   const int64_t OH = nchwc_flat(g) ? 1 : wl->output.shape[2];
   g->grain = 1;
   if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
-    const int64_t OCB = cpu_ceil_div(K, g->cfg.tile_oc);
-    g->input_layouts[0] = cpu_layout_nchwc(g->cfg.tile_ic);
-    if (wl->epilogue.has_residual) g->input_layouts[1] = cpu_layout_nchwc(g->cfg.tile_oc);
-    g->output_layout = cpu_layout_nchwc(g->cfg.tile_oc);
+    const int64_t OCB = hpc_ceil_div(K, g->cfg.tile_oc);
+    g->input_layouts[0] = hpc_layout_nchwc(g->cfg.tile_ic);
+    if (wl->epilogue.has_residual) g->input_layouts[1] = hpc_layout_nchwc(g->cfg.tile_oc);
+    g->output_layout = hpc_layout_nchwc(g->cfg.tile_oc);
     g->outer = N * OCB * (g->kind == CPU_T_CONV_DEPTHWISE || g->cfg.parallel ? OH : 1);
     g->avg_inner = (double)g->cfg.tile_ic;
     if (g->kind == CPU_T_CONV_DEPTHWISE) g->avg_inner = (double)(wl->kernel[1]);
@@ -97,8 +97,8 @@ static void conv_init(conv_t *c, const cpu_gen_t *g, irb_t *r) {
   }
   c->ICBN = g->cfg.tile_ic;
   c->OCBN = g->cfg.tile_oc;
-  if (c->ICBN > 0) c->ICB = cpu_ceil_div(c->C, c->ICBN);
-  if (c->OCBN > 0) c->OCB = cpu_ceil_div(c->K, c->OCBN);
+  if (c->ICBN > 0) c->ICB = hpc_ceil_div(c->C, c->ICBN);
+  if (c->OCBN > 0) c->OCB = hpc_ceil_div(c->K, c->OCBN);
   c->unroll_kw = (int)g->cfg.unroll_kw;
 }
 

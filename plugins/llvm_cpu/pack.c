@@ -37,7 +37,7 @@ static void pack_nchwc_weight(const hetc_plugin_workload_t *wl, int64_t icbn,
                               int64_t ocbn, const float *w, float *out) {
   const int64_t K = wl->output.shape[1], C = wl->inputs[0].shape[1];
   const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-  const int64_t ICB = cpu_ceil_div(C, icbn), OCB = cpu_ceil_div(K, ocbn);
+  const int64_t ICB = hpc_ceil_div(C, icbn), OCB = hpc_ceil_div(K, ocbn);
   for (int64_t ocb = 0; ocb < OCB; ++ocb)
     for (int64_t icb = 0; icb < ICB; ++icb)
       for (int64_t kh = 0; kh < KH; ++kh)
@@ -57,7 +57,7 @@ static void pack_depthwise_weight(const hetc_plugin_workload_t *wl, int64_t bn,
                                   const float *w, float *out) {
   const int64_t C = wl->output.shape[1];
   const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-  const int64_t CB = cpu_ceil_div(C, bn);
+  const int64_t CB = hpc_ceil_div(C, bn);
   for (int64_t cb = 0; cb < CB; ++cb)
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t kw = 0; kw < KW; ++kw)
@@ -74,10 +74,10 @@ uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
   if (count == 0) return 0;
   if (kind != CPU_T_CONV_NCHWC && kind != CPU_T_CONV_DEPTHWISE) return count;
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
-  const int64_t OCP = cpu_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
+  const int64_t OCP = hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
   if (index == 1) return (uint64_t)OCP;
   if (kind == CPU_T_CONV_DEPTHWISE) return (uint64_t)(OCP * wl->kernel[0] * wl->kernel[1]);
-  const int64_t ICP = cpu_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+  const int64_t ICP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
   return (uint64_t)(OCP * ICP * wl->kernel[0] * wl->kernel[1]);
 }
 
@@ -104,7 +104,7 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
   if (kind == CPU_T_CONV_NCHWC || kind == CPU_T_CONV_DEPTHWISE) {
     const int64_t K = wl->output.shape[1];
     if (index == 1)
-      pack_padded(logical, K, cpu_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
+      pack_padded(logical, K, hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
     else if (kind == CPU_T_CONV_DEPTHWISE)
       pack_depthwise_weight(wl, cfg->tile_oc, logical, dst);
     else

@@ -143,8 +143,8 @@ static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance,
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "cpu: device %d does not exist (one device)", device_index);
   char reason[512];
-  int32_t code = cpu_workload_check(workload, reason, sizeof(reason));
-  if (code) return cpu_status(code, "%s", reason);
+  int32_t code = hpc_workload_check(workload, reason, sizeof(reason));
+  if (code) return cpu_status(code, "cpu: %s", reason);
   int kind = cpu_template_kind(workload, template_index);
   if (kind < 0)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
@@ -174,7 +174,7 @@ static hetc_plugin_status_t cpu_template_define_space(const hetc_plugin_instance
 static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact_t *a) {
   (void)instance;
   if (!a) return;
-  cpu_workload_release(&a->wl);
+  hpc_workload_release(&a->wl);
   free(a->description);
   free(a);
 }
@@ -196,9 +196,9 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
 
   hetc_plugin_artifact_t *a = calloc(1, sizeof(*a));
   if (!a) return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
-  if ((s = cpu_workload_copy(workload, &a->wl))) {
+  if (hpc_workload_copy(workload, &a->wl)) {
     free(a);
-    return s;
+    return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   }
   a->kind = kind;
   a->cfg = cfg;
@@ -211,20 +211,20 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
     artifact_free(instance, a);
     return s;
   }
-  cpu_strbuf_t d;
-  cpu_strbuf_init(&d);
-  cpu_strbuf_printf(&d, "%s v%u [", cpu_template_name(kind), cpu_template_version(kind));
+  hpc_strbuf_t d;
+  hpc_strbuf_init(&d);
+  hpc_strbuf_printf(&d, "%s v%u [", cpu_template_name(kind), cpu_template_version(kind));
   cpu_config_describe(&space, &cfg, &d);
-  cpu_strbuf_printf(&d, "] ");
-  cpu_workload_describe(&a->wl, &d);
+  hpc_strbuf_printf(&d, "] ");
+  hpc_workload_describe(&a->wl, &d);
   char layout[32];
   for (int32_t i = 0; i < g.num_inputs; ++i) {
-    cpu_layout_text(g.input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
-    cpu_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
+    hpc_layout_text(g.input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+    hpc_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
   }
-  cpu_layout_text(g.output_layout, a->wl.output.rank, layout, sizeof(layout));
-  cpu_strbuf_printf(&d, ", writes %s", layout);
-  a->description = cpu_strbuf_take(&d, NULL);
+  hpc_layout_text(g.output_layout, a->wl.output.rank, layout, sizeof(layout));
+  hpc_strbuf_printf(&d, ", writes %s", layout);
+  a->description = hpc_strbuf_take(&d, NULL);
   if (!a->description) {
     artifact_free(instance, a);
     return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
@@ -248,9 +248,9 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   a->grain = g.grain < 1 ? 1 : g.grain;
   int32_t n = 0;
   for (int32_t i = 0; i < g.num_inputs; ++i)
-    a->arg_bytes[n++] = (uint64_t)cpu_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
+    a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
   for (int32_t i = 0; i < g.num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
-  a->arg_bytes[n++] = (uint64_t)cpu_physical_count(&a->wl.output, g.output_layout) * 4;
+  a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, g.output_layout) * 4;
   a->num_args = n;
   *out = a;
   return NULL;

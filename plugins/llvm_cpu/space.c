@@ -48,8 +48,8 @@ static int op_template(int32_t op) {
 }
 
 int32_t cpu_template_count(const hetc_plugin_workload_t *wl) {
-  if (cpu_workload_check(wl, NULL, 0) != 0) return 0;
-  if (wl->op == HETC_PLUGIN_OP_CONV2D) return cpu_conv_nchwc_applicable(wl) ? 2 : 1;
+  if (hpc_workload_check(wl, NULL, 0) != 0) return 0;
+  if (wl->op == HETC_PLUGIN_OP_CONV2D) return hpc_conv_nchwc_applicable(wl) ? 2 : 1;
   return 1;
 }
 
@@ -58,7 +58,7 @@ int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index) {
   if (index < 0 || index >= count) return -1;
   if (wl->op == HETC_PLUGIN_OP_CONV2D) {
     if (count == 1 || index == 1) return CPU_T_CONV_NCHW;
-    return cpu_conv_is_depthwise(wl) ? CPU_T_CONV_DEPTHWISE : CPU_T_CONV_NCHWC;
+    return hpc_conv_is_depthwise(wl) ? CPU_T_CONV_DEPTHWISE : CPU_T_CONV_NCHWC;
   }
   return op_template(wl->op);
 }
@@ -268,12 +268,12 @@ hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
 }
 
 void cpu_config_describe(const cpu_space_t *space, const cpu_config_t *config,
-                         cpu_strbuf_t *sb) {
+                         hpc_strbuf_t *sb) {
   if (space->num_knobs == 0) {
-    cpu_strbuf_printf(sb, "(no knobs)");
+    hpc_strbuf_printf(sb, "(no knobs)");
     return;
   }
   for (int32_t i = 0; i < space->num_knobs; ++i)
-    cpu_strbuf_printf(sb, "%s%s=%lld", i ? " " : "", space->knobs[i].name,
+    hpc_strbuf_printf(sb, "%s%s=%lld", i ? " " : "", space->knobs[i].name,
                       (long long)*cfield(config, &space->knobs[i]));
 }

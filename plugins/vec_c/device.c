@@ -126,9 +126,9 @@ typedef void (*peak_fn_t)(long iters, float *out, int *threads);
 /* Independent FMA chains per thread, enough of them to cover the FMA
  * latency on every core; the compiler keeps them in vector registers. */
 static char *peak_source(int lanes) {
-  vec_strbuf_t sb;
-  vec_strbuf_init(&sb);
-  vec_strbuf_printf(
+  hpc_strbuf_t sb;
+  hpc_strbuf_init(&sb);
+  hpc_strbuf_printf(
       &sb,
       "/* hetc vec plugin: fp32 FMA throughput probe. */\n"
       "#define CH 10\n#define LANES %d\n"
@@ -152,7 +152,7 @@ static char *peak_source(int lanes) {
       "  *out = total;\n  *threads = count;\n"
       "}\n",
       lanes);
-  return vec_strbuf_take(&sb, NULL);
+  return hpc_strbuf_take(&sb, NULL);
 }
 
 static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double *out_gflops) {

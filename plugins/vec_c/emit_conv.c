@@ -80,14 +80,14 @@ static double sum_valid_rows(const conv_geom_t *g) {
   return total;
 }
 
-static void emit_consts(vec_strbuf_t *s, const conv_geom_t *g) {
-  vec_strbuf_line(s, 1,
+static void emit_consts(hpc_strbuf_t *s, const conv_geom_t *g) {
+  hpc_strbuf_line(s, 1,
                   "const long N = %lld, C = %lld, H = %lld, W = %lld, K = %lld,"
                   " OH = %lld, OW = %lld;",
                   (long long)g->N, (long long)g->C, (long long)g->H,
                   (long long)g->W, (long long)g->K, (long long)g->OH,
                   (long long)g->OW);
-  vec_strbuf_line(s, 1,
+  hpc_strbuf_line(s, 1,
                   "const long KH = %lld, KW = %lld, SH = %lld, SW = %lld,"
                   " DH = %lld, DW = %lld, PT = %lld, PL = %lld;",
                   (long long)g->KH, (long long)g->KW, (long long)g->SH,
@@ -95,33 +95,33 @@ static void emit_consts(vec_strbuf_t *s, const conv_geom_t *g) {
                   (long long)g->PT, (long long)g->PL);
 }
 
-static void emit_ow_tables(vec_strbuf_t *s, const conv_geom_t *g) {
-  vec_strbuf_printf(s, "  /* valid output columns [OWLO[kw], OWHI[kw]) per "
+static void emit_ow_tables(hpc_strbuf_t *s, const conv_geom_t *g) {
+  hpc_strbuf_printf(s, "  /* valid output columns [OWLO[kw], OWHI[kw]) per "
                        "kernel column */\n  static const long OWLO[%lld] = {",
                     (long long)g->KW);
   for (int64_t kw = 0; kw < g->KW; ++kw)
-    vec_strbuf_printf(s, "%s%lld", kw ? ", " : "", (long long)g->lo[kw]);
-  vec_strbuf_printf(s, "};\n  static const long OWHI[%lld] = {", (long long)g->KW);
+    hpc_strbuf_printf(s, "%s%lld", kw ? ", " : "", (long long)g->lo[kw]);
+  hpc_strbuf_printf(s, "};\n  static const long OWHI[%lld] = {", (long long)g->KW);
   for (int64_t kw = 0; kw < g->KW; ++kw)
-    vec_strbuf_printf(s, "%s%lld", kw ? ", " : "", (long long)g->hi[kw]);
-  vec_strbuf_printf(s, "};\n");
-  vec_strbuf_line(s, 1, "(void)OWLO; (void)OWHI;");
+    hpc_strbuf_printf(s, "%s%lld", kw ? ", " : "", (long long)g->hi[kw]);
+  hpc_strbuf_printf(s, "};\n");
+  hpc_strbuf_line(s, 1, "(void)OWLO; (void)OWHI;");
 }
 
 /* The parallel loop head: t over N*OUTER (parallel 0) or N*OUTER*OH
  * (parallel 1), decomposed into n, `outer` and (for 1) oh. Returns the
  * indent of the body and leaves an OH loop open for parallel 0. */
-static int emit_parallel_head(vec_strbuf_t *s, int64_t parallel,
+static int emit_parallel_head(hpc_strbuf_t *s, int64_t parallel,
                               const char *outer, const char *outer_count) {
-  vec_strbuf_line(s, 0, "#pragma omp parallel for num_threads(threads) schedule(static)");
+  hpc_strbuf_line(s, 0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   if (parallel) {
-    vec_strbuf_line(s, 1, "for (long t = 0; t < N * %s * OH; ++t) {", outer_count);
-    vec_strbuf_line(s, 2, "const long n = t / (%s * OH), %s = (t / OH) %% %s, oh = t %% OH;",
+    hpc_strbuf_line(s, 1, "for (long t = 0; t < N * %s * OH; ++t) {", outer_count);
+    hpc_strbuf_line(s, 2, "const long n = t / (%s * OH), %s = (t / OH) %% %s, oh = t %% OH;",
                     outer_count, outer, outer_count);
     return 2;
   }
-  vec_strbuf_line(s, 1, "for (long t = 0; t < N * %s; ++t) {", outer_count);
-  vec_strbuf_line(s, 2, "const long n = t / %s, %s = t %% %s;", outer_count, outer,
+  hpc_strbuf_line(s, 1, "for (long t = 0; t < N * %s; ++t) {", outer_count);
+  hpc_strbuf_line(s, 2, "const long n = t / %s, %s = t %% %s;", outer_count, outer,
                   outer_count);
   return 2;
 }
@@ -148,25 +148,25 @@ static void emit_conv_args(vec_emit_t *e) {
 
 /* One kernel column (kw given, or "kw" for the rolled loop) of the row
  * nest: orow[ow] += irow[ow*SW + kw*DW - PL] * w. */
-static void emit_nchw_row_tap(vec_strbuf_t *s, int ind, const conv_geom_t *g,
+static void emit_nchw_row_tap(hpc_strbuf_t *s, int ind, const conv_geom_t *g,
                               int64_t kw) {
   if (kw < 0) {
-    vec_strbuf_line(s, ind, "for (long kw = 0; kw < KW; ++kw) {");
-    vec_strbuf_line(s, ind + 1, "const float wv = wr[kw];");
-    vec_strbuf_line(s, ind + 1, "const long base = kw * DW - PL;");
-    vec_strbuf_line(s, ind + 1, "for (long ow = OWLO[kw]; ow < OWHI[kw]; ++ow)");
-    vec_strbuf_line(s, ind + 2, "orow[ow] += irow[base + ow * SW] * wv;");
-    vec_strbuf_line(s, ind, "}");
+    hpc_strbuf_line(s, ind, "for (long kw = 0; kw < KW; ++kw) {");
+    hpc_strbuf_line(s, ind + 1, "const float wv = wr[kw];");
+    hpc_strbuf_line(s, ind + 1, "const long base = kw * DW - PL;");
+    hpc_strbuf_line(s, ind + 1, "for (long ow = OWLO[kw]; ow < OWHI[kw]; ++ow)");
+    hpc_strbuf_line(s, ind + 2, "orow[ow] += irow[base + ow * SW] * wv;");
+    hpc_strbuf_line(s, ind, "}");
     return;
   }
   if (g->lo[kw] >= g->hi[kw]) return; /* this column never meets the input */
-  vec_strbuf_line(s, ind, "{ /* kw = %lld */", (long long)kw);
-  vec_strbuf_line(s, ind + 1, "const float wv = wr[%lld];", (long long)kw);
-  vec_strbuf_line(s, ind + 1, "for (long ow = %lld; ow < %lld; ++ow)",
+  hpc_strbuf_line(s, ind, "{ /* kw = %lld */", (long long)kw);
+  hpc_strbuf_line(s, ind + 1, "const float wv = wr[%lld];", (long long)kw);
+  hpc_strbuf_line(s, ind + 1, "for (long ow = %lld; ow < %lld; ++ow)",
                   (long long)g->lo[kw], (long long)g->hi[kw]);
-  vec_strbuf_line(s, ind + 2, "orow[ow] += irow[%lld + ow * SW] * wv;",
+  hpc_strbuf_line(s, ind + 2, "orow[ow] += irow[%lld + ow * SW] * wv;",
                   (long long)(kw * g->DW - g->PL));
-  vec_strbuf_line(s, ind, "}");
+  hpc_strbuf_line(s, ind, "}");
 }
 
 hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
@@ -181,31 +181,31 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 
   e->num_inputs = wl->num_inputs;
   for (int32_t i = 0; i < wl->num_inputs; ++i)
-    e->input_layouts[i] = vec_layout_row_major();
-  e->output_layout = vec_layout_row_major();
+    e->input_layouts[i] = hpc_layout_row_major();
+  e->output_layout = hpc_layout_row_major();
   e->num_params = 1 + ep->has_bias;
   e->param_bytes[0] = (uint64_t)(g.K * CG * g.KH * g.KW) * 4;
   e->param_bytes[1] = ep->has_bias ? (uint64_t)g.K * 4 : 0;
 
-  vec_strbuf_t *s = &e->src;
+  hpc_strbuf_t *s = &e->src;
   vec_emit_preamble(e, ep->activation);
-  vec_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
+  hpc_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
   emit_conv_args(e);
   emit_consts(s, &g);
-  vec_strbuf_line(s, 1, "const long CG = %lld, KG = %lld; /* per group */",
+  hpc_strbuf_line(s, 1, "const long CG = %lld, KG = %lld; /* per group */",
                   (long long)CG, (long long)KG);
-  vec_strbuf_line(s, 1, "(void)DW; (void)PL;");
+  hpc_strbuf_line(s, 1, "(void)DW; (void)PL;");
   if (row && !unroll) emit_ow_tables(s, &g);
   int ind = emit_parallel_head(s, e->cfg.parallel, "k", "K");
-  vec_strbuf_line(s, ind, "const long g = k / KG;");
-  vec_strbuf_line(s, ind, "const float *restrict wk = wt + k * CG * KH * KW;");
+  hpc_strbuf_line(s, ind, "const long g = k / KG;");
+  hpc_strbuf_line(s, ind, "const float *restrict wk = wt + k * CG * KH * KW;");
   if (!e->cfg.parallel) {
-    vec_strbuf_line(s, ind, "for (long oh = 0; oh < OH; ++oh) {");
+    hpc_strbuf_line(s, ind, "for (long oh = 0; oh < OH; ++oh) {");
     ++ind;
   }
-  vec_strbuf_line(s, ind, "float *restrict orow = out + ((n * K + k) * OH + oh) * OW;");
+  hpc_strbuf_line(s, ind, "float *restrict orow = out + ((n * K + k) * OH + oh) * OW;");
   if (ep->has_residual)
-    vec_strbuf_line(s, ind,
+    hpc_strbuf_line(s, ind,
                     "const float *restrict rrow = res + ((n * K + k) * OH + oh) * OW;");
   char value[160];
   snprintf(value, sizeof(value), "%s%s%s", row ? "orow[ow]" : "acc",
@@ -216,60 +216,60 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
   const double taps_rows = sum_valid_rows(&g); /* sum over oh of valid kh */
   if (row) {
     /* c, kh, kw, ow: the whole output row accumulates in place. */
-    vec_strbuf_line(s, ind, "for (long ow = 0; ow < OW; ++ow) orow[ow] = 0.f;");
-    vec_strbuf_line(s, ind, "for (long c = 0; c < CG; ++c) {");
-    vec_strbuf_line(s, ind + 1,
+    hpc_strbuf_line(s, ind, "for (long ow = 0; ow < OW; ++ow) orow[ow] = 0.f;");
+    hpc_strbuf_line(s, ind, "for (long c = 0; c < CG; ++c) {");
+    hpc_strbuf_line(s, ind + 1,
                     "const float *restrict ic = in + (n * C + g * CG + c) * H * W;");
-    vec_strbuf_line(s, ind + 1, "for (long kh = 0; kh < KH; ++kh) {");
-    vec_strbuf_line(s, ind + 2, "const long ih = oh * SH + kh * DH - PT;");
-    vec_strbuf_line(s, ind + 2, "if (ih < 0 || ih >= H) continue;");
-    vec_strbuf_line(s, ind + 2, "const float *restrict irow = ic + ih * W;");
-    vec_strbuf_line(s, ind + 2, "const float *restrict wr = wk + (c * KH + kh) * KW;");
+    hpc_strbuf_line(s, ind + 1, "for (long kh = 0; kh < KH; ++kh) {");
+    hpc_strbuf_line(s, ind + 2, "const long ih = oh * SH + kh * DH - PT;");
+    hpc_strbuf_line(s, ind + 2, "if (ih < 0 || ih >= H) continue;");
+    hpc_strbuf_line(s, ind + 2, "const float *restrict irow = ic + ih * W;");
+    hpc_strbuf_line(s, ind + 2, "const float *restrict wr = wk + (c * KH + kh) * KW;");
     if (unroll)
       for (int64_t kw = 0; kw < g.KW; ++kw) emit_nchw_row_tap(s, ind + 2, &g, kw);
     else
       emit_nchw_row_tap(s, ind + 2, &g, -1);
-    vec_strbuf_line(s, ind + 1, "}");
-    vec_strbuf_line(s, ind, "}");
+    hpc_strbuf_line(s, ind + 1, "}");
+    hpc_strbuf_line(s, ind, "}");
     if (has_epilogue(wl)) {
-      vec_strbuf_line(s, ind, "for (long ow = 0; ow < OW; ++ow) {");
-      vec_strbuf_line(s, ind + 1, "const float v = %s;", value);
-      vec_strbuf_line(s, ind + 1, "orow[ow] = %s;", act);
-      vec_strbuf_line(s, ind, "}");
+      hpc_strbuf_line(s, ind, "for (long ow = 0; ow < OW; ++ow) {");
+      hpc_strbuf_line(s, ind + 1, "const float v = %s;", value);
+      hpc_strbuf_line(s, ind + 1, "orow[ow] = %s;", act);
+      hpc_strbuf_line(s, ind, "}");
     }
     vec_emit_stat(e, (double)g.OW, rows * (double)g.OH * (has_epilogue(wl) ? 2 : 1));
     for (int64_t kw = 0; kw < g.KW; ++kw)
       vec_emit_stat(e, (double)(g.hi[kw] - g.lo[kw]), rows * (double)CG * taps_rows);
   } else {
     /* ow, c, kh, kw: the canonical seven-loop nest, one accumulator. */
-    vec_strbuf_line(s, ind, "for (long ow = 0; ow < OW; ++ow) {");
-    vec_strbuf_line(s, ind + 1, "float acc = 0.f;");
-    vec_strbuf_line(s, ind + 1, "for (long c = 0; c < CG; ++c) {");
-    vec_strbuf_line(s, ind + 2,
+    hpc_strbuf_line(s, ind, "for (long ow = 0; ow < OW; ++ow) {");
+    hpc_strbuf_line(s, ind + 1, "float acc = 0.f;");
+    hpc_strbuf_line(s, ind + 1, "for (long c = 0; c < CG; ++c) {");
+    hpc_strbuf_line(s, ind + 2,
                     "const float *restrict ic = in + (n * C + g * CG + c) * H * W;");
-    vec_strbuf_line(s, ind + 2, "for (long kh = 0; kh < KH; ++kh) {");
-    vec_strbuf_line(s, ind + 3, "const long ih = oh * SH + kh * DH - PT;");
-    vec_strbuf_line(s, ind + 3, "if (ih < 0 || ih >= H) continue;");
-    vec_strbuf_line(s, ind + 3, "const float *restrict irow = ic + ih * W;");
-    vec_strbuf_line(s, ind + 3, "const float *restrict wr = wk + (c * KH + kh) * KW;");
+    hpc_strbuf_line(s, ind + 2, "for (long kh = 0; kh < KH; ++kh) {");
+    hpc_strbuf_line(s, ind + 3, "const long ih = oh * SH + kh * DH - PT;");
+    hpc_strbuf_line(s, ind + 3, "if (ih < 0 || ih >= H) continue;");
+    hpc_strbuf_line(s, ind + 3, "const float *restrict irow = ic + ih * W;");
+    hpc_strbuf_line(s, ind + 3, "const float *restrict wr = wk + (c * KH + kh) * KW;");
     if (unroll) {
       for (int64_t kw = 0; kw < g.KW; ++kw) {
-        vec_strbuf_line(s, ind + 3, "{ const long iw = ow * SW + %lld;",
+        hpc_strbuf_line(s, ind + 3, "{ const long iw = ow * SW + %lld;",
                         (long long)(kw * g.DW - g.PL));
-        vec_strbuf_line(s, ind + 4, "if (iw >= 0 && iw < W) acc += irow[iw] * wr[%lld]; }",
+        hpc_strbuf_line(s, ind + 4, "if (iw >= 0 && iw < W) acc += irow[iw] * wr[%lld]; }",
                         (long long)kw);
       }
     } else {
-      vec_strbuf_line(s, ind + 3, "for (long kw = 0; kw < KW; ++kw) {");
-      vec_strbuf_line(s, ind + 4, "const long iw = ow * SW + kw * DW - PL;");
-      vec_strbuf_line(s, ind + 4, "if (iw >= 0 && iw < W) acc += irow[iw] * wr[kw];");
-      vec_strbuf_line(s, ind + 3, "}");
+      hpc_strbuf_line(s, ind + 3, "for (long kw = 0; kw < KW; ++kw) {");
+      hpc_strbuf_line(s, ind + 4, "const long iw = ow * SW + kw * DW - PL;");
+      hpc_strbuf_line(s, ind + 4, "if (iw >= 0 && iw < W) acc += irow[iw] * wr[kw];");
+      hpc_strbuf_line(s, ind + 3, "}");
     }
-    vec_strbuf_line(s, ind + 2, "}");
-    vec_strbuf_line(s, ind + 1, "}");
-    vec_strbuf_line(s, ind + 1, "const float v = %s;", value);
-    vec_strbuf_line(s, ind + 1, "orow[ow] = %s;", act);
-    vec_strbuf_line(s, ind, "}");
+    hpc_strbuf_line(s, ind + 2, "}");
+    hpc_strbuf_line(s, ind + 1, "}");
+    hpc_strbuf_line(s, ind + 1, "const float v = %s;", value);
+    hpc_strbuf_line(s, ind + 1, "orow[ow] = %s;", act);
+    hpc_strbuf_line(s, ind, "}");
     /* Innermost loop: kw, or kh once kw is unrolled. */
     double execs = rows * (double)g.OW * (double)CG;
     if (unroll)
@@ -277,9 +277,9 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
     else
       vec_emit_stat(e, (double)g.KW, execs * taps_rows);
   }
-  if (!e->cfg.parallel) vec_strbuf_line(s, --ind, "}");
-  vec_strbuf_line(s, 1, "}");
-  vec_strbuf_line(s, 0, "}");
+  if (!e->cfg.parallel) hpc_strbuf_line(s, --ind, "}");
+  hpc_strbuf_line(s, 1, "}");
+  hpc_strbuf_line(s, 0, "}");
   return NULL;
 }
 
@@ -292,8 +292,8 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 static int64_t ow_tile(int64_t OW, int64_t block) {
   int64_t max_tile = 2048 / block;
   if (max_tile < 1) max_tile = 1;
-  int64_t tiles = vec_ceil_div(OW, max_tile);
-  return vec_ceil_div(OW, tiles);
+  int64_t tiles = hpc_ceil_div(OW, max_tile);
+  return hpc_ceil_div(OW, tiles);
 }
 
 /* Loop orders of the NCHWc reduction nest (groups == 1): permutations of
@@ -319,7 +319,7 @@ int32_t vec_conv_nchwc_orders(int32_t *out_perms, int32_t capacity_rows) {
 }
 
 typedef struct nest_t {
-  vec_strbuf_t *s;
+  hpc_strbuf_t *s;
   const conv_geom_t *g;
   const int32_t *order;
   int unroll;      /* kw loop unrolled */
@@ -339,37 +339,37 @@ static void emit_nest(nest_t *t, int level, int ind);
 
 /* Opens the loop of one axis, recurses, closes it. */
 static void emit_nest(nest_t *t, int level, int ind) {
-  vec_strbuf_t *s = t->s;
+  hpc_strbuf_t *s = t->s;
   const conv_geom_t *g = t->g;
   char kw[32];
   if (level == NUM_AXES) {
     kw_text(t, kw, sizeof(kw));
-    vec_strbuf_line(s, ind,
+    hpc_strbuf_line(s, ind,
                     "const float x = in[(((n * ICB + icb) * H + ih) * W + ow * SW + %s * DW - PL)"
                     " * ICBN + ic];",
                     kw);
-    vec_strbuf_line(s, ind,
+    hpc_strbuf_line(s, ind,
                     "const float *restrict wv = wt + ((((ocb * ICB + icb) * KH + kh) * KW + %s)"
                     " * ICBN + ic) * OCBN;",
                     kw);
-    vec_strbuf_line(s, 0, "#pragma omp simd");
-    vec_strbuf_line(s, ind, "for (long oc = 0; oc < OCBN; ++oc) a[oc] += x * wv[oc];");
+    hpc_strbuf_line(s, 0, "#pragma omp simd");
+    hpc_strbuf_line(s, ind, "for (long oc = 0; oc < OCBN; ++oc) a[oc] += x * wv[oc];");
     return;
   }
   const int axis = t->order[level];
   switch (axis) {
     case AX_ICB:
-      vec_strbuf_line(s, ind, "for (long icb = 0; icb < ICB; ++icb) {");
+      hpc_strbuf_line(s, ind, "for (long icb = 0; icb < ICB; ++icb) {");
       if (t->partial_ic)
-        vec_strbuf_line(s, ind + 1, "const long icn = icb == ICB - 1 ? ICL : ICBN;");
+        hpc_strbuf_line(s, ind + 1, "const long icn = icb == ICB - 1 ? ICL : ICBN;");
       break;
     case AX_KH:
-      vec_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
-      vec_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
-      vec_strbuf_line(s, ind + 1, "if (ih < 0 || ih >= H) continue;");
+      hpc_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
+      hpc_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
+      hpc_strbuf_line(s, ind + 1, "if (ih < 0 || ih >= H) continue;");
       break;
     case AX_IC:
-      vec_strbuf_line(s, ind, "for (long ic = 0; ic < %s; ++ic) {",
+      hpc_strbuf_line(s, ind, "for (long ic = 0; ic < %s; ++ic) {",
                       t->partial_ic ? "icn" : "ICBN");
       break;
     case AX_KW:
@@ -379,26 +379,26 @@ static void emit_nest(nest_t *t, int level, int ind) {
           /* A column no output of this row ever reads is left out. */
           if (g->lo[k] >= g->hi[k]) continue;
           t->kw = k;
-          vec_strbuf_line(s, ind, "{ /* kw = %lld */", (long long)k);
+          hpc_strbuf_line(s, ind, "{ /* kw = %lld */", (long long)k);
           if (t->placed[AX_OW]) {
-            vec_strbuf_line(s, ind + 1, "const long iw = ow * SW + %lld;",
+            hpc_strbuf_line(s, ind + 1, "const long iw = ow * SW + %lld;",
                             (long long)(k * g->DW - g->PL));
-            vec_strbuf_line(s, ind + 1, "if (iw >= 0 && iw < W) {");
+            hpc_strbuf_line(s, ind + 1, "if (iw >= 0 && iw < W) {");
             emit_nest(t, level + 1, ind + 2);
-            vec_strbuf_line(s, ind + 1, "}");
+            hpc_strbuf_line(s, ind + 1, "}");
           } else {
             emit_nest(t, level + 1, ind + 1);
           }
-          vec_strbuf_line(s, ind, "}");
+          hpc_strbuf_line(s, ind, "}");
         }
         t->kw = -1;
         t->placed[AX_KW] = 0;
         return;
       }
-      vec_strbuf_line(s, ind, "for (long kw = 0; kw < KW; ++kw) {");
+      hpc_strbuf_line(s, ind, "for (long kw = 0; kw < KW; ++kw) {");
       if (t->placed[AX_OW]) {
-        vec_strbuf_line(s, ind + 1, "const long iw = ow * SW + kw * DW - PL;");
-        vec_strbuf_line(s, ind + 1, "if (iw < 0 || iw >= W) continue;");
+        hpc_strbuf_line(s, ind + 1, "const long iw = ow * SW + kw * DW - PL;");
+        hpc_strbuf_line(s, ind + 1, "if (iw < 0 || iw >= W) continue;");
       }
       break;
     case AX_OW:
@@ -406,29 +406,29 @@ static void emit_nest(nest_t *t, int level, int ind) {
         /* Only the columns whose input exists for this kw. */
         kw_text(t, kw, sizeof(kw));
         if (t->kw >= 0)
-          vec_strbuf_line(s, ind, "for (long ow = %lld > ow0 ? %lld : ow0, owh = %lld < owe ? %lld : owe;"
+          hpc_strbuf_line(s, ind, "for (long ow = %lld > ow0 ? %lld : ow0, owh = %lld < owe ? %lld : owe;"
                           " ow < owh; ++ow) {",
                           (long long)g->lo[t->kw], (long long)g->lo[t->kw],
                           (long long)g->hi[t->kw], (long long)g->hi[t->kw]);
         else
-          vec_strbuf_line(s, ind,
+          hpc_strbuf_line(s, ind,
                           "for (long ow = OWLO[kw] > ow0 ? OWLO[kw] : ow0, owh = OWHI[kw] < owe ? "
                           "OWHI[kw] : owe; ow < owh; ++ow) {");
       } else {
-        vec_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
+        hpc_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
       }
-      vec_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * OCBN;");
+      hpc_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * OCBN;");
       break;
     default: return;
   }
   t->placed[axis] = 1;
   emit_nest(t, level + 1, ind + 1);
   t->placed[axis] = 0;
-  vec_strbuf_line(s, ind, "}");
+  hpc_strbuf_line(s, ind, "}");
 }
 
 /* Depthwise, taps outside pixels (order 0): for one (kh, kw). */
-static void emit_dw_tap(vec_strbuf_t *s, int ind, const conv_geom_t *g,
+static void emit_dw_tap(hpc_strbuf_t *s, int ind, const conv_geom_t *g,
                         int64_t kw) {
   char kws[32];
   if (kw < 0) {
@@ -437,48 +437,48 @@ static void emit_dw_tap(vec_strbuf_t *s, int ind, const conv_geom_t *g,
     if (g->lo[kw] >= g->hi[kw]) return;
     snprintf(kws, sizeof(kws), "%lld", (long long)kw);
   }
-  vec_strbuf_line(s, ind, "{ /* kw = %s */", kws);
+  hpc_strbuf_line(s, ind, "{ /* kw = %s */", kws);
   ++ind;
   if (kw < 0) {
-    vec_strbuf_line(s, ind, "const long lo = OWLO[kw] > ow0 ? OWLO[kw] : ow0;");
-    vec_strbuf_line(s, ind, "const long hi = OWHI[kw] < owe ? OWHI[kw] : owe;");
+    hpc_strbuf_line(s, ind, "const long lo = OWLO[kw] > ow0 ? OWLO[kw] : ow0;");
+    hpc_strbuf_line(s, ind, "const long hi = OWHI[kw] < owe ? OWHI[kw] : owe;");
   } else {
-    vec_strbuf_line(s, ind, "const long lo = %lld > ow0 ? %lld : ow0;",
+    hpc_strbuf_line(s, ind, "const long lo = %lld > ow0 ? %lld : ow0;",
                     (long long)g->lo[kw], (long long)g->lo[kw]);
-    vec_strbuf_line(s, ind, "const long hi = %lld < owe ? %lld : owe;",
+    hpc_strbuf_line(s, ind, "const long hi = %lld < owe ? %lld : owe;",
                     (long long)g->hi[kw], (long long)g->hi[kw]);
   }
-  vec_strbuf_line(s, ind, "const float *restrict wv = wt + ((cb * KH + kh) * KW + %s) * BN;",
+  hpc_strbuf_line(s, ind, "const float *restrict wv = wt + ((cb * KH + kh) * KW + %s) * BN;",
                   kws);
-  vec_strbuf_line(s, ind, "for (long ow = lo; ow < hi; ++ow) {");
-  vec_strbuf_line(s, ind + 1,
+  hpc_strbuf_line(s, ind, "for (long ow = lo; ow < hi; ++ow) {");
+  hpc_strbuf_line(s, ind + 1,
                   "const float *restrict x = in + (rbase + ow * SW + %s * DW - PL) * BN;",
                   kws);
-  vec_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * BN;");
-  vec_strbuf_line(s, 0, "#pragma omp simd");
-  vec_strbuf_line(s, ind + 1, "for (long c = 0; c < BN; ++c) a[c] += x[c] * wv[c];");
-  vec_strbuf_line(s, ind, "}");
-  vec_strbuf_line(s, ind - 1, "}");
+  hpc_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * BN;");
+  hpc_strbuf_line(s, 0, "#pragma omp simd");
+  hpc_strbuf_line(s, ind + 1, "for (long c = 0; c < BN; ++c) a[c] += x[c] * wv[c];");
+  hpc_strbuf_line(s, ind, "}");
+  hpc_strbuf_line(s, ind - 1, "}");
 }
 
 /* Depthwise, pixels outside taps (order 1): one (kh, kw) for pixel ow. */
-static void emit_dw_pixel_tap(vec_strbuf_t *s, int ind, const conv_geom_t *g,
+static void emit_dw_pixel_tap(hpc_strbuf_t *s, int ind, const conv_geom_t *g,
                               int64_t kw) {
   char kws[32];
   if (kw < 0)
     snprintf(kws, sizeof(kws), "kw");
   else
     snprintf(kws, sizeof(kws), "%lld", (long long)kw);
-  vec_strbuf_line(s, ind, "{ /* kw = %s */", kws);
-  vec_strbuf_line(s, ind + 1, "const long iw = ow * SW + %s * DW - PL;", kws);
-  vec_strbuf_line(s, ind + 1, "if (iw >= 0 && iw < W) {");
-  vec_strbuf_line(s, ind + 2, "const float *restrict x = in + (rbase + iw) * BN;");
-  vec_strbuf_line(s, ind + 2,
+  hpc_strbuf_line(s, ind, "{ /* kw = %s */", kws);
+  hpc_strbuf_line(s, ind + 1, "const long iw = ow * SW + %s * DW - PL;", kws);
+  hpc_strbuf_line(s, ind + 1, "if (iw >= 0 && iw < W) {");
+  hpc_strbuf_line(s, ind + 2, "const float *restrict x = in + (rbase + iw) * BN;");
+  hpc_strbuf_line(s, ind + 2,
                   "const float *restrict wv = wt + ((cb * KH + kh) * KW + %s) * BN;", kws);
-  vec_strbuf_line(s, 0, "#pragma omp simd");
-  vec_strbuf_line(s, ind + 2, "for (long c = 0; c < BN; ++c) a[c] += x[c] * wv[c];");
-  vec_strbuf_line(s, ind + 1, "}");
-  vec_strbuf_line(s, ind, "}");
+  hpc_strbuf_line(s, 0, "#pragma omp simd");
+  hpc_strbuf_line(s, ind + 2, "for (long c = 0; c < BN; ++c) a[c] += x[c] * wv[c];");
+  hpc_strbuf_line(s, ind + 1, "}");
+  hpc_strbuf_line(s, ind, "}");
   (void)g;
 }
 
@@ -487,46 +487,46 @@ static void emit_dw_pixel_tap(vec_strbuf_t *s, int ind, const conv_geom_t *g,
 static void emit_nchwc_epilogue(vec_emit_t *e, int ind, const char *block,
                                 const char *outer, const char *blocks,
                                 int64_t channels, int64_t bn) {
-  vec_strbuf_t *s = &e->src;
+  hpc_strbuf_t *s = &e->src;
   const hetc_plugin_epilogue_t *ep = &e->wl->epilogue;
-  vec_strbuf_line(s, ind, "{");
+  hpc_strbuf_line(s, ind, "{");
   ++ind;
-  vec_strbuf_line(s, ind, "const long obase = ((n * %s + %s) * OH + oh) * OW * %s;",
+  hpc_strbuf_line(s, ind, "const long obase = ((n * %s + %s) * OH + oh) * OW * %s;",
                   blocks, outer, block);
-  vec_strbuf_line(s, ind, "float *restrict op = out + obase;");
-  if (ep->has_residual) vec_strbuf_line(s, ind, "const float *restrict rp = res + obase;");
+  hpc_strbuf_line(s, ind, "float *restrict op = out + obase;");
+  if (ep->has_residual) hpc_strbuf_line(s, ind, "const float *restrict rp = res + obase;");
   if (ep->has_bias)
-    vec_strbuf_line(s, ind, "const float *restrict bp = bias + %s * %s;", outer, block);
-  vec_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
-  vec_strbuf_line(s, ind + 1, "const float *restrict a = acc + (ow - ow0) * %s;", block);
-  vec_strbuf_line(s, 0, "#pragma omp simd");
-  vec_strbuf_line(s, ind + 1, "for (long oc = 0; oc < %s; ++oc) {", block);
-  vec_strbuf_line(s, ind + 2, "const float v = a[oc]%s%s;", ep->has_bias ? " + bp[oc]" : "",
+    hpc_strbuf_line(s, ind, "const float *restrict bp = bias + %s * %s;", outer, block);
+  hpc_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
+  hpc_strbuf_line(s, ind + 1, "const float *restrict a = acc + (ow - ow0) * %s;", block);
+  hpc_strbuf_line(s, 0, "#pragma omp simd");
+  hpc_strbuf_line(s, ind + 1, "for (long oc = 0; oc < %s; ++oc) {", block);
+  hpc_strbuf_line(s, ind + 2, "const float v = a[oc]%s%s;", ep->has_bias ? " + bp[oc]" : "",
                   ep->has_residual ? " + rp[ow * OCBN + oc]" : "");
-  vec_strbuf_line(s, ind + 2, "op[ow * %s + oc] = %s;", block,
+  hpc_strbuf_line(s, ind + 2, "op[ow * %s + oc] = %s;", block,
                   ep->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
-  vec_strbuf_line(s, ind + 1, "}");
-  int64_t last = channels - (vec_ceil_div(channels, bn) - 1) * bn;
+  hpc_strbuf_line(s, ind + 1, "}");
+  int64_t last = channels - (hpc_ceil_div(channels, bn) - 1) * bn;
   if (last != bn) {
-    vec_strbuf_line(s, ind + 1, "if (%s == %s - 1) /* padding channels stay zero */",
+    hpc_strbuf_line(s, ind + 1, "if (%s == %s - 1) /* padding channels stay zero */",
                     outer, blocks);
-    vec_strbuf_line(s, ind + 2, "for (long oc = %lld; oc < %s; ++oc) op[ow * %s + oc] = 0.f;",
+    hpc_strbuf_line(s, ind + 2, "for (long oc = %lld; oc < %s; ++oc) op[ow * %s + oc] = 0.f;",
                     (long long)last, block, block);
   }
-  vec_strbuf_line(s, ind, "}");
-  vec_strbuf_line(s, ind - 1, "}");
+  hpc_strbuf_line(s, ind, "}");
+  hpc_strbuf_line(s, ind - 1, "}");
   double pixels = (double)e->wl->output.shape[0] * (double)e->wl->output.shape[2] *
                   (double)e->wl->output.shape[3];
-  vec_emit_stat(e, (double)bn, pixels * (double)vec_ceil_div(channels, bn));
+  vec_emit_stat(e, (double)bn, pixels * (double)hpc_ceil_div(channels, bn));
   if (last != bn) vec_emit_stat(e, (double)(bn - last), pixels);
 }
 
-static void emit_acc_tile_head(vec_strbuf_t *s, int ind, const char *block) {
-  vec_strbuf_line(s, ind, "for (long ow0 = 0; ow0 < OW; ow0 += OWT) {");
-  vec_strbuf_line(s, ind + 1, "const long owe = ow0 + OWT < OW ? ow0 + OWT : OW;");
-  vec_strbuf_line(s, ind + 1, "for (long ow = 0; ow < owe - ow0; ++ow)");
-  vec_strbuf_line(s, 0, "#pragma omp simd");
-  vec_strbuf_line(s, ind + 2, "for (long oc = 0; oc < %s; ++oc) acc[ow * %s + oc] = 0.f;",
+static void emit_acc_tile_head(hpc_strbuf_t *s, int ind, const char *block) {
+  hpc_strbuf_line(s, ind, "for (long ow0 = 0; ow0 < OW; ow0 += OWT) {");
+  hpc_strbuf_line(s, ind + 1, "const long owe = ow0 + OWT < OW ? ow0 + OWT : OW;");
+  hpc_strbuf_line(s, ind + 1, "for (long ow = 0; ow < owe - ow0; ++ow)");
+  hpc_strbuf_line(s, 0, "#pragma omp simd");
+  hpc_strbuf_line(s, ind + 2, "for (long oc = 0; oc < %s; ++oc) acc[ow * %s + oc] = 0.f;",
                   block, block);
 }
 
@@ -536,37 +536,37 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
   conv_geom_t g;
   hetc_plugin_status_t st = geom_init(wl, &g);
   if (st) return st;
-  const int depthwise = vec_conv_is_depthwise(wl);
-  if (!vec_conv_nchwc_applicable(wl))
+  const int depthwise = hpc_conv_is_depthwise(wl);
+  if (!hpc_conv_nchwc_applicable(wl))
     return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
                       "vec: vec_conv2d_nchwc needs groups == 1 or depthwise");
   const int64_t ICBN = e->cfg.tile_ic, OCBN = e->cfg.tile_oc;
-  const int64_t ICB = vec_ceil_div(g.C, ICBN), OCB = vec_ceil_div(g.K, OCBN);
+  const int64_t ICB = hpc_ceil_div(g.C, ICBN), OCB = hpc_ceil_div(g.K, OCBN);
   const int64_t ICL = g.C - (ICB - 1) * ICBN;
   const int64_t OWT = ow_tile(g.OW, OCBN);
   const int unroll = e->cfg.unroll_kw != 0;
 
   e->num_inputs = wl->num_inputs;
-  e->input_layouts[0] = vec_layout_nchwc(ICBN);
-  if (ep->has_residual) e->input_layouts[1] = vec_layout_nchwc(OCBN);
-  e->output_layout = vec_layout_nchwc(OCBN);
+  e->input_layouts[0] = hpc_layout_nchwc(ICBN);
+  if (ep->has_residual) e->input_layouts[1] = hpc_layout_nchwc(OCBN);
+  e->output_layout = hpc_layout_nchwc(OCBN);
   e->num_params = 1 + ep->has_bias;
   e->param_bytes[0] =
       depthwise ? (uint64_t)(OCB * g.KH * g.KW * OCBN) * 4
                 : (uint64_t)(OCB * ICB * g.KH * g.KW * ICBN * OCBN) * 4;
   e->param_bytes[1] = ep->has_bias ? (uint64_t)(OCB * OCBN) * 4 : 0;
 
-  vec_strbuf_t *s = &e->src;
+  hpc_strbuf_t *s = &e->src;
   vec_emit_preamble(e, ep->activation);
-  vec_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
+  hpc_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
   emit_conv_args(e);
   emit_consts(s, &g);
-  vec_strbuf_line(s, 1,
+  hpc_strbuf_line(s, 1,
                   "const long ICBN = %lld, OCBN = %lld, ICB = %lld, OCB = %lld, ICL = %lld,"
                   " OWT = %lld;",
                   (long long)ICBN, (long long)OCBN, (long long)ICB, (long long)OCB,
                   (long long)ICL, (long long)OWT);
-  vec_strbuf_line(s, 1, "(void)ICB; (void)ICL; (void)ICBN; (void)C; (void)K;");
+  hpc_strbuf_line(s, 1, "(void)ICB; (void)ICL; (void)ICBN; (void)C; (void)K;");
   if (!unroll) emit_ow_tables(s, &g);
   const double pixels_rows = (double)g.N * (double)OCB; /* per output row */
   const double taps_rows = sum_valid_rows(&g);
@@ -574,52 +574,52 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
   for (int64_t kw = 0; kw < g.KW; ++kw) valid_cols += (double)(g.hi[kw] - g.lo[kw]);
 
   if (depthwise) {
-    vec_strbuf_line(s, 1, "const long CB = OCB, BN = OCBN;");
+    hpc_strbuf_line(s, 1, "const long CB = OCB, BN = OCBN;");
     int ind = emit_parallel_head(s, e->cfg.parallel, "cb", "CB");
-    vec_strbuf_line(s, ind, "const long ocb = cb; (void)ocb;");
-    vec_strbuf_line(s, ind, "float acc[%lld];", (long long)(OWT * OCBN));
+    hpc_strbuf_line(s, ind, "const long ocb = cb; (void)ocb;");
+    hpc_strbuf_line(s, ind, "float acc[%lld];", (long long)(OWT * OCBN));
     if (!e->cfg.parallel) {
-      vec_strbuf_line(s, ind, "for (long oh = 0; oh < OH; ++oh) {");
+      hpc_strbuf_line(s, ind, "for (long oh = 0; oh < OH; ++oh) {");
       ++ind;
     }
     emit_acc_tile_head(s, ind, "BN");
     ++ind;
     if (e->cfg.reorder == 0) {
-      vec_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
-      vec_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
-      vec_strbuf_line(s, ind + 1, "if (ih < 0 || ih >= H) continue;");
-      vec_strbuf_line(s, ind + 1, "const long rbase = (n * CB + cb) * H * W + ih * W;");
+      hpc_strbuf_line(s, ind, "for (long kh = 0; kh < KH; ++kh) {");
+      hpc_strbuf_line(s, ind + 1, "const long ih = oh * SH + kh * DH - PT;");
+      hpc_strbuf_line(s, ind + 1, "if (ih < 0 || ih >= H) continue;");
+      hpc_strbuf_line(s, ind + 1, "const long rbase = (n * CB + cb) * H * W + ih * W;");
       if (unroll) {
         for (int64_t kw = 0; kw < g.KW; ++kw) emit_dw_tap(s, ind + 1, &g, kw);
       } else {
-        vec_strbuf_line(s, ind + 1, "for (long kw = 0; kw < KW; ++kw)");
+        hpc_strbuf_line(s, ind + 1, "for (long kw = 0; kw < KW; ++kw)");
         emit_dw_tap(s, ind + 2, &g, -1);
       }
-      vec_strbuf_line(s, ind, "}");
+      hpc_strbuf_line(s, ind, "}");
     } else {
-      vec_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
-      vec_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * BN;");
-      vec_strbuf_line(s, ind + 1, "for (long kh = 0; kh < KH; ++kh) {");
-      vec_strbuf_line(s, ind + 2, "const long ih = oh * SH + kh * DH - PT;");
-      vec_strbuf_line(s, ind + 2, "if (ih < 0 || ih >= H) continue;");
-      vec_strbuf_line(s, ind + 2, "const long rbase = (n * CB + cb) * H * W + ih * W;");
+      hpc_strbuf_line(s, ind, "for (long ow = ow0; ow < owe; ++ow) {");
+      hpc_strbuf_line(s, ind + 1, "float *restrict a = acc + (ow - ow0) * BN;");
+      hpc_strbuf_line(s, ind + 1, "for (long kh = 0; kh < KH; ++kh) {");
+      hpc_strbuf_line(s, ind + 2, "const long ih = oh * SH + kh * DH - PT;");
+      hpc_strbuf_line(s, ind + 2, "if (ih < 0 || ih >= H) continue;");
+      hpc_strbuf_line(s, ind + 2, "const long rbase = (n * CB + cb) * H * W + ih * W;");
       if (unroll) {
         for (int64_t kw = 0; kw < g.KW; ++kw) emit_dw_pixel_tap(s, ind + 2, &g, kw);
       } else {
-        vec_strbuf_line(s, ind + 2, "for (long kw = 0; kw < KW; ++kw)");
+        hpc_strbuf_line(s, ind + 2, "for (long kw = 0; kw < KW; ++kw)");
         emit_dw_pixel_tap(s, ind + 3, &g, -1);
       }
-      vec_strbuf_line(s, ind + 1, "}");
-      vec_strbuf_line(s, ind, "}");
+      hpc_strbuf_line(s, ind + 1, "}");
+      hpc_strbuf_line(s, ind, "}");
     }
     vec_emit_stat(e, (double)OCBN, pixels_rows * taps_rows * valid_cols);
     vec_emit_stat(e, (double)OCBN, pixels_rows * (double)g.OH * (double)g.OW); /* zeroing */
     emit_nchwc_epilogue(e, ind, "BN", "cb", "CB", g.K, OCBN);
   } else {
     int ind = emit_parallel_head(s, e->cfg.parallel, "ocb", "OCB");
-    vec_strbuf_line(s, ind, "float acc[%lld];", (long long)(OWT * OCBN));
+    hpc_strbuf_line(s, ind, "float acc[%lld];", (long long)(OWT * OCBN));
     if (!e->cfg.parallel) {
-      vec_strbuf_line(s, ind, "for (long oh = 0; oh < OH; ++oh) {");
+      hpc_strbuf_line(s, ind, "for (long oh = 0; oh < OH; ++oh) {");
       ++ind;
     }
     emit_acc_tile_head(s, ind, "OCBN");
@@ -640,9 +640,9 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
     emit_nchwc_epilogue(e, ind, "OCBN", "ocb", "OCB", g.K, OCBN);
   }
   /* Close: the ow0 tile loop, the oh loop (parallel 0), the t loop. */
-  vec_strbuf_line(s, e->cfg.parallel ? 2 : 3, "}");
-  if (!e->cfg.parallel) vec_strbuf_line(s, 2, "}");
-  vec_strbuf_line(s, 1, "}");
-  vec_strbuf_line(s, 0, "}");
+  hpc_strbuf_line(s, e->cfg.parallel ? 2 : 3, "}");
+  if (!e->cfg.parallel) hpc_strbuf_line(s, 2, "}");
+  hpc_strbuf_line(s, 1, "}");
+  hpc_strbuf_line(s, 0, "}");
   return NULL;
 }

@@ -37,7 +37,7 @@ static void pack_nchwc_weight(const hetc_plugin_workload_t *wl, int64_t icbn,
                               int64_t ocbn, const float *w, float *out) {
   const int64_t K = wl->output.shape[1], C = wl->inputs[0].shape[1];
   const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-  const int64_t ICB = vec_ceil_div(C, icbn), OCB = vec_ceil_div(K, ocbn);
+  const int64_t ICB = hpc_ceil_div(C, icbn), OCB = hpc_ceil_div(K, ocbn);
   for (int64_t ocb = 0; ocb < OCB; ++ocb)
     for (int64_t icb = 0; icb < ICB; ++icb)
       for (int64_t kh = 0; kh < KH; ++kh)
@@ -57,7 +57,7 @@ static void pack_depthwise_weight(const hetc_plugin_workload_t *wl, int64_t bn,
                                   const float *w, float *out) {
   const int64_t C = wl->output.shape[1];
   const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-  const int64_t CB = vec_ceil_div(C, bn);
+  const int64_t CB = hpc_ceil_div(C, bn);
   for (int64_t cb = 0; cb < CB; ++cb)
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t kw = 0; kw < KW; ++kw)
@@ -90,13 +90,13 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
   if (kind == VEC_T_CONV_NCHWC) {
     const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
     const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-    const int64_t OCP = vec_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
-    const int64_t ICP = vec_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+    const int64_t OCP = hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
+    const int64_t ICP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
     packed = index == 1 ? (uint64_t)OCP
-                        : (uint64_t)(OCP * (vec_conv_is_depthwise(wl) ? 1 : ICP) * KH * KW);
+                        : (uint64_t)(OCP * (hpc_conv_is_depthwise(wl) ? 1 : ICP) * KH * KW);
   } else if (kind == VEC_T_BIAS_ADD) {
-    const int64_t C = wl->inputs[0].shape[1], b = vec_layout_block(output_layout, C);
-    packed = (uint64_t)(vec_ceil_div(C, b) * b);
+    const int64_t C = wl->inputs[0].shape[1], b = hpc_layout_block(output_layout, C);
+    packed = (uint64_t)(hpc_ceil_div(C, b) * b);
   }
   if (packed * 4 != out_bytes)
     return vec_status(HETC_PLUGIN_STATUS_INTERNAL,
@@ -107,16 +107,16 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
   if (kind == VEC_T_CONV_NCHWC) {
     const int64_t K = wl->output.shape[1];
     if (index == 1) {
-      pack_padded(logical, K, vec_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
-    } else if (vec_conv_is_depthwise(wl)) {
+      pack_padded(logical, K, hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
+    } else if (hpc_conv_is_depthwise(wl)) {
       pack_depthwise_weight(wl, cfg->tile_oc, logical, dst);
     } else {
       pack_nchwc_weight(wl, cfg->tile_ic, cfg->tile_oc, logical, dst);
     }
   } else if (kind == VEC_T_BIAS_ADD) {
     const int64_t C = wl->inputs[0].shape[1];
-    const int64_t b = vec_layout_block(output_layout, C);
-    pack_padded(logical, C, vec_ceil_div(C, b) * b, dst);
+    const int64_t b = hpc_layout_block(output_layout, C);
+    pack_padded(logical, C, hpc_ceil_div(C, b) * b, dst);
   } else {
     /* OIHW conv weights, dense weights and plain biases are used as is. */
     memcpy(dst, logical, sizeof(float) * (size_t)count);

@@ -151,8 +151,8 @@ static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance,
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "vec: device %d does not exist (one device)", device_index);
   char reason[512];
-  int32_t code = vec_workload_check(workload, reason, sizeof(reason));
-  if (code) return vec_status(code, "%s", reason);
+  int32_t code = hpc_workload_check(workload, reason, sizeof(reason));
+  if (code) return vec_status(code, "vec: %s", reason);
   int kind = vec_template_kind(workload, template_index);
   if (kind < 0)
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
@@ -182,7 +182,7 @@ static hetc_plugin_status_t vec_template_define_space(const hetc_plugin_instance
 static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact_t *a) {
   if (!a) return;
   if (a->object) vec_toolchain_release(&instance->toolchain, a->object);
-  vec_workload_release(&a->wl);
+  hpc_workload_release(&a->wl);
   free(a->description);
   free(a->source);
   free(a);
@@ -204,20 +204,20 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
 
   hetc_plugin_artifact_t *a = calloc(1, sizeof(*a));
   if (!a) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
-  if ((s = vec_workload_copy(workload, &a->wl))) {
+  if (hpc_workload_copy(workload, &a->wl)) {
     free(a);
-    return s;
+    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   }
   a->kind = kind;
   a->cfg = cfg;
 
-  vec_strbuf_t config_text;
-  vec_strbuf_init(&config_text);
+  hpc_strbuf_t config_text;
+  hpc_strbuf_init(&config_text);
   vec_config_describe(&space, &cfg, &config_text);
   vec_emit_t *e = calloc(1, sizeof(*e));
   if (!e || config_text.failed) {
     free(e);
-    vec_strbuf_free(&config_text);
+    hpc_strbuf_free(&config_text);
     artifact_free(instance, a);
     return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   }
@@ -225,25 +225,25 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   e->kind = kind;
   e->cfg = cfg;
   e->config_text = config_text.data;
-  vec_strbuf_init(&e->src);
+  hpc_strbuf_init(&e->src);
   s = vec_emit(e);
   if (!s) {
-    a->source = vec_strbuf_take(&e->src, &a->source_length);
+    a->source = hpc_strbuf_take(&e->src, &a->source_length);
     const double avg = e->inner_loops > 0 ? e->inner_iterations / e->inner_loops : 0;
-    vec_strbuf_t d;
-    vec_strbuf_init(&d);
-    vec_strbuf_printf(&d, "%s v%u [%s] avg inner loop %.1f: ", vec_template_name(kind),
+    hpc_strbuf_t d;
+    hpc_strbuf_init(&d);
+    hpc_strbuf_printf(&d, "%s v%u [%s] avg inner loop %.1f: ", vec_template_name(kind),
                       vec_template_version(kind), config_text.data ? config_text.data : "",
                       avg);
-    vec_workload_describe(&a->wl, &d);
+    hpc_workload_describe(&a->wl, &d);
     char layout[32];
     for (int32_t i = 0; i < e->num_inputs; ++i) {
-      vec_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
-      vec_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
+      hpc_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+      hpc_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
     }
-    vec_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
-    vec_strbuf_printf(&d, ", writes %s", layout);
-    a->description = vec_strbuf_take(&d, NULL);
+    hpc_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
+    hpc_strbuf_printf(&d, ", writes %s", layout);
+    a->description = hpc_strbuf_take(&d, NULL);
     memcpy(a->input_layouts, e->input_layouts, sizeof(a->input_layouts));
     memcpy(a->param_bytes, e->param_bytes, sizeof(a->param_bytes));
     hetc_plugin_artifact_info_t *info = &a->info;
@@ -258,16 +258,16 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
     /* Minimum buffer sizes, in run()'s argument order. */
     int32_t n = 0;
     for (int32_t i = 0; i < e->num_inputs; ++i)
-      a->arg_bytes[n++] = (uint64_t)vec_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
+      a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
     for (int32_t i = 0; i < e->num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
-    a->arg_bytes[n++] = (uint64_t)vec_physical_count(&a->wl.output, e->output_layout) * 4;
+    a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, e->output_layout) * 4;
     a->num_args = n;
     if (!a->source || !a->description)
       s = vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   }
-  vec_strbuf_free(&e->src);
+  hpc_strbuf_free(&e->src);
   free(e);
-  vec_strbuf_free(&config_text);
+  hpc_strbuf_free(&config_text);
   if (s) {
     artifact_free(instance, a);
     return s;

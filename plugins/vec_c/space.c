@@ -49,9 +49,9 @@ static int op_template(int32_t op) {
 }
 
 int32_t vec_template_count(const hetc_plugin_workload_t *wl) {
-  if (vec_workload_check(wl, NULL, 0) != 0) return 0;
+  if (hpc_workload_check(wl, NULL, 0) != 0) return 0;
   if (wl->op == HETC_PLUGIN_OP_CONV2D)
-    return vec_conv_nchwc_applicable(wl) ? 2 : 1;
+    return hpc_conv_nchwc_applicable(wl) ? 2 : 1;
   return 1;
 }
 
@@ -142,7 +142,7 @@ void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
     add_tile_knob(out, "tile_oc", offsetof(vec_config_t, tile_oc), K);
     vec_knob_spec_t *k = add_knob(out, "reorder", VEC_KNOB_REORDER,
                                   offsetof(vec_config_t, reorder));
-    if (vec_conv_is_depthwise(wl)) {
+    if (hpc_conv_is_depthwise(wl)) {
       /* Axes kh, kw, ow around the channel-block loop. */
       static const int32_t taps_outer[3] = {0, 1, 2}; /* kh, kw, ow */
       static const int32_t pixel_outer[3] = {2, 0, 1}; /* ow, kh, kw */
@@ -159,7 +159,7 @@ void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
       k->default_value = 3;
     }
     int64_t oc_default = out->knobs[1].default_value;
-    add_parallel_knob(out, N * vec_ceil_div(K, oc_default));
+    add_parallel_knob(out, N * hpc_ceil_div(K, oc_default));
     add_unroll_knob(out, wl->kernel[1], 1);
   }
   /* Other templates have no knobs. */
@@ -293,12 +293,12 @@ hetc_plugin_status_t vec_config_parse(const vec_space_t *space,
 }
 
 void vec_config_describe(const vec_space_t *space, const vec_config_t *config,
-                         vec_strbuf_t *sb) {
+                         hpc_strbuf_t *sb) {
   if (space->num_knobs == 0) {
-    vec_strbuf_printf(sb, "(no knobs)");
+    hpc_strbuf_printf(sb, "(no knobs)");
     return;
   }
   for (int32_t i = 0; i < space->num_knobs; ++i)
-    vec_strbuf_printf(sb, "%s%s=%lld", i ? " " : "", space->knobs[i].name,
+    hpc_strbuf_printf(sb, "%s%s=%lld", i ? " " : "", space->knobs[i].name,
                       (long long)*cfield(config, &space->knobs[i]));
 }

@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 #include "hetc/plugin.h"
-#include "strbuf.h"
+#include "plugin_strbuf.h"
+#include "plugin_workload.h"
 
 #ifndef VEC_PLUGIN_NAME /* overridden by a test build */
 #define VEC_PLUGIN_NAME "vec"
@@ -59,44 +60,7 @@ int vec_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
 const char *vec_template_name(int kind);
 uint32_t vec_template_version(int kind);
 
-/* ------------------------------------------------------------------------ */
-/* Workloads and layouts (workload.c)                                        */
-/* ------------------------------------------------------------------------ */
-
-/* 0 when the plugin can compute the workload (by some template), else
- * HETC_PLUGIN_STATUS_UNSUPPORTED or _INVALID_ARGUMENT with the reason in
- * `reason`. Creates no status (supports() must not leak one). */
-int32_t vec_workload_check(const hetc_plugin_workload_t *wl, char *reason,
-                           size_t reason_size);
-/* conv2d with groups == C_in == C_out. */
-int vec_conv_is_depthwise(const hetc_plugin_workload_t *wl);
-/* conv2d that the NCHWc template covers: groups == 1 or depthwise. */
-int vec_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
-
-int64_t vec_ceil_div(int64_t a, int64_t b);
-int64_t vec_logical_count(const hetc_plugin_tensor_t *t);
-/* Elements a tensor of t's logical shape occupies in `layout`. */
-int64_t vec_physical_count(const hetc_plugin_tensor_t *t,
-                           hetc_plugin_layout_t layout);
-/* A 4-d layout as a channel block b: the element (n, c, h, w) lies at
- * (((n*ceil(C/b) + c/b)*H + h)*W + w)*b + c%b. ROW_MAJOR is b = 1, NHWC is
- * b = C, NCHWC is its block. */
-int64_t vec_layout_block(hetc_plugin_layout_t layout, int64_t channels);
-int vec_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b);
-hetc_plugin_layout_t vec_layout_row_major(void);
-hetc_plugin_layout_t vec_layout_nchwc(int64_t block);
-/* "NCHW"/"row-major", "NCHW16c", "NHWC" into buf. */
-void vec_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
-                     size_t size);
-/* One-line description of a workload (op, logical shapes, attributes;
- * not the layout hints). */
-void vec_workload_describe(const hetc_plugin_workload_t *wl, vec_strbuf_t *sb);
-
-/* Deep copy of a workload (its inputs array); free with
- * vec_workload_release. */
-hetc_plugin_status_t vec_workload_copy(const hetc_plugin_workload_t *src,
-                                       hetc_plugin_workload_t *dst);
-void vec_workload_release(hetc_plugin_workload_t *wl);
+/* Workloads and layouts: plugins/common/plugin_workload.h. */
 
 /* ------------------------------------------------------------------------ */
 /* Knob spaces and configs (space.c)                                        */
@@ -155,7 +119,7 @@ hetc_plugin_status_t vec_config_parse(const vec_space_t *space,
                                       vec_config_t *out);
 /* "tile_ic=16 tile_oc=32 ..." or "(no knobs)". */
 void vec_config_describe(const vec_space_t *space, const vec_config_t *config,
-                         vec_strbuf_t *sb);
+                         hpc_strbuf_t *sb);
 
 /* ------------------------------------------------------------------------ */
 /* Emission (emit.c, emit_conv.c, emit_ops.c)                               */
@@ -168,7 +132,7 @@ typedef struct vec_emit_t {
   vec_config_t cfg;
   const char *config_text;
   /* Out: the source and the boundary of the kernel. */
-  vec_strbuf_t src;
+  hpc_strbuf_t src;
   int32_t num_inputs;
   hetc_plugin_layout_t input_layouts[VEC_MAX_INPUTS + 1];
   hetc_plugin_layout_t output_layout;

@@ -4,19 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vec.h"
+#include "plugin_workload.h"
 
 #define MAX_ELEMENTS ((int64_t)1 << 31)
 
-int64_t vec_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t hpc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int64_t vec_logical_count(const hetc_plugin_tensor_t *t) {
+int64_t hpc_logical_count(const hetc_plugin_tensor_t *t) {
   int64_t count = 1;
   for (int32_t i = 0; i < t->rank; ++i) count *= t->shape[i];
   return count;
 }
 
-int64_t vec_layout_block(hetc_plugin_layout_t layout, int64_t channels) {
+int64_t hpc_layout_block(hetc_plugin_layout_t layout, int64_t channels) {
   switch (layout.kind) {
     case HETC_PLUGIN_LAYOUT_NCHWC: return layout.block;
     case HETC_PLUGIN_LAYOUT_NHWC: return channels;
@@ -24,31 +24,31 @@ int64_t vec_layout_block(hetc_plugin_layout_t layout, int64_t channels) {
   }
 }
 
-int64_t vec_physical_count(const hetc_plugin_tensor_t *t,
+int64_t hpc_physical_count(const hetc_plugin_tensor_t *t,
                            hetc_plugin_layout_t layout) {
   if (layout.kind != HETC_PLUGIN_LAYOUT_NCHWC || t->rank != 4)
-    return vec_logical_count(t);
+    return hpc_logical_count(t);
   int64_t b = layout.block;
-  return t->shape[0] * vec_ceil_div(t->shape[1], b) * b * t->shape[2] *
+  return t->shape[0] * hpc_ceil_div(t->shape[1], b) * b * t->shape[2] *
          t->shape[3];
 }
 
-int vec_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
+int hpc_layout_equal(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
   if (a.kind != b.kind) return 0;
   return a.kind != HETC_PLUGIN_LAYOUT_NCHWC || a.block == b.block;
 }
 
-hetc_plugin_layout_t vec_layout_row_major(void) {
+hetc_plugin_layout_t hpc_layout_row_major(void) {
   hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   return l;
 }
 
-hetc_plugin_layout_t vec_layout_nchwc(int64_t block) {
+hetc_plugin_layout_t hpc_layout_nchwc(int64_t block) {
   hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_NCHWC, (int32_t)block};
   return l;
 }
 
-void vec_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
+void hpc_layout_text(hetc_plugin_layout_t layout, int32_t rank, char *buf,
                      size_t size) {
   switch (layout.kind) {
     case HETC_PLUGIN_LAYOUT_NCHWC:
@@ -71,48 +71,48 @@ static const char *op_name(int32_t op) {
 /* Logical shape only: the layouts in a workload are the producers' (a hint),
  * and a kernel's text must not change with a hint it does not follow
  * (artifact_load rebuilds the text from the workload it is given). */
-static void describe_tensor(const hetc_plugin_tensor_t *t, vec_strbuf_t *sb) {
-  vec_strbuf_printf(sb, "[");
+static void describe_tensor(const hetc_plugin_tensor_t *t, hpc_strbuf_t *sb) {
+  hpc_strbuf_printf(sb, "[");
   for (int32_t i = 0; i < t->rank; ++i)
-    vec_strbuf_printf(sb, "%s%lld", i ? "," : "", (long long)t->shape[i]);
-  vec_strbuf_printf(sb, "]");
+    hpc_strbuf_printf(sb, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+  hpc_strbuf_printf(sb, "]");
 }
 
-void vec_workload_describe(const hetc_plugin_workload_t *wl, vec_strbuf_t *sb) {
-  vec_strbuf_printf(sb, "%s in ", op_name(wl->op));
+void hpc_workload_describe(const hetc_plugin_workload_t *wl, hpc_strbuf_t *sb) {
+  hpc_strbuf_printf(sb, "%s in ", op_name(wl->op));
   for (int32_t i = 0; i < wl->num_inputs; ++i) {
-    if (i) vec_strbuf_printf(sb, ", ");
+    if (i) hpc_strbuf_printf(sb, ", ");
     describe_tensor(&wl->inputs[i], sb);
   }
-  vec_strbuf_printf(sb, " out ");
+  hpc_strbuf_printf(sb, " out ");
   describe_tensor(&wl->output, sb);
   switch (wl->op) {
     case HETC_PLUGIN_OP_CONV2D:
     case HETC_PLUGIN_OP_MAX_POOL2D:
     case HETC_PLUGIN_OP_AVG_POOL2D:
-      vec_strbuf_printf(sb, " kernel %dx%d stride %dx%d pad %d,%d,%d,%d",
+      hpc_strbuf_printf(sb, " kernel %dx%d stride %dx%d pad %d,%d,%d,%d",
                         wl->kernel[0], wl->kernel[1], wl->strides[0],
                         wl->strides[1], wl->padding[0], wl->padding[1],
                         wl->padding[2], wl->padding[3]);
       if (wl->op == HETC_PLUGIN_OP_CONV2D)
-        vec_strbuf_printf(sb, " dilation %dx%d groups %d", wl->dilation[0],
+        hpc_strbuf_printf(sb, " dilation %dx%d groups %d", wl->dilation[0],
                           wl->dilation[1], wl->groups);
       else
-        vec_strbuf_printf(sb, " ceil_mode %d count_include_pad %d",
+        hpc_strbuf_printf(sb, " ceil_mode %d count_include_pad %d",
                           wl->ceil_mode, wl->count_include_pad);
       break;
     case HETC_PLUGIN_OP_ELEMENTWISE:
-      vec_strbuf_printf(sb, " activation %d binary %d", wl->activation,
+      hpc_strbuf_printf(sb, " activation %d binary %d", wl->activation,
                         wl->binary);
       break;
     case HETC_PLUGIN_OP_SOFTMAX:
     case HETC_PLUGIN_OP_CONCAT:
-      vec_strbuf_printf(sb, " axis %d", wl->axis);
+      hpc_strbuf_printf(sb, " axis %d", wl->axis);
       break;
     default: break;
   }
   if (wl->op == HETC_PLUGIN_OP_CONV2D || wl->op == HETC_PLUGIN_OP_DENSE)
-    vec_strbuf_printf(sb, " epilogue bias %d residual %d activation %d",
+    hpc_strbuf_printf(sb, " epilogue bias %d residual %d activation %d",
                       wl->epilogue.has_bias, wl->epilogue.has_residual,
                       wl->epilogue.activation);
 }
@@ -143,32 +143,32 @@ static int32_t fail(reason_t *r, int32_t code, const char *format, ...) {
 static int32_t check_tensor(reason_t *r, const hetc_plugin_tensor_t *t,
                             const char *what) {
   if (t->dtype != HETC_PLUGIN_DTYPE_FLOAT32)
-    UNSUPPORTED("vec: %s: dtype %d is not float32", what, t->dtype);
+    UNSUPPORTED("%s: dtype %d is not float32", what, t->dtype);
   if (t->rank < 1 || t->rank > HETC_PLUGIN_MAX_RANK)
-    INVALID("vec: %s: rank %d outside 1..%d", what, t->rank,
+    INVALID("%s: rank %d outside 1..%d", what, t->rank,
             HETC_PLUGIN_MAX_RANK);
   int64_t count = 1;
   for (int32_t i = 0; i < t->rank; ++i) {
     if (t->shape[i] < 1 || t->shape[i] > MAX_ELEMENTS)
-      INVALID("vec: %s: dim %d is %lld", what, i, (long long)t->shape[i]);
+      INVALID("%s: dim %d is %lld", what, i, (long long)t->shape[i]);
     count *= t->shape[i];
     if (count > MAX_ELEMENTS)
-      INVALID("vec: %s: more than 2^31 elements", what);
+      INVALID("%s: more than 2^31 elements", what);
   }
   switch (t->layout.kind) {
     case HETC_PLUGIN_LAYOUT_ROW_MAJOR: break;
     case HETC_PLUGIN_LAYOUT_NCHWC:
       if (t->layout.block < 1 || t->layout.block > 4096)
-        INVALID("vec: %s: NCHWC block %d outside 1..4096", what,
+        INVALID("%s: NCHWC block %d outside 1..4096", what,
                 t->layout.block);
       /* fall through */
     case HETC_PLUGIN_LAYOUT_NHWC:
       if (t->rank != 4)
-        INVALID("vec: %s: layout %s needs rank 4, got %d", what,
+        INVALID("%s: layout %s needs rank 4, got %d", what,
                 t->layout.kind == HETC_PLUGIN_LAYOUT_NHWC ? "NHWC" : "NCHWC",
                 t->rank);
       break;
-    default: UNSUPPORTED("vec: %s: unknown layout kind %d", what, t->layout.kind);
+    default: UNSUPPORTED("%s: unknown layout kind %d", what, t->layout.kind);
   }
   return 0;
 }
@@ -201,14 +201,14 @@ static int32_t check_epilogue(reason_t *r, const hetc_plugin_workload_t *wl,
   const hetc_plugin_epilogue_t *e = &wl->epilogue;
   if ((e->has_bias != 0 && e->has_bias != 1) ||
       (e->has_residual != 0 && e->has_residual != 1))
-    INVALID("vec: %s: epilogue flags must be 0 or 1", op);
+    INVALID("%s: epilogue flags must be 0 or 1", op);
   if (e->activation < HETC_PLUGIN_ACT_NONE || e->activation > HETC_PLUGIN_ACT_TANH)
-    UNSUPPORTED("vec: %s: unknown activation %d", op, e->activation);
+    UNSUPPORTED("%s: unknown activation %d", op, e->activation);
   if (wl->num_inputs != 1 + e->has_residual)
-    INVALID("vec: %s: %d activation inputs, expected %d", op, wl->num_inputs,
+    INVALID("%s: %d activation inputs, expected %d", op, wl->num_inputs,
             1 + e->has_residual);
   if (e->has_residual && !same_shape(&wl->inputs[1], &wl->output))
-    INVALID("vec: %s: residual shape differs from the output's", op);
+    INVALID("%s: residual shape differs from the output's", op);
   return 0;
 }
 
@@ -216,17 +216,17 @@ static int32_t check_window(reason_t *r, const hetc_plugin_workload_t *wl,
                               const char *op) {
   if (wl->kernel[0] < 1 || wl->kernel[1] < 1 || wl->strides[0] < 1 ||
       wl->strides[1] < 1)
-    INVALID("vec: %s: kernel %dx%d and strides %dx%d must be positive", op,
+    INVALID("%s: kernel %dx%d and strides %dx%d must be positive", op,
             wl->kernel[0], wl->kernel[1], wl->strides[0], wl->strides[1]);
   for (int i = 0; i < 4; ++i)
-    if (wl->padding[i] < 0) INVALID("vec: %s: negative padding", op);
+    if (wl->padding[i] < 0) INVALID("%s: negative padding", op);
   /* The emitters tabulate per-kernel-column ranges in fixed arrays. */
   if (wl->kernel[1] > 64)
-    UNSUPPORTED("vec: %s: kernel width %d above 64", op, wl->kernel[1]);
+    UNSUPPORTED("%s: kernel width %d above 64", op, wl->kernel[1]);
   if (wl->inputs[0].rank != 4 || wl->output.rank != 4)
-    INVALID("vec: %s: input and output must be 4-d", op);
+    INVALID("%s: input and output must be 4-d", op);
   if (wl->inputs[0].shape[0] != wl->output.shape[0])
-    INVALID("vec: %s: batch differs between input and output", op);
+    INVALID("%s: batch differs between input and output", op);
   return 0;
 }
 
@@ -235,18 +235,18 @@ static int32_t check_conv(reason_t *r, const hetc_plugin_workload_t *wl) {
   if (s) return s;
   if ((s = check_epilogue(r, wl, "conv2d"))) return s;
   if (wl->dilation[0] < 1 || wl->dilation[1] < 1)
-    INVALID("vec: conv2d: dilation %dx%d must be positive", wl->dilation[0],
+    INVALID("conv2d: dilation %dx%d must be positive", wl->dilation[0],
             wl->dilation[1]);
   const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
   if (wl->groups < 1 || in[1] % wl->groups || out[1] % wl->groups)
-    INVALID("vec: conv2d: groups %d must divide channels %lld and %lld",
+    INVALID("conv2d: groups %d must divide channels %lld and %lld",
             wl->groups, (long long)in[1], (long long)out[1]);
   int64_t oh = conv_extent(in[2], wl->kernel[0], wl->strides[0],
                            wl->dilation[0], wl->padding[0], wl->padding[2]);
   int64_t ow = conv_extent(in[3], wl->kernel[1], wl->strides[1],
                            wl->dilation[1], wl->padding[1], wl->padding[3]);
   if (oh != out[2] || ow != out[3])
-    INVALID("vec: conv2d: output %lldx%lld, the arithmetic gives %lldx%lld",
+    INVALID("conv2d: output %lldx%lld, the arithmetic gives %lldx%lld",
             (long long)out[2], (long long)out[3], (long long)oh, (long long)ow);
   return 0;
 }
@@ -254,20 +254,20 @@ static int32_t check_conv(reason_t *r, const hetc_plugin_workload_t *wl) {
 static int32_t check_pool(reason_t *r, const hetc_plugin_workload_t *wl) {
   int32_t s = check_window(r, wl, "pool2d");
   if (s) return s;
-  if (wl->num_inputs != 1) INVALID("vec: pool2d: expected one input");
+  if (wl->num_inputs != 1) INVALID("pool2d: expected one input");
   if (wl->dilation[0] > 1 || wl->dilation[1] > 1)
-    UNSUPPORTED("vec: pool2d: dilated pooling");
+    UNSUPPORTED("pool2d: dilated pooling");
   if (wl->padding[0] >= wl->kernel[0] || wl->padding[2] >= wl->kernel[0] ||
       wl->padding[1] >= wl->kernel[1] || wl->padding[3] >= wl->kernel[1])
-    INVALID("vec: pool2d: padding must be smaller than the kernel");
+    INVALID("pool2d: padding must be smaller than the kernel");
   const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
-  if (in[1] != out[1]) INVALID("vec: pool2d: channels differ");
+  if (in[1] != out[1]) INVALID("pool2d: channels differ");
   int64_t oh = pool_extent(in[2], wl->kernel[0], wl->strides[0],
                            wl->padding[0], wl->padding[2], wl->ceil_mode);
   int64_t ow = pool_extent(in[3], wl->kernel[1], wl->strides[1],
                            wl->padding[1], wl->padding[3], wl->ceil_mode);
   if (oh != out[2] || ow != out[3])
-    INVALID("vec: pool2d: output %lldx%lld, the arithmetic gives %lldx%lld",
+    INVALID("pool2d: output %lldx%lld, the arithmetic gives %lldx%lld",
             (long long)out[2], (long long)out[3], (long long)oh, (long long)ow);
   return 0;
 }
@@ -280,7 +280,7 @@ static int32_t check_op(reason_t *r, const hetc_plugin_workload_t *wl) {
       int32_t s = check_epilogue(r, wl, "dense");
       if (s) return s;
       if (in->rank != 2 || out->rank != 2 || in->shape[0] != out->shape[0])
-        INVALID("vec: dense: input [N,K] and output [N,units] expected");
+        INVALID("dense: input [N,K] and output [N,units] expected");
       return 0;
     }
     case HETC_PLUGIN_OP_MAX_POOL2D:
@@ -289,75 +289,75 @@ static int32_t check_op(reason_t *r, const hetc_plugin_workload_t *wl) {
       if (wl->num_inputs != 1 || in->rank != 4 || out->rank != 4 ||
           out->shape[0] != in->shape[0] || out->shape[1] != in->shape[1] ||
           out->shape[2] != 1 || out->shape[3] != 1)
-        INVALID("vec: global_avg_pool2d: input [N,C,H,W], output [N,C,1,1]");
+        INVALID("global_avg_pool2d: input [N,C,H,W], output [N,C,1,1]");
       return 0;
     case HETC_PLUGIN_OP_ELEMENTWISE:
       if (!same_shape(in, out))
-        INVALID("vec: elementwise: output shape differs from the first input's");
+        INVALID("elementwise: output shape differs from the first input's");
       if (wl->binary == HETC_PLUGIN_BINARY_NONE) {
-        if (wl->num_inputs != 1) INVALID("vec: elementwise: unary takes one input");
+        if (wl->num_inputs != 1) INVALID("elementwise: unary takes one input");
         if (wl->activation < HETC_PLUGIN_ACT_NONE ||
             wl->activation > HETC_PLUGIN_ACT_TANH)
-          UNSUPPORTED("vec: elementwise: unknown activation %d", wl->activation);
+          UNSUPPORTED("elementwise: unknown activation %d", wl->activation);
         return 0;
       }
       if (wl->binary != HETC_PLUGIN_BINARY_ADD && wl->binary != HETC_PLUGIN_BINARY_MUL)
-        UNSUPPORTED("vec: elementwise: unknown binary op %d", wl->binary);
+        UNSUPPORTED("elementwise: unknown binary op %d", wl->binary);
       if (wl->activation != HETC_PLUGIN_ACT_NONE)
-        INVALID("vec: elementwise: both an activation and a binary op");
-      if (wl->num_inputs != 2) INVALID("vec: elementwise: binary takes two inputs");
+        INVALID("elementwise: both an activation and a binary op");
+      if (wl->num_inputs != 2) INVALID("elementwise: binary takes two inputs");
       if (in[1].rank != in[0].rank)
-        INVALID("vec: elementwise: operands of different rank");
+        INVALID("elementwise: operands of different rank");
       for (int32_t i = 0; i < in[0].rank; ++i)
         if (in[1].shape[i] != in[0].shape[i] && in[1].shape[i] != 1)
-          INVALID("vec: elementwise: dim %d of the second operand neither "
+          INVALID("elementwise: dim %d of the second operand neither "
                   "equals the first's nor is 1", i);
       return 0;
     case HETC_PLUGIN_OP_SOFTMAX:
       if (wl->num_inputs != 1 || !same_shape(in, out))
-        INVALID("vec: softmax: one input of the output's shape expected");
+        INVALID("softmax: one input of the output's shape expected");
       if (wl->axis < 0 || wl->axis >= in->rank)
-        INVALID("vec: softmax: axis %d outside 0..%d", wl->axis, in->rank - 1);
+        INVALID("softmax: axis %d outside 0..%d", wl->axis, in->rank - 1);
       return 0;
     case HETC_PLUGIN_OP_CONCAT: {
       if (wl->axis < 0 || wl->axis >= out->rank)
-        INVALID("vec: concat: axis %d outside 0..%d", wl->axis, out->rank - 1);
+        INVALID("concat: axis %d outside 0..%d", wl->axis, out->rank - 1);
       int64_t sum = 0;
       for (int32_t j = 0; j < wl->num_inputs; ++j) {
-        if (in[j].rank != out->rank) INVALID("vec: concat: ranks differ");
+        if (in[j].rank != out->rank) INVALID("concat: ranks differ");
         for (int32_t i = 0; i < out->rank; ++i)
           if (i != wl->axis && in[j].shape[i] != out->shape[i])
-            INVALID("vec: concat: input %d differs from the output in dim %d",
+            INVALID("concat: input %d differs from the output in dim %d",
                     j, i);
         sum += in[j].shape[wl->axis];
       }
       if (sum != out->shape[wl->axis])
-        INVALID("vec: concat: inputs sum to %lld along the axis, output has %lld",
+        INVALID("concat: inputs sum to %lld along the axis, output has %lld",
                 (long long)sum, (long long)out->shape[wl->axis]);
       return 0;
     }
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM:
-      if (wl->num_inputs != 1) INVALID("vec: layout_transform: one input expected");
-      if (vec_logical_count(in) != vec_logical_count(out))
-        INVALID("vec: layout_transform: element counts differ");
+      if (wl->num_inputs != 1) INVALID("layout_transform: one input expected");
+      if (hpc_logical_count(in) != hpc_logical_count(out))
+        INVALID("layout_transform: element counts differ");
       return 0;
     case HETC_PLUGIN_OP_BIAS_ADD:
       if (wl->num_inputs != 1 || !same_shape(in, out) || in->rank < 2)
-        INVALID("vec: bias_add: one input of rank >= 2 of the output's shape");
+        INVALID("bias_add: one input of rank >= 2 of the output's shape");
       return 0;
-    default: UNSUPPORTED("vec: op %d is not supported", wl->op);
+    default: UNSUPPORTED("op %d is not supported", wl->op);
   }
 }
 
-int32_t vec_workload_check(const hetc_plugin_workload_t *wl, char *reason,
+int32_t hpc_workload_check(const hetc_plugin_workload_t *wl, char *reason,
                            size_t reason_size) {
   reason_t rr = {reason, reason_size}, *r = &rr;
   if (reason_size) reason[0] = '\0';
-  if (!wl) INVALID("vec: null workload");
+  if (!wl) INVALID("null workload");
   if (wl->op < 1 || wl->op >= HETC_PLUGIN_OP_COUNT_)
-    UNSUPPORTED("vec: op %d is not supported", wl->op);
-  if (wl->num_inputs < 1 || wl->num_inputs > VEC_MAX_INPUTS || !wl->inputs)
-    INVALID("vec: %s: %d activation inputs", op_name(wl->op), wl->num_inputs);
+    UNSUPPORTED("op %d is not supported", wl->op);
+  if (wl->num_inputs < 1 || wl->num_inputs > HPC_MAX_INPUTS || !wl->inputs)
+    INVALID("%s: %d activation inputs", op_name(wl->op), wl->num_inputs);
   int32_t s;
   char what[32];
   for (int32_t i = 0; i < wl->num_inputs; ++i) {
@@ -368,32 +368,32 @@ int32_t vec_workload_check(const hetc_plugin_workload_t *wl, char *reason,
   return check_op(r, wl);
 }
 
-int vec_conv_is_depthwise(const hetc_plugin_workload_t *wl) {
+int hpc_conv_is_depthwise(const hetc_plugin_workload_t *wl) {
   return wl->op == HETC_PLUGIN_OP_CONV2D && wl->groups > 1 &&
          wl->groups == wl->inputs[0].shape[1] &&
          wl->groups == wl->output.shape[1];
 }
 
-int vec_conv_nchwc_applicable(const hetc_plugin_workload_t *wl) {
+int hpc_conv_nchwc_applicable(const hetc_plugin_workload_t *wl) {
   return wl->op == HETC_PLUGIN_OP_CONV2D &&
-         (wl->groups == 1 || vec_conv_is_depthwise(wl));
+         (wl->groups == 1 || hpc_conv_is_depthwise(wl));
 }
 
-hetc_plugin_status_t vec_workload_copy(const hetc_plugin_workload_t *src,
+int hpc_workload_copy(const hetc_plugin_workload_t *src,
                                        hetc_plugin_workload_t *dst) {
   *dst = *src;
   hetc_plugin_tensor_t *inputs =
       malloc(sizeof(*inputs) * (size_t)src->num_inputs);
   if (!inputs) {
     dst->inputs = NULL;
-    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
+    return -1;
   }
   memcpy(inputs, src->inputs, sizeof(*inputs) * (size_t)src->num_inputs);
   dst->inputs = inputs;
   return 0;
 }
 
-void vec_workload_release(hetc_plugin_workload_t *wl) {
+void hpc_workload_release(hetc_plugin_workload_t *wl) {
   free((void *)wl->inputs);
   wl->inputs = NULL;
 }

@@ -1,17 +1,17 @@
-#include "strbuf.h"
+#include "plugin_strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void cpu_strbuf_init(cpu_strbuf_t *sb) { memset(sb, 0, sizeof(*sb)); }
+void hpc_strbuf_init(hpc_strbuf_t *sb) { memset(sb, 0, sizeof(*sb)); }
 
-void cpu_strbuf_free(cpu_strbuf_t *sb) {
+void hpc_strbuf_free(hpc_strbuf_t *sb) {
   free(sb->data);
   memset(sb, 0, sizeof(*sb));
 }
 
-static int reserve(cpu_strbuf_t *sb, size_t extra) {
+static int reserve(hpc_strbuf_t *sb, size_t extra) {
   if (sb->failed) return 0;
   size_t need = sb->length + extra + 1;
   if (need <= sb->capacity) return 1;
@@ -27,14 +27,14 @@ static int reserve(cpu_strbuf_t *sb, size_t extra) {
   return 1;
 }
 
-void cpu_strbuf_append(cpu_strbuf_t *sb, const char *text, size_t length) {
+void hpc_strbuf_append(hpc_strbuf_t *sb, const char *text, size_t length) {
   if (!reserve(sb, length)) return;
   memcpy(sb->data + sb->length, text, length);
   sb->length += length;
   sb->data[sb->length] = '\0';
 }
 
-void cpu_strbuf_vprintf(cpu_strbuf_t *sb, const char *format, va_list args) {
+void hpc_strbuf_vprintf(hpc_strbuf_t *sb, const char *format, va_list args) {
   va_list copy;
   va_copy(copy, args);
   int length = vsnprintf(NULL, 0, format, copy);
@@ -48,28 +48,28 @@ void cpu_strbuf_vprintf(cpu_strbuf_t *sb, const char *format, va_list args) {
   sb->length += (size_t)length;
 }
 
-void cpu_strbuf_printf(cpu_strbuf_t *sb, const char *format, ...) {
+void hpc_strbuf_printf(hpc_strbuf_t *sb, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  cpu_strbuf_vprintf(sb, format, args);
+  hpc_strbuf_vprintf(sb, format, args);
   va_end(args);
 }
 
-void cpu_strbuf_line(cpu_strbuf_t *sb, int indent, const char *format, ...) {
+void hpc_strbuf_line(hpc_strbuf_t *sb, int indent, const char *format, ...) {
   static const char spaces[] = "                                        ";
   while (indent > 0) {
     int n = indent > 20 ? 20 : indent;
-    cpu_strbuf_append(sb, spaces, (size_t)n * 2);
+    hpc_strbuf_append(sb, spaces, (size_t)n * 2);
     indent -= n;
   }
   va_list args;
   va_start(args, format);
-  cpu_strbuf_vprintf(sb, format, args);
+  hpc_strbuf_vprintf(sb, format, args);
   va_end(args);
-  cpu_strbuf_append(sb, "\n", 1);
+  hpc_strbuf_append(sb, "\n", 1);
 }
 
-char *cpu_strbuf_take(cpu_strbuf_t *sb, size_t *out_length) {
+char *hpc_strbuf_take(hpc_strbuf_t *sb, size_t *out_length) {
   char *data = sb->failed ? NULL : sb->data;
   if (sb->failed) free(sb->data);
   if (out_length) *out_length = data ? sb->length : 0;
