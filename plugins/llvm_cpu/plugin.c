@@ -9,6 +9,7 @@
 #include <llvm-c/Core.h>
 
 #include "cpu.h"
+#include "plugin_host_buffer.h"
 
 const hetc_plugin_host_t *cpu_host;
 
@@ -38,10 +39,6 @@ struct hetc_plugin_instance_t {
   cpu_device_t device;
 };
 
-struct hetc_plugin_buffer_t {
-  void *data;
-  uint64_t bytes;
-};
 
 struct hetc_plugin_artifact_t {
   hetc_plugin_workload_t wl; /* deep copy */
@@ -322,68 +319,26 @@ static hetc_plugin_status_t cpu_buffer_alloc(hetc_plugin_instance_t *instance,
   if (!instance || !out_buffer || device_index != 0)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "cpu: buffer_alloc: bad instance, device %d or null out", device_index);
-  *out_buffer = NULL;
-  if (bytes > ((uint64_t)1 << 40))
-    return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: %llu bytes is too large",
-                      (unsigned long long)bytes);
-  hetc_plugin_buffer_t *b = calloc(1, sizeof(*b));
-  /* 64-byte aligned (host->alloc promises it); at least one line. */
-  size_t size = (size_t)((bytes + 63) / 64 * 64);
-  if (size == 0) size = 64;
-  void *data = b ? cpu_host->alloc(size) : NULL;
-  if (!data) {
-    free(b);
-    return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %llu bytes",
-                      (unsigned long long)bytes);
-  }
-  /* Zeroed, so NCHWc padding channels of a buffer nobody wrote are zero. */
-  memset(data, 0, size);
-  b->data = data;
-  b->bytes = bytes;
-  *out_buffer = b;
-  return NULL;
+  return hpc_buffer_alloc(cpu_host, "cpu", bytes, out_buffer);
 }
 
 static void cpu_buffer_free(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer) {
   (void)instance;
-  if (!buffer) return;
-  cpu_host->free(buffer->data);
-  free(buffer);
-}
-
-static hetc_plugin_status_t check_range(const hetc_plugin_buffer_t *b, uint64_t offset,
-                                        uint64_t bytes, const char *what) {
-  if (!b) return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s: null buffer", what);
-  if (offset > b->bytes || bytes > b->bytes - offset)
-    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                      "cpu: %s: [%llu, +%llu) outside a buffer of %llu bytes", what,
-                      (unsigned long long)offset, (unsigned long long)bytes,
-                      (unsigned long long)b->bytes);
-  return NULL;
+  hpc_buffer_free(cpu_host, buffer);
 }
 
 static hetc_plugin_status_t cpu_buffer_write(hetc_plugin_instance_t *instance,
                                              hetc_plugin_buffer_t *buffer, uint64_t offset,
                                              const void *src, uint64_t bytes) {
   (void)instance;
-  hetc_plugin_status_t s = check_range(buffer, offset, bytes, "buffer_write");
-  if (s) return s;
-  if (bytes && !src)
-    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: buffer_write: null source");
-  if (bytes) memcpy((char *)buffer->data + offset, src, (size_t)bytes);
-  return NULL;
+  return hpc_buffer_write(cpu_host, "cpu", buffer, offset, src, bytes);
 }
 
 static hetc_plugin_status_t cpu_buffer_read(hetc_plugin_instance_t *instance,
                                             const hetc_plugin_buffer_t *buffer,
                                             uint64_t offset, void *dst, uint64_t bytes) {
   (void)instance;
-  hetc_plugin_status_t s = check_range(buffer, offset, bytes, "buffer_read");
-  if (s) return s;
-  if (bytes && !dst)
-    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: buffer_read: null target");
-  if (bytes) memcpy(dst, (const char *)buffer->data + offset, (size_t)bytes);
-  return NULL;
+  return hpc_buffer_read(cpu_host, "cpu", buffer, offset, dst, bytes);
 }
 
 static hetc_plugin_status_t cpu_buffer_copy(hetc_plugin_instance_t *instance,
@@ -391,13 +346,7 @@ static hetc_plugin_status_t cpu_buffer_copy(hetc_plugin_instance_t *instance,
                                             const hetc_plugin_buffer_t *src,
                                             uint64_t src_offset, uint64_t bytes) {
   (void)instance;
-  hetc_plugin_status_t s = check_range(dst, dst_offset, bytes, "buffer_copy destination");
-  if (!s) s = check_range(src, src_offset, bytes, "buffer_copy source");
-  if (s) return s;
-  if (bytes)
-    memmove((char *)dst->data + dst_offset, (const char *)src->data + src_offset,
-            (size_t)bytes);
-  return NULL;
+  return hpc_buffer_copy(cpu_host, "cpu", dst, dst_offset, src, src_offset, bytes);
 }
 
 static void *cpu_buffer_host_pointer(hetc_plugin_instance_t *instance,

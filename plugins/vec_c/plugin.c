@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "vec.h"
+#include "plugin_host_buffer.h"
 
 const hetc_plugin_host_t *vec_host;
 
@@ -36,10 +37,6 @@ struct hetc_plugin_instance_t {
   vec_device_t device;
 };
 
-struct hetc_plugin_buffer_t {
-  void *data;
-  uint64_t bytes;
-};
 
 struct hetc_plugin_artifact_t {
   hetc_plugin_workload_t wl; /* deep copy */
@@ -333,68 +330,26 @@ static hetc_plugin_status_t vec_buffer_alloc(hetc_plugin_instance_t *instance,
   if (!instance || !out_buffer || device_index != 0)
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "vec: buffer_alloc: bad instance, device %d or null out", device_index);
-  *out_buffer = NULL;
-  if (bytes > ((uint64_t)1 << 40))
-    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: %llu bytes is too large",
-                      (unsigned long long)bytes);
-  hetc_plugin_buffer_t *b = calloc(1, sizeof(*b));
-  /* 64-byte aligned (host->alloc promises it); at least one line. */
-  size_t size = (size_t)((bytes + 63) / 64 * 64);
-  if (size == 0) size = 64;
-  void *data = b ? vec_host->alloc(size) : NULL;
-  if (!data) {
-    free(b);
-    return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: cannot allocate %llu bytes",
-                      (unsigned long long)bytes);
-  }
-  /* Zeroed, so NCHWc padding channels of a buffer nobody wrote are zero. */
-  memset(data, 0, size);
-  b->data = data;
-  b->bytes = bytes;
-  *out_buffer = b;
-  return NULL;
+  return hpc_buffer_alloc(vec_host, "vec", bytes, out_buffer);
 }
 
 static void vec_buffer_free(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer) {
   (void)instance;
-  if (!buffer) return;
-  vec_host->free(buffer->data);
-  free(buffer);
-}
-
-static hetc_plugin_status_t check_range(const hetc_plugin_buffer_t *b, uint64_t offset,
-                                        uint64_t bytes, const char *what) {
-  if (!b) return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: %s: null buffer", what);
-  if (offset > b->bytes || bytes > b->bytes - offset)
-    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                      "vec: %s: [%llu, +%llu) outside a buffer of %llu bytes", what,
-                      (unsigned long long)offset, (unsigned long long)bytes,
-                      (unsigned long long)b->bytes);
-  return NULL;
+  hpc_buffer_free(vec_host, buffer);
 }
 
 static hetc_plugin_status_t vec_buffer_write(hetc_plugin_instance_t *instance,
                                              hetc_plugin_buffer_t *buffer, uint64_t offset,
                                              const void *src, uint64_t bytes) {
   (void)instance;
-  hetc_plugin_status_t s = check_range(buffer, offset, bytes, "buffer_write");
-  if (s) return s;
-  if (bytes && !src)
-    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: buffer_write: null source");
-  if (bytes) memcpy((char *)buffer->data + offset, src, (size_t)bytes);
-  return NULL;
+  return hpc_buffer_write(vec_host, "vec", buffer, offset, src, bytes);
 }
 
 static hetc_plugin_status_t vec_buffer_read(hetc_plugin_instance_t *instance,
                                             const hetc_plugin_buffer_t *buffer,
                                             uint64_t offset, void *dst, uint64_t bytes) {
   (void)instance;
-  hetc_plugin_status_t s = check_range(buffer, offset, bytes, "buffer_read");
-  if (s) return s;
-  if (bytes && !dst)
-    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: buffer_read: null target");
-  if (bytes) memcpy(dst, (const char *)buffer->data + offset, (size_t)bytes);
-  return NULL;
+  return hpc_buffer_read(vec_host, "vec", buffer, offset, dst, bytes);
 }
 
 static hetc_plugin_status_t vec_buffer_copy(hetc_plugin_instance_t *instance,
@@ -402,13 +357,7 @@ static hetc_plugin_status_t vec_buffer_copy(hetc_plugin_instance_t *instance,
                                             const hetc_plugin_buffer_t *src,
                                             uint64_t src_offset, uint64_t bytes) {
   (void)instance;
-  hetc_plugin_status_t s = check_range(dst, dst_offset, bytes, "buffer_copy destination");
-  if (!s) s = check_range(src, src_offset, bytes, "buffer_copy source");
-  if (s) return s;
-  if (bytes)
-    memmove((char *)dst->data + dst_offset, (const char *)src->data + src_offset,
-            (size_t)bytes);
-  return NULL;
+  return hpc_buffer_copy(vec_host, "vec", dst, dst_offset, src, src_offset, bytes);
 }
 
 static void *vec_buffer_host_pointer(hetc_plugin_instance_t *instance,
