@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "vec.h"
+#include "plugin_cpu_info.h"
 #include "plugin_host_buffer.h"
 
 const hetc_plugin_host_t *vec_host;
@@ -71,7 +72,7 @@ static hetc_plugin_status_t vec_instance_create(hetc_plugin_instance_t **out_ins
   *out_instance = NULL;
   hetc_plugin_instance_t *inst = calloc(1, sizeof(*inst));
   if (!inst) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
-  char *model = vec_cpu_model();
+  char *model = hpc_cpu_model();
   hetc_plugin_status_t s =
       model ? vec_toolchain_init(&inst->toolchain, model)
             : vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");

@@ -265,8 +265,6 @@ typedef struct vec_device_t {
   char *cpu_model;
 } vec_device_t;
 
-/* CPU model name from /proc/cpuinfo (malloc'd; "unknown CPU" fallback). */
-char *vec_cpu_model(void);
 /* Fills the descriptor; measures peak GFLOPS with a compiled FMA loop. */
 hetc_plugin_status_t vec_device_init(vec_device_t *dev, vec_toolchain_t *tc);
 void vec_device_fini(vec_device_t *dev);
