@@ -18,6 +18,7 @@
 
 #include "hetc/plugin.h"
 #include "plugin_strbuf.h"
+#include "plugin_pack.h"
 #include "plugin_workload.h"
 
 #define CPU_PLUGIN_NAME "cpu"
@@ -140,8 +141,7 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g);
 /* Parameter packing (pack.c)                                               */
 /* ------------------------------------------------------------------------ */
 
-uint64_t cpu_param_logical_count(const hetc_plugin_workload_t *wl,
-                                 int32_t index);
+/* hpc_param_logical_count: plugins/common/plugin_pack.h. */
 /* Packed element count of a param for the template (its byte size / 4). */
 uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
                                 const cpu_config_t *cfg, int32_t index);

@@ -16,6 +16,7 @@
 
 #include "hetc/plugin.h"
 #include "plugin_strbuf.h"
+#include "plugin_pack.h"
 #include "plugin_workload.h"
 
 #ifndef VEC_PLUGIN_NAME /* overridden by a test build */
@@ -175,9 +176,7 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e);
 /* Parameter packing (pack.c)                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Logical element count of param `index` of the workload (0 if none). */
-uint64_t vec_param_logical_count(const hetc_plugin_workload_t *wl,
-                                 int32_t index);
+/* hpc_param_logical_count: plugins/common/plugin_pack.h. */
 /* Packs a param into the template's layout; out has out_bytes bytes. Pure. */
 hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
                                     int kind, const vec_config_t *cfg,

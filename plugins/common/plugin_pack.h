@@ -1,0 +1,20 @@
+/* plugins/common/plugin_pack.h -- weight layouts of the NCHW[x]c kernels. */
+#ifndef HETC_PLUGINS_COMMON_PLUGIN_PACK_H_
+#define HETC_PLUGINS_COMMON_PLUGIN_PACK_H_
+
+#include <stdint.h>
+
+#include "hetc/plugin.h"
+
+/* Elements of logical param `index` (plugin.h order: weight, bias; bias_add:
+ * bias), 0 when the workload has no such param. */
+uint64_t hpc_param_logical_count(const hetc_plugin_workload_t *wl, int32_t index);
+/* Copies `channels` values and zero-fills up to `padded`. */
+void hpc_pack_padded(const float *src, int64_t channels, int64_t padded, float *dst);
+/* conv weight OIHW -> (K/ocbn, C/icbn, KH, KW, icbn, ocbn), zero-padded. */
+void hpc_pack_nchwc_weight(const hetc_plugin_workload_t *wl, int64_t icbn, int64_t ocbn, const float *w,
+                           float *out);
+/* depthwise weight [C,1,KH,KW] -> (C/bn, KH, KW, bn), zero-padded. */
+void hpc_pack_depthwise_weight(const hetc_plugin_workload_t *wl, int64_t bn, const float *w, float *out);
+
+#endif /* HETC_PLUGINS_COMMON_PLUGIN_PACK_H_ */
