@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "graph/infer.h"
 #include "reference/reference.h"
 
 static void fill(float *data, int64_t count, uint64_t *state) {
@@ -14,6 +15,53 @@ static void fill(float *data, int64_t count, uint64_t *state) {
     *state ^= *state >> 27;
     data[i] = (float)((double)((*state * UINT64_C(0x2545F4914F6CDD1D)) >> 40) / 8388608.0 - 1.0);
   }
+}
+
+int64_t kernel_check_random(uint64_t *rng, int64_t lo, int64_t hi) {
+  *rng ^= *rng << 13;
+  *rng ^= *rng >> 7;
+  *rng ^= *rng << 17;
+  return lo + (int64_t)(*rng % (uint64_t)(hi - lo + 1));
+}
+
+void kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *limits, int index,
+                              hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs) {
+#define NEXT(lo, hi) kernel_check_random(rng, (lo), (hi))
+  memset(w, 0, sizeof(*w));
+  int64_t cin, cout;
+  int32_t groups;
+  switch (index % 3) {
+    case 0: groups = 1; cin = NEXT(1, limits->dense_in_channels); cout = NEXT(1, limits->dense_out_channels); break;
+    case 1: cin = NEXT(2, limits->depthwise_channels); groups = (int32_t)cin; cout = cin; break;
+    default: groups = (int32_t)NEXT(2, 3); cin = groups * NEXT(1, 5); cout = groups * NEXT(1, 6); break;
+  }
+  for (;;) {
+    w->kernel[0] = (int32_t)NEXT(1, 5);
+    w->kernel[1] = (int32_t)NEXT(1, 5);
+    w->strides[0] = (int32_t)NEXT(1, 3);
+    w->strides[1] = (int32_t)NEXT(1, 3);
+    w->dilation[0] = (int32_t)NEXT(1, 2);
+    w->dilation[1] = (int32_t)NEXT(1, 2);
+    for (int p = 0; p < 4; ++p) w->padding[p] = (int32_t)NEXT(0, 2);
+    int64_t h = NEXT(3, limits->height), wd = NEXT(3, limits->width);
+    int64_t oh = hetc_window_output_extent(h, w->kernel[0], w->strides[0], w->padding[0], w->padding[2],
+                                           w->dilation[0], 0);
+    int64_t ow = hetc_window_output_extent(wd, w->kernel[1], w->strides[1], w->padding[1], w->padding[3],
+                                           w->dilation[1], 0);
+    if (oh < 1 || ow < 1) continue;
+    inputs[0] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {NEXT(1, 2), cin, h, wd}, {0, 0}};
+    w->output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {inputs[0].shape[0], cout, oh, ow}, {0, 0}};
+    break;
+  }
+  w->op = HETC_PLUGIN_OP_CONV2D;
+  w->groups = groups;
+  w->epilogue.has_bias = (int32_t)NEXT(0, 1);
+  w->epilogue.activation = (int32_t)NEXT(0, 4);
+  w->epilogue.has_residual = index % 4 == 3;
+  w->num_inputs = 1 + w->epilogue.has_residual;
+  inputs[1] = w->output;
+  w->inputs = inputs;
+#undef NEXT
 }
 
 static int64_t param_count(const hetc_plugin_workload_t *w, int32_t p) {

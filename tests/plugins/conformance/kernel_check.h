@@ -18,4 +18,22 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
                                int32_t template_index, const hetc_plugin_config_t *config,
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out);
 
+/* xorshift64: the next value of *rng in [lo, hi]. */
+int64_t kernel_check_random(uint64_t *rng, int64_t lo, int64_t hi);
+
+/* Upper limits of the channel and spatial sizes kernel_check_random_conv
+ * draws. */
+typedef struct kernel_check_conv_limits_t {
+  int64_t dense_in_channels, dense_out_channels; /* groups == 1 */
+  int64_t depthwise_channels;
+  int64_t height, width;
+} kernel_check_conv_limits_t;
+
+/* A random valid conv2d workload: index % 3 picks dense, depthwise or
+ * grouped; strides 1-3, dilation 1-2, asymmetric padding 0-2, kernels 1-5,
+ * every epilogue, a residual when index % 4 == 3. `inputs` (2 entries)
+ * holds the input tensors the workload points at. */
+void kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *limits, int index,
+                              hetc_plugin_workload_t *out_workload, hetc_plugin_tensor_t *inputs);
+
 #endif

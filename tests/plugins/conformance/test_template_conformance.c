@@ -13,7 +13,6 @@
 
 #include <cmocka.h>
 
-#include "graph/infer.h"
 #include "kernel_check.h"
 #include "space/space.h"
 
@@ -25,49 +24,10 @@
 
 static uint64_t rng = 0x5eed;
 
-static int64_t next(int64_t lo, int64_t hi) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
-}
 
-/* A random valid conv2d workload with its two input tensors. */
 static void random_conv(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs, int index) {
-  memset(w, 0, sizeof(*w));
-  int64_t cin, cout;
-  int32_t groups;
-  switch (index % 3) {
-    case 0: groups = 1; cin = next(1, 19); cout = next(1, 21); break;
-    case 1: cin = next(2, 24); groups = (int32_t)cin; cout = cin; break; /* depthwise */
-    default: groups = (int32_t)next(2, 3); cin = groups * next(1, 5); cout = groups * next(1, 6); break;
-  }
-  for (;;) {
-    w->kernel[0] = (int32_t)next(1, 5);
-    w->kernel[1] = (int32_t)next(1, 5);
-    w->strides[0] = (int32_t)next(1, 3);
-    w->strides[1] = (int32_t)next(1, 3);
-    w->dilation[0] = (int32_t)next(1, 2);
-    w->dilation[1] = (int32_t)next(1, 2);
-    for (int p = 0; p < 4; ++p) w->padding[p] = (int32_t)next(0, 2);
-    int64_t h = next(3, 13), wd = next(3, 13);
-    int64_t oh = hetc_window_output_extent(h, w->kernel[0], w->strides[0], w->padding[0], w->padding[2],
-                                           w->dilation[0], 0);
-    int64_t ow = hetc_window_output_extent(wd, w->kernel[1], w->strides[1], w->padding[1], w->padding[3],
-                                           w->dilation[1], 0);
-    if (oh < 1 || ow < 1) continue;
-    inputs[0] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {next(1, 2), cin, h, wd}, {0, 0}};
-    w->output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {inputs[0].shape[0], cout, oh, ow}, {0, 0}};
-    break;
-  }
-  w->op = HETC_PLUGIN_OP_CONV2D;
-  w->groups = groups;
-  w->epilogue.has_bias = (int32_t)next(0, 1);
-  w->epilogue.activation = (int32_t)next(0, 4);
-  w->epilogue.has_residual = index % 4 == 3;
-  w->num_inputs = 1 + w->epilogue.has_residual;
-  inputs[1] = w->output;
-  w->inputs = inputs;
+  static const kernel_check_conv_limits_t limits = {19, 21, 24, 13, 13};
+  kernel_check_random_conv(&rng, &limits, index, w, inputs);
 }
 
 static void describe(const hetc_plugin_workload_t *w, char *buf, size_t size) {
