@@ -25,7 +25,6 @@
 #include "kernel_check.h"
 #include "machine_peak.h"
 #include "model/model.h"
-#include "space/space.h"
 
 #define DNNL_OK(expr)                                                                   \
   do {                                                                                  \
@@ -133,22 +132,6 @@ static double time_onednn(const hetc_plugin_workload_t *w, int repeat) {
   return median;
 }
 
-static hetc_status_t time_hetc(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *w, int repeat,
-                               kernel_check_result_t *out, char *template_name, size_t size) {
-  const hetc_plugin_t *p = entry->plugin;
-  hetc_plugin_space_t *space = NULL;
-  int64_t index = 0;
-  hetc_space_config_t config;
-  snprintf(template_name, size, "%s", p->template_name(entry->instance, 0, w, 0));
-  HETC_RETURN_IF_ERROR(hetc_space_create(&space));
-  hetc_status_t status = p->template_define_space(entry->instance, 0, w, 0, space);
-  if (!status) status = hetc_space_default(space, &index);
-  if (!status) status = hetc_space_config_at(space, index, &config);
-  if (!status) status = kernel_check_run(entry, w, 0, &config.view, 1, repeat, out);
-  hetc_space_free(space);
-  return status;
-}
-
 int main(int argc, char **argv) {
   const char *model_path = NULL, *target = "cpu";
   int repeat = 9, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -203,9 +186,9 @@ int main(int argc, char **argv) {
     hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
     hetc_plugin_workload_t w;
     kernel_check_result_t result = {0};
-    char template_name[64];
     status = hetc_graph_node_workload(graph, task->first_node, inputs, &w);
-    if (!status) status = time_hetc(entry, &w, repeat, &result, template_name, sizeof(template_name));
+    const char *template_name = status ? "" : entry->plugin->template_name(entry->instance, 0, &w, 0);
+    if (!status) status = kernel_check_run_default(entry, &w, 0, 1, repeat, &result);
     if (status) {
       fprintf(stderr, "bench: task %d: %s\n", t + 1, hetc_status_message(status));
       return 1;

@@ -17,36 +17,15 @@
 #include "kernel_check.h"
 #include "machine_peak.h"
 #include "model/model.h"
-#include "space/space.h"
 
+/* Times the default config of the template named `wanted`. */
 static hetc_status_t time_template(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *w,
-                                   const char *wanted, int repeat, kernel_check_result_t *out,
-                                   char *config_text, size_t size) {
+                                   const char *wanted, int repeat, kernel_check_result_t *out) {
   const hetc_plugin_t *p = entry->plugin;
   int32_t templates = p->template_count(entry->instance, 0, w);
-  for (int32_t t = 0; t < templates; ++t) {
-    if (strcmp(p->template_name(entry->instance, 0, w, t), wanted) != 0) continue;
-    hetc_plugin_space_t *space = NULL;
-    int64_t index = 0;
-    hetc_space_config_t config;
-    HETC_RETURN_IF_ERROR(hetc_space_create(&space));
-    hetc_status_t status = p->template_define_space(entry->instance, 0, w, t, space);
-    if (!status) status = hetc_space_default(space, &index);
-    if (!status) status = hetc_space_config_at(space, index, &config);
-    if (!status) {
-      size_t used = 0;
-      config_text[0] = 0;
-      for (int32_t k = 0; k < config.view.num_knobs && used < size; ++k) {
-        used += (size_t)snprintf(config_text + used, size - used, "%s%s=", k ? " " : "", config.view.knobs[k].name);
-        for (int32_t v = 0; v < config.view.knobs[k].count && used < size; ++v)
-          used += (size_t)snprintf(config_text + used, size - used, v ? "x%lld" : "%lld",
-                                   (long long)config.view.knobs[k].values[v]);
-      }
-      status = kernel_check_run(entry, w, t, &config.view, 1, repeat, out);
-    }
-    hetc_space_free(space);
-    return status;
-  }
+  for (int32_t t = 0; t < templates; ++t)
+    if (!strcmp(p->template_name(entry->instance, 0, w, t), wanted))
+      return kernel_check_run_default(entry, w, t, 1, repeat, out);
   return hetc_status_new(HETC_STATUS_NOT_FOUND, "template %s not offered", wanted);
 }
 
@@ -101,9 +80,8 @@ int main(int argc, char **argv) {
     hetc_plugin_workload_t w;
     status = hetc_graph_node_workload(graph, task->first_node, inputs, &w);
     kernel_check_result_t nchw = {0}, nchwc = {0};
-    char config_nchw[256], config_nchwc[256];
-    if (!status) status = time_template(entry, &w, "vec_conv2d_nchw", repeat, &nchw, config_nchw, sizeof(config_nchw));
-    if (!status) status = time_template(entry, &w, "vec_conv2d_nchwc", repeat, &nchwc, config_nchwc, sizeof(config_nchwc));
+    if (!status) status = time_template(entry, &w, "vec_conv2d_nchw", repeat, &nchw);
+    if (!status) status = time_template(entry, &w, "vec_conv2d_nchwc", repeat, &nchwc);
     if (status) {
       fprintf(stderr, "bench: task %d: %s\n", t + 1, hetc_status_message(status));
       return 1;

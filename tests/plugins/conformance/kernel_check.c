@@ -7,6 +7,7 @@
 #include "graph/graph.h"
 #include "graph/infer.h"
 #include "reference/reference.h"
+#include "space/space.h"
 
 static void fill(float *data, int64_t count, uint64_t *state) {
   for (int64_t i = 0; i < count; ++i) {
@@ -15,6 +16,22 @@ static void fill(float *data, int64_t count, uint64_t *state) {
     *state ^= *state >> 27;
     data[i] = (float)((double)((*state * UINT64_C(0x2545F4914F6CDD1D)) >> 40) / 8388608.0 - 1.0);
   }
+}
+
+hetc_status_t kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                                       int32_t template_index, uint64_t seed, int32_t timed_repeats,
+                                       kernel_check_result_t *out) {
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_plugin_space_t *space = NULL;
+  int64_t index = 0;
+  hetc_space_config_t config;
+  HETC_RETURN_IF_ERROR(hetc_space_create(&space));
+  hetc_status_t status = p->template_define_space(entry->instance, 0, workload, template_index, space);
+  if (!status) status = hetc_space_default(space, &index);
+  if (!status) status = hetc_space_config_at(space, index, &config);
+  if (!status) status = kernel_check_run(entry, workload, template_index, &config.view, seed, timed_repeats, out);
+  hetc_space_free(space);
+  return status;
 }
 
 int64_t kernel_check_random(uint64_t *rng, int64_t lo, int64_t hi) {

@@ -18,6 +18,12 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
                                int32_t template_index, const hetc_plugin_config_t *config,
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out);
 
+/* kernel_check_run with template `template_index`'s default config, taken
+ * from the space the template declares through the host. */
+hetc_status_t kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                                       int32_t template_index, uint64_t seed, int32_t timed_repeats,
+                                       kernel_check_result_t *out);
+
 /* xorshift64: the next value of *rng in [lo, hi]. */
 int64_t kernel_check_random(uint64_t *rng, int64_t lo, int64_t hi);
 
