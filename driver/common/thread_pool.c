@@ -92,10 +92,16 @@ static void ensure_workers(void) {
   workers = calloc((size_t)want, sizeof(pthread_t));
   if (!workers) return;
   stopping = 0;
+  /* Kernels keep scratch panels on the stack (plugin.h, parallel_for): the
+   * size is set rather than inherited from RLIMIT_STACK. */
+  pthread_attr_t attr;
+  const int have_attr = pthread_attr_init(&attr) == 0;
+  if (have_attr) pthread_attr_setstacksize(&attr, HETC_THREAD_STACK_BYTES);
   for (int32_t i = 0; i < want; ++i) {
-    if (pthread_create(&workers[i], NULL, worker_main, NULL) != 0) break;
+    if (pthread_create(&workers[i], have_attr ? &attr : NULL, worker_main, NULL) != 0) break;
     ++worker_count;
   }
+  if (have_attr) pthread_attr_destroy(&attr);
 }
 
 void hetc_thread_pool_set_threads(int32_t threads) {

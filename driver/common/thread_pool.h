@@ -3,9 +3,13 @@
 #ifndef HETC_DRIVER_COMMON_THREAD_POOL_H_
 #define HETC_DRIVER_COMMON_THREAD_POOL_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hetc/plugin.h"
+
+/* Stack size of the pool's worker threads (plugin.h promises kernels 8 MiB). */
+#define HETC_THREAD_STACK_BYTES ((size_t)8 << 20)
 
 /* Sets the number of threads (>= 1) used from the next parallel_for on;
  * 0 means the online core count (or HETC_NUM_THREADS when set). */

@@ -38,6 +38,8 @@ typedef enum cpu_template_kind_t {
   CPU_T_CONV_NCHWC = 0, /* register-blocked NCHW[x]c direct conv */
   CPU_T_CONV_DEPTHWISE, /* depthwise NCHW[x]c */
   CPU_T_CONV_NCHW,      /* plain direct conv, any groups */
+  CPU_T_CONV_IM2COL,    /* im2col panels on the packed GEMM micro-kernel */
+  CPU_T_CONV_WINOGRAD,  /* Winograd F(m x m, 3 x 3), stride 1 */
   CPU_T_DENSE,
   CPU_T_POOL,
   CPU_T_GLOBAL_POOL,
@@ -67,12 +69,15 @@ int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc);
 typedef struct cpu_config_t {
   int64_t tile_ic;   /* ic_bn */
   int64_t tile_oc;   /* oc_bn */
-  int64_t reg_n;     /* ow register block */
+  int64_t reg_n;     /* register block: ow columns, im2col pixels, Winograd tiles */
   int64_t unroll_kw; /* 1: kw unrolled in the IR */
-  int64_t parallel;  /* 0: n*ocb; 1: n*ocb*oh */
+  int64_t parallel;  /* nchwc 0: n*ocb, 1: n*ocb*oh; im2col, Winograd: 1 also splits ocb */
+  int64_t tile_k;    /* im2col: reduction elements per packed chunk (whole rows) */
+  int64_t tiles;     /* im2col: register blocks per packed panel */
+  int64_t tile_m;    /* Winograd: output tile m of F(m x m, 3 x 3) */
 } cpu_config_t;
 
-#define CPU_MAX_KNOBS 6
+#define CPU_MAX_KNOBS 8
 #define CPU_MAX_VALUES 16
 
 typedef struct cpu_knob_spec_t {
@@ -87,8 +92,23 @@ typedef struct cpu_knob_spec_t {
 typedef struct cpu_space_t {
   int32_t num_knobs;
   cpu_knob_spec_t knobs[CPU_MAX_KNOBS];
-  int reg_constraint; /* reg_n * tile_oc / 8 + 1 <= 16 */
+  int reg_constraint;   /* reg_n * tile_oc / 8 + tile_oc / 8 + 1 <= 16 */
+  int panel_constraint; /* im2col: the packed panel fits CPU_STACK_BUFFER_BYTES */
+  int wino_constraint;  /* Winograd: transformed input fits CPU_STACK_BUFFER_BYTES */
+  int64_t channels;     /* for the Winograd constraint: input channels */
 } cpu_space_t;
+
+/* The largest scratch buffer a kernel keeps on its thread's stack (the
+ * host's pool threads have glibc's default 8 MiB stacks). */
+#define CPU_STACK_BUFFER_BYTES (512 * 1024)
+/* Bytes of the im2col kernel's packed panel (at most; whole rows). */
+int64_t cpu_im2col_panel_bytes(int64_t tiles, int64_t reg_n, int64_t tile_k);
+/* Bytes of the Winograd kernel's transformed-input buffer. */
+int64_t cpu_winograd_buffer_bytes(int64_t tile_m, int64_t tiles, int64_t channels,
+                                  int64_t tile_ic);
+/* Whether the cpu Winograd template applies: 3x3, stride 1, dilation 1,
+ * groups 1. */
+int cpu_winograd_applicable(const hetc_plugin_workload_t *wl);
 
 /* Register budget of the NCHWc conv micro-kernel: accumulators plus one
  * weight vector in 16 ymm registers. */
@@ -150,6 +170,17 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl,
                                     int32_t index, const float *logical,
                                     uint64_t count, void *out,
                                     uint64_t out_bytes);
+
+/* Winograd F(m x m, 3 x 3) transforms (winograd.c): Y = AT [(G g GT) .*
+ * (BT d B)] A, row-major matrices (Lavin and Gray, 2016). */
+typedef struct cpu_winograd_t {
+  int m, alpha; /* alpha = m + 2 */
+  const double *bt; /* alpha x alpha */
+  const double *g;  /* alpha x 3 */
+  const double *at; /* m x alpha */
+} cpu_winograd_t;
+/* m 2 or 4; NULL otherwise. */
+const cpu_winograd_t *cpu_winograd(int64_t m);
 
 /* ------------------------------------------------------------------------ */
 /* JIT (jit.c)                                                              */

@@ -2,10 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "irb.h"
-
-hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
-void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
+#include "gen_conv.h"
 
 /* The producer's layout when this kernel can read it (4-d), else row-major. */
 static hetc_plugin_layout_t hint(const hetc_plugin_tensor_t *t) {
@@ -43,11 +40,13 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
   switch (g->kind) {
     case CPU_T_CONV_NCHWC:
     case CPU_T_CONV_DEPTHWISE:
-    case CPU_T_CONV_NCHW: return cpu_gen_conv_boundary(g);
+    case CPU_T_CONV_NCHW:
+    case CPU_T_CONV_IM2COL:
+    case CPU_T_CONV_WINOGRAD: return cpu_gen_conv_boundary(g);
     case CPU_T_DENSE:
-      g->outer = out->shape[0] * out->shape[1];
-      g->grain = grain_for(1, 4096 / (in->shape[1] > 0 ? in->shape[1] : 1));
-      g->avg_inner = 8;
+      g->outer = hpc_ceil_div(out->shape[0], g->cfg.reg_n) * hpc_ceil_div(out->shape[1], g->cfg.tile_oc);
+      g->grain = 1;
+      g->avg_inner = (double)in->shape[1];
       return NULL;
     case CPU_T_POOL:
     case CPU_T_GLOBAL_POOL:
@@ -242,48 +241,6 @@ static void gen_softmax(cpu_gen_t *g, irb_t *r) {
   irb_endfor(r, &lo);
 }
 
-static void gen_dense(cpu_gen_t *g, irb_t *r) {
-  const hetc_plugin_workload_t *wl = g->wl;
-  const int64_t K = wl->inputs[0].shape[1], U = wl->output.shape[1];
-  const int64_t K8 = K / 8 * 8;
-  int arg = 0;
-  LLVMValueRef x = irb_arg(r, arg++);
-  LLVMValueRef res = wl->epilogue.has_residual ? irb_arg(r, arg++) : NULL;
-  LLVMValueRef w = irb_arg(r, arg++);
-  LLVMValueRef bias = wl->epilogue.has_bias ? irb_arg(r, arg++) : NULL;
-  LLVMValueRef y = irb_arg(r, arg++);
-  LLVMValueRef accv = irb_alloca(r, r->v8), acc = irb_alloca(r, r->f32);
-  irb_loop_t lo, lk;
-  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
-  LLVMValueRef n = DIV(o, C64(U)), u = REM(o, C64(U));
-  LLVMValueRef xr = MUL(n, C64(K)), wr = MUL(u, C64(K));
-  irb_store(r, irb_v8(r, 0), accv);
-  if (K8 > 0) {
-    LLVMValueRef k = irb_for(r, &lk, C64(0), C64(K8), 8);
-    LLVMValueRef v = irb_fma(r, irb_ldv(r, x, ADD(xr, k)), irb_ldv(r, w, ADD(wr, k)),
-                             irb_load(r, r->v8, accv));
-    irb_store(r, v, accv);
-    irb_endfor(r, &lk);
-  }
-  LLVMValueRef vv = irb_load(r, r->v8, accv);
-  LLVMValueRef sum = CF(0);
-  for (unsigned l = 0; l < 8; ++l)
-    sum = FADD(sum, LLVMBuildExtractElement(r->b, vv, LLVMConstInt(r->i32, l, 0), ""));
-  irb_store(r, sum, acc);
-  if (K8 < K) {
-    LLVMValueRef k = irb_for(r, &lk, C64(K8), C64(K), 1);
-    irb_store(r, irb_fma(r, irb_ld(r, x, ADD(xr, k)), irb_ld(r, w, ADD(wr, k)),
-                         irb_load(r, r->f32, acc)),
-              acc);
-    irb_endfor(r, &lk);
-  }
-  LLVMValueRef out = irb_load(r, r->f32, acc);
-  if (bias) out = FADD(out, irb_ld(r, bias, u));
-  if (res) out = FADD(out, irb_ld(r, res, o));
-  irb_st(r, irb_act(r, out, wl->epilogue.activation), y, o);
-  irb_endfor(r, &lo);
-}
-
 hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
   g->ctx = LLVMContextCreate();
   g->mod = LLVMModuleCreateWithNameInContext("hetc_cpu", g->ctx);
@@ -300,8 +257,10 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
   switch (g->kind) {
     case CPU_T_CONV_NCHWC:
     case CPU_T_CONV_DEPTHWISE:
-    case CPU_T_CONV_NCHW: cpu_gen_conv_ir(g, r); break;
-    case CPU_T_DENSE: gen_dense(g, r); break;
+    case CPU_T_CONV_NCHW:
+    case CPU_T_CONV_IM2COL:
+    case CPU_T_CONV_WINOGRAD: cpu_gen_conv_ir(g, r); break;
+    case CPU_T_DENSE: cpu_gen_dense(g, r); break;
     case CPU_T_SOFTMAX: gen_softmax(g, r); break;
     case CPU_T_POOL: fn = pool_elem; break;
     case CPU_T_GLOBAL_POOL: fn = global_pool_elem; break;

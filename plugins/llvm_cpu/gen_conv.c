@@ -12,10 +12,7 @@
  * the store; NCHWc padding channels are stored as zeros. */
 #include <string.h>
 
-#include "irb.h"
-
-hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
-void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
+#include "gen_conv.h"
 
 /* A 1x1, stride-1, unpadded NCHWc conv reads and writes each (h, w) plane
  * contiguously, so its rows are merged into one: register blocks then run
@@ -42,7 +39,28 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
   const int64_t N = wl->inputs[0].shape[0], K = wl->output.shape[1];
   const int64_t OH = nchwc_flat(g) ? 1 : wl->output.shape[2];
   g->grain = 1;
-  if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
+  if (g->kind == CPU_T_CONV_IM2COL || g->kind == CPU_T_CONV_WINOGRAD) {
+    const int64_t OCB = hpc_ceil_div(K, g->cfg.tile_oc), ICBN = g->cfg.tile_ic;
+    g->input_layouts[0] = hpc_layout_nchwc(ICBN);
+    if (wl->epilogue.has_residual) g->input_layouts[1] = hpc_layout_nchwc(g->cfg.tile_oc);
+    g->output_layout = hpc_layout_nchwc(g->cfg.tile_oc);
+    const int64_t C = wl->inputs[0].shape[1], P = wl->output.shape[2] * wl->output.shape[3];
+    int64_t blocks;
+    if (g->kind == CPU_T_CONV_IM2COL) {
+      /* The micro-kernel's reduction: one chunk of whole (icb, kh, kw) rows. */
+      const int64_t rows = hpc_ceil_div(C, ICBN) * wl->kernel[0] * wl->kernel[1];
+      int64_t chunk = g->cfg.tile_k / ICBN;
+      chunk = chunk < 1 ? 1 : chunk > rows ? rows : chunk;
+      g->avg_inner = (double)(chunk * ICBN);
+      blocks = hpc_ceil_div(P, g->cfg.reg_n * g->cfg.tiles);
+    } else {
+      const int64_t m = g->cfg.tile_m;
+      g->avg_inner = (double)(hpc_ceil_div(C, ICBN) * ICBN);
+      blocks = hpc_ceil_div(hpc_ceil_div(wl->output.shape[2], m) * hpc_ceil_div(wl->output.shape[3], m),
+                            g->cfg.reg_n);
+    }
+    g->outer = N * blocks * (g->cfg.parallel ? OCB : 1);
+  } else if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
     const int64_t OCB = hpc_ceil_div(K, g->cfg.tile_oc);
     g->input_layouts[0] = hpc_layout_nchwc(g->cfg.tile_ic);
     if (wl->epilogue.has_residual) g->input_layouts[1] = hpc_layout_nchwc(g->cfg.tile_oc);
@@ -57,15 +75,7 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
   return NULL;
 }
 
-typedef struct conv_t {
-  const hetc_plugin_workload_t *wl;
-  LLVMValueRef x, res, w, bias, y;
-  int64_t C, H, W, K, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL;
-  int64_t ICBN, OCBN, ICB, OCB;
-  int unroll_kw;
-} conv_t;
-
-static void conv_init(conv_t *c, const cpu_gen_t *g, irb_t *r) {
+void cpu_conv_init(cpu_conv_t *c, const cpu_gen_t *g, irb_t *r) {
   const hetc_plugin_workload_t *wl = g->wl;
   memset(c, 0, sizeof(*c));
   c->wl = wl;
@@ -99,15 +109,13 @@ static void conv_init(conv_t *c, const cpu_gen_t *g, irb_t *r) {
   c->OCBN = g->cfg.tile_oc;
   if (c->ICBN > 0) c->ICB = hpc_ceil_div(c->C, c->ICBN);
   if (c->OCBN > 0) c->OCB = hpc_ceil_div(c->K, c->OCBN);
-  c->unroll_kw = (int)g->cfg.unroll_kw;
 }
 
-static LLVMValueRef in_range(irb_t *r, LLVMValueRef v, int64_t limit) {
+LLVMValueRef cpu_in_range(irb_t *r, LLVMValueRef v, int64_t limit) {
   return AND(GE(v, C64(0)), LT(v, C64(limit)));
 }
 
-/* acc + bias + residual, activation, padding lanes zeroed, stored. */
-static void epilogue_v8(irb_t *r, const conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
+void cpu_conv_epilogue_v8(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
                         LLVMValueRef oidx) {
   const hetc_plugin_epilogue_t *e = &c->wl->epilogue;
   if (c->bias) acc = FADD(acc, irb_ldv(r, c->bias, c0));
@@ -131,8 +139,9 @@ static void epilogue_v8(irb_t *r, const conv_t *c, LLVMValueRef acc, LLVMValueRe
 }
 
 /* One block of R output columns starting at ow0. */
-static void nchwc_block(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef ocb,
-                        LLVMValueRef oh, LLVMValueRef ow0, int64_t R, int checked) {
+static void nchwc_block(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueRef n,
+                        LLVMValueRef ocb, LLVMValueRef oh, LLVMValueRef ow0, int64_t R,
+                        int checked) {
   const int64_t V = c->OCBN / 8;
   LLVMValueRef acc[16 * 8];
   for (int64_t i = 0; i < R * V; ++i) {
@@ -146,12 +155,12 @@ static void nchwc_block(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef 
   LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c->KH), 1);
   LLVMValueRef ih = ADD(ih0, MUL(kh, C64(c->DH)));
   irb_if_t fh;
-  if (check_h) irb_if(r, &fh, in_range(r, ih, c->H));
+  if (check_h) irb_if(r, &fh, cpu_in_range(r, ih, c->H));
   LLVMValueRef in_row = MUL(ADD(MUL(ADD(MUL(n, C64(c->ICB)), icb), C64(c->H)), ih), C64(c->W));
   LLVMValueRef w_row = MUL(ADD(MUL(ADD(MUL(ocb, C64(c->ICB)), icb), C64(c->KH)), kh), C64(c->KW));
-  const int64_t nkw = c->unroll_kw ? c->KW : 1;
+  const int64_t nkw = unroll_kw ? c->KW : 1;
   for (int64_t ukw = 0; ukw < nkw; ++ukw) {
-    LLVMValueRef kw = c->unroll_kw ? C64(ukw) : irb_for(r, &lkw, C64(0), C64(c->KW), 1);
+    LLVMValueRef kw = unroll_kw ? C64(ukw) : irb_for(r, &lkw, C64(0), C64(c->KW), 1);
     LLVMValueRef ic = irb_for(r, &lic, C64(0), C64(c->ICBN), 1);
     LLVMValueRef widx = MUL(ADD(MUL(ADD(w_row, kw), C64(c->ICBN)), ic), C64(c->OCBN));
     LLVMValueRef wv[8];
@@ -162,7 +171,7 @@ static void nchwc_block(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef 
       LLVMValueRef idx = ADD(MUL(ADD(in_row, iw), C64(c->ICBN)), ic);
       LLVMValueRef xs;
       if (checked) {
-        LLVMValueRef ok = in_range(r, iw, c->W);
+        LLVMValueRef ok = cpu_in_range(r, iw, c->W);
         idx = SEL(ok, idx, MUL(in_row, C64(c->ICBN)));
         xs = SEL(ok, irb_ld(r, c->x, idx), CF(0));
       } else {
@@ -175,7 +184,7 @@ static void nchwc_block(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef 
       }
     }
     irb_endfor(r, &lic);
-    if (!c->unroll_kw) irb_endfor(r, &lkw);
+    if (!unroll_kw) irb_endfor(r, &lkw);
   }
   if (check_h) irb_endif(r, &fh);
   irb_endfor(r, &lkh);
@@ -185,14 +194,15 @@ static void nchwc_block(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef 
     for (int64_t v = 0; v < V; ++v) {
       LLVMValueRef oidx = ADD(MUL(ADD(orow, ADD(ow0, C64(i))), C64(c->OCBN)), C64(v * 8));
       LLVMValueRef c0 = ADD(MUL(ocb, C64(c->OCBN)), C64(v * 8));
-      epilogue_v8(r, c, irb_load(r, r->v8, acc[i * V + v]), c0, oidx);
+      cpu_conv_epilogue_v8(r, c, irb_load(r, r->v8, acc[i * V + v]), c0, oidx);
     }
 }
 
-static void nchwc_block_dispatch(irb_t *r, const conv_t *c, LLVMValueRef n, LLVMValueRef ocb,
-                                 LLVMValueRef oh, LLVMValueRef ow0, int64_t R) {
+static void nchwc_block_dispatch(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueRef n,
+                                 LLVMValueRef ocb, LLVMValueRef oh, LLVMValueRef ow0,
+                                 int64_t R) {
   if (c->wl->padding[1] == 0 && c->wl->padding[3] == 0) {
-    nchwc_block(r, c, n, ocb, oh, ow0, R, 0);
+    nchwc_block(r, c, unroll_kw, n, ocb, oh, ow0, R, 0);
     return;
   }
   LLVMValueRef first = SUB(MUL(ow0, C64(c->SW)), C64(c->PL));
@@ -200,15 +210,15 @@ static void nchwc_block_dispatch(irb_t *r, const conv_t *c, LLVMValueRef n, LLVM
                           C64((c->KW - 1) * c->DW));
   irb_if_t f;
   irb_if(r, &f, AND(GE(first, C64(0)), LT(last, C64(c->W))));
-  nchwc_block(r, c, n, ocb, oh, ow0, R, 0);
+  nchwc_block(r, c, unroll_kw, n, ocb, oh, ow0, R, 0);
   irb_else(r, &f);
-  nchwc_block(r, c, n, ocb, oh, ow0, R, 1);
+  nchwc_block(r, c, unroll_kw, n, ocb, oh, ow0, R, 1);
   irb_endif(r, &f);
 }
 
 static void gen_nchwc(const cpu_gen_t *g, irb_t *r) {
-  conv_t c;
-  conv_init(&c, g, r);
+  cpu_conv_t c;
+  cpu_conv_init(&c, g, r);
   const int64_t R = g->cfg.reg_n;
   irb_loop_t lo, loh, low;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
@@ -224,17 +234,17 @@ static void gen_nchwc(const cpu_gen_t *g, irb_t *r) {
   const int64_t full = c.OW / R * R, rem = c.OW % R;
   if (full > 0) {
     LLVMValueRef ow0 = irb_for(r, &low, C64(0), C64(full), R);
-    nchwc_block_dispatch(r, &c, n, ocb, oh, ow0, R);
+    nchwc_block_dispatch(r, &c, (int)g->cfg.unroll_kw, n, ocb, oh, ow0, R);
     irb_endfor(r, &low);
   }
-  if (rem > 0) nchwc_block_dispatch(r, &c, n, ocb, oh, C64(full), rem);
+  if (rem > 0) nchwc_block_dispatch(r, &c, (int)g->cfg.unroll_kw, n, ocb, oh, C64(full), rem);
   if (!g->cfg.parallel) irb_endfor(r, &loh);
   irb_endfor(r, &lo);
 }
 
 static void gen_depthwise(const cpu_gen_t *g, irb_t *r) {
-  conv_t c;
-  conv_init(&c, g, r);
+  cpu_conv_t c;
+  cpu_conv_init(&c, g, r);
   const int64_t BN = c.OCBN, V = BN / 8, CB = c.OCB;
   LLVMValueRef acc[8];
   for (int64_t v = 0; v < V; ++v) acc[v] = irb_alloca(r, r->v8);
@@ -247,10 +257,10 @@ static void gen_depthwise(const cpu_gen_t *g, irb_t *r) {
   LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c.KH), 1);
   LLVMValueRef ih = ADD(SUB(MUL(oh, C64(c.SH)), C64(c.PT)), MUL(kh, C64(c.DH)));
   irb_if_t fh, fw;
-  irb_if(r, &fh, in_range(r, ih, c.H));
+  irb_if(r, &fh, cpu_in_range(r, ih, c.H));
   LLVMValueRef kw = irb_for(r, &lkw, C64(0), C64(c.KW), 1);
   LLVMValueRef iw = ADD(SUB(MUL(ow, C64(c.SW)), C64(c.PL)), MUL(kw, C64(c.DW)));
-  irb_if(r, &fw, in_range(r, iw, c.W));
+  irb_if(r, &fw, cpu_in_range(r, iw, c.W));
   LLVMValueRef xi = MUL(ADD(MUL(ADD(MUL(ADD(MUL(n, C64(CB)), cb), C64(c.H)), ih), C64(c.W)), iw),
                         C64(BN));
   LLVMValueRef wi = MUL(ADD(MUL(ADD(MUL(cb, C64(c.KH)), kh), C64(c.KW)), kw), C64(BN));
@@ -267,15 +277,15 @@ static void gen_depthwise(const cpu_gen_t *g, irb_t *r) {
   for (int64_t v = 0; v < V; ++v) {
     LLVMValueRef oidx = ADD(MUL(ADD(orow, ow), C64(BN)), C64(v * 8));
     LLVMValueRef c0 = ADD(MUL(cb, C64(BN)), C64(v * 8));
-    epilogue_v8(r, &c, irb_load(r, r->v8, acc[v]), c0, oidx);
+    cpu_conv_epilogue_v8(r, &c, irb_load(r, r->v8, acc[v]), c0, oidx);
   }
   irb_endfor(r, &low);
   irb_endfor(r, &lo);
 }
 
 static void gen_nchw(const cpu_gen_t *g, irb_t *r) {
-  conv_t c;
-  conv_init(&c, g, r);
+  cpu_conv_t c;
+  cpu_conv_init(&c, g, r);
   const int64_t G = g->wl->groups, CG = c.C / G, KG = c.K / G;
   LLVMValueRef acc = irb_alloca(r, r->f32);
   irb_loop_t lo, loh, low, lc, lkh, lkw;
@@ -289,10 +299,10 @@ static void gen_nchw(const cpu_gen_t *g, irb_t *r) {
   LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c.KH), 1);
   LLVMValueRef ih = ADD(SUB(MUL(oh, C64(c.SH)), C64(c.PT)), MUL(kh, C64(c.DH)));
   irb_if_t fh, fw;
-  irb_if(r, &fh, in_range(r, ih, c.H));
+  irb_if(r, &fh, cpu_in_range(r, ih, c.H));
   LLVMValueRef kw = irb_for(r, &lkw, C64(0), C64(c.KW), 1);
   LLVMValueRef iw = ADD(SUB(MUL(ow, C64(c.SW)), C64(c.PL)), MUL(kw, C64(c.DW)));
-  irb_if(r, &fw, in_range(r, iw, c.W));
+  irb_if(r, &fw, cpu_in_range(r, iw, c.W));
   LLVMValueRef xi =
       ADD(MUL(ADD(MUL(ADD(MUL(n, C64(c.C)), ADD(cbase, ci)), C64(c.H)), ih), C64(c.W)), iw);
   LLVMValueRef wi = ADD(MUL(ADD(MUL(ADD(MUL(k, C64(CG)), ci), C64(c.KH)), kh), C64(c.KW)), kw);
@@ -316,6 +326,8 @@ void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r) {
   switch (g->kind) {
     case CPU_T_CONV_NCHWC: gen_nchwc(g, r); break;
     case CPU_T_CONV_DEPTHWISE: gen_depthwise(g, r); break;
+    case CPU_T_CONV_IM2COL: cpu_gen_im2col(g, r); break;
+    case CPU_T_CONV_WINOGRAD: cpu_gen_winograd(g, r); break;
     default: gen_nchw(g, r); break;
   }
 }

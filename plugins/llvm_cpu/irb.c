@@ -63,6 +63,12 @@ LLVMValueRef irb_alloca(irb_t *r, LLVMTypeRef type) {
   return LLVMBuildAlloca(r->ab, type, "");
 }
 
+LLVMValueRef irb_alloca_array(irb_t *r, LLVMTypeRef type, int64_t count) {
+  LLVMValueRef a = LLVMBuildArrayAlloca(r->ab, type, irb_i64(r, count), "");
+  LLVMSetAlignment(a, 64);
+  return a;
+}
+
 static LLVMValueRef gep(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
   return LLVMBuildInBoundsGEP2(r->b, r->f32, base, &index, 1, "");
 }

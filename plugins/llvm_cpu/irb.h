@@ -29,6 +29,8 @@ LLVMValueRef irb_v8(irb_t *r, double v); /* splat constant */
 /* args[index] as a float pointer (loaded in the alloca block). */
 LLVMValueRef irb_arg(irb_t *r, int index);
 LLVMValueRef irb_alloca(irb_t *r, LLVMTypeRef type);
+/* `count` elements on the stack, 64-byte aligned, for the whole call. */
+LLVMValueRef irb_alloca_array(irb_t *r, LLVMTypeRef type, int64_t count);
 
 #define ADD(x, y) LLVMBuildAdd(r->b, (x), (y), "")
 #define SUB(x, y) LLVMBuildSub(r->b, (x), (y), "")

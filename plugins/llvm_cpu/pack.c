@@ -6,17 +6,72 @@
 #include "plugin_pack.h"
 
 
+/* Templates whose weights are packed in output-channel blocks of tile_oc
+ * (and whose bias is zero-padded to whole blocks). */
+static int blocked(int kind) {
+  return kind == CPU_T_CONV_NCHWC || kind == CPU_T_CONV_DEPTHWISE || kind == CPU_T_CONV_IM2COL ||
+         kind == CPU_T_CONV_WINOGRAD || kind == CPU_T_DENSE;
+}
+
 uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
                                 const cpu_config_t *cfg, int32_t index) {
   const uint64_t count = hpc_param_logical_count(wl, index);
   if (count == 0) return 0;
-  if (kind != CPU_T_CONV_NCHWC && kind != CPU_T_CONV_DEPTHWISE) return count;
+  if (!blocked(kind)) return count;
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
   const int64_t OCP = hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
   if (index == 1) return (uint64_t)OCP;
+  if (kind == CPU_T_DENSE) return (uint64_t)(OCP * C);
   if (kind == CPU_T_CONV_DEPTHWISE) return (uint64_t)(OCP * wl->kernel[0] * wl->kernel[1]);
   const int64_t ICP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+  if (kind == CPU_T_CONV_WINOGRAD) {
+    const int64_t alpha = cfg->tile_m + 2;
+    return (uint64_t)(alpha * alpha * OCP * ICP);
+  }
   return (uint64_t)(OCP * ICP * wl->kernel[0] * wl->kernel[1]);
+}
+
+/* dense [U][C] -> (U/bn, C, bn), zero-padded. */
+static void pack_dense_weight(const hetc_plugin_workload_t *wl, int64_t bn, const float *w,
+                              float *out) {
+  const int64_t C = wl->inputs[0].shape[1], U = wl->output.shape[1];
+  const int64_t UB = hpc_ceil_div(U, bn);
+  for (int64_t ub = 0; ub < UB; ++ub)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t j = 0; j < bn; ++j) {
+        const int64_t u = ub * bn + j;
+        *out++ = u < U ? w[u * C + c] : 0.0f;
+      }
+}
+
+/* conv [K][C][3][3] -> U = G g GT as (alpha^2, K/ocbn, C/icbn * icbn,
+ * ocbn), zero-padded: for each transformed position, one GEMM operand
+ * panel per output-channel block, rows over input channels. */
+static void pack_winograd_weight(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
+                                 const float *w, float *out) {
+  const cpu_winograd_t *t = cpu_winograd(cfg->tile_m);
+  const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1], a = t->alpha;
+  const int64_t OCBN = cfg->tile_oc, OCB = hpc_ceil_div(K, OCBN);
+  const int64_t CP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+  memset(out, 0, sizeof(float) * (size_t)(a * a * OCB * CP * OCBN));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < C; ++c) {
+      const float *g = w + (k * C + c) * 9;
+      double gg[6][3]; /* G g */
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          double sum = 0;
+          for (int64_t l = 0; l < 3; ++l) sum += t->g[i * 3 + l] * g[l * 3 + j];
+          gg[i][j] = sum;
+        }
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < a; ++j) {
+          double sum = 0;
+          for (int64_t l = 0; l < 3; ++l) sum += gg[i][l] * t->g[j * 3 + l];
+          const int64_t xi = i * a + j;
+          out[((xi * OCB + k / OCBN) * CP + c) * OCBN + k % OCBN] = (float)sum;
+        }
+    }
 }
 
 hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
@@ -39,12 +94,16 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
                       "cpu: pack_param: param %d packs to %llu bytes, the artifact reports %llu",
                       index, (unsigned long long)packed * 4, (unsigned long long)out_bytes);
   float *dst = out;
-  if (kind == CPU_T_CONV_NCHWC || kind == CPU_T_CONV_DEPTHWISE) {
+  if (blocked(kind)) {
     const int64_t K = wl->output.shape[1];
     if (index == 1)
       hpc_pack_padded(logical, K, hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
     else if (kind == CPU_T_CONV_DEPTHWISE)
       hpc_pack_depthwise_weight(wl, cfg->tile_oc, logical, dst);
+    else if (kind == CPU_T_DENSE)
+      pack_dense_weight(wl, cfg->tile_oc, logical, dst);
+    else if (kind == CPU_T_CONV_WINOGRAD)
+      pack_winograd_weight(wl, cfg, logical, dst);
     else
       hpc_pack_nchwc_weight(wl, cfg->tile_ic, cfg->tile_oc, logical, dst);
   } else {

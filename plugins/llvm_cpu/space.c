@@ -14,7 +14,9 @@ static const struct {
     [CPU_T_CONV_NCHWC] = {"cpu_conv2d_nchwc", 2},
     [CPU_T_CONV_DEPTHWISE] = {"cpu_depthwise_nchwc", 1},
     [CPU_T_CONV_NCHW] = {"cpu_conv2d_nchw", 1},
-    [CPU_T_DENSE] = {"cpu_dense", 1},
+    [CPU_T_CONV_IM2COL] = {"cpu_conv2d_im2col", 1},
+    [CPU_T_CONV_WINOGRAD] = {"cpu_conv2d_winograd", 1},
+    [CPU_T_DENSE] = {"cpu_dense", 2},
     [CPU_T_POOL] = {"cpu_pool2d", 1},
     [CPU_T_GLOBAL_POOL] = {"cpu_global_avg_pool2d", 1},
     [CPU_T_ELEMENTWISE] = {"cpu_elementwise", 1},
@@ -47,20 +49,52 @@ static int op_template(int32_t op) {
   }
 }
 
+int cpu_winograd_applicable(const hetc_plugin_workload_t *wl) {
+  /* The smallest transformed-input buffer (m 2, one tile, 8-channel
+   * blocks) must fit on the stack. */
+  return wl->op == HETC_PLUGIN_OP_CONV2D && wl->groups == 1 && wl->kernel[0] == 3 &&
+         wl->kernel[1] == 3 && wl->strides[0] == 1 && wl->strides[1] == 1 &&
+         wl->dilation[0] == 1 && wl->dilation[1] == 1 &&
+         cpu_winograd_buffer_bytes(2, 1, wl->inputs[0].shape[1], 8) <= CPU_STACK_BUFFER_BYTES;
+}
+
+/* The conv2d templates that apply to a workload, the default first. */
+static int32_t conv_templates(const hetc_plugin_workload_t *wl, int kinds[4]) {
+  int32_t n = 0;
+  if (hpc_conv_is_depthwise(wl)) {
+    kinds[n++] = CPU_T_CONV_DEPTHWISE;
+  } else if (wl->groups == 1) {
+    kinds[n++] = CPU_T_CONV_NCHWC;
+    kinds[n++] = CPU_T_CONV_IM2COL;
+    if (cpu_winograd_applicable(wl)) kinds[n++] = CPU_T_CONV_WINOGRAD;
+  }
+  kinds[n++] = CPU_T_CONV_NCHW;
+  return n;
+}
+
 int32_t cpu_template_count(const hetc_plugin_workload_t *wl) {
   if (hpc_workload_check(wl, NULL, 0) != 0) return 0;
-  if (wl->op == HETC_PLUGIN_OP_CONV2D) return hpc_conv_nchwc_applicable(wl) ? 2 : 1;
+  int kinds[4];
+  if (wl->op == HETC_PLUGIN_OP_CONV2D) return conv_templates(wl, kinds);
   return 1;
 }
 
 int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index) {
   int32_t count = cpu_template_count(wl);
   if (index < 0 || index >= count) return -1;
-  if (wl->op == HETC_PLUGIN_OP_CONV2D) {
-    if (count == 1 || index == 1) return CPU_T_CONV_NCHW;
-    return hpc_conv_is_depthwise(wl) ? CPU_T_CONV_DEPTHWISE : CPU_T_CONV_NCHWC;
-  }
+  int kinds[4];
+  if (wl->op == HETC_PLUGIN_OP_CONV2D) return conv_templates(wl, kinds) > index ? kinds[index] : -1;
   return op_template(wl->op);
+}
+
+int64_t cpu_im2col_panel_bytes(int64_t tiles, int64_t reg_n, int64_t tile_k) {
+  return tiles * reg_n * tile_k * 4;
+}
+
+int64_t cpu_winograd_buffer_bytes(int64_t tile_m, int64_t tiles, int64_t channels,
+                                  int64_t tile_ic) {
+  const int64_t alpha = tile_m + 2;
+  return alpha * alpha * tiles * hpc_ceil_div(channels, tile_ic) * tile_ic * 4;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -135,6 +169,68 @@ static int64_t default_reg_n(int64_t ow, int64_t limit, int64_t tile_oc) {
   return best;
 }
 
+/* reg_n over 1 .. min(16, extent), under the register constraint; the
+ * default by default_reg_n for blocks along `extent`. */
+static void add_reg_knob(cpu_space_t *s, int64_t extent, int64_t tile_oc) {
+  cpu_knob_spec_t *k = add_knob(s, "reg_n", 0, offsetof(cpu_config_t, reg_n));
+  for (int64_t r = 1; r <= 16 && r <= extent; ++r) add_value(k, r);
+  k->default_value = default_reg_n(extent, extent < 16 ? extent : 16, tile_oc);
+  s->reg_constraint = 1;
+}
+
+static void add_parallel_knob(cpu_space_t *s, int64_t default_value) {
+  cpu_knob_spec_t *k = add_knob(s, "parallel", 0, offsetof(cpu_config_t, parallel));
+  add_value(k, 0);
+  add_value(k, 1);
+  k->default_value = default_value;
+}
+
+static void describe_im2col(const hetc_plugin_workload_t *wl, cpu_space_t *out) {
+  const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
+  const int64_t P = wl->output.shape[2] * wl->output.shape[3];
+  add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 1);
+  add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0);
+  add_reg_knob(out, P, out->knobs[1].default_value);
+  /* Reduction chunks of 16 .. 4096 elements; one at least the whole
+   * reduction (with channels padded to 64) packs it in one chunk. */
+  const int64_t whole = (C + 63) / 64 * 64 * wl->kernel[0] * wl->kernel[1];
+  cpu_knob_spec_t *k = add_knob(out, "tile_k", 0, offsetof(cpu_config_t, tile_k));
+  for (int64_t v = 16; v <= 4096; v *= 2) {
+    add_value(k, v);
+    if (v >= whole) break;
+  }
+  k->default_value = k->values[k->num_values - 1] < 256 ? k->values[k->num_values - 1] : 256;
+  k = add_knob(out, "tiles", 0, offsetof(cpu_config_t, tiles));
+  for (int64_t v = 1; v <= 16; v *= 2) add_value(k, v);
+  k->default_value = 4;
+  out->panel_constraint = 1;
+  add_parallel_knob(out, 0);
+}
+
+static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out) {
+  const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
+  add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 0);
+  add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0);
+  const int64_t tiles2 = hpc_ceil_div(wl->output.shape[2], 2) * hpc_ceil_div(wl->output.shape[3], 2);
+  add_reg_knob(out, tiles2, out->knobs[1].default_value);
+  cpu_knob_spec_t *k = add_knob(out, "tile_m", 0, offsetof(cpu_config_t, tile_m));
+  add_value(k, 2);
+  add_value(k, 4);
+  k->default_value = 4;
+  out->wino_constraint = 1;
+  out->channels = C;
+  /* A default inside the constraint: fewer tiles, then the smaller m. */
+  cpu_knob_spec_t *reg = &out->knobs[2], *tile_ic = &out->knobs[0];
+  while (reg->default_value > 1 &&
+         cpu_winograd_buffer_bytes(k->default_value, reg->default_value, C,
+                                   tile_ic->default_value) > CPU_STACK_BUFFER_BYTES)
+    --reg->default_value;
+  if (cpu_winograd_buffer_bytes(k->default_value, reg->default_value, C, tile_ic->default_value) >
+      CPU_STACK_BUFFER_BYTES)
+    k->default_value = 2;
+  add_parallel_knob(out, 0);
+}
+
 void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t *out) {
   memset(out, 0, sizeof(*out));
   if (kind == CPU_T_CONV_NCHWC) {
@@ -159,12 +255,17 @@ void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t 
     add_value(k, 0);
     if (wl->kernel[1] > 1) add_value(k, 1);
     k->default_value = wl->kernel[1] > 1 ? 1 : 0;
-    k = add_knob(out, "parallel", 0, offsetof(cpu_config_t, parallel));
-    add_value(k, 0);
-    add_value(k, 1);
-    k->default_value = 1;
+    add_parallel_knob(out, 1);
   } else if (kind == CPU_T_CONV_DEPTHWISE) {
     add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0);
+  } else if (kind == CPU_T_CONV_IM2COL) {
+    describe_im2col(wl, out);
+  } else if (kind == CPU_T_CONV_WINOGRAD) {
+    describe_winograd(wl, out);
+  } else if (kind == CPU_T_DENSE) {
+    const int64_t N = wl->inputs[0].shape[0];
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0);
+    add_reg_knob(out, N, out->knobs[0].default_value);
   }
   /* Other templates have no knobs. */
 }
@@ -177,6 +278,25 @@ static int reg_fn(const hetc_plugin_config_t *config, const void *user_data) {
   const hetc_plugin_knob_value_t *a = &config->knobs[0], *b = &config->knobs[1];
   if (a->count != 1 || b->count != 1) return 0;
   return cpu_reg_block_fits(a->values[0], b->values[0]);
+}
+
+static int64_t knob_value(const hetc_plugin_config_t *config, int32_t i) {
+  return config->knobs[i].count == 1 ? config->knobs[i].values[0] : -1;
+}
+
+static int panel_fn(const hetc_plugin_config_t *config, const void *user_data) {
+  (void)user_data;
+  if (!config || config->num_knobs != 3) return 0;
+  return cpu_im2col_panel_bytes(knob_value(config, 0), knob_value(config, 1),
+                                knob_value(config, 2)) <= CPU_STACK_BUFFER_BYTES;
+}
+
+/* user_data carries the input channel count. */
+static int wino_fn(const hetc_plugin_config_t *config, const void *user_data) {
+  if (!config || config->num_knobs != 3) return 0;
+  return cpu_winograd_buffer_bytes(knob_value(config, 0), knob_value(config, 1),
+                                   (int64_t)(uintptr_t)user_data,
+                                   knob_value(config, 2)) <= CPU_STACK_BUFFER_BYTES;
 }
 
 hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
@@ -192,6 +312,15 @@ hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
     /* Register tiles that would spill are never offered. */
     static const char *const names[2] = {"reg_n", "tile_oc"};
     s = h->space_add_constraint(host_space, names, 2, reg_fn, NULL);
+  }
+  if (!s && space->panel_constraint) {
+    static const char *const names[3] = {"tiles", "reg_n", "tile_k"};
+    s = h->space_add_constraint(host_space, names, 3, panel_fn, NULL);
+  }
+  if (!s && space->wino_constraint) {
+    static const char *const names[3] = {"tile_m", "reg_n", "tile_ic"};
+    s = h->space_add_constraint(host_space, names, 3, wino_fn,
+                                (const void *)(uintptr_t)space->channels);
   }
   if (s) return s;
   hetc_plugin_knob_value_t knobs[CPU_MAX_KNOBS];
@@ -264,6 +393,24 @@ hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
                       "cpu: reg_n %lld x tile_oc %lld needs %lld ymm registers, 16 exist",
                       (long long)out->reg_n, (long long)out->tile_oc,
                       (long long)(out->reg_n * (out->tile_oc / 8) + 1));
+  if (space->panel_constraint &&
+      cpu_im2col_panel_bytes(out->tiles, out->reg_n, out->tile_k) > CPU_STACK_BUFFER_BYTES)
+    return cpu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
+                      "cpu: tiles %lld x reg_n %lld x tile_k %lld needs a %lld-byte panel, the "
+                      "stack budget is %d",
+                      (long long)out->tiles, (long long)out->reg_n, (long long)out->tile_k,
+                      (long long)cpu_im2col_panel_bytes(out->tiles, out->reg_n, out->tile_k),
+                      CPU_STACK_BUFFER_BYTES);
+  if (space->wino_constraint &&
+      cpu_winograd_buffer_bytes(out->tile_m, out->reg_n, space->channels, out->tile_ic) >
+          CPU_STACK_BUFFER_BYTES)
+    return cpu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
+                      "cpu: tile_m %lld x reg_n %lld x tile_ic %lld needs a %lld-byte buffer, "
+                      "the stack budget is %d",
+                      (long long)out->tile_m, (long long)out->reg_n, (long long)out->tile_ic,
+                      (long long)cpu_winograd_buffer_bytes(out->tile_m, out->reg_n,
+                                                           space->channels, out->tile_ic),
+                      CPU_STACK_BUFFER_BYTES);
   return NULL;
 }
 

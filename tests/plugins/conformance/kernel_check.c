@@ -81,6 +81,17 @@ void kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *l
 #undef NEXT
 }
 
+void kernel_check_conv_3x3_stride1(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs) {
+  const hetc_plugin_tensor_t *in = &inputs[0];
+  w->kernel[0] = w->kernel[1] = 3;
+  w->strides[0] = w->strides[1] = 1;
+  w->dilation[0] = w->dilation[1] = 1;
+  /* Inputs are at least 3 x 3, so the output is at least 1 x 1. */
+  w->output.shape[2] = hetc_window_output_extent(in->shape[2], 3, 1, w->padding[0], w->padding[2], 1, 0);
+  w->output.shape[3] = hetc_window_output_extent(in->shape[3], 3, 1, w->padding[1], w->padding[3], 1, 0);
+  inputs[1] = w->output;
+}
+
 static int64_t param_count(const hetc_plugin_workload_t *w, int32_t p) {
   int64_t cout = w->output.shape[1];
   if (w->op == HETC_PLUGIN_OP_CONV2D && p == 0)

@@ -42,4 +42,9 @@ typedef struct kernel_check_conv_limits_t {
 void kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *limits, int index,
                               hetc_plugin_workload_t *out_workload, hetc_plugin_tensor_t *inputs);
 
+/* Makes a kernel_check_random_conv workload (and `inputs`, the array it
+ * points at) 3x3, stride 1, dilation 1 -- the Winograd shape -- keeping its
+ * input, padding and channels. */
+void kernel_check_conv_3x3_stride1(hetc_plugin_workload_t *workload, hetc_plugin_tensor_t *inputs);
+
 #endif

@@ -1,0 +1,52 @@
+/* plugins/llvm_cpu/gen_conv.h -- what the conv2d and dense generators share:
+ * the unpacked workload, the in-register epilogue and the packed GEMM
+ * micro-kernel. Internal to the cpu plugin. */
+#ifndef HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_
+#define HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_
+
+#include "irb.h"
+
+/* A conv2d workload's sizes and its kernel arguments (x, residual, packed
+ * weight, bias, y in plugin.h order; residual and bias NULL when absent). */
+typedef struct cpu_conv_t {
+  const hetc_plugin_workload_t *wl;
+  LLVMValueRef x, res, w, bias, y;
+  int64_t C, H, W, K, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL;
+  int64_t ICBN, OCBN, ICB, OCB;
+} cpu_conv_t;
+
+void cpu_conv_init(cpu_conv_t *c, const cpu_gen_t *g, irb_t *r);
+/* 0 <= v < limit. */
+LLVMValueRef cpu_in_range(irb_t *r, LLVMValueRef v, int64_t limit);
+/* acc + bias + residual, activation, NCHWc padding lanes zeroed, stored at
+ * y[oidx]; c0 is the channel of lane 0. */
+void cpu_conv_epilogue_v8(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
+                          LLVMValueRef oidx);
+
+/* The packed GEMM micro-kernel: acc[i][v] += A[i][k] * B[k][v*8 .. v*8+7]
+ * for k in [0, kc), with A[i][k] at a[a_off + i*a_row + k*a_col] (one
+ * broadcast per row) and B's row k at b[b_off + k*b_row] (nv vectors).
+ * mr x nv accumulators (allocas of <8 x float>, initialised by the caller)
+ * stay in ymm registers: mr * nv + nv + 1 <= 16 (cpu_reg_block_fits). */
+#define CPU_MICRO_MAX_ACC 16
+typedef struct cpu_micro_t {
+  LLVMValueRef a, a_off;
+  int64_t a_row, a_col;
+  LLVMValueRef b, b_off;
+  int64_t b_row;
+  LLVMValueRef kc;
+  int64_t mr, nv;
+  LLVMValueRef acc[CPU_MICRO_MAX_ACC]; /* acc[i * nv + v] */
+} cpu_micro_t;
+void cpu_micro_alloc(irb_t *r, cpu_micro_t *m);
+void cpu_micro_zero(irb_t *r, const cpu_micro_t *m);
+void cpu_micro_kernel(irb_t *r, const cpu_micro_t *m);
+
+/* Boundaries and IR of the conv2d templates (gen_conv.c dispatches). */
+hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
+void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
+void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r);   /* gen_im2col.c */
+void cpu_gen_winograd(const cpu_gen_t *g, irb_t *r); /* gen_winograd.c */
+void cpu_gen_dense(const cpu_gen_t *g, irb_t *r);    /* gen_gemm.c */
+
+#endif /* HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_ */
