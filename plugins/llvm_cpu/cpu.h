@@ -1,12 +1,14 @@
 /* plugins/llvm_cpu/cpu.h -- internals of the `cpu` backend plugin.
  *
  * The plugin builds each kernel's LLVM IR through the LLVM 15 C API
- * (gen*.c), optimises it with the new pass manager, compiles it to an
- * object file for an explicit x86-64 AVX2+FMA target machine and links it
- * into one ORC LLJIT per instance (jit.c). Knob spaces live in space.c,
- * weight packing in pack.c, workload checks in workload.c (shared shape
- * with the vec plugin), the CPU descriptor in device.c and the ABI table in
- * plugin.c. Only hetc_plugin_query is exported. */
+ * (gen.c: ops; gen_conv.c: direct conv2d; gen_gemm.c: the packed GEMM
+ * micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
+ * transforms: the GEMM-based conv2d templates), optimises it with the new
+ * pass manager, compiles it to an object file for an explicit x86-64
+ * AVX2+FMA target machine and links it into one ORC LLJIT per instance
+ * (jit.c). Knob spaces live in space.c, weight packing in pack.c, the CPU
+ * descriptor in device.c and the ABI table in plugin.c; workload checks
+ * and layouts are plugins/common's. Only hetc_plugin_query is exported. */
 #ifndef HETC_PLUGINS_LLVM_CPU_CPU_H_
 #define HETC_PLUGINS_LLVM_CPU_CPU_H_
 

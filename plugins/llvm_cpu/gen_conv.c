@@ -1,4 +1,5 @@
-/* conv2d kernels:
+/* The direct conv2d kernels, the boundaries of every conv2d template and
+ * the dispatch to the GEMM-based ones (gen_im2col.c, gen_winograd.c):
  *   cpu_conv2d_nchwc     NCHW[x]c direct convolution, register-blocked: for
  *                        each (n, ocb, oh, block of reg_n output columns),
  *                        reg_n x tile_oc/8 <8 x float> accumulators stay in

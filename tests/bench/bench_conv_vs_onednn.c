@@ -1,7 +1,11 @@
-/* ResNet-50's conv2d layers at batch 1: a hetc target's kernels (template
- * 0, default config; tuned configs once the tuner exists) against oneDNN's
- * fp32 convolution measured in the same run, per layer and for the whole
- * network, with GFLOPS and the fraction of the machine's measured peak.
+/* ResNet-50's conv2d layers at batch 1: a hetc target's kernels against
+ * oneDNN's fp32 convolution measured in the same run, per layer and for the
+ * whole network, with GFLOPS and the fraction of the machine's measured
+ * peak. Two hetc columns: template 0 with its default config (what `hetc
+ * compile` uses untuned), and with --search N the best of a random search
+ * -- every template's default and N - 1 sampled valid configs, timed with 3
+ * runs each, the winner re-timed and checked against the reference. The
+ * search stands in for the tuner (issue 4) until it exists.
  *
  * oneDNN gets the same fused operation (bias, residual as a sum post-op,
  * relu as an eltwise post-op), its preferred layouts (format_tag any), and
@@ -10,7 +14,8 @@
  * geometric mean over the distinct layers and the ratio of whole-network
  * conv times (layers weighted by how often they occur).
  *
- * usage: bench_conv_vs_onednn [--target T] [--threads N] [--repeat R] [--model PATH] */
+ * usage: bench_conv_vs_onednn [--target T] [--threads N] [--repeat R] [--model PATH]
+ *                             [--search N] */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -25,6 +30,7 @@
 #include "kernel_check.h"
 #include "machine_peak.h"
 #include "model/model.h"
+#include "space/space.h"
 
 #define DNNL_OK(expr)                                                                   \
   do {                                                                                  \
@@ -132,16 +138,93 @@ static double time_onednn(const hetc_plugin_workload_t *w, int repeat) {
   return median;
 }
 
+#define SEARCH_FINALISTS 3
+
+typedef struct candidate_t {
+  double seconds;
+  int32_t template_index;
+  int64_t config_index;
+} candidate_t;
+
+typedef struct search_result_t {
+  candidate_t finalists[SEARCH_FINALISTS]; /* fastest first; seconds < 0: unused */
+  int tried;
+} search_result_t;
+
+static void keep_if_faster(search_result_t *r, candidate_t c) {
+  for (int i = 0; i < SEARCH_FINALISTS; ++i) {
+    if (r->finalists[i].seconds >= 0 && r->finalists[i].seconds <= c.seconds) continue;
+    for (int j = SEARCH_FINALISTS - 1; j > i; --j) r->finalists[j] = r->finalists[j - 1];
+    r->finalists[i] = c;
+    return;
+  }
+}
+
+/* The fastest few of every template's default and n - 1 sampled configs,
+ * timed with 3 runs each (the caller re-times the finalists: on a shared
+ * machine a 3-run median alone picks noise). */
+static hetc_status_t search(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *w, int n,
+                            search_result_t *best) {
+  const hetc_plugin_t *p = entry->plugin;
+  uint64_t rng = 0x5ea4c4;
+  memset(best, 0, sizeof(*best));
+  for (int i = 0; i < SEARCH_FINALISTS; ++i) best->finalists[i].seconds = -1;
+  for (int32_t t = 0; t < p->template_count(entry->instance, 0, w); ++t) {
+    hetc_plugin_space_t *space = NULL;
+    HETC_RETURN_IF_ERROR(hetc_space_create(&space));
+    hetc_status_t status = p->template_define_space(entry->instance, 0, w, t, space);
+    int64_t tried[256];
+    int num_tried = 0;
+    for (int k = 0; !status && k < n && k < 256; ++k) {
+      int64_t index = 0;
+      status = k == 0 ? hetc_space_default(space, &index) : hetc_space_sample_valid(space, &rng, &index);
+      int seen = 0;
+      for (int j = 0; j < num_tried; ++j) seen |= tried[j] == index;
+      if (status || seen) continue;
+      tried[num_tried++] = index;
+      hetc_space_config_t config;
+      kernel_check_result_t result;
+      status = hetc_space_config_at(space, index, &config);
+      if (!status) status = kernel_check_time(entry, w, t, &config.view, 3, &result);
+      if (!status) keep_if_faster(best, (candidate_t){result.seconds, t, index});
+      ++best->tried;
+    }
+    hetc_space_free(space);
+    if (status) return status;
+  }
+  return NULL;
+}
+
+/* Re-times and checks config `index` of template t; `text` gets its knobs. */
+static hetc_status_t run_config(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *w, int32_t t,
+                                int64_t index, int repeat, kernel_check_result_t *out, char *text, size_t size) {
+  hetc_plugin_space_t *space = NULL;
+  hetc_space_config_t config;
+  HETC_RETURN_IF_ERROR(hetc_space_create(&space));
+  hetc_status_t status = entry->plugin->template_define_space(entry->instance, 0, w, t, space);
+  if (!status) status = hetc_space_config_at(space, index, &config);
+  if (!status) status = kernel_check_run(entry, w, t, &config.view, 1, repeat, out);
+  size_t used = 0;
+  text[0] = 0;
+  for (int32_t k = 0; !status && k < config.view.num_knobs && used < size; ++k)
+    used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", k ? " " : "", config.view.knobs[k].name,
+                             (long long)config.view.knobs[k].values[0]);
+  hetc_space_free(space);
+  return status;
+}
+
 int main(int argc, char **argv) {
   const char *model_path = NULL, *target = "cpu";
-  int repeat = 9, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int repeat = 9, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), search_n = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
     else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
+    else if (!strcmp(argv[i], "--search") && i + 1 < argc) search_n = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH] [--search N]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -173,47 +256,80 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("machine peak (measured FMA loop, %d thread%s): %.1f GFLOPS fp32\n", threads, threads > 1 ? "s" : "", peak);
-  printf("%s conv2d layers: hetc target '%s' (template 0, default config) vs oneDNN %d.%d.%d, %d threads, "
-         "median of %d runs\n\n",
-         graph->name, target, version->major, version->minor, version->patch, threads, repeat);
-  printf("%-3s %-3s %-50s %7s | %-20s %8s %6s %6s | %8s %6s %6s | %6s\n", "#", "x", "layer", "MFLOP", "hetc template",
-         "ms", "GFLOPS", "%peak", "oneDNN", "GFLOPS", "%peak", "ratio");
-  double log_ratio_sum = 0, total_hetc = 0, total_onednn = 0, total_flops = 0, worst = 0;
-  int layers = 0, distinct = 0;
+  printf("%s conv2d layers: hetc target '%s' vs oneDNN %d.%d.%d, %d threads, median of %d runs\n", graph->name,
+         target, version->major, version->minor, version->patch, threads, repeat);
+  printf("default: template 0, default config");
+  if (search_n > 0) printf("; searched: best of every template's default and %d sampled configs", search_n - 1);
+  printf("; ratio: oneDNN time / hetc time\n\n");
+  printf("%-3s %-3s %-46s %7s | %-18s %8s %6s %6s %6s |", "#", "x", "layer", "MFLOP", "default template", "ms",
+         "GFLOPS", "%peak", "ratio");
+  if (search_n > 0)
+    printf(" %-20s %8s %6s %6s %6s |", "searched template", "ms", "GFLOPS", "%peak", "ratio");
+  printf(" %8s %6s %6s\n", "oneDNN", "GFLOPS", "%peak");
+  double log_ratio[2] = {0, 0}, total[2] = {0, 0}, total_onednn = 0, total_flops = 0, worst = 0;
+  int layers = 0, distinct = 0, tried = 0;
   for (int32_t t = 0; t < tasks->count; ++t) {
     const hetc_task_t *task = &tasks->tasks[t];
     if (task->op != HETC_OP_CONV2D) continue;
     hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
     hetc_plugin_workload_t w;
-    kernel_check_result_t result = {0};
+    kernel_check_result_t result[2];
+    memset(result, 0, sizeof(result));
+    search_result_t best;
+    memset(&best, 0, sizeof(best));
+    int32_t best_template = 0;
+    char knobs[256] = "default", candidate_knobs[256];
     status = hetc_graph_node_workload(graph, task->first_node, inputs, &w);
-    const char *template_name = status ? "" : entry->plugin->template_name(entry->instance, 0, &w, 0);
-    if (!status) status = kernel_check_run_default(entry, &w, 0, 1, repeat, &result);
+    if (!status) status = kernel_check_run_default(entry, &w, 0, 1, repeat, &result[0]);
+    if (!status && search_n > 0) status = search(entry, &w, search_n, &best);
+    /* Searched: the finalists re-timed with every run, and the default. */
+    if (!status && search_n > 0) result[1] = result[0];
+    for (int f = 0; !status && search_n > 0 && f < SEARCH_FINALISTS; ++f) {
+      const candidate_t *c = &best.finalists[f];
+      kernel_check_result_t r;
+      if (c->seconds < 0) break;
+      status = run_config(entry, &w, c->template_index, c->config_index, repeat, &r, candidate_knobs,
+                          sizeof(candidate_knobs));
+      if (!status && r.seconds < result[1].seconds) {
+        result[1] = r;
+        best_template = c->template_index;
+        snprintf(knobs, sizeof(knobs), "%s", candidate_knobs);
+      }
+    }
     if (status) {
       fprintf(stderr, "bench: task %d: %s\n", t + 1, hetc_status_message(status));
       return 1;
     }
+    tried += best.tried;
     double onednn = time_onednn(&w, repeat);
-    double g_hetc = task->flops / result.seconds / 1e9, g_onednn = task->flops / onednn / 1e9;
-    double ratio = onednn / result.seconds;
-    printf("%-3d %-3d %-50.50s %7.1f | %-20.20s %8.3f %6.1f %5.1f%% | %8.3f %6.1f %5.1f%% | %5.2fx\n", t + 1,
-           task->count, task->key + strlen("conv2d "), task->flops / 1e6, template_name, result.seconds * 1e3, g_hetc,
-           100 * g_hetc / peak, onednn * 1e3, g_onednn, 100 * g_onednn / peak, ratio);
-    log_ratio_sum += log(ratio);
+    double g_onednn = task->flops / onednn / 1e9;
+    printf("%-3d %-3d %-46.46s %7.1f |", t + 1, task->count, task->key + strlen("conv2d "), task->flops / 1e6);
+    for (int k = 0; k < 1 + (search_n > 0); ++k) {
+      const char *name = entry->plugin->template_name(entry->instance, 0, &w, k ? best_template : 0);
+      double g = task->flops / result[k].seconds / 1e9;
+      printf(" %-*.*s %8.3f %6.1f %5.1f%% %5.2fx |", k ? 20 : 18, k ? 20 : 18, name + (strncmp(name, "cpu_", 4) ? 0 : 4),
+             result[k].seconds * 1e3, g, 100 * g / peak, onednn / result[k].seconds);
+      log_ratio[k] += log(onednn / result[k].seconds);
+      total[k] += result[k].seconds * task->count;
+      if (result[k].max_relative_error > worst) worst = result[k].max_relative_error;
+    }
+    printf(" %8.3f %6.1f %5.1f%%\n", onednn * 1e3, g_onednn, 100 * g_onednn / peak);
+    if (search_n > 0) printf("    searched config: %s\n", knobs);
     ++distinct;
     layers += task->count;
-    total_hetc += result.seconds * task->count;
     total_onednn += onednn * task->count;
     total_flops += task->flops * task->count;
-    if (result.max_relative_error > worst) worst = result.max_relative_error;
   }
-  printf("\nwhole network (%d conv layers, %.2f GFLOP): hetc %.1f ms (%.1f GFLOPS, %.1f%% of peak), oneDNN %.1f ms "
-         "(%.1f GFLOPS, %.1f%% of peak)\n",
-         layers, total_flops / 1e9, total_hetc * 1e3, total_flops / total_hetc / 1e9,
-         100 * total_flops / total_hetc / 1e9 / peak, total_onednn * 1e3, total_flops / total_onednn / 1e9,
+  printf("\nwhole network (%d conv layers, %.2f GFLOP): oneDNN %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", layers,
+         total_flops / 1e9, total_onednn * 1e3, total_flops / total_onednn / 1e9,
          100 * total_flops / total_onednn / 1e9 / peak);
-  printf("ratio to oneDNN (oneDNN time / hetc time): geometric mean over %d layers %.3f, whole network %.3f\n",
-         distinct, exp(log_ratio_sum / distinct), total_onednn / total_hetc);
+  for (int k = 0; k < 1 + (search_n > 0); ++k) {
+    printf("hetc %-8s: %.1f ms (%.1f GFLOPS, %.1f%% of peak); ratio to oneDNN: geometric mean over %d layers %.3f, "
+           "whole network %.3f\n",
+           k ? "searched" : "default", total[k] * 1e3, total_flops / total[k] / 1e9,
+           100 * total_flops / total[k] / 1e9 / peak, distinct, exp(log_ratio[k] / distinct), total_onednn / total[k]);
+  }
+  if (search_n > 0) printf("search: %d configs timed\n", tried);
   printf("every hetc kernel checked against the reference: worst max relative error %.2e\n", worst);
   hetc_task_list_free(tasks);
   hetc_registry_free(registry);

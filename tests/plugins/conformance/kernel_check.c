@@ -105,9 +105,11 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
-                               int32_t template_index, const hetc_plugin_config_t *config,
-                               uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out) {
+/* kernel_check_run; without `compare`, the reference is not run and
+ * max_relative_error is 0. */
+static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                                int32_t template_index, const hetc_plugin_config_t *config, uint64_t seed,
+                                int32_t timed_repeats, int compare, kernel_check_result_t *out) {
   const hetc_plugin_t *p = entry->plugin;
   hetc_plugin_instance_t *inst = entry->instance;
   hetc_plugin_artifact_t *artifact = NULL;
@@ -171,7 +173,9 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
   if (!status && info->workspace_bytes) status = p->buffer_alloc(inst, 0, info->workspace_bytes, &args[nargs++]);
   if (!status) status = p->run(inst, artifact, args, nargs);
   if (!status) status = p->buffer_read(inst, args[out_arg], 0, got, (uint64_t)out_count * 4);
-  if (!status) {
+  memset(out, 0, sizeof(*out));
+  out->avg_inner_loop_length = info->avg_inner_loop_length;
+  if (!status && compare) {
     hetc_plugin_workload_t logical = *workload;
     hetc_plugin_tensor_t logical_types[HETC_MAX_NODE_INPUTS];
     for (int32_t i = 0; i < n_in; ++i) {
@@ -184,7 +188,7 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
                                    (const float *const *)logical_params, want);
     if (!status) status = hetc_layout_convert(&out_type, got, &logical.output, got_logical);
   }
-  if (!status) {
+  if (!status && compare) {
     double max_diff = 0, max_ref = 0;
     for (int64_t i = 0; i < logical_out_count; ++i) {
       double diff = fabs((double)got_logical[i] - want[i]);
@@ -192,8 +196,6 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
       if (fabs(want[i]) > max_ref) max_ref = fabs(want[i]);
     }
     out->max_relative_error = max_ref > 0 ? max_diff / max_ref : max_diff;
-    out->avg_inner_loop_length = info->avg_inner_loop_length;
-    out->seconds = 0;
   }
   if (!status && timed_repeats > 0) {
     double *samples = calloc((size_t)timed_repeats, sizeof(double));
@@ -214,4 +216,16 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
   free(got_logical);
   p->artifact_release(inst, artifact);
   return status;
+}
+
+hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                               int32_t template_index, const hetc_plugin_config_t *config,
+                               uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out) {
+  return run_kernel(entry, workload, template_index, config, seed, timed_repeats, 1, out);
+}
+
+hetc_status_t kernel_check_time(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                                int32_t template_index, const hetc_plugin_config_t *config,
+                                int32_t timed_repeats, kernel_check_result_t *out) {
+  return run_kernel(entry, workload, template_index, config, 1, timed_repeats, 0, out);
 }

@@ -18,6 +18,12 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
                                int32_t template_index, const hetc_plugin_config_t *config,
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out);
 
+/* kernel_check_run without the reference comparison (max_relative_error
+ * 0): for searches that check only the winner. */
+hetc_status_t kernel_check_time(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                                int32_t template_index, const hetc_plugin_config_t *config,
+                                int32_t timed_repeats, kernel_check_result_t *out);
+
 /* kernel_check_run with template `template_index`'s default config, taken
  * from the space the template declares through the host. */
 hetc_status_t kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
