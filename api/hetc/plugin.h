@@ -380,8 +380,9 @@ typedef struct hetc_plugin_host_t {
 
   /* Runs body over [0, count) on the host's thread pool, in chunks of at
    * least `grain` iterations, and returns when all are done. Calls from
-   * inside a body run serially (no nested oversubscription). Bodies run on
-   * threads with at least 8 MiB of stack (the caller's, or the pool's). */
+   * inside a body run serially (no nested oversubscription). The pool's
+   * threads have 8 MiB stacks; the calling thread also runs bodies, on
+   * its own stack (the hetc CLI's main thread: the process's stack limit). */
   void (*parallel_for)(int64_t count, int64_t grain,
                        hetc_plugin_parallel_body_fn_t body, void *user_data);
 

@@ -8,7 +8,7 @@
 
 #include "hetc/plugin.h"
 
-/* Stack size of the pool's worker threads (plugin.h promises kernels 8 MiB). */
+/* Stack size of the pool's worker threads (documented in plugin.h, parallel_for). */
 #define HETC_THREAD_STACK_BYTES ((size_t)8 << 20)
 
 /* Sets the number of threads (>= 1) used from the next parallel_for on;
