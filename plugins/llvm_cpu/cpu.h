@@ -108,6 +108,11 @@ int64_t cpu_im2col_panel_bytes(int64_t tiles, int64_t reg_n, int64_t tile_k);
 /* Bytes of the Winograd kernel's transformed-input buffer. */
 int64_t cpu_winograd_buffer_bytes(int64_t tile_m, int64_t tiles, int64_t channels,
                                   int64_t tile_ic);
+/* Output tiles of Winograd F(m x m, 3 x 3) over the workload's plane. */
+int64_t cpu_winograd_tiles(const hetc_plugin_workload_t *wl, int64_t tile_m);
+/* (icb, kh, kw) rows per im2col reduction chunk: tile_k elements in whole
+ * rows of tile_ic, at least one, at most all. */
+int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg);
 /* Whether the cpu Winograd template applies: 3x3, stride 1, dilation 1,
  * groups 1. */
 int cpu_winograd_applicable(const hetc_plugin_workload_t *wl);

@@ -49,16 +49,11 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
     int64_t blocks;
     if (g->kind == CPU_T_CONV_IM2COL) {
       /* The micro-kernel's reduction: one chunk of whole (icb, kh, kw) rows. */
-      const int64_t rows = hpc_ceil_div(C, ICBN) * wl->kernel[0] * wl->kernel[1];
-      int64_t chunk = g->cfg.tile_k / ICBN;
-      chunk = chunk < 1 ? 1 : chunk > rows ? rows : chunk;
-      g->avg_inner = (double)(chunk * ICBN);
+      g->avg_inner = (double)(cpu_im2col_chunk_rows(wl, &g->cfg) * ICBN);
       blocks = hpc_ceil_div(P, g->cfg.reg_n * g->cfg.tiles);
     } else {
-      const int64_t m = g->cfg.tile_m;
       g->avg_inner = (double)(hpc_ceil_div(C, ICBN) * ICBN);
-      blocks = hpc_ceil_div(hpc_ceil_div(wl->output.shape[2], m) * hpc_ceil_div(wl->output.shape[3], m),
-                            g->cfg.reg_n);
+      blocks = hpc_ceil_div(cpu_winograd_tiles(wl, g->cfg.tile_m), g->cfg.reg_n);
     }
     g->outer = N * blocks * (g->cfg.parallel ? OCB : 1);
   } else if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {

@@ -59,9 +59,7 @@ void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r) {
   const int64_t MR = g->cfg.reg_n, NT = g->cfg.tiles, OCBN = c.OCBN;
   const int64_t P = c.OH * c.OW, PB = MR * NT, NPB = hpc_ceil_div(P, PB);
   const int64_t RT = c.ICB * c.KH * c.KW;
-  int64_t TR = g->cfg.tile_k / c.ICBN;
-  if (TR < 1) TR = 1;
-  if (TR > RT) TR = RT;
+  const int64_t TR = cpu_im2col_chunk_rows(g->wl, &g->cfg);
   const int64_t KC_MAX = TR * c.ICBN;
   const int chunked = TR < RT;
   LLVMValueRef panel = irb_alloca_array(r, r->f32, PB * KC_MAX);

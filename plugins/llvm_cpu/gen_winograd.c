@@ -53,7 +53,7 @@ void cpu_gen_winograd(const cpu_gen_t *g, irb_t *r) {
   const cpu_winograd_t *w = cpu_winograd(g->cfg.tile_m);
   const int64_t M = w->m, A = w->alpha, A2 = A * A;
   const int64_t T = g->cfg.reg_n, OCBN = c.OCBN, CP = c.ICB * c.ICBN;
-  const int64_t TW = hpc_ceil_div(c.OW, M), NTILE = hpc_ceil_div(c.OH, M) * TW;
+  const int64_t TW = hpc_ceil_div(c.OW, M), NTILE = cpu_winograd_tiles(g->wl, M);
   const int64_t NB = hpc_ceil_div(NTILE, T);
   LLVMValueRef vbuf = irb_alloca_array(r, r->f32, A2 * T * CP);
   LLVMValueRef mbuf = irb_alloca_array(r, r->f32, A2 * T * OCBN);

@@ -98,6 +98,17 @@ int64_t cpu_im2col_panel_bytes(int64_t tiles, int64_t reg_n, int64_t tile_k) {
   return tiles * reg_n * tile_k * 4;
 }
 
+int64_t cpu_winograd_tiles(const hetc_plugin_workload_t *wl, int64_t tile_m) {
+  return hpc_ceil_div(wl->output.shape[2], tile_m) * hpc_ceil_div(wl->output.shape[3], tile_m);
+}
+
+int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg) {
+  const int64_t rows =
+      hpc_ceil_div(wl->inputs[0].shape[1], cfg->tile_ic) * wl->kernel[0] * wl->kernel[1];
+  const int64_t chunk = cfg->tile_k / cfg->tile_ic;
+  return chunk < 1 ? 1 : chunk > rows ? rows : chunk;
+}
+
 int64_t cpu_winograd_buffer_bytes(int64_t tile_m, int64_t tiles, int64_t channels,
                                   int64_t tile_ic) {
   const int64_t alpha = tile_m + 2;
@@ -226,8 +237,7 @@ static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
   add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 0);
   add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0);
-  const int64_t tiles2 = hpc_ceil_div(wl->output.shape[2], 2) * hpc_ceil_div(wl->output.shape[3], 2);
-  const int64_t tiles4 = hpc_ceil_div(wl->output.shape[2], 4) * hpc_ceil_div(wl->output.shape[3], 4);
+  const int64_t tiles2 = cpu_winograd_tiles(wl, 2), tiles4 = cpu_winograd_tiles(wl, 4);
   add_reg_knob(out, tiles2, out->knobs[1].default_value);
   out->knobs[2].default_value = default_reg_n(tiles4, tiles4 < 16 ? tiles4 : 16, out->knobs[1].default_value);
   cpu_knob_spec_t *k = add_knob(out, "tile_m", 0, offsetof(cpu_config_t, tile_m));
@@ -291,16 +301,15 @@ void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t 
 
 /* ------------------------------------------------------------------------ */
 
-static int reg_fn(const hetc_plugin_config_t *config, const void *user_data) {
-  (void)user_data;
-  if (!config || config->num_knobs != 2) return 0;
-  const hetc_plugin_knob_value_t *a = &config->knobs[0], *b = &config->knobs[1];
-  if (a->count != 1 || b->count != 1) return 0;
-  return cpu_reg_block_fits(a->values[0], b->values[0]);
-}
 
 static int64_t knob_value(const hetc_plugin_config_t *config, int32_t i) {
   return config->knobs[i].count == 1 ? config->knobs[i].values[0] : -1;
+}
+
+static int reg_fn(const hetc_plugin_config_t *config, const void *user_data) {
+  (void)user_data;
+  if (!config || config->num_knobs != 2) return 0;
+  return cpu_reg_block_fits(knob_value(config, 0), knob_value(config, 1));
 }
 
 static int panel_fn(const hetc_plugin_config_t *config, const void *user_data) {
