@@ -8,11 +8,13 @@ packages=(
   build-essential cmake pkg-config python3
   libcjson-dev        # model and manifest JSON
   libcmocka-dev       # unit tests
+  libsqlite3-dev      # the tuning records store
   libdnnl-dev         # oneDNN: the reference's cross-check and the benchmarks' yardstick
   ocl-icd-opencl-dev  # oneDNN's CMake package asks for OpenCL
   clang libclang-rt-14-dev  # libFuzzer for the fuzz targets
   llvm-15-dev         # the cpu backend's JIT (LLVM 15: the one PoCL links)
   pocl-opencl-icd     # OpenCL on the CPU (tests load it beside the cpu backend)
+  libxgboost-dev      # the tuner's cost model (XGBoost's C API)
 )
 
 missing=()

@@ -115,6 +115,10 @@ typedef struct hetc_compile_options_t {
   const char *const *targets; /* target names, in order of preference */
   int32_t num_targets;
   int32_t progress;           /* 1: a line per kernel on stderr */
+  /* Tuning records to take configs from (`hetc tune`'s store). NULL: the
+   * per-user store when it exists, else every kernel gets its template's
+   * default config. */
+  const char *records_path;
 } hetc_compile_options_t;
 
 typedef struct hetc_compile_report_t {
@@ -126,6 +130,12 @@ typedef struct hetc_compile_report_t {
   /* Mean static innermost loop trip count over the conv2d kernels that
    * report one (0 if none): the vector-length indicator. */
   double avg_inner_loop_length;
+  /* Where the conv2d and dense kernels' configs came from: records tuned
+   * for this workload and device, records of the nearest tuned workload on
+   * a device of the same kind, or the template's default. */
+  int32_t tuned_configs;
+  int32_t nearest_configs;
+  int32_t default_configs;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path. Placement: each

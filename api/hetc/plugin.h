@@ -59,9 +59,10 @@ extern "C" {
 #endif
 
 /* ABI version spoken by this header. A change of major breaks every plugin;
- * a minor only appends fields at the ends of tables. */
+ * a minor only appends fields at the ends of tables.
+ *   minor 1: hetc_plugin_host_t.space_mark_optional; HETC_PLUGIN_SPLIT_BOTH. */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 0
+#define HETC_PLUGIN_ABI_MINOR 1
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -264,6 +265,12 @@ typedef enum hetc_plugin_split_policy_t {
   HETC_PLUGIN_SPLIT_FACTORS = 0,    /* every exact factorisation */
   HETC_PLUGIN_SPLIT_POWER2 = 1,     /* factors that are powers of two */
   HETC_PLUGIN_SPLIT_CANDIDATES = 2, /* inner parts from a candidate list */
+  /* Since minor 1 (a minor-0 host refuses it as an unknown policy): every
+   * exact factorisation (as FACTORS), then every split whose inner parts
+   * are all powers of two with a product p <= extent that does not divide
+   * extent, the outermost part rounded up to ceil(extent / p): the template
+   * must guard the tail. AutoTVM's "verbose" policy. */
+  HETC_PLUGIN_SPLIT_BOTH = 3,
 } hetc_plugin_split_policy_t;
 
 /* One knob's value in a config. A split has num_parts values (outermost
@@ -337,7 +344,9 @@ typedef struct hetc_plugin_host_t {
    *   parts are at most max_factor when max_factor > 0. For
    *   SPLIT_CANDIDATES, the innermost part takes values from candidates
    *   (others are 1 except the outermost, which is extent / inner rounded
-   *   up: the template must handle the remainder).
+   *   up: the template must handle the remainder). SPLIT_BOTH (minor 1)
+   *   adds power-of-two splits with a rounded-up outer part to the exact
+   *   ones (see hetc_plugin_split_policy_t).
    * define_knob: a knob taking one of `values` (an other-option knob).
    * define_reorder: a permutation of num_axes axes; the candidate
    *   permutations are given explicitly, each num_axes entries, row-major.
@@ -391,6 +400,19 @@ typedef struct hetc_plugin_host_t {
    * threads (OpenMP, a device runtime) size them by it too, so that kernels
    * never oversubscribe the cores. */
   int32_t (*thread_count)(void);
+
+  /* ---- Since minor 1: read only when HETC_PLUGIN_HAS_FIELD(host,
+   * hetc_plugin_host_t, space_mark_optional) (a minor-0 host's table ends
+   * above). ---- */
+
+  /* Marks a knob the template supports but does not tune by default. Call
+   * from template_define_space after space_set_default, for a knob already
+   * defined. Unless a user's space override enables it, the space offers
+   * only the knob's default value (the knob stays in every config, with
+   * one candidate); enabled, it has its full candidate list again. Returns
+   * NULL or a failure (unknown knob, no default config yet). */
+  hetc_plugin_status_t (*space_mark_optional)(hetc_plugin_space_t *space,
+                                              const char *knob_name);
 } hetc_plugin_host_t;
 
 /* ------------------------------------------------------------------------ */
@@ -457,8 +479,199 @@ typedef struct hetc_plugin_artifact_info_t {
   const char *description;
 } hetc_plugin_artifact_info_t;
 
-/* Feature schema version produced by features(); see tuner.md. */
+/* ------------------------------------------------------------------------ */
+/* Features for the cost model (schema 1, since ABI minor 1)                */
+/* ------------------------------------------------------------------------ */
+
+/* Feature schema version produced by features(): the hetc_plugin_feature_t
+ * indices below, defined since ABI minor 1 (a minor-0 plugin's features()
+ * predates them and is not called by the driver). One fixed-length, named
+ * vector per candidate, the same for every plugin, so that one cost model
+ * learns across plugins, templates and devices (tuner.md). A later minor
+ * may append indices (raising HETC_FEATURE_COUNT, each saying who writes
+ * it) but never renumbers or reuses one; the schema number changes only if
+ * that rule is ever broken.
+ * api/feature-schema.md lists every feature with its meaning.
+ *
+ * Values are floats. Magnitudes (sizes, bytes, counts, ratios) are
+ * log2(1 + x), so that one model sees kernels and devices of very
+ * different sizes on one scale; small categorical or lane counts are raw
+ * (each index says which). NaN means missing: the plugin has nothing to say
+ * about that feature for this candidate. A row is never shorter or padded:
+ * every row has exactly HETC_FEATURE_COUNT values at fixed indices (an
+ * AutoTVM model once saw rows of 835 and 919 features of shifting meaning).
+ *
+ * Who writes what: the plugin describes its generated loop nest, the
+ * indices in [0, HETC_FEATURE_PLUGIN_END); the driver writes the workload,
+ * device and derived indices itself, identically for every plugin. */
 #define HETC_PLUGIN_FEATURE_SCHEMA 1
+
+/* Tiling levels of a generated loop nest, innermost first. For each level
+ * the plugin describes one tile (the typical, full tile; remainder tiles
+ * are not described):
+ *   REGISTER: the accumulators a micro-kernel keeps in registers.
+ *   CACHE:    the cache-blocked unit around register tiles: the data the
+ *             register tiles inside it reuse from L1/L2 (CPU) or shared
+ *             memory (GPU), e.g. one input-channel block or packed panel.
+ *   BLOCK:    one parallel task: an iteration of a CPU kernel's parallel
+ *             loop, a GPU thread block or work-group.
+ *   GRID:     the whole kernel. */
+typedef enum hetc_plugin_feature_level_t {
+  HETC_FEATURE_LEVEL_REGISTER = 0,
+  HETC_FEATURE_LEVEL_CACHE = 1,
+  HETC_FEATURE_LEVEL_BLOCK = 2,
+  HETC_FEATURE_LEVEL_GRID = 3,
+  HETC_FEATURE_LEVEL_COUNT = 4
+} hetc_plugin_feature_level_t;
+
+/* The eight features of every level, each log2(1 + x):
+ *   SPATIAL:      output elements one tile computes (pixels x channels,
+ *                 padding lanes of a channel block included).
+ *   REDUCTION:    multiply-add steps each of those outputs accumulates
+ *                 while the tile is at this level (the part of the
+ *                 reduction it covers there).
+ *   BYTES_IN, BYTES_WEIGHT, BYTES_OUT: bytes of activation input, weights
+ *                 and output one tile moves into this level. At REGISTER:
+ *                 what its loads bring into registers (every load counted)
+ *                 and its accumulator stores (and reloads of partial sums);
+ *                 at the other levels: the distinct bytes the tile touches,
+ *                 its footprint.
+ *   REUSE_IN, REUSE_WEIGHT: multiply-adds per input (weight) element moved:
+ *                 how often each moved element is used.
+ *   INTENSITY:    flops (two per multiply-add) per byte moved (input +
+ *                 weight + output). */
+typedef enum hetc_plugin_feature_field_t {
+  HETC_FEATURE_FIELD_SPATIAL = 0,
+  HETC_FEATURE_FIELD_REDUCTION = 1,
+  HETC_FEATURE_FIELD_BYTES_IN = 2,
+  HETC_FEATURE_FIELD_BYTES_WEIGHT = 3,
+  HETC_FEATURE_FIELD_BYTES_OUT = 4,
+  HETC_FEATURE_FIELD_REUSE_IN = 5,
+  HETC_FEATURE_FIELD_REUSE_WEIGHT = 6,
+  HETC_FEATURE_FIELD_INTENSITY = 7,
+  HETC_FEATURE_FIELD_COUNT = 8
+} hetc_plugin_feature_field_t;
+
+/* Index of a level's field: levels lie one after another from index 0. */
+#define HETC_FEATURE_AT_LEVEL(level, field)                                    \
+  ((level) * HETC_FEATURE_FIELD_COUNT + (field))
+
+/* Indices of schema 1. Values are stable. */
+typedef enum hetc_plugin_feature_t {
+  /* ---- Written by the plugin: its loop nest for this config. ---- */
+  HETC_FEATURE_REG_SPATIAL = 0, /* levels: see hetc_plugin_feature_field_t */
+  HETC_FEATURE_REG_REDUCTION = 1,
+  HETC_FEATURE_REG_BYTES_IN = 2,
+  HETC_FEATURE_REG_BYTES_WEIGHT = 3,
+  HETC_FEATURE_REG_BYTES_OUT = 4,
+  HETC_FEATURE_REG_REUSE_IN = 5,
+  HETC_FEATURE_REG_REUSE_WEIGHT = 6,
+  HETC_FEATURE_REG_INTENSITY = 7,
+  HETC_FEATURE_CACHE_SPATIAL = 8,
+  HETC_FEATURE_CACHE_REDUCTION = 9,
+  HETC_FEATURE_CACHE_BYTES_IN = 10,
+  HETC_FEATURE_CACHE_BYTES_WEIGHT = 11,
+  HETC_FEATURE_CACHE_BYTES_OUT = 12,
+  HETC_FEATURE_CACHE_REUSE_IN = 13,
+  HETC_FEATURE_CACHE_REUSE_WEIGHT = 14,
+  HETC_FEATURE_CACHE_INTENSITY = 15,
+  HETC_FEATURE_BLOCK_SPATIAL = 16,
+  HETC_FEATURE_BLOCK_REDUCTION = 17,
+  HETC_FEATURE_BLOCK_BYTES_IN = 18,
+  HETC_FEATURE_BLOCK_BYTES_WEIGHT = 19,
+  HETC_FEATURE_BLOCK_BYTES_OUT = 20,
+  HETC_FEATURE_BLOCK_REUSE_IN = 21,
+  HETC_FEATURE_BLOCK_REUSE_WEIGHT = 22,
+  HETC_FEATURE_BLOCK_INTENSITY = 23,
+  HETC_FEATURE_GRID_SPATIAL = 24,
+  HETC_FEATURE_GRID_REDUCTION = 25,
+  HETC_FEATURE_GRID_BYTES_IN = 26,
+  HETC_FEATURE_GRID_BYTES_WEIGHT = 27,
+  HETC_FEATURE_GRID_BYTES_OUT = 28,
+  HETC_FEATURE_GRID_REUSE_IN = 29,
+  HETC_FEATURE_GRID_REUSE_WEIGHT = 30,
+  HETC_FEATURE_GRID_INTENSITY = 31,
+  /* log2(1 + flops the kernel executes): two per multiply-add of its main
+   * computation, padding lanes and recomputed tiles included (Winograd:
+   * its transformed-domain products, not the direct convolution's). */
+  HETC_FEATURE_EXEC_FLOPS = 32,
+  /* fp32 lanes of the innermost loop's arithmetic (1: scalar). Raw. */
+  HETC_FEATURE_VECTOR_WIDTH = 33,
+  /* log2(1 + independent operations of the innermost body as generated:
+   * the product of the extents the generator unrolls, e.g. accumulator
+   * rows x vectors x unrolled kernel columns). */
+  HETC_FEATURE_UNROLL = 34,
+  /* log2(1 + average trip count of the innermost loop). */
+  HETC_FEATURE_INNER_LOOP = 35,
+  /* log2(1 + parallel tasks): iterations of the parallel loop, GPU blocks. */
+  HETC_FEATURE_PARALLEL_UNITS = 36,
+  /* log2(1 + threads that run one task together): 1 on CPU, threads per
+   * block on GPU. */
+  HETC_FEATURE_THREADS_PER_GROUP = 37,
+  /* Algorithm one-hot: exactly one is 1, the others 0. */
+  HETC_FEATURE_ALGO_DIRECT = 38,     /* direct convolution */
+  HETC_FEATURE_ALGO_IM2COL = 39,     /* im2col + GEMM */
+  HETC_FEATURE_ALGO_WINOGRAD = 40,
+  HETC_FEATURE_ALGO_GEMM = 41,       /* dense / matrix multiply */
+  HETC_FEATURE_ALGO_DEPTHWISE = 42,  /* a depthwise-specialised kernel */
+  HETC_FEATURE_ALGO_OTHER = 43,
+  /* Layout one-hot of the activation input as the kernel reads it:
+   * exactly one is 1. NCHW stands for row-major at any rank. */
+  HETC_FEATURE_LAYOUT_NCHW = 44,
+  HETC_FEATURE_LAYOUT_NHWC = 45,
+  HETC_FEATURE_LAYOUT_NCHWC = 46,
+  HETC_FEATURE_PLUGIN_END = 47, /* one past the plugin's indices */
+
+  /* ---- Written by the driver: the workload. Dense is a 1x1 convolution
+   * of a 1x1 plane (H = W = OH = OW = KH = KW = stride = dilation = 1). ---- */
+  HETC_FEATURE_WL_OP = 47,            /* hetc_plugin_op_t, raw */
+  HETC_FEATURE_WL_FLOPS = 48,         /* log2(1 + 2 x multiply-adds) */
+  HETC_FEATURE_WL_N = 49,             /* N to OW: log2(1 + extent) */
+  HETC_FEATURE_WL_C = 50,             /* input channels */
+  HETC_FEATURE_WL_H = 51,
+  HETC_FEATURE_WL_W = 52,
+  HETC_FEATURE_WL_K = 53,             /* output channels */
+  HETC_FEATURE_WL_OH = 54,
+  HETC_FEATURE_WL_OW = 55,
+  HETC_FEATURE_WL_KH = 56,            /* KH to PADDING: raw */
+  HETC_FEATURE_WL_KW = 57,
+  HETC_FEATURE_WL_STRIDE_H = 58,
+  HETC_FEATURE_WL_STRIDE_W = 59,
+  HETC_FEATURE_WL_DILATION_H = 60,
+  HETC_FEATURE_WL_DILATION_W = 61,
+  HETC_FEATURE_WL_PADDING = 62,       /* top + left + bottom + right */
+  HETC_FEATURE_WL_GROUPS = 63,        /* log2(1 + groups) */
+  HETC_FEATURE_WL_DEPTHWISE = 64,     /* 1: groups > 1, == C == K */
+  HETC_FEATURE_WL_HAS_BIAS = 65,      /* 0 or 1 */
+  HETC_FEATURE_WL_HAS_RESIDUAL = 66,  /* 0 or 1 */
+  HETC_FEATURE_WL_ACTIVATION = 67,    /* hetc_plugin_activation_t */
+
+  /* ---- Written by the driver: the device descriptor (NaN where the
+   * descriptor says 0, unknown). ---- */
+  HETC_FEATURE_DEV_KIND = 68,            /* hetc_plugin_device_kind_t */
+  HETC_FEATURE_DEV_PEAK_GFLOPS = 69,     /* log2(1 + fp32 GFLOPS) */
+  HETC_FEATURE_DEV_BANDWIDTH_GBPS = 70,  /* log2(1 + GB/s) */
+  HETC_FEATURE_DEV_COMPUTE_UNITS = 71,   /* log2(1 + x) */
+  HETC_FEATURE_DEV_SIMD_WIDTH = 72,      /* fp32 lanes, raw */
+  HETC_FEATURE_DEV_MAX_THREADS_PER_GROUP = 73, /* log2(1 + x) */
+  HETC_FEATURE_DEV_LOCAL_MEMORY = 74,    /* log2(1 + bytes per group) */
+  HETC_FEATURE_DEV_L1 = 75,              /* log2(1 + bytes), device */
+  HETC_FEATURE_DEV_L2 = 76,              /*   totals as in the */
+  HETC_FEATURE_DEV_L3 = 77,              /*   descriptor */
+
+  /* ---- Written by the driver from the plugin's and the device's
+   * indices, by one formula for every plugin (NaN when an input is). ---- */
+  /* Tasks over task slots: PARALLEL_UNITS / (ceil(units / compute units) x
+   * compute units), in (0, 1]. Raw. */
+  HETC_FEATURE_PARALLEL_BALANCE = 78,
+  /* log2 of the CACHE tile's bytes (in + weight + out) over the L1 of one
+   * compute unit (DEV_L1 / compute units): below 0 it fits. Signed. */
+  HETC_FEATURE_CACHE_TILE_OVER_L1 = 79,
+  /* log2 of the BLOCK tile's bytes over the L2 of one compute unit. */
+  HETC_FEATURE_BLOCK_TILE_OVER_L2 = 80,
+
+  HETC_FEATURE_COUNT = 81 /* features of schema 1 */
+} hetc_plugin_feature_t;
 
 /* ------------------------------------------------------------------------ */
 /* The plugin table                                                         */
@@ -604,9 +817,25 @@ typedef struct hetc_plugin_t {
                                int32_t num_args, int32_t number,
                                int32_t repeat, double *out_seconds);
 
-  /* Fills up to `capacity` features of schema HETC_PLUGIN_FEATURE_SCHEMA
-   * for a candidate into out_features (owned by the caller) and their
-   * number into out_count. UNSUPPORTED if the plugin has no features. */
+  /* Describes the loop nest that build() would generate for (template,
+   * workload, config) in feature schema HETC_PLUGIN_FEATURE_SCHEMA (defined
+   * since minor 1; the driver does not call a minor-0 plugin's features()).
+   * out_features has `capacity` floats (owned by the caller; the driver
+   * passes HETC_FEATURE_COUNT of its own header, every entry NaN). The
+   * plugin writes the plugin-owned indices below min(capacity, the
+   * HETC_FEATURE_COUNT it was built with) -- in schema 1 the indices in
+   * [0, HETC_FEATURE_PLUGIN_END) -- with NaN for any it cannot tell, and
+   * sets *out_count to that min. It leaves every other index untouched:
+   * the workload, device and derived indices are the driver's, which
+   * overwrites them, so every plugin's rows agree on them. It never pads
+   * or shifts: index i always means feature i. A NULL config means the
+   * template's default; a config outside the space is INVALID_ARGUMENT.
+   * UNSUPPORTED when the plugin has no features for this template (the
+   * driver then leaves the plugin's indices NaN).
+   * Must be cheap -- the search calls it for thousands of candidates a
+   * second: no code generation, no compilation, no allocation on success.
+   * Pure and thread-safe: unlike the calls above, it may run concurrently
+   * with any call on the same instance. */
   hetc_plugin_status_t (*features)(const hetc_plugin_instance_t *instance,
                                    int32_t device_index,
                                    const hetc_plugin_workload_t *workload,

@@ -16,9 +16,19 @@ enum {
  * (2 for bad input, not found and usage errors, 1 otherwise). Frees it. */
 int hetc_cli_report(hetc_status_t status);
 
+/* Splits a --targets value ("cuda,cpu") into at most `capacity` names.
+ * The names point into *out_storage (owned by the caller, free()).
+ * Returns the count, or -1 after printing why (too many, or empty) as
+ * "hetc COMMAND: ...". */
+int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
+                               const char **out_targets, int32_t capacity);
+
 int hetc_cli_tasks(int argc, char **argv);
 int hetc_cli_plugins(int argc, char **argv);
 int hetc_cli_compile(int argc, char **argv);
 int hetc_cli_run(int argc, char **argv);
+int hetc_cli_records(int argc, char **argv);
+int hetc_cli_space(int argc, char **argv);
+int hetc_cli_tune(int argc, char **argv);
 
 #endif /* HETC_DRIVER_CLI_CLI_H_ */

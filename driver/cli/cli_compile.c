@@ -9,7 +9,7 @@
 #define MAX_TARGETS 16
 
 int hetc_cli_compile(int argc, char **argv) {
-  const char *model = NULL, *out = NULL, *targets_arg = NULL;
+  const char *model = NULL, *out = NULL, *targets_arg = NULL, *records = NULL;
   int quiet = 0;
   for (int i = 0; i < argc; ++i) {
     if (!strcmp(argv[i], "--targets") && i + 1 < argc) {
@@ -18,6 +18,8 @@ int hetc_cli_compile(int argc, char **argv) {
       targets_arg = argv[i] + 10;
     } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
       out = argv[++i];
+    } else if (!strcmp(argv[i], "--records") && i + 1 < argc) {
+      records = argv[++i];
     } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
       quiet = 1;
     } else if (argv[i][0] != '-' && !model) {
@@ -29,25 +31,20 @@ int hetc_cli_compile(int argc, char **argv) {
     }
   }
   if (!model || !out || !targets_arg) {
-    fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--quiet]\n");
+    fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH] [--quiet]\n");
     return HETC_EXIT_USAGE;
   }
-  char *targets_copy = strdup(targets_arg);
+  char *targets_copy = NULL;
   const char *targets[MAX_TARGETS];
-  int32_t num_targets = 0;
-  for (char *save = NULL, *t = targets_copy ? strtok_r(targets_copy, ",", &save) : NULL; t;
-       t = strtok_r(NULL, ",", &save)) {
-    if (num_targets == MAX_TARGETS) {
-      free(targets_copy);
-      fprintf(stderr, "hetc compile: at most %d targets\n", MAX_TARGETS);
-      return HETC_EXIT_USAGE;
-    }
-    targets[num_targets++] = t;
+  int32_t num_targets = hetc_cli_split_targets("compile", targets_arg, &targets_copy, targets, MAX_TARGETS);
+  if (num_targets < 0) {
+    free(targets_copy);
+    return HETC_EXIT_USAGE;
   }
   hetc_model_t *graph = NULL;
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
-  hetc_compile_options_t options = {targets, num_targets, !quiet && isatty(2)};
+  hetc_compile_options_t options = {targets, num_targets, !quiet && isatty(2), records};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
@@ -55,6 +52,8 @@ int hetc_cli_compile(int argc, char **argv) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
            out, hetc_model_name(graph), targets_arg, report.kernels, report.transforms, report.copies,
            (double)report.weights_bytes / 1e6, report.build_seconds);
+    printf("configs: %d tuned, %d from the nearest tuned workload, %d defaults\n", report.tuned_configs,
+           report.nearest_configs, report.default_configs);
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

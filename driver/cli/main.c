@@ -15,6 +15,12 @@ static void usage(FILE *to) {
           "                                       compile a model into a package\n"
           "  run PACKAGE [--input FILE | --random-input SEED] [--output FILE]\n"
           "      [--repeat N]                     execute a package\n"
+          "  space MODEL.json --task N --target T [--overrides FILE]\n"
+          "                                       print a task's space on a target\n"
+          "  tune MODEL.json --targets T[,T...] [--records PATH] [--trials N] ...\n"
+          "                                       tune every task and keep the records\n"
+          "  records list|best|export|import|prune [ARGS]\n"
+          "                                       the tuning records store\n"
           "  version                              print the version\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
@@ -29,6 +35,24 @@ int hetc_cli_report(hetc_status_t status) {
           code == HETC_STATUS_IO_ERROR)
              ? HETC_EXIT_BAD_INPUT
              : HETC_EXIT_FAILURE;
+}
+
+int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
+                               const char **out_targets, int32_t capacity) {
+  char *copy = *out_storage = strdup(arg);
+  int32_t count = 0;
+  for (char *save = NULL, *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+    if (count == capacity) {
+      fprintf(stderr, "hetc %s: at most %d targets, not '%s'\n", command, capacity, arg);
+      return -1;
+    }
+    out_targets[count++] = t;
+  }
+  if (count == 0) {
+    fprintf(stderr, "hetc %s: --targets names no target\n", command);
+    return -1;
+  }
+  return count;
 }
 
 int main(int argc, char **argv) {
@@ -50,6 +74,9 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
   if (!strcmp(command, "compile")) return hetc_cli_compile(argc - 2, argv + 2);
   if (!strcmp(command, "run")) return hetc_cli_run(argc - 2, argv + 2);
+  if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);
+  if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
+  if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);
   fprintf(stderr, "hetc: unknown command '%s'\n", command);
   usage(stderr);
   return HETC_EXIT_USAGE;

@@ -20,7 +20,8 @@
  * kernel to stderr. */
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
                                  const char *const *targets, int32_t num_targets,
-                                 int progress, const char *requested_path,
+                                 int progress, const char *records_path,
+                                 const char *requested_path,
                                  hetc_compile_report_t *out_report);
 
 #endif /* HETC_DRIVER_COMPILE_COMPILE_H_ */

@@ -1,5 +1,7 @@
 #include "graph/tasks.h"
 
+#include "graph/infer.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,70 @@ void hetc_workload_key(const hetc_plugin_workload_t *w, char *out_key, size_t si
     snprintf(out_key, size, "dense n%lld k%lld units%lld%s%s%s f32", (long long)in->shape[0],
              (long long)in->shape[1], (long long)w->output.shape[1], bias, residual, act);
   }
+}
+
+/* Reads the "+bias", "+residual" and "+<activation>" suffixes and the
+ * closing " f32"; returns 0 unless exactly those follow. */
+static int parse_epilogue(const char *rest, hetc_plugin_epilogue_t *e) {
+  static const char *const activations[] = {"", "+relu", "+relu6", "+sigmoid", "+tanh"};
+  if (!strncmp(rest, "+bias", 5)) {
+    e->has_bias = 1;
+    rest += 5;
+  }
+  if (!strncmp(rest, "+residual", 9)) {
+    e->has_residual = 1;
+    rest += 9;
+  }
+  for (int32_t a = 4; a >= 1; --a) {
+    size_t n = strlen(activations[a]);
+    if (!strncmp(rest, activations[a], n) && rest[n] == ' ') {
+      e->activation = a;
+      rest += n;
+      break;
+    }
+  }
+  return !strcmp(rest, " f32");
+}
+
+hetc_status_t hetc_workload_from_key(const char *key, hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs) {
+  memset(w, 0, sizeof(*w));
+  memset(inputs, 0, 2 * sizeof(*inputs));
+  long long n, c, h, wd, k, units;
+  int consumed = 0, ok = 0;
+  const hetc_plugin_tensor_t tensor = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {0}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  if (sscanf(key, "conv2d n%lld c%lld h%lld w%lld k%lld r%dx%d s%dx%d p%d,%d,%d,%d d%dx%d g%d%n", &n, &c, &h,
+             &wd, &k, &w->kernel[0], &w->kernel[1], &w->strides[0], &w->strides[1], &w->padding[0],
+             &w->padding[1], &w->padding[2], &w->padding[3], &w->dilation[0], &w->dilation[1], &w->groups,
+             &consumed) == 16 && consumed > 0 && parse_epilogue(key + consumed, &w->epilogue)) {
+    w->op = HETC_PLUGIN_OP_CONV2D;
+    inputs[0] = tensor;
+    inputs[0].shape[0] = n, inputs[0].shape[1] = c, inputs[0].shape[2] = h, inputs[0].shape[3] = wd;
+    int64_t oh = hetc_window_output_extent(h, w->kernel[0], w->strides[0], w->padding[0], w->padding[2],
+                                           w->dilation[0], 0);
+    int64_t ow = hetc_window_output_extent(wd, w->kernel[1], w->strides[1], w->padding[1], w->padding[3],
+                                           w->dilation[1], 0);
+    w->output = tensor;
+    w->output.shape[0] = n, w->output.shape[1] = k, w->output.shape[2] = oh, w->output.shape[3] = ow;
+    ok = n > 0 && c > 0 && k > 0 && oh > 0 && ow > 0 && w->groups > 0 && c % w->groups == 0 &&
+         k % w->groups == 0 && w->strides[0] > 0 && w->strides[1] > 0 && w->dilation[0] > 0 &&
+         w->dilation[1] > 0 && w->padding[0] >= 0 && w->padding[1] >= 0 && w->padding[2] >= 0 &&
+         w->padding[3] >= 0;
+  } else if (sscanf(key, "dense n%lld k%lld units%lld%n", &n, &k, &units, &consumed) == 3 && consumed > 0 &&
+             parse_epilogue(key + consumed, &w->epilogue)) {
+    w->op = HETC_PLUGIN_OP_DENSE;
+    inputs[0] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2, {n, k}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+    w->output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2, {n, units}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+    ok = n > 0 && k > 0 && units > 0;
+  }
+  if (!ok) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "'%s' is not a workload key", key);
+  w->num_inputs = 1 + w->epilogue.has_residual;
+  inputs[1] = w->output;
+  w->inputs = inputs;
+  char again[HETC_TASK_KEY_SIZE];
+  hetc_workload_key(w, again, sizeof(again));
+  if (strcmp(again, key))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "'%s' is not a workload key (read back as '%s')", key, again);
+  return NULL;
 }
 
 hetc_status_t hetc_graph_extract_tasks(const hetc_graph_t *graph, hetc_task_list_t **out_tasks) {
@@ -70,4 +136,14 @@ void hetc_task_list_free(hetc_task_list_t *tasks) {
   if (!tasks) return;
   free(tasks->tasks);
   free(tasks);
+}
+
+hetc_status_t hetc_graph_task_workload(const hetc_graph_t *graph, const hetc_task_list_t *tasks,
+                                       int32_t task, hetc_plugin_tensor_t *inputs_storage,
+                                       hetc_plugin_workload_t *out_workload) {
+  if (task < 0 || task >= tasks->count)
+    return hetc_status_new(HETC_STATUS_NOT_FOUND, "task %d outside the %d tasks", task,
+                           tasks->count);
+  return hetc_graph_node_workload(graph, tasks->tasks[task].first_node, inputs_storage,
+                                  out_workload);
 }

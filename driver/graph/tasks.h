@@ -27,7 +27,22 @@ typedef struct hetc_task_list_t {
 hetc_status_t hetc_graph_extract_tasks(const hetc_graph_t *graph, hetc_task_list_t **out_tasks);
 void hetc_task_list_free(hetc_task_list_t *tasks);
 
+/* Describes task `task` (0-based) of `tasks`, extracted from `graph`, as
+ * the workload of its first node (hetc_graph_node_workload: layouts
+ * ROW_MAJOR; inputs_storage holds HETC_MAX_NODE_INPUTS entries and
+ * outlives the workload). NOT_FOUND when task is out of range. */
+hetc_status_t hetc_graph_task_workload(const hetc_graph_t *graph, const hetc_task_list_t *tasks,
+                                       int32_t task, hetc_plugin_tensor_t *inputs_storage,
+                                       hetc_plugin_workload_t *out_workload);
+
 /* The workload key of a conv2d or dense workload. */
 void hetc_workload_key(const hetc_plugin_workload_t *workload, char *out_key, size_t size);
+
+/* The workload a key names, the inverse of hetc_workload_key (layouts
+ * row-major). out_inputs holds 2 tensors and outlives the workload. A key
+ * that is not one gives INVALID_ARGUMENT quoting it: keys come from records
+ * files, which users may edit. */
+hetc_status_t hetc_workload_from_key(const char *key, hetc_plugin_workload_t *out_workload,
+                                     hetc_plugin_tensor_t *out_inputs);
 
 #endif /* HETC_DRIVER_GRAPH_TASKS_H_ */

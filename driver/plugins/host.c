@@ -88,6 +88,7 @@ static const hetc_plugin_host_t host_table = {
     .config_find = hetc_config_find,
     .parallel_for = hetc_parallel_for,
     .thread_count = host_thread_count,
+    .space_mark_optional = hetc_space_mark_optional,
 };
 
 const hetc_plugin_host_t *hetc_host_services(void) { return &host_table; }

@@ -1,48 +1,34 @@
+/* Building knob spaces and mapping indices to configs and back. The
+ * valid-point index (components, counting, sampling, neighbours) is in
+ * space_valid.c. */
 #include "space/space.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CONSTRAINTS 32
-/* Rejection sampling gives up after this many draws (the constraint tree of
- * the tuner replaces it for very sparse spaces). */
-#define MAX_SAMPLE_DRAWS 100000
-
-typedef struct knob_t {
-  char *name;
-  hetc_knob_kind_t kind;
-  int32_t width;       /* values per candidate */
-  int64_t count;       /* candidates */
-  int64_t *candidates; /* count * width values */
-} knob_t;
-
-typedef struct constraint_t {
-  int32_t num_knobs;
-  int32_t knobs[HETC_SPACE_MAX_KNOBS];
-  hetc_plugin_constraint_fn_t fn;
-  const void *user_data;
-} constraint_t;
-
-struct hetc_plugin_space_t {
-  int32_t num_knobs;
-  knob_t knobs[HETC_SPACE_MAX_KNOBS];
-  int32_t num_constraints;
-  constraint_t constraints[MAX_CONSTRAINTS];
-  int has_default;
-  int64_t default_index;
-};
+#include "space/space_int.h"
 
 hetc_status_t hetc_space_create(hetc_plugin_space_t **out_space) {
-  *out_space = calloc(1, sizeof(hetc_plugin_space_t));
-  return *out_space ? NULL : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
+  hetc_plugin_space_t *space = calloc(1, sizeof(hetc_plugin_space_t));
+  if (!space) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
+  if (pthread_mutex_init(&space->index_lock, NULL) != 0) {
+    free(space);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space lock");
+  }
+  atomic_init(&space->index_state, 0);
+  *out_space = space;
+  return NULL;
 }
 
 void hetc_space_free(hetc_plugin_space_t *space) {
   if (!space) return;
+  hetc_space_drop_index(space);
   for (int32_t k = 0; k < space->num_knobs; ++k) {
     free(space->knobs[k].name);
     free(space->knobs[k].candidates);
+    free(space->knobs[k].all);
   }
+  pthread_mutex_destroy(&space->index_lock);
   free(space);
 }
 
@@ -56,6 +42,44 @@ hetc_knob_kind_t hetc_space_knob_kind(const hetc_plugin_space_t *space, int32_t 
 int64_t hetc_space_knob_size(const hetc_plugin_space_t *space, int32_t knob) {
   return space->knobs[knob].count;
 }
+int32_t hetc_space_knob_width(const hetc_plugin_space_t *space, int32_t knob) {
+  return space->knobs[knob].width;
+}
+const int64_t *hetc_space_knob_values(const hetc_plugin_space_t *space, int32_t knob,
+                                      int64_t choice) {
+  const hetc_space_knob_t *k = &space->knobs[knob];
+  return k->candidates + choice * k->width;
+}
+int64_t hetc_space_knob_extent(const hetc_plugin_space_t *space, int32_t knob) {
+  return space->knobs[knob].kind == HETC_KNOB_SPLIT ? space->knobs[knob].extent : 0;
+}
+int32_t hetc_space_knob_policy(const hetc_plugin_space_t *space, int32_t knob) {
+  return space->knobs[knob].kind == HETC_KNOB_SPLIT ? space->knobs[knob].policy : -1;
+}
+int hetc_space_knob_is_optional(const hetc_plugin_space_t *space, int32_t knob,
+                                int *out_pinned) {
+  if (out_pinned) *out_pinned = space->knobs[knob].all != NULL;
+  return space->knobs[knob].optional;
+}
+int32_t hetc_space_constraint_count(const hetc_plugin_space_t *space) {
+  return space->num_constraints;
+}
+int32_t hetc_space_constraint_knobs(const hetc_plugin_space_t *space, int32_t constraint,
+                                    int32_t *out_knobs) {
+  const hetc_space_constraint_t *c = &space->constraints[constraint];
+  memcpy(out_knobs, c->knobs, sizeof(int32_t) * (size_t)c->num_knobs);
+  return c->num_knobs;
+}
+
+const char *hetc_knob_kind_name(hetc_knob_kind_t kind) {
+  switch (kind) {
+    case HETC_KNOB_SPLIT: return "split";
+    case HETC_KNOB_OTHER: return "other";
+    case HETC_KNOB_REORDER: return "reorder";
+    case HETC_KNOB_ANNOTATE: return "annotate";
+  }
+  return "?";
+}
 
 int64_t hetc_space_size(const hetc_plugin_space_t *space) {
   int64_t size = 1;
@@ -63,10 +87,28 @@ int64_t hetc_space_size(const hetc_plugin_space_t *space) {
   return size;
 }
 
-static int32_t find_knob(const hetc_plugin_space_t *space, const char *name) {
-  for (int32_t k = 0; k < space->num_knobs; ++k)
+int64_t hetc_space_stride(const hetc_plugin_space_t *space, int32_t knob) {
+  int64_t stride = 1;
+  for (int32_t k = 0; k < knob; ++k) stride *= space->knobs[k].count;
+  return stride;
+}
+
+int32_t hetc_space_find_knob(const hetc_plugin_space_t *space, const char *name) {
+  for (int32_t k = 0; name && k < space->num_knobs; ++k)
     if (!strcmp(space->knobs[k].name, name)) return k;
   return -1;
+}
+
+/* Size of the product if knob `knob` had `count` candidates; -1 when that
+ * exceeds the 63-bit index. */
+static int64_t size_with(const hetc_plugin_space_t *space, int32_t knob, int64_t count) {
+  int64_t size = 1;
+  for (int32_t k = 0; k < space->num_knobs; ++k) {
+    int64_t n = k == knob ? count : space->knobs[k].count;
+    if (size > INT64_MAX / n) return -1;
+    size *= n;
+  }
+  return size;
 }
 
 /* Appends a knob after checking its name and that the product of all
@@ -80,7 +122,7 @@ static hetc_plugin_status_t add_knob(hetc_plugin_space_t *space, const char *nam
   } else if (space->num_knobs == HETC_SPACE_MAX_KNOBS) {
     status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "knob '%s': more than %d knobs", name,
                              HETC_SPACE_MAX_KNOBS);
-  } else if (find_knob(space, name) >= 0) {
+  } else if (hetc_space_find_knob(space, name) >= 0) {
     status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "knob '%s' defined twice", name);
   } else if (count < 1) {
     status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "knob '%s' has no candidates", name);
@@ -88,26 +130,31 @@ static hetc_plugin_status_t add_knob(hetc_plugin_space_t *space, const char *nam
     status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                              "knob '%s': the space would exceed 2^63 points", name);
   }
-  knob_t *knob = &space->knobs[space->num_knobs];
+  hetc_space_knob_t *knob = &space->knobs[space->num_knobs];
   if (!status && !(knob->name = strdup(name)))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
   if (status) {
     free(candidates);
     return status;
   }
+  hetc_space_drop_index(space);
   knob->kind = kind;
   knob->width = width;
   knob->count = count;
   knob->candidates = candidates;
+  knob->extent = 0;
+  knob->policy = -1;
   ++space->num_knobs;
   return NULL;
 }
 
-/* Appends every split of `remaining` into parts[from..] (outermost part 0
- * takes what is left) to the growing candidate list. */
+/* ---- Splits ---- */
+
+/* The growing candidate list of a split knob. */
 typedef struct split_builder_t {
   int32_t parts;
   int32_t policy;
+  int64_t extent;
   int64_t max_factor;
   int64_t *values;
   int64_t count, capacity;
@@ -129,6 +176,9 @@ static void split_emit(split_builder_t *b, const int64_t *tuple) {
   ++b->count;
 }
 
+/* Appends every exact split of `remaining` into parts[0..part] (outermost
+ * part 0 takes what is left); POWER2 keeps inner parts that are powers of
+ * two. */
 static void split_recurse(split_builder_t *b, int64_t *tuple, int32_t part, int64_t remaining) {
   if (b->failed) return;
   if (part == 0) {
@@ -145,6 +195,24 @@ static void split_recurse(split_builder_t *b, int64_t *tuple, int32_t part, int6
   }
 }
 
+/* SPLIT_BOTH's addition to the exact splits: inner parts all powers of two
+ * whose product (`inner`) does not divide the extent, the outer part
+ * rounded up. Products that divide are exact splits, already listed. */
+static void split_pow2_tails(split_builder_t *b, int64_t *tuple, int32_t part, int64_t inner) {
+  if (b->failed) return;
+  if (part == 0) {
+    if (b->extent % inner == 0) return;
+    tuple[0] = (b->extent + inner - 1) / inner;
+    split_emit(b, tuple);
+    return;
+  }
+  for (int64_t f = 1; f <= b->extent / inner; f *= 2) {
+    if (b->max_factor > 0 && f > b->max_factor) break;
+    tuple[part] = f;
+    split_pow2_tails(b, tuple, part - 1, inner * f);
+  }
+}
+
 hetc_plugin_status_t hetc_space_define_split(hetc_plugin_space_t *space, const char *name,
                                              int64_t extent, int32_t num_parts, int32_t policy,
                                              int64_t max_factor, const int64_t *candidates,
@@ -153,7 +221,7 @@ hetc_plugin_status_t hetc_space_define_split(hetc_plugin_space_t *space, const c
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "split '%s': extent %lld into %d parts is not a valid split",
                            name ? name : "", (long long)extent, num_parts);
-  split_builder_t b = {num_parts, policy, max_factor, NULL, 0, 0, 0};
+  split_builder_t b = {num_parts, policy, extent, max_factor, NULL, 0, 0, 0};
   int64_t tuple[HETC_SPACE_MAX_PARTS] = {0};
   if (policy == HETC_PLUGIN_SPLIT_CANDIDATES) {
     if (!candidates || num_candidates < 1)
@@ -170,6 +238,10 @@ hetc_plugin_status_t hetc_space_define_split(hetc_plugin_space_t *space, const c
     }
   } else if (policy == HETC_PLUGIN_SPLIT_FACTORS || policy == HETC_PLUGIN_SPLIT_POWER2) {
     split_recurse(&b, tuple, num_parts - 1, extent);
+  } else if (policy == HETC_PLUGIN_SPLIT_BOTH) {
+    b.policy = HETC_PLUGIN_SPLIT_FACTORS;
+    split_recurse(&b, tuple, num_parts - 1, extent);
+    split_pow2_tails(&b, tuple, num_parts - 1, 1);
   } else {
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "split '%s': unknown policy %d", name,
                            policy);
@@ -178,8 +250,13 @@ hetc_plugin_status_t hetc_space_define_split(hetc_plugin_space_t *space, const c
     free(b.values);
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
   }
-  return add_knob(space, name, HETC_KNOB_SPLIT, num_parts, b.count, b.values);
+  HETC_RETURN_IF_ERROR(add_knob(space, name, HETC_KNOB_SPLIT, num_parts, b.count, b.values));
+  space->knobs[space->num_knobs - 1].extent = extent;
+  space->knobs[space->num_knobs - 1].policy = policy;
+  return NULL;
 }
+
+/* ---- Lists, annotations, reorders ---- */
 
 static hetc_plugin_status_t define_list(hetc_plugin_space_t *space, const char *name,
                                         hetc_knob_kind_t kind, const int64_t *values,
@@ -245,15 +322,17 @@ hetc_plugin_status_t hetc_space_add_constraint(hetc_plugin_space_t *space,
   if (!fn || num_knob_names < 1 || num_knob_names > HETC_SPACE_MAX_KNOBS)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "constraint needs a function and 1..%d knobs",
                            HETC_SPACE_MAX_KNOBS);
-  if (space->num_constraints == MAX_CONSTRAINTS)
-    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "more than %d constraints", MAX_CONSTRAINTS);
-  constraint_t *c = &space->constraints[space->num_constraints];
+  if (space->num_constraints == HETC_SPACE_MAX_CONSTRAINTS)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "more than %d constraints",
+                           HETC_SPACE_MAX_CONSTRAINTS);
+  hetc_space_constraint_t *c = &space->constraints[space->num_constraints];
   for (int32_t i = 0; i < num_knob_names; ++i) {
-    c->knobs[i] = find_knob(space, knob_names[i]);
+    c->knobs[i] = hetc_space_find_knob(space, knob_names[i]);
     if (c->knobs[i] < 0)
       return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "constraint names unknown knob '%s'",
                              knob_names[i]);
   }
+  hetc_space_drop_index(space);
   c->num_knobs = num_knob_names;
   c->fn = fn;
   c->user_data = user_data;
@@ -261,14 +340,16 @@ hetc_plugin_status_t hetc_space_add_constraint(hetc_plugin_space_t *space,
   return NULL;
 }
 
-static int64_t choice_of(const hetc_plugin_space_t *space, int64_t index, int32_t knob) {
+/* ---- Indices and configs ---- */
+
+int64_t hetc_space_choice_of(const hetc_plugin_space_t *space, int64_t index, int32_t knob) {
   for (int32_t k = 0; k < knob; ++k) index /= space->knobs[k].count;
   return index % space->knobs[knob].count;
 }
 
-static void fill_knob(const hetc_plugin_space_t *space, int32_t knob, int64_t choice,
-                      hetc_plugin_knob_value_t *out) {
-  const knob_t *k = &space->knobs[knob];
+void hetc_space_fill_knob(const hetc_plugin_space_t *space, int32_t knob, int64_t choice,
+                          hetc_plugin_knob_value_t *out) {
+  const hetc_space_knob_t *k = &space->knobs[knob];
   out->name = k->name;
   out->count = k->width;
   out->values = k->candidates + choice * k->width;
@@ -282,12 +363,22 @@ hetc_status_t hetc_space_config_at(const hetc_plugin_space_t *space, int64_t ind
   out_config->index = index;
   int64_t rest = index;
   for (int32_t k = 0; k < space->num_knobs; ++k) {
-    fill_knob(space, k, rest % space->knobs[k].count, &out_config->knobs[k]);
+    hetc_space_fill_knob(space, k, rest % space->knobs[k].count, &out_config->knobs[k]);
     rest /= space->knobs[k].count;
   }
   out_config->view.num_knobs = space->num_knobs;
   out_config->view.knobs = out_config->knobs;
   return NULL;
+}
+
+/* Candidate number of `values` (width values) in a knob, or -1. */
+static int64_t find_candidate(const hetc_space_knob_t *knob, const int64_t *values,
+                              int32_t width) {
+  if (width != knob->width) return -1;
+  for (int64_t c = 0; c < knob->count; ++c)
+    if (!memcmp(knob->candidates + c * knob->width, values, sizeof(int64_t) * (size_t)width))
+      return c;
+  return -1;
 }
 
 hetc_status_t hetc_space_index_of(const hetc_plugin_space_t *space,
@@ -297,16 +388,11 @@ hetc_status_t hetc_space_index_of(const hetc_plugin_space_t *space,
                            config ? config->num_knobs : 0, space->num_knobs);
   int64_t index = 0, stride = 1;
   for (int32_t k = 0; k < space->num_knobs; ++k) {
-    const knob_t *knob = &space->knobs[k];
+    const hetc_space_knob_t *knob = &space->knobs[k];
     const hetc_plugin_knob_value_t *value = hetc_config_find(config, knob->name);
     if (!value)
       return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config lacks knob '%s'", knob->name);
-    int64_t choice = -1;
-    for (int64_t c = 0; value->count == knob->width && c < knob->count && choice < 0; ++c) {
-      if (!memcmp(knob->candidates + c * knob->width, value->values,
-                  sizeof(int64_t) * (size_t)knob->width))
-        choice = c;
-    }
+    int64_t choice = value->values ? find_candidate(knob, value->values, value->count) : -1;
     if (choice < 0)
       return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                              "knob '%s': value is not one of its %lld candidates", knob->name,
@@ -318,17 +404,42 @@ hetc_status_t hetc_space_index_of(const hetc_plugin_space_t *space,
   return NULL;
 }
 
+int32_t hetc_space_knob_choice(const hetc_plugin_space_t *space, int64_t index, int32_t knob) {
+  if (knob < 0 || knob >= space->num_knobs || index < 0 || index >= hetc_space_size(space))
+    return -1;
+  return (int32_t)hetc_space_choice_of(space, index, knob);
+}
+
+hetc_status_t hetc_space_index_from_choices(const hetc_plugin_space_t *space,
+                                            const int64_t *choices, int64_t *out_index) {
+  int64_t index = 0, stride = 1;
+  for (int32_t k = 0; k < space->num_knobs; ++k) {
+    const hetc_space_knob_t *knob = &space->knobs[k];
+    if (choices[k] < 0 || choices[k] >= knob->count)
+      return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                             "knob '%s': choice %lld outside its %lld candidates", knob->name,
+                             (long long)choices[k], (long long)knob->count);
+    index += choices[k] * stride;
+    stride *= knob->count;
+  }
+  *out_index = index;
+  return NULL;
+}
+
 int hetc_space_is_valid(const hetc_plugin_space_t *space, int64_t index) {
   for (int32_t i = 0; i < space->num_constraints; ++i) {
-    const constraint_t *c = &space->constraints[i];
+    const hetc_space_constraint_t *c = &space->constraints[i];
     hetc_plugin_knob_value_t values[HETC_SPACE_MAX_KNOBS];
     for (int32_t k = 0; k < c->num_knobs; ++k)
-      fill_knob(space, c->knobs[k], choice_of(space, index, c->knobs[k]), &values[k]);
+      hetc_space_fill_knob(space, c->knobs[k], hetc_space_choice_of(space, index, c->knobs[k]),
+                           &values[k]);
     hetc_plugin_config_t view = {c->num_knobs, values};
     if (!c->fn(&view, c->user_data)) return 0;
   }
   return 1;
 }
+
+/* ---- Defaults and optional knobs ---- */
 
 hetc_plugin_status_t hetc_space_set_default(hetc_plugin_space_t *space,
                                             const hetc_plugin_config_t *config) {
@@ -336,7 +447,8 @@ hetc_plugin_status_t hetc_space_set_default(hetc_plugin_space_t *space,
   HETC_RETURN_IF_ERROR(hetc_space_index_of(space, config, &index));
   if (!hetc_space_is_valid(space, index))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "default config violates a constraint");
-  space->default_index = index;
+  for (int32_t k = 0; k < space->num_knobs; ++k)
+    space->default_choice[k] = hetc_space_choice_of(space, index, k);
   space->has_default = 1;
   return NULL;
 }
@@ -349,30 +461,155 @@ hetc_status_t hetc_space_default(const hetc_plugin_space_t *space, int64_t *out_
     }
     return hetc_status_new(HETC_STATUS_INTERNAL, "template set no default config");
   }
-  *out_index = space->default_index;
+  /* A knob defined after set_default defaults to its first candidate. */
+  return hetc_space_index_from_choices(space, space->default_choice, out_index);
+}
+
+hetc_plugin_status_t hetc_space_mark_optional(hetc_plugin_space_t *space, const char *knob_name) {
+  int32_t k = hetc_space_find_knob(space, knob_name);
+  if (k < 0)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "space_mark_optional: no knob '%s'",
+                           knob_name ? knob_name : "(null)");
+  if (!space->has_default)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                           "space_mark_optional('%s'): call space_set_default first", knob_name);
+  hetc_space_knob_t *knob = &space->knobs[k];
+  if (knob->all) return NULL; /* already pinned */
+  int64_t *pinned = malloc(sizeof(int64_t) * (size_t)knob->width);
+  if (!pinned) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
+  memcpy(pinned, knob->candidates + space->default_choice[k] * knob->width,
+         sizeof(int64_t) * (size_t)knob->width);
+  hetc_space_drop_index(space);
+  knob->optional = 1;
+  knob->all = knob->candidates;
+  knob->all_count = knob->count;
+  knob->candidates = pinned;
+  knob->count = 1;
+  space->default_choice[k] = 0;
   return NULL;
 }
 
-static uint64_t xorshift64(uint64_t *state) {
-  uint64_t x = *state ? *state : UINT64_C(0x9E3779B97F4A7C15);
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *state = x;
-}
-
-hetc_status_t hetc_space_sample_valid(const hetc_plugin_space_t *space, uint64_t *rng,
-                                      int64_t *out_index) {
-  int64_t size = hetc_space_size(space);
-  for (int draw = 0; draw < MAX_SAMPLE_DRAWS; ++draw) {
-    int64_t index = (int64_t)(xorshift64(rng) % (uint64_t)size);
-    if (hetc_space_is_valid(space, index)) {
-      *out_index = index;
-      return NULL;
+hetc_status_t hetc_space_enable_knob(hetc_plugin_space_t *space, int32_t knob_number) {
+  hetc_space_knob_t *knob = &space->knobs[knob_number];
+  if (!knob->all) return NULL;
+  /* The full list, then what was added while pinned (the pinned default
+   * is in the full list). */
+  const int32_t width = knob->width;
+  int64_t *merged = malloc(sizeof(int64_t) * (size_t)((knob->all_count + knob->count) * width));
+  if (!merged) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
+  memcpy(merged, knob->all, sizeof(int64_t) * (size_t)(knob->all_count * width));
+  hetc_space_knob_t full = *knob;
+  full.candidates = merged;
+  full.count = knob->all_count;
+  for (int64_t c = 0; c < knob->count; ++c) {
+    const int64_t *values = knob->candidates + c * width;
+    if (find_candidate(&full, values, width) < 0) {
+      memcpy(merged + full.count * width, values, sizeof(int64_t) * (size_t)width);
+      ++full.count;
     }
   }
-  return hetc_status_new(HETC_STATUS_UNSUPPORTED, "no valid config found in %d random draws",
-                         MAX_SAMPLE_DRAWS);
+  if (size_with(space, knob_number, full.count) < 0) {
+    free(merged);
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                           "enabling knob '%s': the space would exceed 2^63 points", knob->name);
+  }
+  const int64_t default_choice =
+      find_candidate(&full, knob->candidates + space->default_choice[knob_number] * width, width);
+  hetc_space_drop_index(space);
+  free(knob->candidates);
+  free(knob->all);
+  knob->candidates = merged;
+  knob->count = full.count;
+  knob->all = NULL;
+  knob->all_count = 0;
+  space->default_choice[knob_number] = default_choice;
+  return NULL;
+}
+
+hetc_status_t hetc_space_add_candidates(hetc_plugin_space_t *space, int32_t knob_number,
+                                        const int64_t *values, int32_t num_candidates,
+                                        int32_t *out_added) {
+  hetc_space_knob_t *knob = &space->knobs[knob_number];
+  const int32_t width = knob->width;
+  if (out_added) *out_added = 0;
+  if (num_candidates < 1) return NULL;
+  int64_t *grown = malloc(sizeof(int64_t) * (size_t)((knob->count + num_candidates) * width));
+  if (!grown) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space");
+  memcpy(grown, knob->candidates, sizeof(int64_t) * (size_t)(knob->count * width));
+  hetc_space_knob_t next = *knob;
+  next.candidates = grown;
+  for (int32_t i = 0; i < num_candidates; ++i) {
+    if (find_candidate(&next, values + (int64_t)i * width, width) >= 0) continue;
+    memcpy(grown + next.count * width, values + (int64_t)i * width,
+           sizeof(int64_t) * (size_t)width);
+    ++next.count;
+  }
+  if (size_with(space, knob_number, next.count) < 0) {
+    free(grown);
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                           "adding candidates to knob '%s': the space would exceed 2^63 points",
+                           knob->name);
+  }
+  if (out_added) *out_added = (int32_t)(next.count - knob->count);
+  hetc_space_drop_index(space);
+  free(knob->candidates);
+  knob->candidates = grown;
+  knob->count = next.count;
+  return NULL;
+}
+
+/* ---- Printing ---- */
+
+static void print_candidate(const hetc_space_knob_t *knob, int64_t c, FILE *out) {
+  const int64_t *v = knob->candidates + c * knob->width;
+  if (knob->kind != HETC_KNOB_SPLIT) {
+    fprintf(out, "%lld", (long long)v[0]);
+    return;
+  }
+  fputc('[', out);
+  for (int32_t p = 0; p < knob->width; ++p) fprintf(out, "%s%lld", p ? ", " : "", (long long)v[p]);
+  fputc(']', out);
+}
+
+static const char *policy_name(int32_t policy) {
+  switch (policy) {
+    case HETC_PLUGIN_SPLIT_FACTORS: return "factors";
+    case HETC_PLUGIN_SPLIT_POWER2: return "power2";
+    case HETC_PLUGIN_SPLIT_CANDIDATES: return "candidates";
+    case HETC_PLUGIN_SPLIT_BOTH: return "both";
+    default: return "?";
+  }
+}
+
+hetc_status_t hetc_space_print(const hetc_plugin_space_t *space, const char *indent,
+                               int32_t max_values, FILE *out) {
+  for (int32_t k = 0; k < space->num_knobs; ++k) {
+    const hetc_space_knob_t *knob = &space->knobs[k];
+    fprintf(out, "%s%2d %s: %s", indent, k, knob->name, hetc_knob_kind_name(knob->kind));
+    if (knob->kind == HETC_KNOB_SPLIT)
+      fprintf(out, "(policy=%s, product=%lld, parts=%d)", policy_name(knob->policy),
+              (long long)knob->extent, knob->width);
+    fprintf(out, " len=%lld [", (long long)knob->count);
+    for (int64_t c = 0; c < knob->count && c < max_values; ++c) {
+      if (c) fputs(", ", out);
+      print_candidate(knob, c, out);
+    }
+    fprintf(out, "%s]", knob->count > max_values ? ", ..." : "");
+    if (knob->all)
+      fprintf(out, " optional: pinned to its default (%lld candidates when enabled)",
+              (long long)knob->all_count);
+    else if (knob->optional)
+      fputs(" optional: enabled", out);
+    fputc('\n', out);
+  }
+  for (int32_t i = 0; i < space->num_constraints; ++i) {
+    const hetc_space_constraint_t *c = &space->constraints[i];
+    fprintf(out, "%sconstraint over", indent);
+    for (int32_t k = 0; k < c->num_knobs; ++k)
+      fprintf(out, "%s %s", k ? "," : "", space->knobs[c->knobs[k]].name);
+    fputc('\n', out);
+  }
+  return ferror(out) ? hetc_status_new(HETC_STATUS_IO_ERROR, "writing the space failed") : NULL;
 }
 
 const hetc_plugin_knob_value_t *hetc_config_find(const hetc_plugin_config_t *config,

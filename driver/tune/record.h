@@ -64,4 +64,32 @@ hetc_status_t hetc_record_copy(const hetc_record_t *record, hetc_record_t *out);
  * is not ok or has no costs. */
 double hetc_record_median_cost(const hetc_record_t *record);
 
+/* ---- Helpers shared by the store and the JSON Lines importer. ---- */
+
+/* Integers in records files and config texts must be exactly representable
+ * as JSON numbers read into doubles, as every common JSON library reads
+ * them: |value| <= 2^53. */
+#define HETC_RECORD_MAX_JSON_INTEGER ((int64_t)1 << 53)
+
+/* Checks what every stored record satisfies; INVALID_ARGUMENT with a
+ * message naming the field otherwise:
+ *  - target, device_fingerprint, template_name and workload_key are
+ *    non-empty; plugin_version, device_kind, config_json and hetc_version
+ *    are non-NULL (may be empty); error_message may be NULL;
+ *  - error is one of the codes; 0 <= num_costs <= HETC_RECORD_MAX_COSTS,
+ *    and num_costs is 0 unless ok;
+ *  - costs, build_seconds and total_seconds are finite and >= 0;
+ *  - |config_index| <= HETC_RECORD_MAX_JSON_INTEGER;
+ *  - config_json is accepted by hetc_record_config_canonical. */
+hetc_status_t hetc_record_validate(const hetc_record_t *record);
+
+/* The one spelling of a config that the store keeps (so that two equal
+ * configs are equal texts): `{"knob":[v,v],"other":[v]}` with no
+ * whitespace, members in their given order, integers in decimal. The input
+ * must be a JSON object whose members have distinct names and are
+ * non-empty arrays of integers within HETC_RECORD_MAX_JSON_INTEGER.
+ * *out_canonical is owned by the caller (free). INVALID_ARGUMENT with a
+ * message starting "config_json: " otherwise. */
+hetc_status_t hetc_record_config_canonical(const char *config_json, char **out_canonical);
+
 #endif /* HETC_DRIVER_TUNE_RECORD_H_ */

@@ -130,6 +130,14 @@ hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
 void cpu_config_describe(const cpu_space_t *space, const cpu_config_t *config,
                          hpc_strbuf_t *sb);
 
+/* The plugin's part of a schema-1 feature row for a template and a parsed
+ * config (features.c; depthwise: tile_ic == tile_oc as build() sets it):
+ * writes the plugin-owned indices below `capacity` and returns the count
+ * to report, or -1 for a template without features (ops other than
+ * conv2d and dense, which have no knobs). Pure. */
+int32_t cpu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cpu_config_t *cfg,
+                          float *out, int32_t capacity);
+
 /* ------------------------------------------------------------------------ */
 /* Code generation (gen.c, gen_conv.c)                                      */
 /* ------------------------------------------------------------------------ */

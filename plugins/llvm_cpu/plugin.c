@@ -439,6 +439,9 @@ static hetc_plugin_status_t cpu_time(hetc_plugin_instance_t *instance,
   return NULL;
 }
 
+/* Validates like build() and describes the kernel it would generate
+ * (features.c). No allocation on success: the search calls this for
+ * thousands of candidates a second, from several threads. */
 static hetc_plugin_status_t cpu_features(const hetc_plugin_instance_t *instance,
                                          int32_t device_index,
                                          const hetc_plugin_workload_t *workload,
@@ -446,11 +449,25 @@ static hetc_plugin_status_t cpu_features(const hetc_plugin_instance_t *instance,
                                          const hetc_plugin_config_t *config,
                                          float *out_features, int32_t capacity,
                                          int32_t *out_count) {
-  (void)instance, (void)device_index, (void)workload, (void)template_index, (void)config;
-  (void)out_features, (void)capacity;
   if (out_count) *out_count = 0;
-  return cpu_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
-                    "feature extraction arrives with the tuner (schema 1)");
+  if (!out_count || capacity < 0 || (capacity > 0 && !out_features))
+    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "cpu: features: null out_count or out_features");
+  int kind = -1;
+  hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
+  if (s) return s;
+  cpu_space_t space;
+  cpu_space_describe(workload, kind, &space);
+  cpu_config_t cfg;
+  if ((s = cpu_config_parse(&space, config, &cfg))) return s;
+  if (kind == CPU_T_CONV_DEPTHWISE) cfg.tile_ic = cfg.tile_oc;
+  const int32_t count = cpu_features_fill(workload, kind, &cfg, out_features, capacity);
+  if (count < 0)
+    return cpu_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
+                      "cpu: %s has no features (only conv2d and dense templates do)",
+                      cpu_template_name(kind));
+  *out_count = count;
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------ */

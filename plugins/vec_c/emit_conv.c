@@ -289,7 +289,7 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 
 /* Output columns per accumulator tile: at most 2048 floats (8 KiB) of
  * accumulators, tiles balanced over OW. */
-static int64_t ow_tile(int64_t OW, int64_t block) {
+int64_t vec_conv_ow_tile(int64_t OW, int64_t block) {
   int64_t max_tile = 2048 / block;
   if (max_tile < 1) max_tile = 1;
   int64_t tiles = hpc_ceil_div(OW, max_tile);
@@ -543,7 +543,7 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
   const int64_t ICBN = e->cfg.tile_ic, OCBN = e->cfg.tile_oc;
   const int64_t ICB = hpc_ceil_div(g.C, ICBN), OCB = hpc_ceil_div(g.K, OCBN);
   const int64_t ICL = g.C - (ICB - 1) * ICBN;
-  const int64_t OWT = ow_tile(g.OW, OCBN);
+  const int64_t OWT = vec_conv_ow_tile(g.OW, OCBN);
   const int unroll = e->cfg.unroll_kw != 0;
 
   e->num_inputs = wl->num_inputs;

@@ -431,6 +431,9 @@ static hetc_plugin_status_t vec_time(hetc_plugin_instance_t *instance,
   return NULL;
 }
 
+/* Validates like build() and describes the kernel it would emit
+ * (features.c). No allocation on success: the search calls this for
+ * thousands of candidates a second, from several threads. */
 static hetc_plugin_status_t vec_features(const hetc_plugin_instance_t *instance,
                                          int32_t device_index,
                                          const hetc_plugin_workload_t *workload,
@@ -438,11 +441,26 @@ static hetc_plugin_status_t vec_features(const hetc_plugin_instance_t *instance,
                                          const hetc_plugin_config_t *config,
                                          float *out_features, int32_t capacity,
                                          int32_t *out_count) {
-  (void)instance, (void)device_index, (void)workload, (void)template_index, (void)config;
-  (void)out_features, (void)capacity;
   if (out_count) *out_count = 0;
-  return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
-                    "feature extraction arrives with the tuner (schema 1)");
+  if (!out_count || capacity < 0 || (capacity > 0 && !out_features))
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: features: null out_count or out_features");
+  int kind;
+  hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
+  if (s) return s;
+  vec_space_t space;
+  vec_space_describe(workload, kind, &space);
+  vec_config_t cfg;
+  if ((s = vec_config_parse(&space, config, &cfg))) return s;
+  const int32_t count = vec_features_fill(workload, kind, &cfg,
+                                          instance->device.desc.simd_width_fp32,
+                                          out_features, capacity);
+  if (count < 0)
+    return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
+                      "vec: %s has no features (only conv2d and dense templates do)",
+                      vec_template_name(kind));
+  *out_count = count;
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------ */

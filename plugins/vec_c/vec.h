@@ -162,6 +162,8 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e);
 /* The NCHWc loop orders (rows of 5 axes: icb, kh, kw, ic, ow) into
  * out_perms; returns their number. */
 int32_t vec_conv_nchwc_orders(int32_t *out_perms, int32_t capacity_rows);
+/* Output columns of the NCHWc accumulator tile for a channel block. */
+int64_t vec_conv_ow_tile(int64_t OW, int64_t block);
 hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_dense(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_pool(vec_emit_t *e);
@@ -171,6 +173,17 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_concat(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_layout(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e);
+
+/* ------------------------------------------------------------------------ */
+/* Features (features.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The plugin's part of a schema-1 feature row for a template and a parsed
+ * config on a device of `simd_width` fp32 lanes: writes the plugin-owned
+ * indices below `capacity` and returns the count to report, or -1 for a
+ * template without features (ops other than conv2d and dense). Pure. */
+int32_t vec_features_fill(const hetc_plugin_workload_t *wl, int kind, const vec_config_t *cfg,
+                          int32_t simd_width, float *out, int32_t capacity);
 
 /* ------------------------------------------------------------------------ */
 /* Parameter packing (pack.c)                                               */

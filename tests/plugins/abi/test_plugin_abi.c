@@ -58,8 +58,10 @@ static void missing_symbol_is_refused(void **state) {
 
 static void declining_query_is_refused(void **state) {
   (void)state;
-  expect("libfake_declines_host.so", HETC_PLUGIN_STATE_REFUSED,
-         "hetc_plugin_query declined this host (host ABI 1.0)");
+  char want[128];
+  snprintf(want, sizeof(want), "hetc_plugin_query declined this host (host ABI %d.%d)",
+           HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR);
+  expect("libfake_declines_host.so", HETC_PLUGIN_STATE_REFUSED, want);
 }
 
 static void declining_probe_is_unavailable(void **state) {

@@ -1,0 +1,212 @@
+/* `hetc records list|best|export|import|prune`: the tuning records store
+ * from the command line (driver/tune/records.h, api/records-format.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "tune/records.h"
+#include "tune/records_jsonl.h"
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: hetc records list   [--records PATH] [FILTERS] [--limit N]\n"
+          "       hetc records best   [--records PATH] [FILTERS]\n"
+          "       hetc records export FILE.jsonl [--records PATH] [FILTERS] [--limit N]\n"
+          "       hetc records import FILE.jsonl [--records PATH]\n"
+          "       hetc records prune  [--records PATH] [--keep N]\n"
+          "FILTERS: --target T  --device FINGERPRINT  --workload KEY  --template NAME  --ok\n"
+          "The store is --records PATH, else $HETC_RECORDS, else\n"
+          "$XDG_DATA_HOME/hetc/records.sqlite, else ~/.local/share/hetc/records.sqlite.\n");
+  return HETC_EXIT_USAGE;
+}
+
+/* Option value of `--name VALUE` or `--name=VALUE` at argv[*i], else NULL. */
+static const char *option(int argc, char **argv, int *i, const char *name) {
+  const size_t length = strlen(name);
+  if (strncmp(argv[*i], name, length) != 0) return NULL;
+  if (argv[*i][length] == '=') return argv[*i] + length + 1;
+  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
+  return NULL;
+}
+
+/* A non-negative count option; prints why and returns 0 when it is not. */
+static int parse_count(const char *name, const char *text, int64_t *out_value) {
+  char *end = NULL;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  if (errno || end == text || *end || value < 0) {
+    fprintf(stderr, "hetc records: %s '%s': expected a whole number, 0 or more\n", name, text);
+    return 0;
+  }
+  *out_value = value;
+  return 1;
+}
+
+/* What every subcommand may be given; which options each accepts is
+ * checked in hetc_cli_records. */
+typedef struct arguments_t {
+  const char *file;    /* export/import */
+  const char *records; /* --records */
+  hetc_record_filter_t filter;
+  int has_filter, has_limit, has_keep;
+  int64_t keep;
+} arguments_t;
+
+/* 1 when parsed, 0 after printing a usage error. */
+static int parse_arguments(int argc, char **argv, arguments_t *out) {
+  memset(out, 0, sizeof(*out));
+  out->filter = hetc_record_filter_any();
+  out->keep = 10;
+  for (int i = 0; i < argc; ++i) {
+    const char *value;
+    if ((value = option(argc, argv, &i, "--records"))) {
+      out->records = value;
+    } else if ((value = option(argc, argv, &i, "--target"))) {
+      out->filter.target = value;
+      out->has_filter = 1;
+    } else if ((value = option(argc, argv, &i, "--device"))) {
+      out->filter.device_fingerprint = value;
+      out->has_filter = 1;
+    } else if ((value = option(argc, argv, &i, "--workload"))) {
+      out->filter.workload_key = value;
+      out->has_filter = 1;
+    } else if ((value = option(argc, argv, &i, "--template"))) {
+      out->filter.template_name = value;
+      out->has_filter = 1;
+    } else if (!strcmp(argv[i], "--ok")) {
+      out->filter.only_ok = 1;
+      out->has_filter = 1;
+    } else if ((value = option(argc, argv, &i, "--limit"))) {
+      if (!parse_count("--limit", value, &out->filter.limit)) return 0;
+      out->has_limit = 1;
+    } else if ((value = option(argc, argv, &i, "--keep"))) {
+      if (!parse_count("--keep", value, &out->keep)) return 0;
+      out->has_keep = 1;
+    } else if (argv[i][0] != '-' && !out->file) {
+      out->file = argv[i];
+    } else {
+      fprintf(stderr, "hetc records: unexpected argument '%s'\n", argv[i]);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Malformed records files and bad arguments are the user's: exit 2. */
+static int report(hetc_status_t status) {
+  if (status && hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT) {
+    status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
+  }
+  return hetc_cli_report(status);
+}
+
+static void format_time(int64_t timestamp, char *out, size_t size) {
+  time_t seconds = (time_t)timestamp;
+  struct tm utc;
+  if (!gmtime_r(&seconds, &utc) || !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &utc)) {
+    snprintf(out, size, "%lld", (long long)timestamp);
+  }
+}
+
+/* "0.812 ms (5 runs)" or "compile_host: first line of the message". */
+static void format_result(const hetc_record_t *r, char *out, size_t size) {
+  if (r->error == HETC_RECORD_OK) {
+    double median = hetc_record_median_cost(r);
+    if (r->num_costs == 0) snprintf(out, size, "ok (no costs)");
+    else snprintf(out, size, "%.4f ms (%d run%s)", median * 1e3, r->num_costs,
+                  r->num_costs == 1 ? "" : "s");
+    return;
+  }
+  const char *message = r->error_message ? r->error_message : "";
+  int line_length = (int)strcspn(message, "\r\n");
+  if (line_length > 80) line_length = 80;
+  snprintf(out, size, "%s%s%.*s", hetc_record_error_name(r->error), line_length ? ": " : "",
+           line_length, message);
+}
+
+static hetc_status_t list_records(hetc_records_t *store, const hetc_record_filter_t *filter) {
+  hetc_record_list_t list;
+  HETC_RETURN_IF_ERROR(hetc_records_query(store, filter, &list));
+  for (int32_t i = 0; i < list.count; ++i) {
+    const hetc_record_t *r = &list.items[i];
+    char when[32], result[160];
+    format_time(r->timestamp, when, sizeof(when));
+    format_result(r, result, sizeof(result));
+    printf("%s  %s  %s v%u  #%lld %s  %s  | %s | %s\n", when, r->target, r->template_name,
+           r->template_version, (long long)r->config_index, r->config_json, result,
+           r->workload_key, r->device_fingerprint);
+  }
+  printf("%d record%s in %s\n", list.count, list.count == 1 ? "" : "s", hetc_records_path(store));
+  hetc_record_list_free(&list);
+  return NULL;
+}
+
+static hetc_status_t best_records(hetc_records_t *store, const hetc_record_filter_t *filter) {
+  hetc_record_list_t list;
+  HETC_RETURN_IF_ERROR(hetc_records_best_each(store, filter, &list));
+  for (int32_t i = 0; i < list.count; ++i) {
+    const hetc_record_t *r = &list.items[i];
+    const hetc_record_t *previous = i ? &list.items[i - 1] : NULL;
+    /* One heading per (target, device); the list is sorted by them. */
+    if (!previous || strcmp(previous->target, r->target) != 0 ||
+        strcmp(previous->device_fingerprint, r->device_fingerprint) != 0) {
+      printf("%s on %s\n", r->target, r->device_fingerprint);
+    }
+    char result[160];
+    format_result(r, result, sizeof(result));
+    printf("  %s: %s v%u, %s, #%lld %s\n", r->workload_key, r->template_name,
+           r->template_version, result, (long long)r->config_index, r->config_json);
+  }
+  printf("%d tuned workload%s in %s\n", list.count, list.count == 1 ? "" : "s",
+         hetc_records_path(store));
+  hetc_record_list_free(&list);
+  return NULL;
+}
+
+int hetc_cli_records(int argc, char **argv) {
+  if (argc < 1) return usage();
+  const char *command = argv[0];
+  arguments_t args;
+  if (!parse_arguments(argc - 1, argv + 1, &args)) return usage();
+  int is_list = !strcmp(command, "list"), is_best = !strcmp(command, "best"),
+      is_export = !strcmp(command, "export"), is_import = !strcmp(command, "import"),
+      is_prune = !strcmp(command, "prune");
+  int wants_file = is_export || is_import;
+  if (!(is_list || is_best || is_export || is_import || is_prune) ||
+      (wants_file != (args.file != NULL)) || (args.has_filter && (is_import || is_prune)) ||
+      (args.has_limit && !(is_list || is_export)) || (args.has_keep && !is_prune)) {
+    return usage();
+  }
+
+  hetc_records_t *store = NULL;
+  hetc_status_t status = hetc_records_open(args.records, &store);
+  if (status) return report(status);
+  if (is_list) {
+    status = list_records(store, &args.filter);
+  } else if (is_best) {
+    status = best_records(store, &args.filter);
+  } else if (is_export) {
+    int64_t count = 0;
+    status = hetc_records_export_jsonl(store, &args.filter, args.file, &count);
+    if (!status) printf("exported %lld record%s to %s\n", (long long)count, count == 1 ? "" : "s",
+                        args.file);
+  } else if (is_import) {
+    int32_t imported = 0, duplicates = 0;
+    status = hetc_records_import_jsonl(store, args.file, &imported, &duplicates);
+    if (!status) {
+      printf("imported %d record%s from %s into %s (%d already there)\n", imported,
+             imported == 1 ? "" : "s", args.file, hetc_records_path(store), duplicates);
+    }
+  } else {
+    int64_t removed = 0, left = 0;
+    status = hetc_records_prune(store, args.keep, &removed);
+    if (!status) status = hetc_records_count(store, &left);
+    if (!status) printf("removed %lld record%s, %lld left in %s\n", (long long)removed,
+                        removed == 1 ? "" : "s", (long long)left, hetc_records_path(store));
+  }
+  hetc_records_close(store);
+  return report(status);
+}

@@ -1,0 +1,115 @@
+/* `hetc space MODEL.json --task N --target T [--overrides FILE]`: prints
+ * one task's space on a backend, every template's knobs with their kinds
+ * and sizes (tuner.md, "Spaces"). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "graph/passes.h"
+#include "graph/tasks.h"
+#include "plugins/registry.h"
+#include "space/space_override.h"
+#include "space/task_space.h"
+
+static int usage(void) {
+  fprintf(stderr, "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n");
+  return HETC_EXIT_USAGE;
+}
+
+/* Option value of `--name VALUE` or `--name=VALUE` at argv[*i], else NULL. */
+static const char *option(int argc, char **argv, int *i, const char *name) {
+  const size_t length = strlen(name);
+  if (strncmp(argv[*i], name, length) != 0) return NULL;
+  if (argv[*i][length] == '=') return argv[*i] + length + 1;
+  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
+  return NULL;
+}
+
+/* The user's files are wrong, not hetc: exit status 2. */
+static hetc_status_t as_bad_input(hetc_status_t status) {
+  return status && hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT
+             ? hetc_status_recode(status, HETC_STATUS_BAD_INPUT)
+             : status;
+}
+
+int hetc_cli_space(int argc, char **argv) {
+  const char *model_path = NULL, *task_arg = NULL, *target = NULL, *overrides_path = NULL;
+  for (int i = 0; i < argc; ++i) {
+    const char *value;
+    if ((value = option(argc, argv, &i, "--task"))) {
+      task_arg = value;
+    } else if ((value = option(argc, argv, &i, "--target"))) {
+      target = value;
+    } else if ((value = option(argc, argv, &i, "--overrides"))) {
+      overrides_path = value;
+    } else if (argv[i][0] != '-' && !model_path) {
+      model_path = argv[i];
+    } else {
+      fprintf(stderr, "hetc space: unexpected argument '%s'\n", argv[i]);
+      return usage();
+    }
+  }
+  if (!model_path || !task_arg || !target) return usage();
+  char *end = NULL;
+  errno = 0;
+  const long task_number = strtol(task_arg, &end, 10);
+  if (errno || end == task_arg || *end || task_number < 1 || task_number > INT32_MAX) {
+    fprintf(stderr, "hetc space: --task '%s': expected a task number, 1 or more, as `hetc tasks` "
+                    "prints them\n", task_arg);
+    return HETC_EXIT_USAGE;
+  }
+
+  hetc_model_t *model = NULL;
+  hetc_graph_t *graph = NULL;
+  hetc_task_list_t *tasks = NULL;
+  hetc_space_overrides_t *overrides = NULL;
+  hetc_registry_t *registry = NULL;
+  hetc_plugin_entry_t *entry = NULL;
+  hetc_task_space_t *space = NULL;
+  hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+  hetc_plugin_workload_t workload;
+  const int32_t task = (int32_t)task_number - 1;
+
+  hetc_status_t status = hetc_model_load(model_path, &model);
+  if (!status) status = hetc_graph_clone(model, &graph);
+  if (!status) status = hetc_graph_optimize(graph);
+  if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
+  if (!status && task >= tasks->count)
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--task %ld: %s has %d tasks (1..%d)",
+                             task_number, model_path, tasks->count, tasks->count);
+  if (!status && overrides_path)
+    status = as_bad_input(hetc_space_overrides_load(overrides_path, &overrides));
+  if (!status) status = hetc_registry_open(&registry);
+  if (!status) status = hetc_registry_target(registry, target, &entry);
+  if (!status) status = hetc_graph_task_workload(graph, tasks, task, inputs, &workload);
+  if (!status && !entry->plugin->supports(entry->instance, 0, &workload))
+    status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "target '%s' does not support task %d (%s)",
+                             target, task + 1, tasks->tasks[task].key);
+  if (!status)
+    status = as_bad_input(
+        hetc_task_space_create(entry->plugin, entry->instance, 0, &workload, overrides, &space));
+  if (!status && overrides) {
+    /* One task: every template the overrides name must be one it offers. */
+    const char *names[64];
+    int32_t count = hetc_task_space_template_count(space);
+    for (int32_t t = 0; t < count && t < 64; ++t) names[t] = hetc_task_space_template_name(space, t);
+    status = as_bad_input(hetc_space_overrides_check_templates(overrides, target, names, count < 64 ? count : 64));
+  }
+  if (!status) {
+    const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, 0);
+    printf("%s task %d of %d: %s (%d node%s)\n", hetc_model_name(model), task + 1, tasks->count,
+           tasks->tasks[task].key, tasks->tasks[task].count,
+           tasks->tasks[task].count == 1 ? "" : "s");
+    printf("target %s, device 0: %s\n", target, device && device->name ? device->name : "?");
+    status = hetc_task_space_print(space, stdout);
+  }
+  hetc_task_space_free(space);
+  hetc_registry_free(registry);
+  hetc_space_overrides_free(overrides);
+  hetc_task_list_free(tasks);
+  hetc_graph_free(graph);
+  hetc_model_free(model);
+  return hetc_cli_report(status);
+}

@@ -1,0 +1,145 @@
+/* `hetc tune MODEL.json --targets T[,T...]`: tunes every task of a model
+ * and keeps the records (tuner.md), ending with a summary table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "tune/tuner.h"
+
+#define MAX_TARGETS 16
+
+static const char usage_text[] =
+    "usage: hetc tune MODEL.json --targets T[,T...] [--records PATH] [--trials N]\n"
+    "           [--early-stopping N] [--budget SECONDS] [--search model|random|grid|genetic]\n"
+    "           [--batch N] [--no-transfer] [--overrides FILE] [--simulate STORE]\n"
+    "           [--check] [--workers N] [--build-timeout S] [--run-timeout S] [--seed N]\n"
+    "           [--quiet]\n";
+
+/* Parses a whole non-negative number; -1 when `text` is not one. */
+static long long parse_count(const char *text) {
+  char *end = NULL;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  return errno || end == text || *end || value < 0 ? -1 : value;
+}
+
+static int usage_error(const char *format, const char *arg) {
+  fprintf(stderr, "hetc tune: ");
+  fprintf(stderr, format, arg);
+  fprintf(stderr, "\n%s", usage_text);
+  return HETC_EXIT_USAGE;
+}
+
+static void print_summary(const hetc_tune_task_result_t *results, int32_t count, double seconds, double overhead) {
+  printf("\n%4s  %-6s  %-24s  %10s  %6s  %7s  %6s  %s\n", "task", "target", "template", "GFLOPS", "peak",
+         "trials", "to 95%", "workload");
+  double model_seconds = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const hetc_tune_task_result_t *r = &results[i];
+    printf("%4d  %-6s  %-24s  %10.1f  %5.1f%%  %7d  %6d  %s\n", i + 1, r->target,
+           r->template_name[0] ? r->template_name : "-", r->best_gflops, 100 * r->peak_fraction, r->trials,
+           r->trials_to_95, r->workload_key);
+    model_seconds += r->best_seconds * r->count;
+  }
+  printf("tuned %d tasks in %.1f s (tuner overhead %.1f s, %.1f%%); tuned kernels sum to %.3f ms per inference\n",
+         count, seconds, overhead, seconds > 0 ? 100 * overhead / seconds : 0, model_seconds * 1e3);
+}
+
+int hetc_cli_tune(int argc, char **argv) {
+  hetc_tune_options_t options = hetc_tune_default_options();
+  options.progress = stderr;
+  const char *model_path = NULL, *targets_arg = NULL;
+  for (int i = 0; i < argc; ++i) {
+    const char *arg = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    long long n = value ? parse_count(value) : -1;
+    if (!strcmp(arg, "--targets") && value) {
+      targets_arg = argv[++i];
+    } else if (!strcmp(arg, "--records") && value) {
+      options.records_path = argv[++i];
+    } else if (!strcmp(arg, "--overrides") && value) {
+      options.overrides_path = argv[++i];
+    } else if (!strcmp(arg, "--simulate") && value) {
+      options.simulate_path = argv[++i];
+    } else if (!strcmp(arg, "--trials") && value) {
+      if (n < 1 || n > 1000000) return usage_error("--trials wants a count from 1, not '%s'", value);
+      options.trials = (int32_t)n;
+      ++i;
+    } else if (!strcmp(arg, "--early-stopping") && value) {
+      if (n < 0 || n > 1000000) return usage_error("--early-stopping wants a count, not '%s'", value);
+      options.early_stopping = (int32_t)n;
+      ++i;
+    } else if (!strcmp(arg, "--batch") && value) {
+      if (n < 1 || n > 256) return usage_error("--batch wants 1 to 256, not '%s'", value);
+      options.batch = (int32_t)n;
+      ++i;
+    } else if (!strcmp(arg, "--workers") && value) {
+      if (n < 1 || n > 64) return usage_error("--workers wants 1 to 64, not '%s'", value);
+      options.measure.build_workers = (int32_t)n;
+      ++i;
+    } else if (!strcmp(arg, "--seed") && value) {
+      if (n < 0) return usage_error("--seed wants a number, not '%s'", value);
+      options.seed = (uint64_t)n;
+      ++i;
+    } else if ((!strcmp(arg, "--build-timeout") || !strcmp(arg, "--run-timeout")) && value) {
+      char *end = NULL;
+      double seconds = strtod(value, &end);
+      if (end == value || *end || !(seconds > 0) || seconds > 86400)
+        return usage_error("timeouts want seconds, not '%s'", value);
+      *(arg[2] == 'b' ? &options.measure.build_timeout_s : &options.measure.run_timeout_s) = seconds;
+      ++i;
+    } else if (!strcmp(arg, "--budget") && value) {
+      char *end = NULL;
+      double seconds = strtod(value, &end);
+      if (end == value || *end || !(seconds > 0)) return usage_error("--budget wants seconds, not '%s'", value);
+      options.time_budget_s = seconds;
+      ++i;
+    } else if (!strcmp(arg, "--search") && value) {
+      if (!hetc_search_kind_from_name(value, &options.search))
+        return usage_error("--search is model, random, grid or genetic, not '%s'", value);
+      ++i;
+    } else if (!strcmp(arg, "--no-transfer")) {
+      options.transfer = 0;
+    } else if (!strcmp(arg, "--check")) {
+      options.measure.trial.check = 1;
+    } else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+      options.progress = NULL;
+    } else if (arg[0] != '-' && !model_path) {
+      model_path = arg;
+    } else {
+      return usage_error("unexpected argument '%s'", arg);
+    }
+  }
+  if (!model_path || !targets_arg) {
+    fprintf(stderr, "%s", usage_text);
+    return HETC_EXIT_USAGE;
+  }
+  char *targets_copy = NULL;
+  const char *targets[MAX_TARGETS];
+  int32_t num_targets = hetc_cli_split_targets("tune", targets_arg, &targets_copy, targets, MAX_TARGETS);
+  if (num_targets < 0) {
+    free(targets_copy);
+    return HETC_EXIT_USAGE;
+  }
+  hetc_model_t *model = NULL;
+  hetc_tuner_t *tuner = NULL;
+  hetc_tune_task_result_t *results = NULL;
+  int32_t count = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  hetc_status_t status = hetc_model_load(model_path, &model);
+  if (!status) status = hetc_tuner_create(&options, &tuner);
+  if (!status) status = hetc_tuner_tune_graph(tuner, model, targets, num_targets, &results, &count);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (!status)
+    print_summary(results, count, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+                  hetc_tuner_overhead_seconds(tuner));
+  free(results);
+  hetc_tuner_free(tuner);
+  hetc_model_free(model);
+  free(targets_copy);
+  return hetc_cli_report(status);
+}

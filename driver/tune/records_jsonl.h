@@ -1,0 +1,50 @@
+/* driver/tune/records_jsonl.h -- tuning records as JSON Lines in AutoTVM's
+ * record shape, for interchange (tuner.md, "Records"). The format, line by
+ * line and with every message the importer gives, is in
+ * api/records-format.md.
+ *
+ * Export -> import -> export is byte-identical, and every field of a record
+ * survives (config_json in its canonical spelling,
+ * hetc_record_config_canonical). */
+#ifndef HETC_DRIVER_TUNE_RECORDS_JSONL_H_
+#define HETC_DRIVER_TUNE_RECORDS_JSONL_H_
+
+#include <stdint.h>
+
+#include "tune/record.h"
+#include "tune/records.h"
+
+/* The AutoTVM log version written in "version" and required on import. */
+#define HETC_RECORDS_JSONL_VERSION "0.2"
+
+/* One record as one line (no trailing newline). *out_line is owned by the
+ * caller (free). INVALID_ARGUMENT when the record breaks
+ * hetc_record_validate (such a record would not import). */
+hetc_status_t hetc_record_to_jsonl(const hetc_record_t *record, char **out_line);
+
+/* Parses one line into *out_record (zeroed or cleared by the caller; filled
+ * and owned by the caller on success, left cleared on failure).
+ * INVALID_ARGUMENT with a message that starts at the JSON path of the
+ * problem ("/result/1: expected ...") or names the record field; the file
+ * importer prefixes "FILE:LINE: ". */
+hetc_status_t hetc_record_from_jsonl(const char *line, hetc_record_t *out_record);
+
+/* Writes the store's records that match `filter` (NULL: all), oldest first,
+ * one per line, to `path`. The file is written beside under a temporary
+ * name and renamed into place, so it is whole or untouched.
+ * *out_count (may be NULL) receives the number of lines. */
+hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record_filter_t *filter,
+                                        const char *path, int64_t *out_count);
+
+/* Reads every line of `path` (blank lines are skipped) and adds them to the
+ * store in one transaction, skipping records the store already holds
+ * (hetc_records_add_new), so importing a file twice adds nothing the second
+ * time. All or nothing: a malformed line gives INVALID_ARGUMENT
+ * "PATH:LINE: <what is wrong>" for the first one (with the number of
+ * further malformed lines, if any) and nothing is imported.
+ * *out_imported and *out_duplicates (each may be NULL) receive how many
+ * lines were added and how many were already there. */
+hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
+                                        int32_t *out_imported, int32_t *out_duplicates);
+
+#endif /* HETC_DRIVER_TUNE_RECORDS_JSONL_H_ */

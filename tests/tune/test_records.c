@@ -1,0 +1,1023 @@
+/* The tuning records store (driver/tune/records.h), its JSON Lines
+ * interchange (records_jsonl.h, api/records-format.md) and `hetc records`:
+ * every field survives the store and a file round trip, best and lookup
+ * pick what they document, malformed files give their exact messages and
+ * import nothing, files that are not stores are refused by name, four
+ * processes write one store at once, and prune keeps exactly its rule. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "common/fileio.h"
+#include "tune/records.h"
+#include "tune/records_jsonl.h"
+
+#define W_BIG "conv2d n1 c64 h56 w56 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
+#define W_QUERY "conv2d n1 c64 h52 w52 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
+#define W_DEEP "conv2d n1 c128 h28 w28 k128 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
+#define W_SMALL "conv2d n1 c64 h28 w28 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
+#define W_1X1 "conv2d n1 c64 h56 w56 k64 r1x1 s1x1 p0,0,0,0 d1x1 g1 +bias+relu f32"
+
+/* A fresh directory per test under /tmp, removed afterwards. */
+static char dir[256];
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof(dir), "/tmp/hetc-records-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  hetc_dir_remove_tree(dir);
+  return 0;
+}
+
+static const char *in_dir(const char *name) {
+  static char paths[4][512];
+  static int next = 0;
+  char *path = paths[next++ % 4];
+  snprintf(path, sizeof(paths[0]), "%s/%s", dir, name);
+  return path;
+}
+
+static void assert_ok(hetc_status_t status) {
+  if (status) fail_msg("%s", hetc_status_message(status));
+}
+
+/* Asserts a failure's code and exact message, and frees it. */
+static void assert_failure(hetc_status_t status, hetc_status_code_t code, const char *message) {
+  assert_non_null(status);
+  assert_string_equal(hetc_status_message(status), message);
+  assert_int_equal(hetc_status_code(status), code);
+  hetc_status_free(status);
+}
+
+/* A record whose config_index identifies it in the assertions. cost > 0:
+ * ok with costs {cost, 2 cost, cost / 2} (median cost); cost == 0: failed
+ * with `error`. */
+static hetc_record_t make_record(const char *fingerprint, const char *workload,
+                                 const char *template_name, uint32_t version, int64_t index,
+                                 hetc_record_error_t error, double cost, int64_t timestamp) {
+  hetc_record_t r;
+  memset(&r, 0, sizeof(r));
+  char config[64];
+  snprintf(config, sizeof(config), "{\"tile\":[%lld],\"unroll\":[1,2]}", (long long)index);
+  r.target = strdup("cpu");
+  r.plugin_version = strdup("0.1.0");
+  r.device_kind = strdup(fingerprint[0] == 'g' ? "gpu" : "cpu");
+  r.device_fingerprint = strdup(fingerprint);
+  r.template_name = strdup(template_name);
+  r.template_version = version;
+  r.workload_key = strdup(workload);
+  r.config_index = index;
+  r.config_json = strdup(config);
+  r.error = error;
+  if (error == HETC_RECORD_OK) {
+    r.num_costs = 3;
+    r.costs[0] = cost;
+    r.costs[1] = 2 * cost;
+    r.costs[2] = cost / 2;
+  } else {
+    r.error_message = strdup("template refused it");
+  }
+  r.build_seconds = 0.25;
+  r.total_seconds = 0.5;
+  r.timestamp = timestamp;
+  r.hetc_version = strdup("0.1.0");
+  return r;
+}
+
+static void free_records(hetc_record_t *records, int32_t count) {
+  for (int32_t i = 0; i < count; ++i) hetc_record_clear(&records[i]);
+}
+
+static void assert_same_string(const char *a, const char *b) {
+  if (!a || !b) assert_ptr_equal(a, b);
+  else assert_string_equal(a, b);
+}
+
+static void assert_record_equal(const hetc_record_t *a, const hetc_record_t *b) {
+  assert_same_string(a->target, b->target);
+  assert_same_string(a->plugin_version, b->plugin_version);
+  assert_same_string(a->device_kind, b->device_kind);
+  assert_same_string(a->device_fingerprint, b->device_fingerprint);
+  assert_same_string(a->template_name, b->template_name);
+  assert_int_equal(a->template_version, b->template_version);
+  assert_same_string(a->workload_key, b->workload_key);
+  assert_int_equal(a->config_index, b->config_index);
+  assert_same_string(a->config_json, b->config_json);
+  assert_int_equal(a->num_costs, b->num_costs);
+  for (int32_t c = 0; c < a->num_costs; ++c) assert_true(a->costs[c] == b->costs[c]);
+  assert_int_equal(a->error, b->error);
+  assert_same_string(a->error_message, b->error_message);
+  assert_true(a->build_seconds == b->build_seconds);
+  assert_true(a->total_seconds == b->total_seconds);
+  assert_int_equal(a->timestamp, b->timestamp);
+  assert_same_string(a->hetc_version, b->hetc_version);
+}
+
+static int64_t count_records(const char *path) {
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  int64_t count = -1;
+  assert_ok(hetc_records_count(store, &count));
+  hetc_records_close(store);
+  return count;
+}
+
+static char *read_file(const char *path) {
+  char *data = NULL;
+  size_t length = 0;
+  assert_ok(hetc_file_read_all(path, (size_t)1 << 26, &data, &length));
+  return data;
+}
+
+static void write_file(const char *path, const char *text, size_t length) {
+  assert_ok(hetc_file_write_all(path, text, length));
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void error_names(void **state) {
+  (void)state;
+  const char *names[] = {"ok",           "instantiation", "compile_host", "compile_device",
+                         "device_limits", "runtime_device", "wrong_answer", "build_timeout",
+                         "run_timeout",  "unknown"};
+  for (int e = 0; e < HETC_RECORD_ERROR_COUNT; ++e) {
+    assert_string_equal(hetc_record_error_name((hetc_record_error_t)e), names[e]);
+    assert_int_equal(hetc_record_error_from_name(names[e]), e);
+  }
+  assert_int_equal(hetc_record_error_from_name("compile host"), -1);
+  assert_int_equal(hetc_record_error_from_name(NULL), -1);
+  hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 0, HETC_RECORD_OK, 1.0, 0);
+  assert_true(hetc_record_median_cost(&r) == 1.0);
+  r.num_costs = 2; /* {1, 2}: the mean of the middle two */
+  assert_true(hetc_record_median_cost(&r) == 1.5);
+  r.num_costs = 0;
+  assert_true(hetc_record_median_cost(&r) > 1e300);
+  hetc_record_clear(&r);
+}
+
+/* Every field comes back exactly; configs come back in their canonical
+ * spelling; the records the caller handed in stay the caller's. */
+static void add_query_round_trip(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
+  hetc_record_t records[3];
+  records[0] = make_record("cpu:Intel(R) Xeon(R) 100%:2c", W_BIG, "conv2d_nchwc", 4000000000u,
+                           9007199254740992LL, HETC_RECORD_OK, 0.1 + 0.2, 1700000000);
+  records[0].costs[1] = 1e-300;
+  records[0].costs[2] = 123456.789;
+  records[0].build_seconds = 1.0 / 3.0;
+  records[1] = make_record("cpu:b", W_SMALL, "conv2d_direct", 0, -1,
+                           HETC_RECORD_COMPILE_HOST, 0, 1600000000);
+  free(records[1].error_message);
+  records[1].error_message = strdup("cc: error: \"x\"\n\tsecond line \xc3\xa9");
+  records[2] = make_record("cpu:b", W_SMALL, "conv2d_direct", 0, 5, HETC_RECORD_OK, 2e-3,
+                           1600000000);
+  free(records[2].config_json);
+  records[2].config_json = strdup(" { \"tile\" : [ 4 , 8 ] ,\n \"u\": [-3] } ");
+  free(records[2].plugin_version);
+  records[2].plugin_version = strdup("");
+  records[2].num_costs = HETC_RECORD_MAX_COSTS;
+  for (int c = 0; c < HETC_RECORD_MAX_COSTS; ++c) records[2].costs[c] = 1e-3 * (c + 1);
+  assert_ok(hetc_records_add(store, records, 3));
+
+  hetc_record_list_t list;
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 3);
+  /* Oldest first: the two 1600000000 records in the order added. */
+  assert_record_equal(&list.items[0], &records[1]);
+  assert_string_equal(list.items[1].config_json, "{\"tile\":[4,8],\"u\":[-3]}");
+  free(records[2].config_json);
+  records[2].config_json = strdup("{\"tile\":[4,8],\"u\":[-3]}");
+  assert_record_equal(&list.items[1], &records[2]);
+  assert_record_equal(&list.items[2], &records[0]);
+  hetc_record_list_free(&list);
+  assert_int_equal(list.count, 0);
+
+  /* Filters and limit. */
+  hetc_record_filter_t filter = hetc_record_filter_any();
+  filter.device_fingerprint = "cpu:b";
+  filter.limit = 1;
+  assert_ok(hetc_records_query(store, &filter, &list));
+  assert_int_equal(list.count, 1);
+  assert_int_equal(list.items[0].config_index, -1);
+  hetc_record_list_free(&list);
+  filter = hetc_record_filter_any();
+  filter.only_ok = 1;
+  filter.template_version = 0;
+  assert_ok(hetc_records_query(store, &filter, &list));
+  assert_int_equal(list.count, 1);
+  assert_int_equal(list.items[0].config_index, 5);
+  hetc_record_list_free(&list);
+
+  /* hetc_record_copy is deep. */
+  hetc_record_t copy;
+  memset(&copy, 0, sizeof(copy));
+  assert_ok(hetc_record_copy(&records[1], &copy));
+  assert_record_equal(&copy, &records[1]);
+  assert_ptr_not_equal(copy.error_message, records[1].error_message);
+  hetc_record_clear(&copy);
+  free_records(records, 3);
+  hetc_records_close(store);
+}
+
+/* An invalid record fails the whole batch with a message naming it. */
+static void add_rejects_invalid_records(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
+  hetc_record_t records[2];
+  records[0] = make_record("cpu:a", W_BIG, "t", 1, 1, HETC_RECORD_OK, 1e-3, 1);
+  records[1] = make_record("cpu:a", W_BIG, "t", 1, 2, HETC_RECORD_OK, 1e-3, 2);
+  free(records[1].device_fingerprint);
+  records[1].device_fingerprint = strdup("");
+  assert_failure(hetc_records_add(store, records, 2), HETC_STATUS_INVALID_ARGUMENT,
+                 "record 1: device_fingerprint is empty");
+  hetc_record_clear(&records[1]);
+  records[1] = make_record("cpu:a", W_BIG, "t", 1, 2, HETC_RECORD_WRONG_ANSWER, 0, 2);
+  records[1].num_costs = 1;
+  assert_failure(hetc_records_add(store, records, 2), HETC_STATUS_INVALID_ARGUMENT,
+                 "record 1: a wrong_answer record has 1 costs (only ok records have costs)");
+  records[1].num_costs = 0;
+  free(records[1].config_json);
+  records[1].config_json = strdup("{\"tile\":[1.5]}");
+  assert_failure(hetc_records_add(store, records, 2), HETC_STATUS_INVALID_ARGUMENT,
+                 "record 1: config_json: knob \"tile\": values must be integers within 2^53");
+  free(records[1].config_json);
+  records[1].config_json = strdup("{\"a\":[1],\"a\":[2]}");
+  assert_failure(hetc_records_add(store, records, 2), HETC_STATUS_INVALID_ARGUMENT,
+                 "record 1: config_json: knob \"a\" appears twice");
+  int64_t count = -1;
+  assert_ok(hetc_records_count(store, &count));
+  assert_int_equal(count, 0);
+  free_records(records, 2);
+  hetc_records_close(store);
+}
+
+static void best_is_lowest_median(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
+  hetc_record_t records[5] = {
+      make_record("cpu:a", W_BIG, "t", 1, 1, HETC_RECORD_OK, 3e-3, 10),
+      make_record("cpu:a", W_BIG, "t", 1, 2, HETC_RECORD_OK, 1e-3, 11),
+      make_record("cpu:a", W_BIG, "t", 1, 3, HETC_RECORD_RUN_TIMEOUT, 0, 12),
+      make_record("cpu:a", W_BIG, "u", 1, 4, HETC_RECORD_OK, 2e-3, 13),
+      make_record("cpu:a", W_BIG, "t", 1, 5, HETC_RECORD_OK, 1e-3, 14), /* a later tie */
+  };
+  records[1].costs[1] = 5; /* the median, not the mean, decides */
+  assert_ok(hetc_records_add(store, records, 5));
+  hetc_record_t best;
+  memset(&best, 0, sizeof(best));
+  int found = 0;
+  assert_ok(hetc_records_best(store, NULL, &best, &found));
+  assert_int_equal(found, 1);
+  assert_int_equal(best.config_index, 2);
+  hetc_record_clear(&best);
+  hetc_record_filter_t filter = hetc_record_filter_any();
+  filter.template_name = "u";
+  assert_ok(hetc_records_best(store, &filter, &best, &found));
+  assert_int_equal(found, 1);
+  assert_int_equal(best.config_index, 4);
+  hetc_record_clear(&best);
+  filter.template_name = "none";
+  assert_ok(hetc_records_best(store, &filter, &best, &found));
+  assert_int_equal(found, 0);
+  assert_null(best.target);
+
+  hetc_record_list_t list;
+  assert_ok(hetc_records_best_each(store, NULL, &list));
+  assert_int_equal(list.count, 1);
+  assert_int_equal(list.items[0].config_index, 2);
+  hetc_record_list_free(&list);
+  free_records(records, 5);
+  hetc_records_close(store);
+}
+
+static void workload_distance(void **state) {
+  (void)state;
+  assert_true(hetc_workload_key_distance(W_BIG, W_BIG) == 0);
+  double d = hetc_workload_key_distance(W_QUERY, W_BIG);
+  assert_true(fabs(d - 2 * log(56.0 / 52.0)) < 1e-12);
+  d = hetc_workload_key_distance(W_BIG, W_DEEP);
+  assert_true(fabs(d - (2 * log(2.0) + 2 * log(2.0))) < 1e-12);
+  assert_true(hetc_workload_key_distance(W_BIG, W_1X1) < 0); /* kernel differs */
+  assert_true(hetc_workload_key_distance(W_BIG, "conv2d n1 c64 h56 w56 k64 r3x3 s2x2 p1,1,1,1 "
+                                                "d1x1 g1 +bias+relu f32") < 0);
+  assert_true(hetc_workload_key_distance(W_BIG, "conv2d n1 c64 h56 w56 k64 r3x3 s1x1 p1,1,1,1 "
+                                                "d1x1 g1 +bias f32") < 0);
+  /* Padding is not compared. */
+  assert_true(hetc_workload_key_distance(W_BIG, "conv2d n1 c64 h56 w56 k64 r3x3 s1x1 p0,0,0,0 "
+                                                "d1x1 g1 +bias+relu f32") == 0);
+  d = hetc_workload_key_distance("dense n1 k2048 units1000 +bias f32",
+                                 "dense n1 k1024 units1000 +bias f32");
+  assert_true(fabs(d - log(2.0)) < 1e-12);
+  assert_true(hetc_workload_key_distance("dense n1 k2048 units1000 f32", W_BIG) < 0);
+  assert_true(hetc_workload_key_distance("pool n1 c3", "pool n1 c4") < 0);
+}
+
+static void lookup_exact_nearest_none(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
+  hetc_record_t records[] = {
+      make_record("cpu:a", W_BIG, "t", 2, 1, HETC_RECORD_OK, 2.0e-3, 1),
+      make_record("cpu:a", W_BIG, "u", 1, 2, HETC_RECORD_OK, 1.5e-3, 2),
+      make_record("cpu:a", W_BIG, "t", 1, 3, HETC_RECORD_OK, 0.1e-3, 3),  /* old version */
+      make_record("cpu:a", W_DEEP, "t", 2, 4, HETC_RECORD_OK, 1.0e-3, 4),
+      make_record("cpu:b", W_SMALL, "t", 2, 5, HETC_RECORD_OK, 0.5e-3, 5),
+      make_record("cpu:a", W_1X1, "t", 2, 6, HETC_RECORD_OK, 0.3e-3, 6),  /* other kernel */
+      make_record("gpu:g", W_BIG, "t", 2, 7, HETC_RECORD_OK, 0.01e-3, 7), /* other kind */
+      make_record("cpu:b", W_BIG, "t", 2, 8, HETC_RECORD_OK, 0.2e-3, 8),
+      make_record("cpu:a", W_QUERY, "t", 2, 9, HETC_RECORD_COMPILE_HOST, 0, 9), /* failed */
+  };
+  const int32_t n = (int32_t)(sizeof(records) / sizeof(records[0]));
+  assert_ok(hetc_records_add(store, records, n));
+  const hetc_template_id_t both[] = {{"t", 2}, {"u", 1}}, only_t[] = {{"t", 2}},
+                           future[] = {{"t", 3}};
+  hetc_record_t found;
+  memset(&found, 0, sizeof(found));
+  hetc_lookup_kind_t kind;
+
+  /* Exact: the best of the valid templates; t v1's faster record is ignored. */
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", W_BIG, both, 2, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_EXACT);
+  assert_int_equal(found.config_index, 2);
+  hetc_record_clear(&found);
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", W_BIG, only_t, 1, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_EXACT);
+  assert_int_equal(found.config_index, 1);
+  hetc_record_clear(&found);
+
+  /* Nearest: W_BIG is closest; on this device even though cpu:b's is faster. */
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", W_QUERY, both, 2, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NEAREST);
+  assert_int_equal(found.config_index, 2);
+  assert_string_equal(found.workload_key, W_BIG);
+  assert_string_equal(found.device_fingerprint, "cpu:a");
+  hetc_record_clear(&found);
+  /* From a device with no records: equal distances, the lowest cost wins,
+   * and the gpu's even faster record is never considered. */
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:c", "cpu", W_QUERY, both, 2, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NEAREST);
+  assert_int_equal(found.config_index, 8);
+  hetc_record_clear(&found);
+  /* The same workload tuned on another device of the kind: distance 0. */
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", W_SMALL, only_t, 1, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NEAREST);
+  assert_int_equal(found.config_index, 5);
+  hetc_record_clear(&found);
+  /* The gpu kind only sees its own. */
+  assert_ok(hetc_records_lookup(store, "cpu", "gpu:h", "gpu", W_QUERY, only_t, 1, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NEAREST);
+  assert_int_equal(found.config_index, 7);
+  hetc_record_clear(&found);
+
+  /* None: templates at versions nobody tuned, no templates, another
+   * target, an op nobody tuned, a kind nobody has. */
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", W_BIG, future, 1, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NONE);
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", W_BIG, NULL, 0, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NONE);
+  assert_ok(hetc_records_lookup(store, "vec", "cpu:a", "cpu", W_BIG, both, 2, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NONE);
+  assert_ok(hetc_records_lookup(store, "cpu", "cpu:a", "cpu", "dense n1 k2048 units1000 f32",
+                                both, 2, &found, &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NONE);
+  assert_ok(hetc_records_lookup(store, "cpu", "acc:x", "accelerator", W_BIG, both, 2, &found,
+                                &kind));
+  assert_int_equal(kind, HETC_LOOKUP_NONE);
+  assert_null(found.target);
+  free_records(records, n);
+  hetc_records_close(store);
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON Lines                                                               */
+/* ------------------------------------------------------------------------ */
+
+static const char good_line[] =
+    "{\"input\":[\"cpu -device_kind=cpu -fingerprint=cpu:Intel(R)%20Xeon(R)%20100%25:2c "
+    "-plugin_version=0.1.0\",\"conv2d_nchwc\",[\"" W_BIG "\",3],{}],\"config\":{\"index\":17,"
+    "\"code_hash\":null,\"entity\":[[\"tile_oc\",\"ot\",[8]],[\"split_w\",\"ot\",[2,7]]]},"
+    "\"result\":[[0.00125,0.0012,0.0013],0,1.25,1700000000],\"version\":0.2,"
+    "\"hetc_version\":\"0.1.0\",\"hetc_measure\":{\"build_seconds\":0.5,\"error_message\":null}}";
+
+static const char failed_line[] =
+    "{\"input\":[\"cpu -device_kind=cpu -fingerprint=cpu:b -plugin_version=\",\"direct\",[\"" W_SMALL
+    "\",0],{}],\"config\":{\"index\":0,\"code_hash\":null,\"entity\":[]},"
+    "\"result\":[[1000000000],2,0.5,1700000001],\"version\":0.2,\"hetc_version\":\"0.1.0\","
+    "\"hetc_measure\":{\"build_seconds\":0.25,\"error_message\":\"cc: error: \\\"x\\\"\\n\\tline "
+    "\xc3\xa9\"}}";
+
+/* The two records good_line and failed_line stand for. */
+static void documented_records(hetc_record_t out[2]) {
+  out[0] = make_record("cpu:Intel(R) Xeon(R) 100%:2c", W_BIG, "conv2d_nchwc", 3, 17,
+                       HETC_RECORD_OK, 0.00125, 1700000000);
+  out[0].costs[1] = 0.0012;
+  out[0].costs[2] = 0.0013;
+  free(out[0].config_json);
+  out[0].config_json = strdup("{\"tile_oc\":[8],\"split_w\":[2,7]}");
+  out[0].build_seconds = 0.5;
+  out[0].total_seconds = 1.25;
+  out[1] = make_record("cpu:b", W_SMALL, "direct", 0, 0, HETC_RECORD_COMPILE_HOST, 0,
+                       1700000001);
+  free(out[1].config_json);
+  out[1].config_json = strdup("{}");
+  free(out[1].plugin_version);
+  out[1].plugin_version = strdup("");
+  free(out[1].error_message);
+  out[1].error_message = strdup("cc: error: \"x\"\n\tline \xc3\xa9");
+}
+
+/* The line format is exactly what api/records-format.md shows. */
+static void jsonl_line_format(void **state) {
+  (void)state;
+  hetc_record_t records[2];
+  documented_records(records);
+  char *line = NULL;
+  assert_ok(hetc_record_to_jsonl(&records[0], &line));
+  assert_string_equal(line, good_line);
+  free(line);
+  assert_ok(hetc_record_to_jsonl(&records[1], &line));
+  assert_string_equal(line, failed_line);
+  free(line);
+  hetc_record_t parsed;
+  assert_ok(hetc_record_from_jsonl(good_line, &parsed));
+  assert_record_equal(&parsed, &records[0]);
+  hetc_record_clear(&parsed);
+  assert_ok(hetc_record_from_jsonl(failed_line, &parsed));
+  assert_record_equal(&parsed, &records[1]);
+  hetc_record_clear(&parsed);
+  free_records(records, 2);
+}
+
+static void jsonl_round_trip_byte_identical(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("a.sqlite"), &store));
+  hetc_record_t records[2 + 40];
+  documented_records(records);
+  for (int i = 0; i < 40; ++i) {
+    records[2 + i] = make_record(i % 2 ? "cpu:a" : "gpu:g", i % 3 ? W_BIG : W_DEEP, "t",
+                                 (uint32_t)(i % 4), i, (hetc_record_error_t)(i % 10),
+                                 (i + 1) * 1.1e-4, 1700000000 + i / 3);
+    records[2 + i].total_seconds = i * 0.1;
+  }
+  assert_ok(hetc_records_add(store, records, 42));
+  int64_t exported = 0;
+  assert_ok(hetc_records_export_jsonl(store, NULL, in_dir("a.jsonl"), &exported));
+  assert_int_equal(exported, 42);
+  hetc_records_close(store);
+
+  assert_ok(hetc_records_open(in_dir("b.sqlite"), &store));
+  int32_t imported = 0, duplicates = 0;
+  assert_ok(hetc_records_import_jsonl(store, in_dir("a.jsonl"), &imported, &duplicates));
+  assert_int_equal(imported, 42);
+  assert_int_equal(duplicates, 0);
+  /* A second import of the same file adds nothing. */
+  assert_ok(hetc_records_import_jsonl(store, in_dir("a.jsonl"), &imported, &duplicates));
+  assert_int_equal(imported, 0);
+  assert_int_equal(duplicates, 42);
+  assert_ok(hetc_records_export_jsonl(store, NULL, in_dir("b.jsonl"), &exported));
+  assert_int_equal(exported, 42);
+  hetc_record_list_t list;
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 42);
+  for (int32_t i = 0; i < list.count; ++i) {
+    int found = 0;
+    for (int32_t j = 0; j < 42 && !found; ++j) {
+      if (records[j].config_index == list.items[i].config_index &&
+          !strcmp(records[j].workload_key, list.items[i].workload_key) &&
+          records[j].timestamp == list.items[i].timestamp) {
+        assert_record_equal(&list.items[i], &records[j]);
+        found = 1;
+      }
+    }
+    assert_true(found);
+  }
+  hetc_record_list_free(&list);
+
+  /* A filtered export writes only what matches. */
+  hetc_record_filter_t filter = hetc_record_filter_any();
+  filter.device_kind = "gpu";
+  filter.only_ok = 1;
+  assert_ok(hetc_records_export_jsonl(store, &filter, in_dir("gpu.jsonl"), &exported));
+  assert_int_equal(exported, 4); /* i = 0, 10, 20, 30: ok, and even i are gpu */
+  hetc_records_close(store);
+
+  char *a = read_file(in_dir("a.jsonl")), *b = read_file(in_dir("b.jsonl"));
+  assert_string_equal(a, b);
+  assert_non_null(strstr(a, good_line));
+  free(a);
+  free(b);
+  free_records(records, 42);
+}
+
+/* Replaces the first `from` in good_line with `to`. */
+static char *good_line_with(const char *from, const char *to) {
+  const char *at = strstr(good_line, from);
+  if (!at) fail_msg("'%s' is not in the good line", from);
+  size_t size = sizeof(good_line) + strlen(to);
+  char *line = malloc(size);
+  snprintf(line, size, "%.*s%s%s", (int)(at - good_line), good_line, to, at + strlen(from));
+  return line;
+}
+
+/* Each malformed line (line 2, after a good line 1) gives its exact
+ * message, and nothing of the file is imported. */
+static void jsonl_malformed_lines(void **state) {
+  (void)state;
+  static const struct {
+    const char *from, *to; /* replaced in good_line; from NULL: `to` is the whole line */
+    const char *message;   /* after "FILE:2: " */
+  } cases[] = {
+      {NULL, "{\"input\":", "not valid JSON (at column 10)"},
+      {NULL, "{\"input\":[]} trailing", "not valid JSON (at column 14)"},
+      {NULL, "[1,2]", "/: expected a JSON object, got [1,2]"},
+      {",\"result\":[[0.00125,0.0012,0.0013],0,1.25,1700000000]", "",
+       "/: missing required key \"result\""},
+      {"\"hetc_version\"", "\"tvm_version\"",
+       "/: unknown key \"tvm_version\" (expected one of: input, config, result, version, "
+       "hetc_version, hetc_measure)"},
+      {"\"version\":0.2,", "\"version\":0.2,\"version\":0.2,", "/: duplicate key \"version\""},
+      {"\"version\":0.2", "\"version\":0.1",
+       "/version: expected 0.2 (AutoTVM's record version), got 0.1"},
+      {",{}]", "]",
+       "/input: expected [target string, task name, args, kwargs], got [\"cpu -device_kind=cpu "
+       "-fingerprint=cpu:Intel(R)%20Xeon(R)%2..."},
+      {"\"cpu -device_kind", "[\"cpu\"],\"cpu -device_kind",
+       "/input: expected [target string, task name, args, kwargs], got [[\"cpu\"],\"cpu "
+       "-device_kind=cpu -fingerprint=cpu:Intel(R)%20X..."},
+      {"\"cpu -device_kind=cpu", "7,\"cpu -device_kind=cpu", /* 5 items */
+       "/input: expected [target string, task name, args, kwargs], got [7,\"cpu "
+       "-device_kind=cpu -fingerprint=cpu:Intel(R)%20Xeon(R)..."},
+      {"-plugin_version=0.1.0", "-plugin_version=0.1.0 -mcpu=x",
+       "/input/0: unknown option \"-mcpu\" (expected -device_kind, -fingerprint, "
+       "-plugin_version)"},
+      {"-device_kind=cpu ", "", "/input/0: missing option \"-device_kind\""},
+      {"-plugin_version=0.1.0", "-plugin_version=0.1.0 -plugin_version=2",
+       "/input/0: option \"-plugin_version\" given twice"},
+      {"%20Xeon", "%2",
+       "/input/0: bad %-escape in \"-fingerprint=cpu:Intel(R)%2(R)%20100%25:2c\" (expected %XX, "
+       "not %00)"},
+      {"cpu -device_kind", "-device_kind", "/input/0: no target name before the options"},
+      {"-plugin_version=0.1.0", "-plugin_version=0.1.0 bare",
+       "/input/0: \"bare\" is not a -key=value option"},
+      {"\"conv2d_nchwc\"", "\"\"",
+       "/input/1: expected the template name (a non-empty string), got \"\""},
+      {"f32\",3]", "f32\",-1]",
+       "/input/2/1: expected the template version (an integer in 0..4294967295), got -1"},
+      {"f32\",3]", "f32\"]",
+       "/input/2: expected [workload key, template version], got [\"conv2d n1 c64 h56 w56 k64 "
+       "r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias..."},
+      {"\"index\":17", "\"index\":1.5", "/config/index: expected an integer within 2^53, got 1.5"},
+      {"\"index\":17,", "", "/config: missing required key \"index\""},
+      {"[2,7]", "7",
+       "/config/entity/1/2: expected a non-empty array of integers within 2^53, got 7"},
+      {"[\"split_w\",\"ot\",[2,7]]", "[\"split_w\",\"ot\"]",
+       "/config/entity/1: expected [knob name, kind, [integers]], got [\"split_w\",\"ot\"]"},
+      {"\"split_w\"", "\"tile_oc\"", "/config/entity/1/0: knob \"tile_oc\" appears twice"},
+      {"],0,1.25", "],12,1.25", "/result/1: expected an error code (an integer in 0..9), got 12"},
+      {"0.0012,", "-0.0012,",
+       "/result/0/1: expected a cost in seconds (a finite number >= 0), got -0.0012"},
+      {"1700000000]", "\"yesterday\"]",
+       "/result/3: expected a Unix timestamp (an integer within 2^53), got \"yesterday\""},
+      {"1.25,", "", "/result: expected [costs, error_no, all_cost, timestamp], got "
+                    "[[0.00125,0.0012,0.0013],0,1700000000]"},
+      {"\"error_message\":null", "\"error_message\":5",
+       "/hetc_measure/error_message: expected a string or null, got 5"},
+      {"-fingerprint=cpu:Intel(R)%20Xeon(R)%20100%25:2c", "-fingerprint=",
+       "device_fingerprint is empty"},
+      {"[0.00125,0.0012,0.0013]",
+       "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]",
+       "/result/0: expected an array of at most 32 costs, got "
+       "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1..."},
+  };
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
+  const char *file = in_dir("bad.jsonl");
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+    char *bad = cases[c].from ? good_line_with(cases[c].from, cases[c].to) : strdup(cases[c].to);
+    size_t size = 2 * sizeof(good_line) + strlen(bad) + 8;
+    char *text = malloc(size);
+    snprintf(text, size, "%s\n%s\n\n%s\n", good_line, bad, good_line);
+    write_file(file, text, strlen(text));
+    char expected[1024];
+    snprintf(expected, sizeof(expected), "%s:2: %s", file, cases[c].message);
+    int32_t imported = -1;
+    hetc_status_t status = hetc_records_import_jsonl(store, file, &imported, NULL);
+    if (!status) fail_msg("case %zu was accepted: %s", c, bad);
+    if (strcmp(hetc_status_message(status), expected) != 0) {
+      fail_msg("case %zu: got\n  %s\nexpected\n  %s", c, hetc_status_message(status), expected);
+    }
+    assert_failure(status, HETC_STATUS_INVALID_ARGUMENT, expected);
+    assert_int_equal(imported, 0);
+    free(bad);
+    free(text);
+  }
+  /* A NUL byte, and a count of the malformed lines after the first. */
+  char text[4096];
+  int length = snprintf(text, sizeof(text), "%s\nab", good_line);
+  text[length - 1] = '\0';
+  length += snprintf(text + length, sizeof(text) - (size_t)length, "c\n[]\n{}\n");
+  write_file(file, text, (size_t)length);
+  char expected[512];
+  snprintf(expected, sizeof(expected), "%s:2: contains a NUL byte (and 2 more malformed lines)",
+           file);
+  assert_failure(hetc_records_import_jsonl(store, file, NULL, NULL),
+                 HETC_STATUS_INVALID_ARGUMENT, expected);
+  int64_t count = -1;
+  assert_ok(hetc_records_count(store, &count));
+  assert_int_equal(count, 0);
+  /* A missing file. */
+  snprintf(expected, sizeof(expected), "%s: cannot open: No such file or directory",
+           in_dir("missing.jsonl"));
+  assert_failure(hetc_records_import_jsonl(store, in_dir("missing.jsonl"), NULL, NULL),
+                 HETC_STATUS_IO_ERROR, expected);
+  hetc_records_close(store);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Files that are not stores                                                */
+/* ------------------------------------------------------------------------ */
+
+static void sqlite_exec_file(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+static void not_a_records_database(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  char expected[512];
+  const char *text_file = in_dir("notes.txt");
+  const char notes[] = "these are not tuning records\n";
+  write_file(text_file, notes, strlen(notes));
+  snprintf(expected, sizeof(expected), "%s: not a hetc records database (not an SQLite file)",
+           text_file);
+  assert_failure(hetc_records_open(text_file, &store), HETC_STATUS_BAD_INPUT, expected);
+  assert_null(store);
+  char *after = read_file(text_file);
+  assert_string_equal(after, notes); /* untouched */
+  free(after);
+
+  const char *foreign = in_dir("foreign.sqlite");
+  sqlite_exec_file(foreign, "CREATE TABLE t (x INTEGER)");
+  snprintf(expected, sizeof(expected),
+           "%s: not a hetc records database (an SQLite database of another application)",
+           foreign);
+  assert_failure(hetc_records_open(foreign, &store), HETC_STATUS_BAD_INPUT, expected);
+
+  const char *newer = in_dir("newer.sqlite");
+  assert_ok(hetc_records_open(newer, &store));
+  hetc_records_close(store);
+  store = NULL;
+  sqlite_exec_file(newer, "PRAGMA user_version = 2");
+  snprintf(expected, sizeof(expected),
+           "%s: records schema version 2, this hetc reads version 1 (written by a newer hetc)",
+           newer);
+  assert_failure(hetc_records_open(newer, &store), HETC_STATUS_BAD_INPUT, expected);
+
+  snprintf(expected, sizeof(expected),
+           "%s/no/such/dir/r.sqlite: cannot open the records store: unable to open database file",
+           dir);
+  assert_failure(hetc_records_open(in_dir("no/such/dir/r.sqlite"), &store), HETC_STATUS_IO_ERROR,
+                 expected);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Default location                                                         */
+/* ------------------------------------------------------------------------ */
+
+static void set_env(const char *name, const char *value) {
+  if (value) setenv(name, value, 1);
+  else unsetenv(name);
+}
+
+static void default_path(void **state) {
+  (void)state;
+  const char *names[] = {"HETC_RECORDS", "XDG_DATA_HOME", "HOME"};
+  char *saved[3];
+  for (int i = 0; i < 3; ++i) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+  struct {
+    const char *records, *xdg, *home, *expected;
+  } cases[] = {
+      {"/x/r.sqlite", "/data", "/home/u", "/x/r.sqlite"},
+      {"", "/data", "/home/u", "/data/hetc/records.sqlite"},
+      {NULL, "relative", "/home/u", "/home/u/.local/share/hetc/records.sqlite"},
+      {NULL, NULL, "/home/u", "/home/u/.local/share/hetc/records.sqlite"},
+      {NULL, NULL, NULL, NULL},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+    set_env("HETC_RECORDS", cases[c].records);
+    set_env("XDG_DATA_HOME", cases[c].xdg);
+    set_env("HOME", cases[c].home);
+    char *path = hetc_records_default_path();
+    if (cases[c].expected) assert_string_equal(path, cases[c].expected);
+    else assert_null(path);
+    free(path);
+  }
+  hetc_records_t *store = NULL;
+  assert_failure(hetc_records_open(NULL, &store), HETC_STATUS_NOT_FOUND,
+                 "no records store: set HETC_RECORDS, XDG_DATA_HOME or HOME, or name one with "
+                 "--records");
+  /* Opening the default store creates its directories. */
+  char xdg[512];
+  snprintf(xdg, sizeof(xdg), "%s/xdg/data", dir);
+  set_env("XDG_DATA_HOME", xdg);
+  assert_ok(hetc_records_open(NULL, &store));
+  char expected[600];
+  snprintf(expected, sizeof(expected), "%s/hetc/records.sqlite", xdg);
+  assert_string_equal(hetc_records_path(store), expected);
+  hetc_records_close(store);
+  struct stat info;
+  assert_int_equal(stat(expected, &info), 0);
+  for (int i = 0; i < 3; ++i) {
+    set_env(names[i], saved[i]);
+    free(saved[i]);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Several writers                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define WRITERS 4
+#define PER_WRITER 200
+
+static double child_cost(int child, int i) { return 1e-6 * (child * 1000 + i + 1); }
+
+/* Runs in a child: adds PER_WRITER records in batches of 1 to 3. */
+static int write_as_child(const char *path, int child) {
+  hetc_records_t *store = NULL;
+  hetc_status_t status = hetc_records_open(path, &store);
+  char workload[64];
+  snprintf(workload, sizeof(workload), "dense n1 k%d units10 f32", child + 1);
+  for (int i = 0; i < PER_WRITER && !status;) {
+    hetc_record_t batch[3];
+    int n = 1 + (i % 3);
+    if (n > PER_WRITER - i) n = PER_WRITER - i;
+    for (int b = 0; b < n; ++b) {
+      batch[b] = make_record("cpu:shared", workload, "t", 1, i + b, HETC_RECORD_OK,
+                             child_cost(child, i + b), 1700000000 + i + b);
+    }
+    status = hetc_records_add(store, batch, n);
+    free_records(batch, n);
+    i += n;
+  }
+  if (status) fprintf(stderr, "writer %d: %s\n", child, hetc_status_message(status));
+  int failed = status != NULL;
+  hetc_status_free(status);
+  hetc_records_close(store);
+  return failed;
+}
+
+static void concurrent_writers(void **state) {
+  (void)state;
+  const char *path = in_dir("shared.sqlite");
+  /* The parent creates the store, then closes it: no connection crosses fork. */
+  assert_int_equal(count_records(path), 0);
+  pid_t children[WRITERS];
+  for (int c = 0; c < WRITERS; ++c) {
+    fflush(NULL);
+    children[c] = fork();
+    assert_true(children[c] >= 0);
+    if (children[c] == 0) _exit(write_as_child(path, c));
+  }
+  for (int c = 0; c < WRITERS; ++c) {
+    int status = 0;
+    assert_int_equal(waitpid(children[c], &status, 0), children[c]);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_record_list_t list;
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, WRITERS * PER_WRITER);
+  int seen[WRITERS][PER_WRITER];
+  memset(seen, 0, sizeof(seen));
+  for (int32_t r = 0; r < list.count; ++r) {
+    const hetc_record_t *rec = &list.items[r];
+    int k = 0;
+    assert_int_equal(sscanf(rec->workload_key, "dense n1 k%d", &k), 1);
+    int child = k - 1, i = (int)rec->config_index;
+    assert_true(child >= 0 && child < WRITERS && i >= 0 && i < PER_WRITER);
+    ++seen[child][i];
+    hetc_record_t want = make_record("cpu:shared", rec->workload_key, "t", 1, i, HETC_RECORD_OK,
+                                     child_cost(child, i), 1700000000 + i);
+    assert_record_equal(rec, &want);
+    hetc_record_clear(&want);
+  }
+  for (int c = 0; c < WRITERS; ++c) {
+    for (int i = 0; i < PER_WRITER; ++i) assert_int_equal(seen[c][i], 1);
+  }
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pruning                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void prune_keeps_its_rule(void **state) {
+  (void)state;
+  enum { MAX = 64 };
+  hetc_record_t records[MAX];
+  int32_t n = 0;
+  /* (cpu:a, W, t, v2): 15 ok with costs 1..15 ms (index = cost in ms),
+   * one ok without costs (index 99): the 10 cheapest stay. */
+  for (int i = 15; i >= 1; --i) {
+    records[n++] = make_record("cpu:a", W_BIG, "t", 2, i, HETC_RECORD_OK, i * 1e-3, 100 + i);
+  }
+  records[n] = make_record("cpu:a", W_BIG, "t", 2, 99, HETC_RECORD_OK, 1e-3, 50);
+  records[n++].num_costs = 0;
+  /* Failed records of the current t v2: all stay. */
+  for (int i = 0; i < 4; ++i) {
+    records[n++] = make_record("cpu:a", W_BIG, "t", 2, 200 + i, HETC_RECORD_BUILD_TIMEOUT, 0, 1);
+  }
+  /* t v1 is not current: its 3 ok records stay (fewer than 10), its 2
+   * failed records go. */
+  for (int i = 0; i < 3; ++i) {
+    records[n++] = make_record("cpu:a", W_BIG, "t", 1, 300 + i, HETC_RECORD_OK, 1e-3, 1);
+  }
+  for (int i = 0; i < 2; ++i) {
+    records[n++] = make_record("cpu:a", W_BIG, "t", 1, 400 + i, HETC_RECORD_WRONG_ANSWER, 0, 1);
+  }
+  /* Another device: 12 ok, 10 stay. Another template u v1 (current): its
+   * failed record stays. */
+  for (int i = 0; i < 12; ++i) {
+    records[n++] = make_record("cpu:b", W_BIG, "t", 2, 500 + i, HETC_RECORD_OK, (i + 1) * 1e-3, 1);
+  }
+  records[n++] = make_record("cpu:a", W_BIG, "u", 1, 600, HETC_RECORD_INSTANTIATION, 0, 1);
+  /* Template w: v2 has only ok records, v1 only failed ones. With keep 0
+   * the v2 records go, and v1's failures go too: v2 was current. */
+  records[n++] = make_record("cpu:a", W_BIG, "w", 2, 700, HETC_RECORD_OK, 1e-3, 1);
+  records[n++] = make_record("cpu:a", W_BIG, "w", 1, 701, HETC_RECORD_RUNTIME_DEVICE, 0, 1);
+  assert_true(n <= MAX);
+
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
+  assert_ok(hetc_records_add(store, records, n));
+  int64_t removed = -1;
+  assert_ok(hetc_records_prune(store, 10, &removed));
+  /* 6 of t v2 on cpu:a, 2 failed t v1, 2 on cpu:b, w v1's failure. */
+  assert_int_equal(removed, 11);
+  hetc_record_list_t list;
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, n - 11);
+  int kept[800];
+  memset(kept, 0, sizeof(kept));
+  for (int32_t i = 0; i < list.count; ++i) kept[list.items[i].config_index] = 1;
+  for (int i = 1; i <= 15; ++i) assert_int_equal(kept[i], i <= 10);
+  assert_int_equal(kept[99], 0);
+  for (int i = 0; i < 4; ++i) assert_int_equal(kept[200 + i], 1);
+  for (int i = 0; i < 3; ++i) assert_int_equal(kept[300 + i], 1);
+  for (int i = 0; i < 2; ++i) assert_int_equal(kept[400 + i], 0);
+  for (int i = 0; i < 12; ++i) assert_int_equal(kept[500 + i], i < 10);
+  assert_int_equal(kept[600], 1);
+  assert_int_equal(kept[700], 1);
+  assert_int_equal(kept[701], 0);
+  hetc_record_list_free(&list);
+
+  /* keep 0: only the failures of current versions remain. */
+  assert_ok(hetc_records_prune(store, 0, &removed));
+  assert_int_equal(removed, 10 + 3 + 10 + 1);
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 5);
+  for (int32_t i = 0; i < list.count; ++i) {
+    assert_int_not_equal(list.items[i].error, HETC_RECORD_OK);
+  }
+  hetc_record_list_free(&list);
+  assert_failure(hetc_records_prune(store, -1, NULL), HETC_STATUS_INVALID_ARGUMENT,
+                 "records prune: keep -1 < 0");
+  free_records(records, n);
+  hetc_records_close(store);
+}
+
+/* ------------------------------------------------------------------------ */
+/* hetc records                                                             */
+/* ------------------------------------------------------------------------ */
+
+static char hetc[1024];
+
+/* Runs `hetc ARGS > out 2> err` in the test directory; the exit status. */
+static int run_hetc(const char *args) {
+  char command[4096];
+  snprintf(command, sizeof(command), "cd '%s' && '%s' %s > out.txt 2> err.txt", dir, hetc, args);
+  int status = system(command);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void assert_output(const char *name, const char *expected) {
+  char *text = read_file(in_dir(name));
+  assert_string_equal(text, expected);
+  free(text);
+}
+
+static void cli_records(void **state) {
+  (void)state;
+  const char *binary_dir = getenv("HETC_BINARY_DIR");
+  if (!binary_dir) skip();
+  snprintf(hetc, sizeof(hetc), "%s/bin/hetc", binary_dir);
+
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("a.sqlite"), &store));
+  hetc_record_t records[6] = {
+      make_record("cpu:a", W_BIG, "t", 2, 1, HETC_RECORD_OK, 2e-3, 1700000000),
+      make_record("cpu:a", W_BIG, "u", 1, 2, HETC_RECORD_OK, 1.5e-3, 1700000001),
+      make_record("cpu:a", W_DEEP, "t", 2, 3, HETC_RECORD_OK, 0.25e-3, 1700000002),
+      make_record("cpu:a", W_DEEP, "t", 2, 4, HETC_RECORD_COMPILE_HOST, 0, 1700000003),
+      make_record("cpu:b", W_BIG, "t", 2, 5, HETC_RECORD_OK, 1e-3, 1700000004),
+      make_record("cpu:b", W_BIG, "t", 2, 6, HETC_RECORD_OK, 3e-3, 1700000005),
+  };
+  assert_ok(hetc_records_add(store, records, 6));
+  hetc_records_close(store);
+  free_records(records, 6);
+
+  assert_int_equal(run_hetc("records export a.jsonl --records a.sqlite"), 0);
+  assert_output("out.txt", "exported 6 records to a.jsonl\n");
+  assert_int_equal(run_hetc("records export cpu-b.jsonl --records a.sqlite --device cpu:b --ok"),
+                   0);
+  assert_output("out.txt", "exported 2 records to cpu-b.jsonl\n");
+  assert_int_equal(run_hetc("records import a.jsonl --records b.sqlite"), 0);
+  assert_output("out.txt", "imported 6 records from a.jsonl into b.sqlite (0 already there)\n");
+  assert_int_equal(run_hetc("records import a.jsonl --records b.sqlite"), 0);
+  assert_output("out.txt", "imported 0 records from a.jsonl into b.sqlite (6 already there)\n");
+  assert_int_equal(run_hetc("records best --records b.sqlite"), 0);
+  assert_output("out.txt",
+                "cpu on cpu:a\n"
+                "  " W_DEEP ": t v2, 0.2500 ms (3 runs), #3 {\"tile\":[3],\"unroll\":[1,2]}\n"
+                "  " W_BIG ": u v1, 1.5000 ms (3 runs), #2 {\"tile\":[2],\"unroll\":[1,2]}\n"
+                "cpu on cpu:b\n"
+                "  " W_BIG ": t v2, 1.0000 ms (3 runs), #5 {\"tile\":[5],\"unroll\":[1,2]}\n"
+                "3 tuned workloads in b.sqlite\n");
+  assert_int_equal(run_hetc("records list --records b.sqlite --target cpu --limit 4"), 0);
+  assert_output("out.txt",
+                "2023-11-14T22:13:20Z  cpu  t v2  #1 {\"tile\":[1],\"unroll\":[1,2]}  2.0000 ms "
+                "(3 runs)  | " W_BIG " | cpu:a\n"
+                "2023-11-14T22:13:21Z  cpu  u v1  #2 {\"tile\":[2],\"unroll\":[1,2]}  1.5000 ms "
+                "(3 runs)  | " W_BIG " | cpu:a\n"
+                "2023-11-14T22:13:22Z  cpu  t v2  #3 {\"tile\":[3],\"unroll\":[1,2]}  0.2500 ms "
+                "(3 runs)  | " W_DEEP " | cpu:a\n"
+                "2023-11-14T22:13:23Z  cpu  t v2  #4 {\"tile\":[4],\"unroll\":[1,2]}  "
+                "compile_host: template refused it  | " W_DEEP " | cpu:a\n"
+                "4 records in b.sqlite\n");
+  assert_int_equal(run_hetc("records prune --records b.sqlite --keep 1"), 0);
+  assert_output("out.txt", "removed 1 record, 5 left in b.sqlite\n");
+
+  /* A malformed file: exit 2, the message, nothing imported. */
+  const char bad[] = "{\"input\":[]}\n";
+  write_file(in_dir("bad.jsonl"), bad, strlen(bad));
+  assert_int_equal(run_hetc("records import bad.jsonl --records b.sqlite"), 2);
+  assert_output("out.txt", "");
+  assert_output("err.txt", "hetc: bad.jsonl:1: /: missing required key \"config\"\n");
+  assert_int_equal(count_records(in_dir("b.sqlite")), 5);
+
+  /* Not a store, and usage errors. */
+  assert_int_equal(run_hetc("records list --records bad.jsonl"), 2);
+  assert_output("err.txt", "hetc: bad.jsonl: not a hetc records database (not an SQLite file)\n");
+  assert_int_equal(run_hetc("records"), 2);
+  assert_int_equal(run_hetc("records frobnicate"), 2);
+  assert_int_equal(run_hetc("records list --keep 3 --records b.sqlite"), 2);
+  assert_int_equal(run_hetc("records import --records b.sqlite"), 2);
+  assert_int_equal(run_hetc("records prune --keep -1 --records b.sqlite"), 2);
+  assert_int_equal(run_hetc("records list --limit x --records b.sqlite"), 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(error_names),
+      cmocka_unit_test(workload_distance),
+      cmocka_unit_test_setup_teardown(add_query_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(add_rejects_invalid_records, setup, teardown),
+      cmocka_unit_test_setup_teardown(best_is_lowest_median, setup, teardown),
+      cmocka_unit_test_setup_teardown(lookup_exact_nearest_none, setup, teardown),
+      cmocka_unit_test(jsonl_line_format),
+      cmocka_unit_test_setup_teardown(jsonl_round_trip_byte_identical, setup, teardown),
+      cmocka_unit_test_setup_teardown(jsonl_malformed_lines, setup, teardown),
+      cmocka_unit_test_setup_teardown(not_a_records_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(default_path, setup, teardown),
+      cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
+      cmocka_unit_test_setup_teardown(prune_keeps_its_rule, setup, teardown),
+      cmocka_unit_test_setup_teardown(cli_records, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,183 @@
+/* `hetc tune` end to end: faulty candidates give typed records and the run
+ * finishes; a run killed with SIGKILL leaves no worker behind and resumes
+ * without measuring anything twice; `hetc compile` then takes the tuned
+ * configs. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tune/records.h"
+
+static char hetc_path[1024], model_path[1024], temp_dir[256];
+
+static int setup(void **state) {
+  (void)state;
+  const char *bin = getenv("HETC_BINARY_DIR"), *src = getenv("HETC_SOURCE_DIR");
+  if (!bin || !src) return -1;
+  snprintf(hetc_path, sizeof(hetc_path), "%s/bin/hetc", bin);
+  snprintf(model_path, sizeof(model_path), "%s/tests/tune/models/one_conv.json", src);
+  snprintf(temp_dir, sizeof(temp_dir), "/tmp/hetc-tune-cli-XXXXXX");
+  /* Workers orphaned by a killed tuner come back to this process, so the
+   * test can see whether any is left. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  return mkdtemp(temp_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char command[512];
+  snprintf(command, sizeof(command), "rm -rf '%s'", temp_dir);
+  return system(command) == 0 ? 0 : -1;
+}
+
+/* Starts `hetc` with the NULL-terminated arguments, output to /dev/null. */
+static pid_t start_hetc(const char *const *args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    const char *argv[32] = {hetc_path};
+    int n = 1;
+    while (args[n - 1] && n < 31) {
+      argv[n] = args[n - 1];
+      ++n;
+    }
+    argv[n] = NULL;
+    if (!getenv("HETC_TEST_VERBOSE")) {
+      freopen("/dev/null", "w", stdout);
+      freopen("/dev/null", "w", stderr);
+    }
+    execv(hetc_path, (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int wait_exit(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int64_t count_records(const char *path) {
+  hetc_records_t *store = NULL;
+  int64_t count = -1;
+  hetc_status_t status = hetc_records_open(path, &store);
+  if (!status) status = hetc_records_count(store, &count);
+  hetc_status_free(status);
+  hetc_records_close(store);
+  return count;
+}
+
+static void faults_give_typed_records_and_the_run_finishes(void **state) {
+  (void)state;
+  char records[512];
+  snprintf(records, sizeof(records), "%s/faults.sqlite", temp_dir);
+  const char *args[] = {"tune", model_path, "--targets", "fault", "--records", records, "--search", "grid", "--trials",
+                        "27", "--build-timeout", "1", "--run-timeout", "1", "--check", "--no-transfer", "-q",
+                        NULL};
+  assert_int_equal(wait_exit(start_hetc(args)), 0);
+
+  hetc_records_t *store = NULL;
+  assert_null(hetc_records_open(records, &store));
+  hetc_record_list_t list = {0, NULL};
+  assert_null(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 27);
+  int32_t by_error[HETC_RECORD_ERROR_COUNT] = {0};
+  for (int32_t i = 0; i < list.count; ++i) {
+    const hetc_record_t *r = &list.items[i];
+    ++by_error[r->error];
+    assert_string_equal(r->target, "fault");
+    assert_string_equal(r->template_name, "fault_conv2d");
+    assert_string_equal(r->workload_key, "conv2d n1 c16 h10 w10 k16 r3x3 s1x1 p1,1,1,1 d1x1 g1+bias+relu f32");
+  }
+  /* Three tiles per behaviour: ok, build hang, build crash, compiler
+   * failure, refusal, run hang, run crash, wrong answer, device limits. */
+  assert_int_equal(by_error[HETC_RECORD_OK], 3);
+  assert_int_equal(by_error[HETC_RECORD_BUILD_TIMEOUT], 3);
+  assert_int_equal(by_error[HETC_RECORD_COMPILE_HOST], 6);
+  assert_int_equal(by_error[HETC_RECORD_INSTANTIATION], 3);
+  assert_int_equal(by_error[HETC_RECORD_RUN_TIMEOUT], 3);
+  assert_int_equal(by_error[HETC_RECORD_RUNTIME_DEVICE], 3);
+  assert_int_equal(by_error[HETC_RECORD_WRONG_ANSWER], 3);
+  assert_int_equal(by_error[HETC_RECORD_DEVICE_LIMITS], 3);
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+
+  /* Failed configs are never measured again: a rerun adds nothing. */
+  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  assert_int_equal(count_records(records), 27);
+  /* Every worker of both runs has been reaped. */
+  assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+}
+
+static void a_killed_run_resumes_without_measuring_twice(void **state) {
+  (void)state;
+  char records[512];
+  snprintf(records, sizeof(records), "%s/resume.sqlite", temp_dir);
+  const char *args[] = {"tune", model_path, "--targets", "cpu", "--records", records, "--search", "random", "--trials",
+                        "48", "--batch", "8", "--no-transfer", "-q", NULL};
+  pid_t pid = start_hetc(args);
+  /* Kill it in the middle: after at least two batches are stored. */
+  int64_t stored = 0;
+  for (int waited = 0; waited < 1200 && stored < 16; ++waited) {
+    struct timespec pause = {0, 50000000};
+    nanosleep(&pause, NULL);
+    stored = count_records(records);
+  }
+  assert_true(stored >= 16);
+  kill(pid, SIGKILL);
+  assert_int_equal(wait_exit(pid), 128 + SIGKILL);
+  /* Its workers die with it (they come back here to be reaped). */
+  for (int waited = 0; waited < 100; ++waited) {
+    pid_t reaped = waitpid(-1, NULL, WNOHANG);
+    if (reaped < 0 && errno == ECHILD) break;
+    struct timespec pause = {0, 50000000};
+    nanosleep(&pause, NULL);
+  }
+  assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+  int64_t after_kill = count_records(records);
+  assert_true(after_kill >= 16 && after_kill < 48);
+
+  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  hetc_records_t *store = NULL;
+  assert_null(hetc_records_open(records, &store));
+  hetc_record_list_t list = {0, NULL};
+  assert_null(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 48);
+  for (int32_t i = 0; i < list.count; ++i)
+    for (int32_t j = 0; j < i; ++j)
+      if (!strcmp(list.items[i].template_name, list.items[j].template_name) &&
+          !strcmp(list.items[i].config_json, list.items[j].config_json))
+        fail_msg("measured twice: %s %s", list.items[i].template_name, list.items[i].config_json);
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+
+  /* The package takes the tuned config. */
+  char package[512], command[8192];
+  snprintf(package, sizeof(package), "%s/one_conv.hetc", temp_dir);
+  snprintf(command, sizeof(command), "'%s' compile '%s' --targets cpu --records '%s' -o '%s' | grep -qx '%s'",
+           hetc_path, model_path, records, package, "configs: 1 tuned, 0 from the nearest tuned workload, 0 defaults");
+  assert_int_equal(system(command), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(faults_give_typed_records_and_the_run_finishes),
+      cmocka_unit_test(a_killed_run_resumes_without_measuring_twice),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
