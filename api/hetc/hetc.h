@@ -130,12 +130,11 @@ typedef struct hetc_compile_report_t {
   /* Mean static innermost loop trip count over the conv2d kernels that
    * report one (0 if none): the vector-length indicator. */
   double avg_inner_loop_length;
-  /* Where the conv2d and dense kernels' configs came from: records tuned
-   * for this workload and device, records of the nearest tuned workload on
-   * a device of the same kind, or the template's default. */
-  int32_t tuned_configs;
-  int32_t nearest_configs;
-  int32_t default_configs;
+  /* How many conv2d and dense kernels got their config from each source,
+   * indexed by source: 0 the template's default, 1 a record tuned for this
+   * workload and device, 2 a record of the nearest tuned workload on a
+   * device of the same kind, 3 the cost model's best prediction. */
+  int32_t configs[4];
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path. Placement: each

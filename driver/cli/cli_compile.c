@@ -52,8 +52,8 @@ int hetc_cli_compile(int argc, char **argv) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
            out, hetc_model_name(graph), targets_arg, report.kernels, report.transforms, report.copies,
            (double)report.weights_bytes / 1e6, report.build_seconds);
-    printf("configs: %d tuned, %d from the nearest tuned workload, %d defaults\n", report.tuned_configs,
-           report.nearest_configs, report.default_configs);
+    printf("configs: %d tuned, %d from the nearest tuned workload, %d predicted, %d defaults\n",
+           report.configs[1], report.configs[2], report.configs[3], report.configs[0]);
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

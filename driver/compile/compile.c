@@ -13,8 +13,7 @@
 #include "package/plan.h"
 #include "reference/reference.h"
 #include "space/space.h"
-#include "tune/config_json.h"
-#include "tune/records.h"
+#include "compile/config_choice.h"
 
 /* A graph value as it exists on one device in one layout. */
 typedef struct copy_of_t {
@@ -37,7 +36,7 @@ typedef struct compiler_t {
   copies_t *copies;              /* per graph value */
   char *temp_dir, *kernel_dir;
   FILE *weights;
-  hetc_records_t *records; /* tuned configs; NULL: defaults only */
+  hetc_config_chooser_t *chooser; /* tuned configs; NULL: defaults only */
   int progress;
   hetc_compile_report_t report;
 } compiler_t;
@@ -171,65 +170,34 @@ static hetc_status_t build_default(hetc_plugin_entry_t *entry, int32_t device_in
   return build_config(entry, device_index, workload, 0, NULL, what, step, out_artifact);
 }
 
-/* A tunable kernel: the best record for the workload (exact, else the
- * nearest tuned workload's when its config fits), else the default. A
- * record that no longer builds falls back to the default with a warning:
- * the package must not depend on the store being current. */
+/* hetc_compile_report_t.configs is indexed by source. */
+_Static_assert(HETC_CONFIG_DEFAULT == 0 && HETC_CONFIG_TUNED == 1 && HETC_CONFIG_NEAREST == 2 &&
+                   HETC_CONFIG_PREDICTED == 3,
+               "hetc.h documents the order of hetc_compile_report_t.configs");
+
+/* A tunable kernel gets the config the records (or the cost model saved
+ * beside them) choose; one that no longer builds falls back to the
+ * default with a warning: the package must not depend on the store being
+ * current. */
 static hetc_status_t build_tuned(compiler_t *c, hetc_plugin_entry_t *entry, int32_t device_index,
                                  const hetc_plugin_workload_t *workload, const char *what, hetc_plan_step_t *step,
-                                 hetc_plugin_artifact_t **out_artifact, const char **out_source) {
-  *out_source = "default";
-  const hetc_plugin_t *p = entry->plugin;
-  int32_t n = p->template_count(entry->instance, device_index, workload);
-  int tunable = workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
-  if (!c->records || n < 1 || n > 64 || !tunable) {
-    c->report.default_configs += tunable;
-    return build_default(entry, device_index, workload, what, step, out_artifact);
-  }
-  hetc_template_id_t templates[64];
-  for (int32_t t = 0; t < n; ++t) {
-    const char *name = p->template_name(entry->instance, device_index, workload, t);
-    templates[t] = (hetc_template_id_t){name ? name : "", p->template_version(entry->instance, device_index, workload, t)};
-  }
-  const hetc_plugin_device_t *device = p->device_get(entry->instance, device_index);
-  const char *kind = !device ? "" : device->kind == HETC_PLUGIN_DEVICE_CPU ? "cpu"
-                               : device->kind == HETC_PLUGIN_DEVICE_GPU  ? "gpu" : "accelerator";
-  char key[HETC_TASK_KEY_SIZE];
-  hetc_workload_key(workload, key, sizeof(key));
-  hetc_record_t record;
-  memset(&record, 0, sizeof(record));
-  hetc_lookup_kind_t found = HETC_LOOKUP_NONE;
-  hetc_status_t status = hetc_records_lookup(c->records, p->name, device && device->fingerprint ? device->fingerprint : "",
-                                             kind, key, templates, n, &record, &found);
-  if (status) return hetc_status_annotate(status, "%s: looking up tuning records", what);
-  int32_t template_index = -1;
-  for (int32_t t = 0; found != HETC_LOOKUP_NONE && t < n; ++t)
-    if (!strcmp(templates[t].name, record.template_name)) template_index = t;
+                                 hetc_plugin_artifact_t **out_artifact, hetc_config_source_t *out_source) {
+  int32_t template_index = 0;
   hetc_config_json_t config;
-  memset(&config, 0, sizeof(config));
-  if (template_index >= 0) status = hetc_config_from_json(record.config_json, &config);
-  if (template_index >= 0 && !status) {
-    status = build_config(entry, device_index, workload, template_index, &config.config, what, step, out_artifact);
-    if (!status) {
-      *out_source = found == HETC_LOOKUP_EXACT ? "tuned" : "nearest";
-      ++*(found == HETC_LOOKUP_EXACT ? &c->report.tuned_configs : &c->report.nearest_configs);
-    } else if (found == HETC_LOOKUP_EXACT) {
-      fprintf(stderr, "hetc: warning: %s: the tuned config no longer builds (%s); using the default\n", what,
-              hetc_status_message(status));
-    }
+  HETC_RETURN_IF_ERROR(hetc_config_choose(c->chooser, entry->plugin, entry->instance, device_index, workload,
+                                          &template_index, &config, out_source));
+  if (*out_source != HETC_CONFIG_DEFAULT) {
+    hetc_status_t status =
+        build_config(entry, device_index, workload, template_index, &config.config, what, step, out_artifact);
+    hetc_config_json_free(&config);
+    if (!status) return NULL;
+    fprintf(stderr, "hetc: warning: %s: the %s config does not build (%s); using the default\n", what,
+            hetc_config_source_name(*out_source), hetc_status_message(status));
     hetc_status_free(status);
-    status = NULL;
-    /* A failed tuned build may have left a partial step record. */
-    if (!*out_artifact) {
-      hetc_plan_step_release(step);
-      memset(step, 0, sizeof(*step));
-    }
+    hetc_plan_step_release(step);
+    memset(step, 0, sizeof(*step));
+    *out_source = HETC_CONFIG_DEFAULT;
   }
-  hetc_status_free(status);
-  hetc_config_json_free(&config);
-  hetc_record_clear(&record);
-  if (*out_artifact) return NULL;
-  ++c->report.default_configs;
   return build_default(entry, device_index, workload, what, step, out_artifact);
 }
 
@@ -411,11 +379,13 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   hetc_plugin_artifact_t *artifact = NULL;
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
-  const char *source = "default";
+  hetc_config_source_t source = HETC_CONFIG_DEFAULT;
   hetc_status_t status = build_tuned(c, entry, device_index, &workload, what, &scratch, &artifact, &source);
+  if (!status && (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE))
+    ++c->report.configs[source];
   if (c->progress)
     fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (%s config)\n", node_index + 1, c->graph->num_nodes,
-            hetc_op_name(node->op), node->name, entry->plugin->name, source);
+            hetc_op_name(node->op), node->name, entry->plugin->name, hetc_config_source_name(source));
   int32_t *input_ids = calloc((size_t)workload.num_inputs + 1, sizeof(int32_t));
   if (!status && !input_ids) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   const hetc_plugin_artifact_info_t *info = status ? NULL : entry->plugin->artifact_info(artifact);
@@ -524,18 +494,6 @@ static hetc_status_t compile_all(compiler_t *c) {
   return hetc_plan_write_manifest(c->plan, c->temp_dir);
 }
 
-/* The records to compile from: the named store, else the per-user one
- * when it exists (compiling never creates a store). */
-static hetc_status_t open_records(const char *records_path, hetc_records_t **out) {
-  *out = NULL;
-  if (records_path) return hetc_records_open(records_path, out);
-  char *path = hetc_records_default_path();
-  struct stat st;
-  hetc_status_t status = path && stat(path, &st) == 0 ? hetc_records_open(path, out) : NULL;
-  free(path);
-  return status;
-}
-
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
                                  const char *const *targets, int32_t num_targets, int progress,
                                  const char *records_path, const char *requested_path,
@@ -548,7 +506,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   memset(&c, 0, sizeof(c));
   c.progress = progress;
   double start = now_seconds();
-  hetc_status_t status = open_records(records_path, &c.records);
+  hetc_status_t status = hetc_config_chooser_open(records_path, &c.chooser);
   if (!status) status = setup(&c, registry, graph, targets, num_targets, out_path);
   if (!status) status = compile_all(&c);
   if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
@@ -566,7 +524,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   free(c.copies);
   hetc_plan_free(c.plan);
   hetc_graph_free(c.graph);
-  hetc_records_close(c.records);
+  hetc_config_chooser_free(c.chooser);
   free(out_path);
   return status;
 }

@@ -150,41 +150,44 @@ static int record_features(hetc_tuner_t *tuner, const hetc_record_t *rec, float 
   return ok;
 }
 
+/* Orders record indices by (target, device, workload): one group each. */
+static int compare_groups(const void *a, const void *b, void *records) {
+  const hetc_record_t *x = (const hetc_record_t *)records + *(const int32_t *)a;
+  const hetc_record_t *y = (const hetc_record_t *)records + *(const int32_t *)b;
+  int c = strcmp(x->target, y->target);
+  if (!c) c = strcmp(x->device_fingerprint, y->device_fingerprint);
+  if (!c) c = strcmp(x->workload_key, y->workload_key);
+  return c ? c : (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
+}
+
+static int same_group(const hetc_record_t *x, const hetc_record_t *y) {
+  return !strcmp(x->target, y->target) && !strcmp(x->device_fingerprint, y->device_fingerprint) &&
+         !strcmp(x->workload_key, y->workload_key);
+}
+
 /* Fits the global model on every record of the store that can be placed,
- * grouped by (target, device, workload). */
+ * grouped by (target, device, workload): labels are normalised within a
+ * group, and the ranking objective only compares rows of one group. */
 static hetc_status_t fit_global(hetc_tuner_t *tuner) {
-  hetc_record_filter_t filter = hetc_record_filter_any();
   hetc_record_list_t list = {0, NULL};
-  HETC_RETURN_IF_ERROR(hetc_records_query(tuner->store, &filter, &list));
-  /* Sort indices by group key so that groups are contiguous. */
+  HETC_RETURN_IF_ERROR(hetc_records_query(tuner->store, NULL, &list));
   int32_t *order = malloc(sizeof(int32_t) * (size_t)(list.count + 1));
+  uint32_t *group_sizes = calloc((size_t)list.count + 1, sizeof(uint32_t));
   rows_t rows = {0};
-  hetc_status_t status = order ? NULL : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "cost model");
   int32_t num_groups = 0;
-  uint32_t *group_sizes = NULL;
-  for (int32_t i = 0; order && i < list.count; ++i) order[i] = i;
-  /* Insertion by key through a simple pass per distinct key: records are
-   * few enough (thousands) that clarity wins over an n log n sort. */
-  char *done = calloc((size_t)list.count + 1, 1);
-  group_sizes = calloc((size_t)list.count + 1, sizeof(uint32_t));
-  if (!done || !group_sizes) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "cost model");
+  hetc_status_t status = order && group_sizes ? NULL : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "cost model");
+  for (int32_t i = 0; !status && i < list.count; ++i) order[i] = i;
+  if (!status) qsort_r(order, (size_t)list.count, sizeof(int32_t), compare_groups, list.items);
   for (int32_t i = 0; !status && i < list.count; ++i) {
-    if (done[i]) continue;
-    const hetc_record_t *head = &list.items[i];
-    int64_t before = rows.count;
-    for (int32_t j = i; j < list.count && !status; ++j) {
-      const hetc_record_t *r = &list.items[j];
-      if (done[j] || strcmp(r->workload_key, head->workload_key) || strcmp(r->target, head->target) ||
-          strcmp(r->device_fingerprint, head->device_fingerprint))
-        continue;
-      done[j] = 1;
-      double cost = r->error == HETC_RECORD_OK ? hetc_record_median_cost(r) : INFINITY;
-      float *row = rows_append(&rows, cost, num_groups);
-      if (!row) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "cost model");
-      else if (!record_features(tuner, r, row)) --rows.count;
-    }
-    if (rows.count > before) group_sizes[num_groups++] = (uint32_t)(rows.count - before);
+    const hetc_record_t *r = &list.items[order[i]];
+    if (i > 0 && !same_group(r, &list.items[order[i - 1]]) && group_sizes[num_groups]) ++num_groups;
+    double cost = r->error == HETC_RECORD_OK ? hetc_record_median_cost(r) : INFINITY;
+    float *row = rows_append(&rows, cost, num_groups);
+    if (!row) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "cost model");
+    else if (!record_features(tuner, r, row)) --rows.count;
+    else ++group_sizes[num_groups];
   }
+  if (group_sizes && group_sizes[num_groups]) ++num_groups;
   float *labels = status ? NULL : malloc(sizeof(float) * (size_t)(rows.count + 1));
   if (!status && !labels) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "cost model");
   if (!status && rows.count > 0) {
@@ -193,7 +196,6 @@ static hetc_status_t fit_global(hetc_tuner_t *tuner) {
                                             num_groups);
   }
   free(labels);
-  free(done);
   free(order);
   free(group_sizes);
   rows_free(&rows);

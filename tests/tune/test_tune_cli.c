@@ -80,6 +80,18 @@ static int64_t count_records(const char *path) {
   return count;
 }
 
+/* Compiles `model` for cpu with `records`, runs the package and checks
+ * the compiler's line on where configs came from; 0 when all went well. */
+static int compile_and_check(const char *model, const char *records, const char *configs_line) {
+  char package[512], command[8192];
+  snprintf(package, sizeof(package), "%s/package.hetc", temp_dir);
+  snprintf(command, sizeof(command),
+           "rm -rf '%s' && '%s' compile '%s' --targets cpu --records '%s' -o '%s' | grep -qx '%s' && "
+           "'%s' run '%s' --random-input 1 > /dev/null",
+           package, hetc_path, model, records, package, configs_line, hetc_path, package);
+  return system(command);
+}
+
 static void faults_give_typed_records_and_the_run_finishes(void **state) {
   (void)state;
   char records[512];
@@ -167,11 +179,22 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
   hetc_records_close(store);
 
   /* The package takes the tuned config. */
-  char package[512], command[8192];
-  snprintf(package, sizeof(package), "%s/one_conv.hetc", temp_dir);
-  snprintf(command, sizeof(command), "'%s' compile '%s' --targets cpu --records '%s' -o '%s' | grep -qx '%s'",
-           hetc_path, model_path, records, package, "configs: 1 tuned, 0 from the nearest tuned workload, 0 defaults");
-  assert_int_equal(system(command), 0);
+  assert_int_equal(compile_and_check(model_path, records,
+                                     "configs: 1 tuned, 0 from the nearest tuned workload, 0 predicted, 0 defaults"),
+                   0);
+  /* A run with transfer saves the cost model beside the store (all 48
+   * trials are there already, so it measures nothing); then a 3x3 conv on
+   * another plane takes the nearest tuned workload's config and a 1x1 conv,
+   * which nothing tuned resembles, the model's best prediction. */
+  const char *transfer_args[] = {"tune", model_path, "--targets", "cpu", "--records", records, "--trials", "48", "-q",
+                                 NULL};
+  assert_int_equal(wait_exit(start_hetc(transfer_args)), 0);
+  assert_int_equal(count_records(records), 48);
+  char two_convs[1100];
+  snprintf(two_convs, sizeof(two_convs), "%s/tests/tune/models/two_convs.json", getenv("HETC_SOURCE_DIR"));
+  assert_int_equal(compile_and_check(two_convs, records,
+                                     "configs: 0 tuned, 1 from the nearest tuned workload, 1 predicted, 0 defaults"),
+                   0);
 }
 
 int main(void) {

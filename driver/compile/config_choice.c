@@ -1,0 +1,185 @@
+#include "compile/config_choice.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph/tasks.h"
+#include "space/space.h"
+#include "space/task_space.h"
+#include "tune/features.h"
+#include "tune/records.h"
+#include "tune/transfer.h"
+
+/* Configs the cost model rates per kernel when nothing was tuned: enough
+ * to find a good region of spaces of a few thousand valid points, cheap
+ * next to building the kernel. */
+#define PREDICTION_SAMPLES 512
+#define MAX_TEMPLATES 64
+
+struct hetc_config_chooser_t {
+  hetc_records_t *store;
+  hetc_transfer_model_t *model; /* NULL: no model saved beside the store */
+};
+
+const char *hetc_config_source_name(hetc_config_source_t source) {
+  switch (source) {
+    case HETC_CONFIG_TUNED: return "tuned";
+    case HETC_CONFIG_NEAREST: return "nearest";
+    case HETC_CONFIG_PREDICTED: return "predicted";
+    default: return "default";
+  }
+}
+
+hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_chooser_t **out) {
+  *out = NULL;
+  char *path = records_path ? strdup(records_path) : hetc_records_default_path();
+  struct stat st;
+  if (!path || (!records_path && stat(path, &st) != 0)) {
+    free(path);
+    return NULL;
+  }
+  hetc_config_chooser_t *c = calloc(1, sizeof(*c));
+  hetc_status_t status = c ? hetc_records_open(path, &c->store) : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  /* The tuner saves its global model as <store>.model. */
+  size_t size = strlen(path) + 8;
+  char *model_path = status ? NULL : malloc(size);
+  if (model_path) snprintf(model_path, size, "%s.model", path);
+  if (!status && model_path && stat(model_path, &st) == 0) {
+    status = hetc_transfer_model_create(HETC_FEATURE_COUNT, NULL, &c->model);
+    if (!status) status = hetc_transfer_model_load_global(c->model, model_path);
+  }
+  free(model_path);
+  free(path);
+  if (status) {
+    hetc_config_chooser_free(c);
+    return hetc_status_annotate(status, "tuning records");
+  }
+  *out = c;
+  return NULL;
+}
+
+void hetc_config_chooser_free(hetc_config_chooser_t *c) {
+  if (!c) return;
+  hetc_transfer_model_free(c->model);
+  hetc_records_close(c->store);
+  free(c);
+}
+
+static const char *device_kind_name(const hetc_plugin_device_t *device) {
+  if (!device) return "";
+  return device->kind == HETC_PLUGIN_DEVICE_CPU ? "cpu" : device->kind == HETC_PLUGIN_DEVICE_GPU ? "gpu" : "accelerator";
+}
+
+/* The record's config when it fits the template's space for this
+ * workload (a nearest workload's split factors may not). */
+static int record_fits(const hetc_plugin_t *p, hetc_plugin_instance_t *instance, int32_t device,
+                       const hetc_plugin_workload_t *workload, int32_t t, const hetc_config_json_t *config) {
+  hetc_plugin_space_t *space = NULL;
+  int64_t index = 0;
+  hetc_status_t status = hetc_space_create(&space);
+  if (!status) status = p->template_define_space(instance, device, workload, t, space);
+  if (!status) status = hetc_space_index_of(space, &config->config, &index);
+  int fits = !status && hetc_space_is_valid(space, index);
+  hetc_status_free(status);
+  hetc_space_free(space);
+  return fits;
+}
+
+/* The sampled valid point (or a template default) the model rates best. */
+static hetc_status_t predict_best(hetc_config_chooser_t *c, const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
+                                  int32_t device, const hetc_plugin_workload_t *workload, int32_t *out_template,
+                                  hetc_config_json_t *out_config, int *out_found) {
+  *out_found = 0;
+  hetc_task_space_t *space = NULL;
+  HETC_RETURN_IF_ERROR(hetc_task_space_create(p, instance, device, workload, NULL, &space));
+  int64_t points[PREDICTION_SAMPLES + MAX_TEMPLATES];
+  int32_t n = 0;
+  for (int32_t t = 0; t < hetc_task_space_template_count(space) && t < MAX_TEMPLATES; ++t) {
+    const hetc_plugin_space_t *ts = hetc_task_space_template_space(space, t);
+    int64_t local = 0;
+    hetc_status_t status = ts ? hetc_space_default(ts, &local) : NULL;
+    if (ts && !status) points[n++] = hetc_task_space_global(space, t, local);
+    hetc_status_free(status);
+  }
+  uint64_t rng = 0x5EEDULL;
+  hetc_status_t status = NULL;
+  for (int32_t i = 0; i < PREDICTION_SAMPLES && !status; ++i) status = hetc_task_space_sample_valid(space, &rng, &points[n++]);
+  if (status) --n;
+  hetc_status_free(status);
+  status = NULL;
+  float *rows = malloc(sizeof(float) * (size_t)(n + 1) * HETC_FEATURE_COUNT);
+  float *scores = malloc(sizeof(float) * (size_t)(n + 1));
+  if (!rows || !scores) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (int32_t i = 0; !status && i < n; ++i) {
+    int32_t t = 0;
+    hetc_space_config_t config;
+    float *row = rows + (size_t)i * HETC_FEATURE_COUNT;
+    hetc_status_t bad = hetc_task_space_config(space, points[i], &t, &config);
+    if (!bad) bad = hetc_features_extract(p, instance, device, workload, t, &config.view, row);
+    if (bad) for (int32_t f = 0; f < HETC_FEATURE_COUNT; ++f) row[f] = NAN;
+    hetc_status_free(bad);
+  }
+  if (!status && n > 0) status = hetc_transfer_model_predict(c->model, rows, n, scores);
+  int32_t best = -1;
+  for (int32_t i = 0; !status && i < n; ++i)
+    if (best < 0 || scores[i] > scores[best]) best = i;
+  if (!status && best >= 0) {
+    hetc_space_config_t config;
+    status = hetc_task_space_config(space, points[best], out_template, &config);
+    char *text = status ? NULL : hetc_config_to_json(&config.view);
+    if (!status && !text) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    if (!status) status = hetc_config_from_json(text, out_config);
+    free(text);
+    *out_found = !status;
+  }
+  free(rows);
+  free(scores);
+  hetc_task_space_free(space);
+  return status;
+}
+
+hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
+                                 int32_t device, const hetc_plugin_workload_t *workload, int32_t *out_template,
+                                 hetc_config_json_t *out_config, hetc_config_source_t *out_source) {
+  *out_source = HETC_CONFIG_DEFAULT;
+  *out_template = 0;
+  memset(out_config, 0, sizeof(*out_config));
+  int32_t n = p->template_count(instance, device, workload);
+  if (!c || n < 1 || n > MAX_TEMPLATES ||
+      (workload->op != HETC_PLUGIN_OP_CONV2D && workload->op != HETC_PLUGIN_OP_DENSE))
+    return NULL;
+  hetc_template_id_t templates[MAX_TEMPLATES];
+  for (int32_t t = 0; t < n; ++t) {
+    const char *name = p->template_name(instance, device, workload, t);
+    templates[t] = (hetc_template_id_t){name ? name : "", p->template_version(instance, device, workload, t)};
+  }
+  const hetc_plugin_device_t *descriptor = p->device_get(instance, device);
+  char key[HETC_TASK_KEY_SIZE];
+  hetc_workload_key(workload, key, sizeof(key));
+  hetc_record_t record;
+  memset(&record, 0, sizeof(record));
+  hetc_lookup_kind_t found = HETC_LOOKUP_NONE;
+  HETC_RETURN_IF_ERROR(hetc_records_lookup(c->store, p->name,
+                                           descriptor && descriptor->fingerprint ? descriptor->fingerprint : "",
+                                           device_kind_name(descriptor), key, templates, n, &record, &found));
+  int32_t t = -1;
+  for (int32_t i = 0; found != HETC_LOOKUP_NONE && i < n; ++i)
+    if (!strcmp(templates[i].name, record.template_name)) t = i;
+  hetc_status_t status = t >= 0 ? hetc_config_from_json(record.config_json, out_config) : NULL;
+  hetc_record_clear(&record);
+  if (status) return hetc_status_annotate(status, "%s: a stored config", key);
+  if (t >= 0 && (found == HETC_LOOKUP_EXACT || record_fits(p, instance, device, workload, t, out_config))) {
+    *out_template = t;
+    *out_source = found == HETC_LOOKUP_EXACT ? HETC_CONFIG_TUNED : HETC_CONFIG_NEAREST;
+    return NULL;
+  }
+  hetc_config_json_free(out_config);
+  if (!c->model) return NULL;
+  int predicted = 0;
+  HETC_RETURN_IF_ERROR(predict_best(c, p, instance, device, workload, out_template, out_config, &predicted));
+  if (predicted) *out_source = HETC_CONFIG_PREDICTED;
+  return NULL;
+}

@@ -1,0 +1,42 @@
+/* driver/compile/config_choice.h -- which config each tunable kernel gets.
+ *
+ * tuner.md, "Records": the best record for this workload on this device;
+ * else the best record of the nearest tuned workload on a device of the
+ * same kind (when its config fits this workload's space); else the config
+ * the cost model saved beside the store predicts best; else the template's
+ * default. Each kernel's source is reported. */
+#ifndef HETC_DRIVER_COMPILE_CONFIG_CHOICE_H_
+#define HETC_DRIVER_COMPILE_CONFIG_CHOICE_H_
+
+#include "hetc/plugin.h"
+#include "tune/config_json.h"
+
+typedef enum hetc_config_source_t {
+  HETC_CONFIG_DEFAULT,
+  HETC_CONFIG_TUNED,     /* a record of this workload and device */
+  HETC_CONFIG_NEAREST,   /* a record of the nearest tuned workload */
+  HETC_CONFIG_PREDICTED, /* the cost model's best guess */
+} hetc_config_source_t;
+
+/* "default", "tuned", "nearest", "predicted". */
+const char *hetc_config_source_name(hetc_config_source_t source);
+
+typedef struct hetc_config_chooser_t hetc_config_chooser_t;
+
+/* Opens the records at `records_path`, else the per-user store when one
+ * exists (compiling never creates a store); *out_chooser is NULL when there
+ * is none, and every kernel then gets its default. Released with
+ * hetc_config_chooser_free. */
+hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_chooser_t **out_chooser);
+void hetc_config_chooser_free(hetc_config_chooser_t *chooser);
+
+/* The config for `workload` on the plugin's device: on success with a
+ * source other than DEFAULT, *out_template and *out_config (released with
+ * hetc_config_json_free) say what to build. A NULL chooser or an op without
+ * knobs gives DEFAULT. */
+hetc_status_t hetc_config_choose(hetc_config_chooser_t *chooser, const hetc_plugin_t *plugin,
+                                 hetc_plugin_instance_t *instance, int32_t device_index,
+                                 const hetc_plugin_workload_t *workload, int32_t *out_template,
+                                 hetc_config_json_t *out_config, hetc_config_source_t *out_source);
+
+#endif /* HETC_DRIVER_COMPILE_CONFIG_CHOICE_H_ */
