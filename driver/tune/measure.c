@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +27,7 @@
 
 typedef struct worker_t {
   pid_t pid;       /* 0: not running */
-  int to_fd, from_fd;
+  int fd;          /* the tuner's end of the worker's socket pair */
   int32_t run_id;  /* the run() whose workload it holds; -1: none */
 } worker_t;
 
@@ -114,8 +115,7 @@ static int stop_worker(worker_t *w, int kill_it) {
   int wstatus = 0;
   if (!w->pid) return 0;
   if (kill_it) kill(w->pid, SIGKILL);
-  close(w->to_fd);
-  close(w->from_fd);
+  close(w->fd);
   while (waitpid(w->pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   w->pid = 0;
@@ -129,15 +129,14 @@ void hetc_measurer_free(hetc_measurer_t *m) {
     worker_t *w = &m->workers[i];
     if (!w->pid) continue;
     hetc_wire_begin(&m->message, HETC_WORKER_EXIT);
-    int asked = hetc_wire_send(w->to_fd, &m->message) == 0;
+    int asked = hetc_wire_send(w->fd, &m->message) == 0;
     /* A worker stuck in a plugin never reads the request: give it a
      * moment, then kill it. */
     for (int tries = 0; asked && tries < 200; ++tries) {
       int wstatus;
       pid_t done = waitpid(w->pid, &wstatus, WNOHANG);
       if (done == w->pid) {
-        close(w->to_fd);
-        close(w->from_fd);
+        close(w->fd);
         w->pid = 0;
         break;
       }
@@ -164,27 +163,24 @@ static int await(worker_t *w, double timeout_s, uint8_t **out_data, size_t *out_
   for (;;) {
     double left = deadline - now_seconds();
     if (left <= 0) return 1;
-    struct pollfd p = {w->from_fd, POLLIN, 0};
+    struct pollfd p = {w->fd, POLLIN, 0};
     int ready = poll(&p, 1, (int)(left * 1000) + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return -1;
     if (ready == 0) continue;
-    return hetc_wire_receive(w->from_fd, out_data, out_size) == 0 ? 0 : -1;
+    return hetc_wire_receive(w->fd, out_data, out_size) == 0 ? 0 : -1;
   }
 }
 
 static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
-  int to[2], from[2];
-  if (pipe2(to, O_CLOEXEC)) return hetc_status_new(HETC_STATUS_UNAVAILABLE, "pipe: %s", strerror(errno));
-  if (pipe2(from, O_CLOEXEC)) {
-    close(to[0]);
-    close(to[1]);
-    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "pipe: %s", strerror(errno));
-  }
-  char in_arg[16], out_arg[16];
-  snprintf(in_arg, sizeof(in_arg), "%d", to[0]);
-  snprintf(out_arg, sizeof(out_arg), "%d", from[1]);
-  char *argv[] = {m->worker_path, in_arg, out_arg, NULL};
+  /* One socket pair per worker: sends to a worker that died fail with
+   * EPIPE (MSG_NOSIGNAL) instead of killing the tuner with SIGPIPE. */
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds))
+    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "socketpair: %s", strerror(errno));
+  char fd_arg[16];
+  snprintf(fd_arg, sizeof(fd_arg), "%d", fds[1]);
+  char *argv[] = {m->worker_path, fd_arg, NULL};
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
@@ -192,23 +188,17 @@ static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
      * with the tuner, even when it is stuck in a kernel. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
-    fcntl(to[0], F_SETFD, 0);
-    fcntl(from[1], F_SETFD, 0);
+    fcntl(fds[1], F_SETFD, 0);
     execv(argv[0], argv);
     _exit(127);
   }
-  close(to[0]);
-  close(from[1]);
+  close(fds[1]);
   if (pid < 0) {
-    close(to[1]);
-    close(from[0]);
+    close(fds[0]);
     return hetc_status_new(HETC_STATUS_UNAVAILABLE, "fork: %s", strerror(errno));
   }
-  /* A tuner whose worker died must not die of SIGPIPE writing to it. */
-  signal(SIGPIPE, SIG_IGN);
   w->pid = pid;
-  w->to_fd = to[1];
-  w->from_fd = from[0];
+  w->fd = fds[0];
   w->run_id = -1;
   if (m->num_pids < MAX_PIDS) m->pids[m->num_pids++] = pid;
 
@@ -217,7 +207,7 @@ static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
   hetc_wire_put_i64(&m->message, m->device_index);
   uint8_t *reply = NULL;
   size_t size = 0;
-  int got = hetc_wire_send(w->to_fd, &m->message) ? -1 : await(w, m->options.build_timeout_s, &reply, &size);
+  int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, m->options.build_timeout_s, &reply, &size);
   hetc_status_t status = NULL;
   if (got != 0) {
     status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement worker %s did not start", m->worker_path);
@@ -281,14 +271,14 @@ static hetc_status_t send_build(hetc_measurer_t *m, int32_t wi, const hetc_plugi
   if (w->run_id != m->run_id) {
     hetc_wire_begin(&m->message, HETC_WORKER_WORKLOAD);
     hetc_wire_put_workload(&m->message, workload);
-    if (hetc_wire_send(w->to_fd, &m->message)) return NULL; /* seen as a death when awaited */
+    if (hetc_wire_send(w->fd, &m->message)) return NULL; /* seen as a death when awaited */
     w->run_id = m->run_id;
   }
   hetc_wire_begin(&m->message, HETC_WORKER_BUILD);
   hetc_wire_put_i64(&m->message, id);
   hetc_wire_put_i64(&m->message, input->template_index);
   hetc_wire_put_config(&m->message, input->config);
-  hetc_wire_send(w->to_fd, &m->message);
+  hetc_wire_send(w->fd, &m->message);
   return NULL;
 }
 
@@ -324,7 +314,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
     double soonest = 1e30, now = now_seconds();
     for (int32_t wi = 0; wi < m->num_workers; ++wi) {
       if (busy[wi] < 0) continue;
-      fds[n] = (struct pollfd){m->workers[wi].from_fd, POLLIN, 0};
+      fds[n] = (struct pollfd){m->workers[wi].fd, POLLIN, 0};
       who[n++] = wi;
       if (deadline[wi] < soonest) soonest = deadline[wi];
     }
@@ -338,7 +328,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
       if (ready > 0 && fds[k].revents) {
         uint8_t *reply = NULL;
         size_t size = 0;
-        int got = hetc_wire_receive(w->from_fd, &reply, &size);
+        int got = hetc_wire_receive(w->fd, &reply, &size);
         hetc_wire_reader_t r = {reply, size, 1, 0};
         int64_t id = got == 0 && reply[0] == HETC_WORKER_BUILT ? hetc_wire_get_i64(&r) : -1;
         if (id == i) {
@@ -394,7 +384,7 @@ static void measure_one(hetc_measurer_t *m, candidate_t *c, int32_t count, int32
   double start = now_seconds();
   uint8_t *reply = NULL;
   size_t size = 0;
-  int got = hetc_wire_send(w->to_fd, &m->message) ? -1 : await(w, m->options.run_timeout_s, &reply, &size);
+  int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, m->options.run_timeout_s, &reply, &size);
   hetc_wire_reader_t r = {reply, size, 1, 0};
   int64_t id = got == 0 && reply[0] == HETC_WORKER_MEASURED ? hetc_wire_get_i64(&r) : -1;
   hetc_record_t *record = &records[i];
@@ -428,7 +418,7 @@ static void measure_one(hetc_measurer_t *m, candidate_t *c, int32_t count, int32
     c[i].state = DONE;
     hetc_wire_begin(&m->message, HETC_WORKER_RELEASE);
     hetc_wire_put_i64(&m->message, i);
-    hetc_wire_send(w->to_fd, &m->message);
+    hetc_wire_send(w->fd, &m->message);
   }
   free(reply);
   record->total_seconds = c[i].build_seconds + (now_seconds() - start);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static void put(hetc_wire_writer_t *w, const void *bytes, size_t size) {
@@ -161,7 +162,10 @@ int hetc_wire_send(int fd, const hetc_wire_writer_t *w) {
   memcpy(w->data, &length, sizeof(length));
   size_t done = 0;
   while (done < w->size) {
-    ssize_t n = write(fd, w->data + done, w->size - done);
+    /* A socket (the tuner's end) must not raise SIGPIPE; send() on
+     * anything else fails with ENOTSOCK and falls back to write(). */
+    ssize_t n = send(fd, w->data + done, w->size - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = write(fd, w->data + done, w->size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return -1;
     done += (size_t)n;

@@ -1,6 +1,6 @@
 /* hetc-measure-worker: builds and measures candidates for the tuner.
  *
- * Started by measure.c with the two ends of its pipes as arguments; loads
+ * Started by measure.c with its end of a socket pair as the argument; loads
  * the plugins itself, so a candidate that hangs or crashes takes down only
  * this process. Anything a plugin prints goes to stderr: stdout is
  * redirected there so that it cannot corrupt the protocol. */
@@ -21,7 +21,7 @@ typedef struct held_artifact_t {
 } held_artifact_t;
 
 typedef struct worker_t {
-  int in_fd, out_fd;
+  int fd; /* the worker's end of its socket pair with the tuner */
   hetc_registry_t *registry;
   hetc_plugin_entry_t *entry;
   int32_t device_index, device_kind;
@@ -41,7 +41,7 @@ static double now_seconds(void) {
 }
 
 static int reply(worker_t *w, hetc_wire_writer_t *message) {
-  if (hetc_wire_send(w->out_fd, message)) {
+  if (hetc_wire_send(w->fd, message)) {
     fprintf(stderr, "hetc-measure-worker: cannot answer the tuner\n");
     return -1;
   }
@@ -169,7 +169,7 @@ static void release_held(worker_t *w, int32_t at) {
 int main(int argc, char **argv) {
   worker_t w;
   memset(&w, 0, sizeof(w));
-  if (argc != 3 || (w.in_fd = atoi(argv[1])) < 3 || (w.out_fd = atoi(argv[2])) < 3) {
+  if (argc != 2 || (w.fd = atoi(argv[1])) < 3) {
     fprintf(stderr, "hetc-measure-worker is started by hetc tune, not by hand\n");
     return 2;
   }
@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
   for (;;) {
     uint8_t *message = NULL;
     size_t size = 0;
-    int got = hetc_wire_receive(w.in_fd, &message, &size);
+    int got = hetc_wire_receive(w.fd, &message, &size);
     if (got != 0) {
       rc = got == 1 ? 0 : 1; /* the tuner went away */
       break;
