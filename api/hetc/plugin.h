@@ -60,7 +60,8 @@ extern "C" {
 
 /* ABI version spoken by this header. A change of major breaks every plugin;
  * a minor only appends fields at the ends of tables.
- *   minor 1: hetc_plugin_host_t.space_mark_optional; HETC_PLUGIN_SPLIT_BOTH. */
+ *   minor 1: hetc_plugin_host_t.space_mark_optional; HETC_PLUGIN_SPLIT_BOTH;
+ *            feature schema 1 (the indices features() fills). */
 #define HETC_PLUGIN_ABI_MAJOR 1
 #define HETC_PLUGIN_ABI_MINOR 1
 
