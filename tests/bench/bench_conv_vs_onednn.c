@@ -4,8 +4,10 @@
  * peak. Two hetc columns: template 0 with its default config (what `hetc
  * compile` uses untuned), and with --search N the best of a random search
  * -- every template's default and N - 1 sampled valid configs, timed with 3
- * runs each, the winner re-timed and checked against the reference. The
- * search stands in for the tuner (issue 4) until it exists.
+ * runs each, the winner re-timed and checked against the reference; or,
+ * with --records STORE, the config `hetc compile --records STORE` would
+ * take (tuned by `hetc tune`, else the nearest workload's, the cost model's
+ * prediction or the default).
  *
  * oneDNN gets the same fused operation (bias, residual as a sum post-op,
  * relu as an eltwise post-op), its preferred layouts (format_tag any), and
@@ -15,7 +17,7 @@
  * conv times (layers weighted by how often they occur).
  *
  * usage: bench_conv_vs_onednn [--target T] [--threads N] [--repeat R] [--model PATH]
- *                             [--search N] */
+ *                             [--search N | --records STORE] */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -25,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compile/config_choice.h"
 #include "graph/passes.h"
 #include "graph/tasks.h"
 #include "kernel_check.h"
@@ -216,18 +219,23 @@ static hetc_status_t run_config(hetc_plugin_entry_t *entry, const hetc_plugin_wo
 int main(int argc, char **argv) {
   const char *model_path = NULL, *target = "cpu";
   int repeat = 9, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), search_n = 0;
+  const char *records = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
     else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
     else if (!strcmp(argv[i], "--search") && i + 1 < argc) search_n = atoi(argv[++i]);
-    else {
-      fprintf(stderr, "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH] [--search N]\n",
-              argv[0]);
-      return 2;
-    }
+    else if (!strcmp(argv[i], "--records") && i + 1 < argc) records = argv[++i];
+    else search_n = -1;
   }
+  if (search_n < 0 || (search_n > 0 && records)) {
+    fprintf(stderr, "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH] [--search N | --records STORE]\n",
+            argv[0]);
+    return 2;
+  }
+  /* The second hetc column: searched here, or chosen from the records. */
+  const char *second = search_n > 0 ? "searched" : records ? "tuned" : NULL;
   char default_model[4096];
   if (!model_path) {
     snprintf(default_model, sizeof(default_model), "%s/samples/resnet50.json", HETC_SOURCE_DIR_DEFAULT);
@@ -246,7 +254,9 @@ int main(int argc, char **argv) {
   hetc_task_list_t *tasks = NULL;
   hetc_registry_t *registry = NULL;
   hetc_plugin_entry_t *entry = NULL;
+  hetc_config_chooser_t *chooser = NULL;
   hetc_status_t status = hetc_model_load_file(model_path, &graph);
+  if (!status && records) status = hetc_config_chooser_open(records, &chooser);
   if (!status) status = hetc_graph_optimize(graph);
   if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
   if (!status) status = hetc_registry_open(&registry);
@@ -260,11 +270,12 @@ int main(int argc, char **argv) {
          target, version->major, version->minor, version->patch, threads, repeat);
   printf("default: template 0, default config");
   if (search_n > 0) printf("; searched: best of every template's default and %d sampled configs", search_n - 1);
+  if (records) printf("; tuned: the config hetc compile --records %s takes", records);
   printf("; ratio: oneDNN time / hetc time\n\n");
   printf("%-3s %-3s %-46s %7s | %-18s %8s %6s %6s %6s |", "#", "x", "layer", "MFLOP", "default template", "ms",
          "GFLOPS", "%peak", "ratio");
-  if (search_n > 0)
-    printf(" %-20s %8s %6s %6s %6s |", "searched template", "ms", "GFLOPS", "%peak", "ratio");
+  if (second) printf(" %-20s %8s %6s %6s %6s |", search_n > 0 ? "searched template" : "tuned template", "ms", "GFLOPS",
+                    "%peak", "ratio");
   printf(" %8s %6s %6s\n", "oneDNN", "GFLOPS", "%peak");
   double log_ratio[2] = {0, 0}, total[2] = {0, 0}, total_onednn = 0, total_flops = 0, worst = 0;
   int layers = 0, distinct = 0, tried = 0;
@@ -284,6 +295,19 @@ int main(int argc, char **argv) {
     if (!status && search_n > 0) status = search(entry, &w, search_n, &best);
     /* Searched: the finalists re-timed with every run, and the default. */
     if (!status && search_n > 0) result[1] = result[0];
+    if (!status && records) {
+      hetc_config_json_t config;
+      hetc_config_source_t source = HETC_CONFIG_DEFAULT;
+      status = hetc_config_choose(chooser, entry->plugin, entry->instance, 0, &w, &best_template, &config, &source);
+      result[1] = result[0];
+      if (!status && source != HETC_CONFIG_DEFAULT)
+        status = kernel_check_run(entry, &w, best_template, &config.config, 1, repeat, &result[1]);
+      size_t used = (size_t)snprintf(knobs, sizeof(knobs), "(%s)", hetc_config_source_name(source));
+      for (int32_t k = 0; !status && source != HETC_CONFIG_DEFAULT && k < config.config.num_knobs && used < sizeof(knobs); ++k)
+        used += (size_t)snprintf(knobs + used, sizeof(knobs) - used, " %s=%lld", config.config.knobs[k].name,
+                                 (long long)config.config.knobs[k].values[0]);
+      if (source != HETC_CONFIG_DEFAULT) hetc_config_json_free(&config);
+    }
     for (int f = 0; !status && search_n > 0 && f < SEARCH_FINALISTS; ++f) {
       const candidate_t *c = &best.finalists[f];
       kernel_check_result_t r;
@@ -304,7 +328,7 @@ int main(int argc, char **argv) {
     double onednn = time_onednn(&w, repeat);
     double g_onednn = task->flops / onednn / 1e9;
     printf("%-3d %-3d %-46.46s %7.1f |", t + 1, task->count, task->key + strlen("conv2d "), task->flops / 1e6);
-    for (int k = 0; k < 1 + (search_n > 0); ++k) {
+    for (int k = 0; k < 1 + (second != NULL); ++k) {
       const char *name = entry->plugin->template_name(entry->instance, 0, &w, k ? best_template : 0);
       double g = task->flops / result[k].seconds / 1e9;
       printf(" %-*.*s %8.3f %6.1f %5.1f%% %5.2fx |", k ? 20 : 18, k ? 20 : 18, name + (strncmp(name, "cpu_", 4) ? 0 : 4),
@@ -314,7 +338,7 @@ int main(int argc, char **argv) {
       if (result[k].max_relative_error > worst) worst = result[k].max_relative_error;
     }
     printf(" %8.3f %6.1f %5.1f%%\n", onednn * 1e3, g_onednn, 100 * g_onednn / peak);
-    if (search_n > 0) printf("    searched config: %s\n", knobs);
+    if (second) printf("    %s config: %s\n", second, knobs);
     ++distinct;
     layers += task->count;
     total_onednn += onednn * task->count;
@@ -323,14 +347,15 @@ int main(int argc, char **argv) {
   printf("\nwhole network (%d conv layers, %.2f GFLOP): oneDNN %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", layers,
          total_flops / 1e9, total_onednn * 1e3, total_flops / total_onednn / 1e9,
          100 * total_flops / total_onednn / 1e9 / peak);
-  for (int k = 0; k < 1 + (search_n > 0); ++k) {
+  for (int k = 0; k < 1 + (second != NULL); ++k) {
     printf("hetc %-8s: %.1f ms (%.1f GFLOPS, %.1f%% of peak); ratio to oneDNN: geometric mean over %d layers %.3f, "
            "whole network %.3f\n",
-           k ? "searched" : "default", total[k] * 1e3, total_flops / total[k] / 1e9,
+           k ? second : "default", total[k] * 1e3, total_flops / total[k] / 1e9,
            100 * total_flops / total[k] / 1e9 / peak, distinct, exp(log_ratio[k] / distinct), total_onednn / total[k]);
   }
   if (search_n > 0) printf("search: %d configs timed\n", tried);
   printf("every hetc kernel checked against the reference: worst max relative error %.2e\n", worst);
+  hetc_config_chooser_free(chooser);
   hetc_task_list_free(tasks);
   hetc_registry_free(registry);
   hetc_graph_free(graph);
