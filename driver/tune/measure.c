@@ -24,6 +24,9 @@
 /* A candidate whose worker keeps dying under other candidates is given up
  * after this many rebuilds. */
 #define MAX_REQUEUES 3
+/* Loading every plugin (LLVM's among them) may take seconds on a busy
+ * machine; that is not the candidate's build time. */
+#define WORKER_START_TIMEOUT_S 120.0
 
 typedef struct worker_t {
   pid_t pid;       /* 0: not running */
@@ -207,7 +210,7 @@ static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
   hetc_wire_put_i64(&m->message, m->device_index);
   uint8_t *reply = NULL;
   size_t size = 0;
-  int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, m->options.build_timeout_s, &reply, &size);
+  int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, WORKER_START_TIMEOUT_S, &reply, &size);
   hetc_status_t status = NULL;
   if (got != 0) {
     status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement worker %s did not start", m->worker_path);
