@@ -15,6 +15,16 @@
 #include "tune/wire.h"
 #include "tune/worker_protocol.h"
 
+/* In a sanitizer build, a candidate that crashes must still kill the
+ * worker with its signal, which the tuner reports, rather than have the
+ * sanitizer's handler turn it into exit status 1. The sanitizer runtime
+ * reads these defaults (ASAN_OPTIONS still overrides them); other builds
+ * never call this. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) {
+  return "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
+}
+
 typedef struct held_artifact_t {
   int64_t id;
   hetc_plugin_artifact_t *artifact;
