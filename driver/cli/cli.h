@@ -23,6 +23,10 @@ int hetc_cli_report(hetc_status_t status);
 int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
                                const char **out_targets, int32_t capacity);
 
+/* The value of `--name VALUE` or `--name=VALUE` at argv[*i] (advancing *i
+ * past a separate value), else NULL. */
+const char *hetc_cli_option(int argc, char **argv, int *i, const char *name);
+
 int hetc_cli_tasks(int argc, char **argv);
 int hetc_cli_plugins(int argc, char **argv);
 int hetc_cli_compile(int argc, char **argv);

@@ -23,14 +23,6 @@ static int usage(void) {
   return HETC_EXIT_USAGE;
 }
 
-/* Option value of `--name VALUE` or `--name=VALUE` at argv[*i], else NULL. */
-static const char *option(int argc, char **argv, int *i, const char *name) {
-  const size_t length = strlen(name);
-  if (strncmp(argv[*i], name, length) != 0) return NULL;
-  if (argv[*i][length] == '=') return argv[*i] + length + 1;
-  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
-  return NULL;
-}
 
 /* A non-negative count option; prints why and returns 0 when it is not. */
 static int parse_count(const char *name, const char *text, int64_t *out_value) {
@@ -62,27 +54,27 @@ static int parse_arguments(int argc, char **argv, arguments_t *out) {
   out->keep = 10;
   for (int i = 0; i < argc; ++i) {
     const char *value;
-    if ((value = option(argc, argv, &i, "--records"))) {
+    if ((value = hetc_cli_option(argc, argv, &i, "--records"))) {
       out->records = value;
-    } else if ((value = option(argc, argv, &i, "--target"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--target"))) {
       out->filter.target = value;
       out->has_filter = 1;
-    } else if ((value = option(argc, argv, &i, "--device"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--device"))) {
       out->filter.device_fingerprint = value;
       out->has_filter = 1;
-    } else if ((value = option(argc, argv, &i, "--workload"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--workload"))) {
       out->filter.workload_key = value;
       out->has_filter = 1;
-    } else if ((value = option(argc, argv, &i, "--template"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--template"))) {
       out->filter.template_name = value;
       out->has_filter = 1;
     } else if (!strcmp(argv[i], "--ok")) {
       out->filter.only_ok = 1;
       out->has_filter = 1;
-    } else if ((value = option(argc, argv, &i, "--limit"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--limit"))) {
       if (!parse_count("--limit", value, &out->filter.limit)) return 0;
       out->has_limit = 1;
-    } else if ((value = option(argc, argv, &i, "--keep"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--keep"))) {
       if (!parse_count("--keep", value, &out->keep)) return 0;
       out->has_keep = 1;
     } else if (argv[i][0] != '-' && !out->file) {

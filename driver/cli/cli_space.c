@@ -18,14 +18,6 @@ static int usage(void) {
   return HETC_EXIT_USAGE;
 }
 
-/* Option value of `--name VALUE` or `--name=VALUE` at argv[*i], else NULL. */
-static const char *option(int argc, char **argv, int *i, const char *name) {
-  const size_t length = strlen(name);
-  if (strncmp(argv[*i], name, length) != 0) return NULL;
-  if (argv[*i][length] == '=') return argv[*i] + length + 1;
-  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
-  return NULL;
-}
 
 /* The user's files are wrong, not hetc: exit status 2. */
 static hetc_status_t as_bad_input(hetc_status_t status) {
@@ -38,11 +30,11 @@ int hetc_cli_space(int argc, char **argv) {
   const char *model_path = NULL, *task_arg = NULL, *target = NULL, *overrides_path = NULL;
   for (int i = 0; i < argc; ++i) {
     const char *value;
-    if ((value = option(argc, argv, &i, "--task"))) {
+    if ((value = hetc_cli_option(argc, argv, &i, "--task"))) {
       task_arg = value;
-    } else if ((value = option(argc, argv, &i, "--target"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--target"))) {
       target = value;
-    } else if ((value = option(argc, argv, &i, "--overrides"))) {
+    } else if ((value = hetc_cli_option(argc, argv, &i, "--overrides"))) {
       overrides_path = value;
     } else if (argv[i][0] != '-' && !model_path) {
       model_path = argv[i];

@@ -37,6 +37,14 @@ int hetc_cli_report(hetc_status_t status) {
              : HETC_EXIT_FAILURE;
 }
 
+const char *hetc_cli_option(int argc, char **argv, int *i, const char *name) {
+  const size_t length = strlen(name);
+  if (strncmp(argv[*i], name, length) != 0) return NULL;
+  if (argv[*i][length] == '=') return argv[*i] + length + 1;
+  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
+  return NULL;
+}
+
 int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
                                const char **out_targets, int32_t capacity) {
   char *copy = *out_storage = strdup(arg);
