@@ -149,3 +149,17 @@ hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path,
                            strerror(errno));
   return NULL;
 }
+
+void hetc_text_position(const char *text, size_t length, size_t offset, int *out_line, int *out_column) {
+  int line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < length; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  *out_line = line;
+  *out_column = column;
+}

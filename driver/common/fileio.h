@@ -13,6 +13,10 @@ hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_
                                  size_t *out_length);
 
 /* Writes `bytes` to `path` (created or truncated). */
+/* Line and column (both from 1) of byte `offset` in `text`, for messages
+ * about JSON files cJSON refused. */
+void hetc_text_position(const char *text, size_t length, size_t offset, int *out_line, int *out_column);
+
 hetc_status_t hetc_file_write_all(const char *path, const void *data, size_t bytes);
 
 /* "dir/name", or name alone when it is absolute or dir is empty. Caller frees. */

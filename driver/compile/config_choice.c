@@ -68,11 +68,6 @@ void hetc_config_chooser_free(hetc_config_chooser_t *c) {
   free(c);
 }
 
-static const char *device_kind_name(const hetc_plugin_device_t *device) {
-  if (!device) return "";
-  return device->kind == HETC_PLUGIN_DEVICE_CPU ? "cpu" : device->kind == HETC_PLUGIN_DEVICE_GPU ? "gpu" : "accelerator";
-}
-
 /* The record's config when it fits the template's space for this
  * workload (a nearest workload's split factors may not). */
 static int record_fits(const hetc_plugin_t *p, hetc_plugin_instance_t *instance, int32_t device,
@@ -164,7 +159,7 @@ hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *
   hetc_lookup_kind_t found = HETC_LOOKUP_NONE;
   HETC_RETURN_IF_ERROR(hetc_records_lookup(c->store, p->name,
                                            descriptor && descriptor->fingerprint ? descriptor->fingerprint : "",
-                                           device_kind_name(descriptor), key, templates, n, &record, &found));
+                                           hetc_record_device_kind(descriptor), key, templates, n, &record, &found));
   int32_t t = -1;
   for (int32_t i = 0; found != HETC_LOOKUP_NONE && i < n; ++i)
     if (!strcmp(templates[i].name, record.template_name)) t = i;

@@ -34,6 +34,15 @@ void hetc_workload_key(const hetc_plugin_workload_t *w, char *out_key, size_t si
   }
 }
 
+double hetc_workload_flops(const hetc_plugin_workload_t *w) {
+  const hetc_plugin_tensor_t *in = &w->inputs[0];
+  if (w->op == HETC_PLUGIN_OP_CONV2D)
+    return 2.0 * (double)w->output.shape[0] * (double)w->output.shape[1] * (double)w->output.shape[2] *
+           (double)w->output.shape[3] * (double)(in->shape[1] / (w->groups ? w->groups : 1)) * w->kernel[0] *
+           w->kernel[1];
+  return 2.0 * (double)in->shape[0] * (double)in->shape[1] * (double)w->output.shape[1];
+}
+
 /* Reads the "+bias", "+residual" and "+<activation>" suffixes and the
  * closing " f32"; returns 0 unless exactly those follow. */
 static int parse_epilogue(const char *rest, hetc_plugin_epilogue_t *e) {

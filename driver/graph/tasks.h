@@ -38,6 +38,9 @@ hetc_status_t hetc_graph_task_workload(const hetc_graph_t *graph, const hetc_tas
 /* The workload key of a conv2d or dense workload. */
 void hetc_workload_key(const hetc_plugin_workload_t *workload, char *out_key, size_t size);
 
+/* FLOPs of one conv2d or dense workload (two per multiply-add). */
+double hetc_workload_flops(const hetc_plugin_workload_t *workload);
+
 /* The workload a key names, the inverse of hetc_workload_key (layouts
  * row-major). out_inputs holds 2 tensors and outlives the workload. A key
  * that is not one gives INVALID_ARGUMENT quoting it: keys come from records

@@ -772,15 +772,8 @@ static hetc_status_t load_document(loader_t *L, const cJSON *root) {
 /* A syntax-level rejection at byte `offset`, reported as line:column. */
 static hetc_status_t fail_at(const loader_t *L, const char *text, size_t length, size_t offset,
                              const char *what) {
-  int line = 1, column = 1;
-  for (size_t i = 0; i < offset && i < length; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
+  int line, column;
+  hetc_text_position(text, length, offset, &line, &column);
   return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: line %d, column %d: %s", L->file, line,
                          column, what);
 }

@@ -355,11 +355,16 @@ void hetc_space_fill_knob(const hetc_plugin_space_t *space, int32_t knob, int64_
   out->values = k->candidates + choice * k->width;
 }
 
+hetc_status_t hetc_space_check_point(const hetc_plugin_space_t *space, int64_t point) {
+  if (point < 0 || point >= hetc_space_size(space))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config index %lld outside the space of %lld",
+                           (long long)point, (long long)hetc_space_size(space));
+  return NULL;
+}
+
 hetc_status_t hetc_space_config_at(const hetc_plugin_space_t *space, int64_t index,
                                    hetc_space_config_t *out_config) {
-  if (index < 0 || index >= hetc_space_size(space))
-    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config index %lld outside the space of %lld",
-                           (long long)index, (long long)hetc_space_size(space));
+  HETC_RETURN_IF_ERROR(hetc_space_check_point(space, index));
   out_config->index = index;
   int64_t rest = index;
   for (int32_t k = 0; k < space->num_knobs; ++k) {

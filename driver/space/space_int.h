@@ -104,4 +104,7 @@ void hetc_space_fill_knob(const hetc_plugin_space_t *space, int32_t knob, int64_
 /* Forgets the valid-point index after the knobs or constraints changed. */
 void hetc_space_drop_index(hetc_plugin_space_t *space);
 
+/* INVALID_ARGUMENT unless 0 <= point < hetc_space_size(space). */
+hetc_status_t hetc_space_check_point(const hetc_plugin_space_t *space, int64_t point);
+
 #endif /* HETC_DRIVER_SPACE_SPACE_INT_H_ */

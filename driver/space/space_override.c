@@ -201,15 +201,8 @@ static hetc_status_t parse_document(const char *file, const cJSON *root,
 /* A syntax error at byte `offset`, as line and column. */
 static hetc_status_t fail_at(const char *file, const char *text, size_t length, size_t offset,
                              const char *what) {
-  int line = 1, column = 1;
-  for (size_t i = 0; i < offset && i < length; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
+  int line, column;
+  hetc_text_position(text, length, offset, &line, &column);
   return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: line %d, column %d: %s", file, line,
                          column, what);
 }

@@ -329,9 +329,7 @@ hetc_status_t hetc_space_valid_rank(const hetc_plugin_space_t *space, int64_t po
                                     int64_t *out_n) {
   const hetc_space_index_t *index;
   HETC_RETURN_IF_ERROR(ensure_index(space, &index));
-  if (point < 0 || point >= hetc_space_size(space))
-    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config index %lld outside the space of %lld",
-                           (long long)point, (long long)hetc_space_size(space));
+  HETC_RETURN_IF_ERROR(hetc_space_check_point(space, point));
   int64_t choice[HETC_SPACE_MAX_KNOBS];
   decode(space, point, choice);
   int64_t n = 0, weight = 1;
@@ -388,9 +386,7 @@ hetc_status_t hetc_space_random_neighbor(const hetc_plugin_space_t *space, int64
                                          uint64_t *rng, int64_t *out_index) {
   const hetc_space_index_t *index;
   HETC_RETURN_IF_ERROR(ensure_index(space, &index));
-  if (point < 0 || point >= hetc_space_size(space))
-    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config index %lld outside the space of %lld",
-                           (long long)point, (long long)hetc_space_size(space));
+  HETC_RETURN_IF_ERROR(hetc_space_check_point(space, point));
   int64_t choice[HETC_SPACE_MAX_KNOBS];
   decode(space, point, choice);
   /* Which components the point violates: one knob can mend at most one. */

@@ -215,3 +215,12 @@ done:
   cJSON_Delete(root);
   return status;
 }
+
+const char *hetc_record_device_kind(const hetc_plugin_device_t *device) {
+  if (!device) return "";
+  switch (device->kind) {
+    case HETC_PLUGIN_DEVICE_CPU: return "cpu";
+    case HETC_PLUGIN_DEVICE_GPU: return "gpu";
+    default: return "accelerator";
+  }
+}

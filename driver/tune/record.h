@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "common/status.h"
+#include "hetc/plugin.h"
 
 /* AutoTVM's error taxonomy. The values are stored in records files and
  * databases: never renumber, only append. */
@@ -63,6 +64,10 @@ hetc_status_t hetc_record_copy(const hetc_record_t *record, hetc_record_t *out);
 /* Median of the costs (the record's figure of merit); +inf when the record
  * is not ok or has no costs. */
 double hetc_record_median_cost(const hetc_record_t *record);
+
+/* The device_kind a record keeps for `device`: "cpu", "gpu" or
+ * "accelerator" ("" for NULL). Static string. */
+const char *hetc_record_device_kind(const hetc_plugin_device_t *device);
 
 /* ---- Helpers shared by the store and the JSON Lines importer. ---- */
 

@@ -366,18 +366,11 @@ static hetc_status_t adapter_valid_at(void *user, int64_t n, int64_t *out) {
   *out = task->replay_points[n];
   return NULL;
 }
-static uint64_t next_random(uint64_t *rng) {
-  uint64_t x = *rng ? *rng : 0x9E3779B97F4A7C15ULL;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *rng = x;
-}
 static hetc_status_t adapter_sample(void *user, uint64_t *rng, int64_t *out) {
   task_t *task = user;
   if (!task->replay_points) return hetc_task_space_sample_valid(task->space, rng, out);
   if (task->num_replay == 0) return hetc_status_new(HETC_STATUS_UNSUPPORTED, "nothing replayed");
-  *out = task->replay_points[next_random(rng) % (uint64_t)task->num_replay];
+  *out = task->replay_points[hetc_space_random_below(rng, (uint64_t)task->num_replay)];
   return NULL;
 }
 static hetc_status_t adapter_neighbor(void *user, int64_t index, uint64_t *rng, int64_t *out) {
@@ -489,31 +482,19 @@ static hetc_status_t load_replay(task_t *task) {
   return NULL;
 }
 
-static const char *device_kind_name(int32_t kind) {
-  switch (kind) {
-    case HETC_PLUGIN_DEVICE_CPU: return "cpu";
-    case HETC_PLUGIN_DEVICE_GPU: return "gpu";
-    default: return "accelerator";
-  }
-}
-
-/* Fills a fresh record's identity for `point`. */
-static hetc_status_t record_identity(task_t *task, int64_t point, hetc_record_t *rec) {
-  int32_t t = 0;
-  int64_t local = 0;
-  hetc_space_config_t config;
-  HETC_RETURN_IF_ERROR(hetc_task_space_locate(task->space, point, &t, &local));
-  HETC_RETURN_IF_ERROR(hetc_task_space_config(task->space, point, &t, &config));
+/* Fills a fresh record's identity for template t's `config`. */
+static hetc_status_t record_identity(task_t *task, int32_t t, const hetc_space_config_t *config,
+                                     hetc_record_t *rec) {
   const hetc_plugin_t *p = task->entry->plugin;
   rec->target = strdup(p->name);
   rec->plugin_version = strdup(p->version ? p->version : "");
-  rec->device_kind = strdup(device_kind_name(task->descriptor ? task->descriptor->kind : 0));
+  rec->device_kind = strdup(hetc_record_device_kind(task->descriptor));
   rec->device_fingerprint = strdup(task->fingerprint);
   rec->template_name = strdup(hetc_task_space_template_name(task->space, t));
   rec->template_version = hetc_task_space_template_version(task->space, t);
   rec->workload_key = strdup(task->key);
-  rec->config_index = local;
-  rec->config_json = hetc_config_to_json(&config.view);
+  rec->config_index = config->index; /* the template's own index */
+  rec->config_json = hetc_config_to_json(&config->view);
   rec->timestamp = (int64_t)time(NULL);
   rec->hetc_version = strdup(HETC_VERSION_STRING);
   if (!rec->target || !rec->plugin_version || !rec->device_kind || !rec->device_fingerprint ||
@@ -584,18 +565,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
 
   snprintf(result->workload_key, sizeof(result->workload_key), "%s", task.key);
   snprintf(result->target, sizeof(result->target), "%s", target);
-  task.flops = 0;
-  if (workload->op == HETC_PLUGIN_OP_CONV2D) {
-    const hetc_plugin_tensor_t *in = &workload->inputs[0];
-    task.flops = 2.0 * (double)workload->output.shape[0] * (double)workload->output.shape[1] *
-                 (double)workload->output.shape[2] * (double)workload->output.shape[3] *
-                 (double)(in->shape[1] / (workload->groups ? workload->groups : 1)) * workload->kernel[0] *
-                 workload->kernel[1];
-  } else {
-    task.flops = 2.0 * (double)workload->inputs[0].shape[0] * (double)workload->inputs[0].shape[1] *
-                 (double)workload->output.shape[1];
-  }
-  result->flops = task.flops;
+  task.flops = result->flops = hetc_workload_flops(workload);
   double peak = task.descriptor ? task.descriptor->peak_gflops_fp32 : 0;
   double best_gflops = 0;
   int64_t best_point = -1;
@@ -683,8 +653,8 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
     if (status || got == 0) break;
     for (int32_t i = 0; i < got && !status; ++i) {
       hetc_record_clear(&records[i]);
-      status = record_identity(&task, points[i], &records[i]);
-      if (!status) status = hetc_task_space_config(task.space, points[i], &inputs[i].template_index, &configs[i]);
+      status = hetc_task_space_config(task.space, points[i], &inputs[i].template_index, &configs[i]);
+      if (!status) status = record_identity(&task, inputs[i].template_index, &configs[i], &records[i]);
       inputs[i].config = &configs[i].view;
     }
     if (status) break;

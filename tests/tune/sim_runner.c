@@ -70,9 +70,8 @@ hetc_status_t sim_runner_open(sim_runner_t *r, const char *replay, const char *t
     double cost = rec->error == HETC_RECORD_OK ? hetc_record_median_cost(rec) : INFINITY;
     hetc_status_t bad = hetc_workload_from_key(rec->workload_key, &w, inputs);
     if (!bad && isfinite(cost) && cost > 0 && w.op == HETC_PLUGIN_OP_CONV2D) {
-      double flops = 2.0 * (double)w.output.shape[0] * (double)w.output.shape[1] * (double)w.output.shape[2] *
-                     (double)w.output.shape[3] * (double)(inputs[0].shape[1] / w.groups) * w.kernel[0] * w.kernel[1];
-      if (flops / cost * 1e-9 > r->best_gflops[k]) r->best_gflops[k] = flops / cost * 1e-9;
+      double gflops = hetc_workload_flops(&w) / cost * 1e-9;
+      if (gflops > r->best_gflops[k]) r->best_gflops[k] = gflops;
     }
     hetc_status_free(bad);
   }
