@@ -10,13 +10,15 @@
 #include "tune/tuner.h"
 
 #define MAX_TARGETS 16
+#define MAX_TASK_NUMBERS 4096
 
 static const char usage_text[] =
     "usage: hetc tune MODEL.json --targets T[,T...] [--records PATH] [--trials N]\n"
     "           [--early-stopping N] [--budget SECONDS] [--search model|random|grid|genetic]\n"
     "           [--batch N] [--no-transfer] [--overrides FILE] [--simulate STORE]\n"
     "           [--check] [--workers N] [--build-timeout S] [--run-timeout S] [--seed N]\n"
-    "           [--quiet]\n";
+    "           [--tasks LIST] [--quiet]\n"
+    "  --tasks LIST   only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n";
 
 /* Parses a whole non-negative number; -1 when `text` is not one. */
 static long long parse_count(const char *text) {
@@ -24,6 +26,30 @@ static long long parse_count(const char *text) {
   errno = 0;
   long long value = strtoll(text, &end, 10);
   return errno || end == text || *end || value < 0 ? -1 : value;
+}
+
+/* Reads "1,3,5-8" into `numbers`; the count, or -1 when `text` is not such
+ * a list or holds more than `capacity` numbers. */
+static int32_t parse_task_list(const char *text, int32_t *numbers, int32_t capacity) {
+  int32_t count = 0;
+  const char *p = text;
+  for (;;) {
+    char *end = NULL;
+    long first = strtol(p, &end, 10), last = first;
+    if (end == p || first < 1 || first > 1000000) return -1;
+    if (*end == '-') {
+      p = end + 1;
+      last = strtol(p, &end, 10);
+      if (end == p || last < first || last > 1000000) return -1;
+    }
+    for (long n = first; n <= last; ++n) {
+      if (count == capacity) return -1;
+      numbers[count++] = (int32_t)n;
+    }
+    if (*end == 0) return count;
+    if (*end != ',') return -1;
+    p = end + 1;
+  }
 }
 
 static int usage_error(const char *format, const char *arg) {
@@ -39,7 +65,7 @@ static void print_summary(const hetc_tune_task_result_t *results, int32_t count,
   double model_seconds = 0;
   for (int32_t i = 0; i < count; ++i) {
     const hetc_tune_task_result_t *r = &results[i];
-    printf("%4d  %-6s  %-24s  %10.1f  %5.1f%%  %7d  %6d  %s\n", i + 1, r->target,
+    printf("%4d  %-6s  %-24s  %10.1f  %5.1f%%  %7d  %6d  %s\n", r->task_number, r->target,
            r->template_name[0] ? r->template_name : "-", r->best_gflops, 100 * r->peak_fraction, r->trials,
            r->trials_to_95, r->workload_key);
     model_seconds += r->best_seconds * r->count;
@@ -52,6 +78,7 @@ int hetc_cli_tune(int argc, char **argv) {
   hetc_tune_options_t options = hetc_tune_default_options();
   options.progress = stderr;
   const char *model_path = NULL, *targets_arg = NULL;
+  static int32_t task_numbers[MAX_TASK_NUMBERS];
   for (int i = 0; i < argc; ++i) {
     const char *arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -100,6 +127,12 @@ int hetc_cli_tune(int argc, char **argv) {
     } else if (!strcmp(arg, "--search") && value) {
       if (!hetc_search_kind_from_name(value, &options.search))
         return usage_error("--search is model, random, grid or genetic, not '%s'", value);
+      ++i;
+    } else if (!strcmp(arg, "--tasks") && value) {
+      options.num_task_numbers = parse_task_list(value, task_numbers, MAX_TASK_NUMBERS);
+      if (options.num_task_numbers < 0)
+        return usage_error("--tasks wants task numbers such as 1,3,5-8, not '%s'", value);
+      options.task_numbers = task_numbers;
       ++i;
     } else if (!strcmp(arg, "--no-transfer")) {
       options.transfer = 0;

@@ -224,11 +224,10 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
   if (t->options.batch <= 0) t->options.batch = 16;
   if (t->options.batch > MAX_BATCH) t->options.batch = MAX_BATCH;
   hetc_status_t status = NULL;
-  t->records_path = t->options.records_path ? strdup(t->options.records_path) : hetc_records_default_path();
-  if (!t->records_path)
-    status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
-                             "no records store: set --records PATH (or HETC_RECORDS, or HOME)");
-  if (!status) status = hetc_records_open(t->records_path, &t->store);
+  /* With no path the store opens the per-user one, creating its directory. */
+  status = hetc_records_open(t->options.records_path, &t->store);
+  if (!status && !(t->records_path = strdup(hetc_records_path(t->store))))
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
   if (!status && t->options.simulate_path) status = hetc_records_open(t->options.simulate_path, &t->replay);
   if (!status && t->options.overrides_path)
     status = hetc_space_overrides_load(t->options.overrides_path, &t->overrides);
@@ -762,6 +761,23 @@ static hetc_status_t check_override_templates(hetc_tuner_t *tuner, const hetc_gr
   return status ? hetc_status_recode(status, HETC_STATUS_BAD_INPUT) : NULL;
 }
 
+/* Marks the tasks the options select (all when they name none) and
+ * refuses a number beyond the model's tasks. */
+static hetc_status_t select_tasks(const hetc_tune_options_t *options, int32_t task_count, uint8_t *selected) {
+  if (!options->task_numbers) {
+    memset(selected, 1, (size_t)task_count);
+    return NULL;
+  }
+  for (int32_t k = 0; k < options->num_task_numbers; ++k) {
+    int32_t number = options->task_numbers[k];
+    if (number < 1 || number > task_count)
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "--tasks: the model has tasks 1 to %d, not %d", task_count,
+                             number);
+    selected[number - 1] = 1;
+  }
+  return NULL;
+}
+
 hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *model, const char *const *targets,
                                     int32_t num_targets, hetc_tune_task_result_t **out_results,
                                     int32_t *out_count) {
@@ -777,13 +793,18 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
   if (!status && !results) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
   /* The budget follows each task's share of the model's time, estimated
    * by its FLOPs times its node count before anything is measured. */
+  uint8_t *selected = status ? NULL : calloc((size_t)tasks->count + 1, 1);
+  if (!status && !selected) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
+  if (!status) status = select_tasks(&tuner->options, tasks->count, selected);
   double weight_left = 0;
-  for (int32_t i = 0; !status && i < tasks->count; ++i) weight_left += tasks->tasks[i].flops * tasks->tasks[i].count;
+  for (int32_t i = 0; !status && i < tasks->count; ++i)
+    if (selected[i]) weight_left += tasks->tasks[i].flops * tasks->tasks[i].count;
   weight_left *= num_targets;
   if (!status && tuner->overrides) status = check_override_templates(tuner, graph, tasks, targets, num_targets);
   double budget_end = tuner->options.time_budget_s > 0 ? now_seconds() + tuner->options.time_budget_s : 0;
   int32_t n = 0;
   for (int32_t i = 0; !status && i < tasks->count; ++i) {
+    if (!selected[i]) continue;
     hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
     hetc_plugin_workload_t workload;
     status = hetc_graph_node_workload(graph, tasks->tasks[i].first_node, inputs, &workload);
@@ -803,10 +824,14 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
       snprintf(label, sizeof(label), "[Task %2d/%2d]", i + 1, tasks->count);
       status = hetc_tuner_tune_task(tuner, targets[d], &workload, label, tuner->options.trials, deadline,
                                     &results[n]);
-      if (!status) results[n++].count = tasks->tasks[i].count;
+      if (!status) {
+        results[n].task_number = i + 1;
+        results[n++].count = tasks->tasks[i].count;
+      }
       if (!status && tuner->options.transfer && !tuner->replay) status = refresh_global(tuner);
     }
   }
+  free(selected);
   hetc_task_list_free(tasks);
   hetc_graph_free(graph);
   if (status) {

@@ -32,6 +32,10 @@ typedef struct hetc_tune_options_t {
   int32_t batch;              /* candidates per round; 0: 16 */
   int32_t transfer;           /* 1: the model also learns from other tasks' records */
   int32_t device_index;       /* of each target; default 0 */
+  /* Tune only these tasks, by the 1-based numbers `hetc tasks` prints
+   * (borrowed); NULL: every task. */
+  const int32_t *task_numbers;
+  int32_t num_task_numbers;
   hetc_measure_options_t measure;
   uint64_t seed;
   FILE *progress;             /* progress lines; NULL: quiet */
@@ -41,6 +45,7 @@ typedef struct hetc_tune_options_t {
 hetc_tune_options_t hetc_tune_default_options(void);
 
 typedef struct hetc_tune_task_result_t {
+  int32_t task_number;     /* 1-based, as `hetc tasks` prints it; 0 from hetc_tuner_tune_task */
   char workload_key[256];
   char target[32];
   char template_name[64];  /* of the best config; "" when none succeeded */

@@ -197,10 +197,41 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
                    0);
 }
 
+static void tasks_selects_what_is_tuned(void **state) {
+  (void)state;
+  char records[512], two_convs[1100], command[4096];
+  snprintf(records, sizeof(records), "%s/tasks.sqlite", temp_dir);
+  snprintf(two_convs, sizeof(two_convs), "%s/tests/tune/models/two_convs.json", getenv("HETC_SOURCE_DIR"));
+  /* A task the model lacks is refused before anything is measured. */
+  snprintf(command, sizeof(command),
+           "'%s' tune '%s' --targets cpu --records '%s' --tasks 1,3 2>&1 >/dev/null | "
+           "grep -qx 'hetc: --tasks: the model has tasks 1 to 2, not 3'",
+           hetc_path, two_convs, records);
+  assert_int_equal(system(command), 0);
+  const char *bad_args[] = {"tune", two_convs, "--targets", "cpu", "--records", records, "--tasks", "3", "-q", NULL};
+  assert_int_equal(wait_exit(start_hetc(bad_args)), 2);
+  assert_int_equal(count_records(records), 0);
+
+  const char *args[] = {"tune", two_convs, "--targets", "cpu", "--records", records, "--search", "random",
+                        "--trials", "4", "--batch", "4", "--no-transfer", "--tasks", "2", "-q", NULL};
+  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  hetc_records_t *store = NULL;
+  assert_null(hetc_records_open(records, &store));
+  hetc_record_list_t list = {0, NULL};
+  assert_null(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 4);
+  for (int32_t i = 0; i < list.count; ++i)
+    assert_string_equal(list.items[i].workload_key,
+                        "conv2d n1 c16 h12 w12 k24 r1x1 s1x1 p0,0,0,0 d1x1 g1+bias f32");
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(faults_give_typed_records_and_the_run_finishes),
       cmocka_unit_test(a_killed_run_resumes_without_measuring_twice),
+      cmocka_unit_test(tasks_selects_what_is_tuned),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
