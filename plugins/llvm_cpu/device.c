@@ -86,21 +86,29 @@ static void peak_body(int64_t begin, int64_t end, void *user) {
   for (int64_t i = begin; i < end; ++i) p->sink = peak_loop(p->iters);
 }
 
+/* The work is cut into many more pieces than threads: the pool hands out
+ * pieces dynamically, and with one piece per thread the calling thread
+ * could take both before a sleeping worker woke, halving the figure. Of
+ * several short runs the fastest counts: another process or a core still
+ * clocking up only ever lowers a run's rate. */
 static double measure_peak(void) {
   const int32_t threads = cpu_host->thread_count() > 0 ? cpu_host->thread_count() : 1;
-  peak_ctx_t ctx = {2000, 0.f};
-  cpu_host->parallel_for(threads, 1, peak_body, &ctx); /* wakes the pool */
-  ctx.iters = 200000;
-  double t0 = now_seconds();
-  cpu_host->parallel_for(threads, 1, peak_body, &ctx);
-  double t = now_seconds() - t0;
-  if (t > 0 && t < 0.04) {
-    ctx.iters = (long)((double)ctx.iters * 0.05 / t);
-    t0 = now_seconds();
-    cpu_host->parallel_for(threads, 1, peak_body, &ctx);
-    t = now_seconds() - t0;
+  const int64_t pieces = (int64_t)threads * 16;
+  peak_ctx_t ctx = {200, 0.f};
+  cpu_host->parallel_for(pieces, 1, peak_body, &ctx); /* wakes the pool */
+  ctx.iters = 2000;
+  double best = 0;
+  for (int run = 0; run < 10; ++run) {
+    double t0 = now_seconds();
+    cpu_host->parallel_for(pieces, 1, peak_body, &ctx);
+    double t = now_seconds() - t0;
+    if (!(t > 0)) continue;
+    double gflops = (double)pieces * (double)ctx.iters * 12.0 * 8.0 * 2.0 / t * 1e-9;
+    if (gflops > best) best = gflops;
+    /* Size the other runs to about 10 ms each. */
+    if (run == 0 && t < 0.005) ctx.iters = (long)((double)ctx.iters * 0.01 / t);
   }
-  return t > 0 ? (double)threads * (double)ctx.iters * 12.0 * 8.0 * 2.0 / t * 1e-9 : 0;
+  return best;
 }
 
 hetc_plugin_status_t cpu_device_init(cpu_device_t *dev) {
