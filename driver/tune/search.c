@@ -273,7 +273,7 @@ hetc_status_t hetc_search_create(hetc_search_kind_t kind, const hetc_search_spac
   search->valid_count = valid_count;
   if (options) search->options = *options;
   hetc_search_options_t *o = &search->options;
-  if (o->sa_chains <= 0) o->sa_chains = 128;
+  if (o->sa_chains <= 0) o->sa_chains = 64;
   if (o->sa_steps <= 0) o->sa_steps = 500;
   if (o->epsilon == 0.0 || isnan(o->epsilon)) o->epsilon = 0.05;
   if (o->epsilon < 0.0) o->epsilon = 0.0;
