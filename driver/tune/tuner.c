@@ -37,7 +37,12 @@ struct hetc_tuner_t {
   double created;          /* CLOCK_MONOTONIC seconds */
   double measure_seconds;  /* waiting for builds and measurements */
   int64_t global_records;  /* store records the global model was last fitted on */
+  int global_unsaved;      /* fitted since STORE.model was last written */
 };
+
+/* The global model is refitted once the store holds this many times the
+ * records it was fitted on. */
+#define GLOBAL_REFIT_GROWTH 1.25
 
 static double now_seconds(void) {
   struct timespec t;
@@ -173,6 +178,7 @@ static hetc_status_t fit_global(hetc_tuner_t *tuner) {
   hetc_record_list_t list = {0, NULL};
   HETC_RETURN_IF_ERROR(hetc_records_query(tuner->store, NULL, &list));
   tuner->global_records = list.count;
+  tuner->global_unsaved = 1;
   int32_t *order = malloc(sizeof(int32_t) * (size_t)(list.count + 1));
   uint32_t *group_sizes = calloc((size_t)list.count + 1, sizeof(uint32_t));
   rows_t rows = {0};
@@ -248,6 +254,9 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
     if (loaded) {
       hetc_status_free(loaded);
       status = fit_global(t);
+    } else {
+      /* Saved after its fit, so it stands for the store as it is now. */
+      status = hetc_records_count(t->store, &t->global_records);
     }
   }
   if (status) {
@@ -723,21 +732,23 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
 }
 
 /* Retrains the global model on the store (now holding the task just
- * tuned) and saves it beside the store for the next process, once the
- * store has grown by `growth` (a fraction) since the last fit. A fit costs
- * time in proportion to the store, so refitting after every task of a
- * large model made the fits alone a few percent of the run; refitting on
- * a quarter's growth keeps their sum in proportion to the records. */
-static hetc_status_t refresh_global(hetc_tuner_t *tuner, double growth) {
+ * tuned) once the store has grown by a quarter since the model was fitted
+ * or loaded, and saves a model not saved yet beside the store for the next
+ * process. A fit costs time in proportion to the store, so refitting after
+ * every task of a large model made the fits alone a few percent of the
+ * run; refitting on a quarter's growth keeps their sum in proportion to the
+ * records. */
+static hetc_status_t refresh_global(hetc_tuner_t *tuner) {
   int64_t count = 0;
   HETC_RETURN_IF_ERROR(hetc_records_count(tuner->store, &count));
-  if (count == tuner->global_records || (double)count < (1.0 + growth) * (double)tuner->global_records)
-    return NULL;
-  HETC_RETURN_IF_ERROR(fit_global(tuner));
+  if (count > tuner->global_records && (double)count >= GLOBAL_REFIT_GROWTH * (double)tuner->global_records)
+    HETC_RETURN_IF_ERROR(fit_global(tuner));
+  if (!tuner->global_unsaved) return NULL;
   char *path = model_path(tuner);
   if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
   hetc_status_t status = hetc_transfer_model_save_global(tuner->model, path);
   free(path);
+  if (!status) tuner->global_unsaved = 0;
   return status;
 }
 
@@ -838,11 +849,9 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
         results[n].task_number = i + 1;
         results[n++].count = tasks->tasks[i].count;
       }
-      if (!status && tuner->options.transfer && !tuner->replay) status = refresh_global(tuner, 0.25);
+      if (!status && tuner->options.transfer && !tuner->replay) status = refresh_global(tuner);
     }
   }
-  /* What the next process starts from holds every record. */
-  if (!status && tuner->options.transfer && !tuner->replay) status = refresh_global(tuner, 0);
   free(selected);
   hetc_task_list_free(tasks);
   hetc_graph_free(graph);

@@ -17,16 +17,6 @@
 
 #include "sim_runner.h"
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *values, int32_t n) {
-  qsort(values, (size_t)n, sizeof(double), compare_doubles);
-  return n == 0 ? 0 : n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 int main(int argc, char **argv) {
   const char *reference = NULL, *transfer_from = NULL;
   int32_t seeds = 3, trials = 1000;
@@ -81,7 +71,7 @@ int main(int argc, char **argv) {
   }
   if (!status) {
     double m[3];
-    for (int32_t r = 0; r < 3; ++r) m[r] = median(means[r], runner.num_tasks);
+    for (int32_t r = 0; r < 3; ++r) m[r] = sim_median(means[r], runner.num_tasks);
     printf("%-70s %6s %7s %7.1f %7.1f %8.1f\n", "median over tasks", "", "", m[0], m[1], m[2]);
     printf("goals: model-guided median <= 200 (%s), with transfer <= 64 (%s)\n", m[1] <= 200 ? "met" : "missed",
            m[2] <= 64 ? "met" : "missed");

@@ -37,21 +37,34 @@ static hetc_status_t copy_records(const char *from_path, hetc_records_t *to, con
   return status;
 }
 
+/* Copies the records of `source` (a .jsonl file or a records store) into
+ * the store at `path`, created here. */
+static hetc_status_t load_records(const char *source, const char *path, hetc_records_t **out_store) {
+  hetc_status_t status = hetc_records_open(path, out_store);
+  if (!status && ends_with(source, ".jsonl")) {
+    int32_t imported = 0, duplicates = 0;
+    status = hetc_records_import_jsonl(*out_store, source, &imported, &duplicates);
+  } else if (!status) {
+    hetc_record_filter_t all = hetc_record_filter_any();
+    status = copy_records(source, *out_store, &all, NULL);
+  }
+  return status;
+}
+
 hetc_status_t sim_runner_open(sim_runner_t *r, const char *replay, const char *transfer_from) {
   memset(r, 0, sizeof(*r));
   snprintf(r->temp_dir, sizeof(r->temp_dir), "/tmp/hetc-sim-XXXXXX");
   if (!mkdtemp(r->temp_dir)) return hetc_status_new(HETC_STATUS_IO_ERROR, "cannot create a temporary directory");
   snprintf(r->replay_path, sizeof(r->replay_path), "%s/replay.sqlite", r->temp_dir);
-  if (transfer_from) snprintf(r->transfer_path, sizeof(r->transfer_path), "%s", transfer_from);
   hetc_records_t *store = NULL;
-  hetc_status_t status = hetc_records_open(r->replay_path, &store);
-  if (!status && ends_with(replay, ".jsonl")) {
-    int32_t imported = 0, duplicates = 0;
-    status = hetc_records_import_jsonl(store, replay, &imported, &duplicates);
-  } else if (!status) {
-    hetc_record_filter_t all = hetc_record_filter_any();
-    status = copy_records(replay, store, &all, NULL);
+  hetc_status_t status = NULL;
+  if (transfer_from) {
+    snprintf(r->transfer_path, sizeof(r->transfer_path), "%s/transfer.sqlite", r->temp_dir);
+    status = load_records(transfer_from, r->transfer_path, &store);
+    hetc_records_close(store);
+    store = NULL;
   }
+  if (!status) status = load_records(replay, r->replay_path, &store);
   hetc_record_list_t list = {0, NULL};
   hetc_record_filter_t cpu = hetc_record_filter_any();
   cpu.target = "cpu";
@@ -108,7 +121,6 @@ hetc_status_t sim_runner_run(sim_runner_t *r, int32_t task, hetc_search_kind_t s
   options.search = search;
   options.transfer = transfer;
   options.seed = seed;
-  options.batch = 8;
   hetc_tuner_t *tuner = NULL;
   hetc_plugin_workload_t workload;
   hetc_plugin_tensor_t inputs[2];
@@ -122,4 +134,14 @@ hetc_status_t sim_runner_run(sim_runner_t *r, int32_t task, hetc_search_kind_t s
   }
   hetc_tuner_free(tuner);
   return status;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double sim_median(double *values, int32_t n) {
+  qsort(values, (size_t)n, sizeof(double), compare_doubles);
+  return n == 0 ? 0 : n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
