@@ -5,7 +5,8 @@
  * Each batch:
  *   1. Simulated annealing on the cost model's predictions: sa_chains chains
  *      each propose a neighbor() move per step; one score() call rates the
- *      whole step's proposals (a batch prediction); Metropolis acceptance
+ *      step's proposals not rated earlier in the batch (a batch prediction;
+ *      earlier ratings come from a cache); Metropolis acceptance
  *      with a temperature falling linearly to 0 over the batch's steps. The
  *      chains persist across batches, so each batch continues the walk from
  *      where the last one left it (with the retrained model) instead of
@@ -33,6 +34,10 @@
 #define PLAN_MIN 16
 /* Best measured points kept as restart points for collapsed chains. */
 #define BEST_KEPT 16
+/* Scores cached per batch (direct mapped, a power of two): the chains
+ * revisit points often, and rating a point again costs its features and
+ * two model predictions. */
+#define SCORE_CACHE_SLOTS 16384
 
 typedef struct candidate_t {
   int64_t index;
@@ -60,6 +65,13 @@ struct hetc_search_model_t {
 
   candidate_t best[BEST_KEPT]; /* best measured, best first */
   int32_t best_count;
+
+  /* This batch's ratings: the model is retrained between batches only. */
+  int64_t *cache_keys;   /* SCORE_CACHE_SLOTS points; -1: empty */
+  float *cache_scores;
+  int64_t *miss_points;  /* chain_count points a step must rate */
+  int32_t *miss_at;      /* where each goes in the caller's array */
+  float *miss_scores;
 };
 
 static hetc_status_t no_memory(void) {
@@ -76,7 +88,13 @@ hetc_status_t hetc_search_model_create(hetc_search_t *search) {
   model->chain_scores = malloc((size_t)chains * sizeof(*model->chain_scores));
   model->proposals = malloc((size_t)chains * sizeof(*model->proposals));
   model->proposal_scores = malloc((size_t)chains * sizeof(*model->proposal_scores));
-  if (!model->chains || !model->chain_scores || !model->proposals || !model->proposal_scores)
+  model->cache_keys = malloc(SCORE_CACHE_SLOTS * sizeof(*model->cache_keys));
+  model->cache_scores = malloc(SCORE_CACHE_SLOTS * sizeof(*model->cache_scores));
+  model->miss_points = malloc((size_t)chains * sizeof(*model->miss_points));
+  model->miss_at = malloc((size_t)chains * sizeof(*model->miss_at));
+  model->miss_scores = malloc((size_t)chains * sizeof(*model->miss_scores));
+  if (!model->chains || !model->chain_scores || !model->proposals || !model->proposal_scores ||
+      !model->cache_keys || !model->cache_scores || !model->miss_points || !model->miss_at || !model->miss_scores)
     return no_memory(); /* the caller frees the half-made search */
   return hetc_search_set_init(&model->offered, 4096);
 }
@@ -93,6 +111,11 @@ void hetc_search_model_free(hetc_search_model_t *model) {
   free(model->groups);
   free(model->knob_counts);
   free(model->picked);
+  free(model->cache_keys);
+  free(model->cache_scores);
+  free(model->miss_points);
+  free(model->miss_at);
+  free(model->miss_scores);
   free(model);
 }
 
@@ -198,12 +221,35 @@ static hetc_status_t plan_offer(hetc_search_t *search, int32_t limit, int64_t in
 /* Annealing                                                                */
 /* ------------------------------------------------------------------------ */
 
+static uint32_t cache_slot(int64_t index) {
+  return (uint32_t)(((uint64_t)index * 0x9e3779b97f4a7c15ull) >> 32) & (SCORE_CACHE_SLOTS - 1);
+}
+
+/* Rates up to chain_count points, asking the model only for those this
+ * batch has not rated yet. */
 static hetc_status_t score_points(hetc_search_t *search, const int64_t *indices, int32_t count,
                                   float *out_scores) {
-  HETC_RETURN_IF_ERROR(search->score(search->score_user, indices, count, out_scores));
-  /* NaN is the worst score: it loses every comparison below. */
-  for (int32_t i = 0; i < count; ++i)
-    if (isnan(out_scores[i])) out_scores[i] = -INFINITY;
+  hetc_search_model_t *model = search->model;
+  int32_t misses = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    uint32_t slot = cache_slot(indices[i]);
+    if (model->cache_keys[slot] == indices[i]) {
+      out_scores[i] = model->cache_scores[slot];
+    } else {
+      model->miss_points[misses] = indices[i];
+      model->miss_at[misses++] = i;
+    }
+  }
+  if (misses == 0) return NULL;
+  HETC_RETURN_IF_ERROR(search->score(search->score_user, model->miss_points, misses, model->miss_scores));
+  for (int32_t m = 0; m < misses; ++m) {
+    /* NaN is the worst score: it loses every comparison below. */
+    float score = isnan(model->miss_scores[m]) ? -INFINITY : model->miss_scores[m];
+    out_scores[model->miss_at[m]] = score;
+    uint32_t slot = cache_slot(model->miss_points[m]);
+    model->cache_keys[slot] = model->miss_points[m];
+    model->cache_scores[slot] = score;
+  }
   return NULL;
 }
 
@@ -269,6 +315,7 @@ static hetc_status_t anneal(hetc_search_t *search, int32_t limit) {
     HETC_RETURN_IF_ERROR(restart_collapsed_chains(search));
   }
   /* The model was retrained since the chains were last rated. */
+  memset(model->cache_keys, 0xff, SCORE_CACHE_SLOTS * sizeof(*model->cache_keys));
   HETC_RETURN_IF_ERROR(score_points(search, model->chains, chains, model->chain_scores));
 
   hetc_search_set_clear(&model->offered);
