@@ -80,6 +80,16 @@ static int64_t count_records(const char *path) {
   return count;
 }
 
+/* Every record in the store at `path` (the caller frees the list). */
+static hetc_record_list_t stored_records(const char *path) {
+  hetc_records_t *store = NULL;
+  hetc_record_list_t list = {0, NULL};
+  assert_null(hetc_records_open(path, &store));
+  assert_null(hetc_records_query(store, NULL, &list));
+  hetc_records_close(store);
+  return list;
+}
+
 /* Compiles `model` for cpu with `records`, runs the package and checks
  * the compiler's line on where configs came from; 0 when all went well. */
 static int compile_and_check(const char *model, const char *records, const char *configs_line) {
@@ -101,10 +111,7 @@ static void faults_give_typed_records_and_the_run_finishes(void **state) {
                         NULL};
   assert_int_equal(wait_exit(start_hetc(args)), 0);
 
-  hetc_records_t *store = NULL;
-  assert_null(hetc_records_open(records, &store));
-  hetc_record_list_t list = {0, NULL};
-  assert_null(hetc_records_query(store, NULL, &list));
+  hetc_record_list_t list = stored_records(records);
   assert_int_equal(list.count, 27);
   int32_t by_error[HETC_RECORD_ERROR_COUNT] = {0};
   for (int32_t i = 0; i < list.count; ++i) {
@@ -125,7 +132,6 @@ static void faults_give_typed_records_and_the_run_finishes(void **state) {
   assert_int_equal(by_error[HETC_RECORD_WRONG_ANSWER], 3);
   assert_int_equal(by_error[HETC_RECORD_DEVICE_LIMITS], 3);
   hetc_record_list_free(&list);
-  hetc_records_close(store);
 
   /* Failed configs are never measured again: a rerun adds nothing. */
   assert_int_equal(wait_exit(start_hetc(args)), 0);
@@ -165,10 +171,7 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
   assert_true(after_kill >= 16 && after_kill < 48);
 
   assert_int_equal(wait_exit(start_hetc(args)), 0);
-  hetc_records_t *store = NULL;
-  assert_null(hetc_records_open(records, &store));
-  hetc_record_list_t list = {0, NULL};
-  assert_null(hetc_records_query(store, NULL, &list));
+  hetc_record_list_t list = stored_records(records);
   assert_int_equal(list.count, 48);
   for (int32_t i = 0; i < list.count; ++i)
     for (int32_t j = 0; j < i; ++j)
@@ -176,7 +179,6 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
           !strcmp(list.items[i].config_json, list.items[j].config_json))
         fail_msg("measured twice: %s %s", list.items[i].template_name, list.items[i].config_json);
   hetc_record_list_free(&list);
-  hetc_records_close(store);
 
   /* The package takes the tuned config. */
   assert_int_equal(compile_and_check(model_path, records,
@@ -215,16 +217,12 @@ static void tasks_selects_what_is_tuned(void **state) {
   const char *args[] = {"tune", two_convs, "--targets", "cpu", "--records", records, "--search", "random",
                         "--trials", "4", "--batch", "4", "--no-transfer", "--tasks", "2", "-q", NULL};
   assert_int_equal(wait_exit(start_hetc(args)), 0);
-  hetc_records_t *store = NULL;
-  assert_null(hetc_records_open(records, &store));
-  hetc_record_list_t list = {0, NULL};
-  assert_null(hetc_records_query(store, NULL, &list));
+  hetc_record_list_t list = stored_records(records);
   assert_int_equal(list.count, 4);
   for (int32_t i = 0; i < list.count; ++i)
     assert_string_equal(list.items[i].workload_key,
                         "conv2d n1 c16 h12 w12 k24 r1x1 s1x1 p0,0,0,0 d1x1 g1+bias f32");
   hetc_record_list_free(&list);
-  hetc_records_close(store);
 }
 
 int main(void) {
