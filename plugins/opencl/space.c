@@ -126,6 +126,17 @@ static void add_choice_knob(ocl_space_t *s, const char *name, size_t offset, int
 
 #define OFF(field) offsetof(ocl_config_t, field)
 
+/* Vector widths up to `most` that some tile_n candidate (defined before)
+ * splits evenly, the default dividing tile_n's default. */
+static void add_vector_knob(ocl_space_t *s, int64_t most, int64_t dflt) {
+  const ocl_knob_spec_t *tile_n = &s->knobs[0];
+  for (int32_t i = 0; i < s->num_knobs; ++i)
+    if (strcmp(s->knobs[i].name, "tile_n") == 0) tile_n = &s->knobs[i];
+  const int64_t widest = tile_n->values[tile_n->num_values - 1];
+  const int64_t fitting = dflt < tile_n->default_value ? dflt : tile_n->default_value;
+  add_pow2_knob(s, "vector", OFF(vector), most < widest ? most : widest, most, fitting);
+}
+
 /* The GEMM knobs over an M x N x K product (conv im2col, Winograd's batched
  * products, dense). */
 static void gemm_space(ocl_space_t *s, int64_t M, int64_t N, int64_t K) {
@@ -134,7 +145,7 @@ static void gemm_space(ocl_space_t *s, int64_t M, int64_t N, int64_t K) {
   add_pow2_knob(s, "tile_m", OFF(tile_m), 8, M, 4);
   add_pow2_knob(s, "tile_n", OFF(tile_n), 8, N, 4);
   add_pow2_knob(s, "tile_k", OFF(tile_k), 32, K, 16);
-  add_pow2_knob(s, "vector", OFF(vector), 8, 8, 4);
+  add_vector_knob(s, 8, 4);
   add_choice_knob(s, "unroll", OFF(unroll), 1);
   add_choice_knob(s, "local", OFF(local), 1);
 }
@@ -165,7 +176,7 @@ void ocl_space_describe(const hetc_plugin_workload_t *wl, int kind, ocl_space_t 
       add_pow2_knob(out, "tile_m", OFF(tile_m), 8, Kg, 4);
       add_pow2_knob(out, "tile_n", OFF(tile_n), 4, OW, 2);
       add_pow2_knob(out, "tile_k", OFF(tile_k), 64, Cg, 8);
-      add_pow2_knob(out, "vector", OFF(vector), 4, 4, 1);
+      add_vector_knob(out, 4, 1);
       add_choice_knob(out, "unroll", OFF(unroll), 1);
       add_choice_knob(out, "local", OFF(local), 1);
       break;

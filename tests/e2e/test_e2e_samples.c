@@ -4,7 +4,9 @@
  * loaded graph within a max relative error of 1e-4, on every built-in
  * backend (vec, cpu). Some models are also
  * compiled for `vecconv,vec` (a conv2d-only build of vec first): two
- * devices, with copies and layout transforms between them. */
+ * devices, with copies and layout transforms between them.
+ * HETC_E2E_TARGET=name runs the sample models on that one target instead
+ * (a ctest of its own per slower backend, e.g. opencl on PoCL). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,13 +111,15 @@ static void check_sample(const char *file, const target_set_t *sets, int num_set
   check_model(e2e_sample_path(file), file, sets, num_sets);
 }
 
-/* Every built-in backend on its own; then vec split over two devices. */
-static const target_set_t each_backend[] = {{"vec", 0}, {"cpu", 0}};
+/* Every built-in backend on its own (or HETC_E2E_TARGET's); then vec split
+ * over two devices. */
+static target_set_t each_backend[] = {{"vec", 0}, {"cpu", 0}};
+static int num_each_backend = 2;
 static const target_set_t two_devices[] = {{"vecconv,vec", 1}};
 #define NUM_SETS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #define SAMPLE_TEST(fn, file) \
-  static void fn(void **state) { (void)state; check_sample(file, each_backend, NUM_SETS(each_backend)); }
+  static void fn(void **state) { (void)state; check_sample(file, each_backend, num_each_backend); }
 
 SAMPLE_TEST(tiny_conv, "tiny_conv.json")
 SAMPLE_TEST(tiny_residual, "tiny_residual.json")
@@ -143,7 +147,7 @@ static void unfused_ops(void **state) {
   (void)state;
   char path[4096];
   snprintf(path, sizeof(path), "%s/tests/e2e/models/unfused.json", getenv("HETC_SOURCE_DIR"));
-  check_model(path, "unfused.json", each_backend, NUM_SETS(each_backend));
+  check_model(path, "unfused.json", each_backend, num_each_backend);
 }
 
 int main(void) {
@@ -155,5 +159,18 @@ int main(void) {
       cmocka_unit_test(tiny_allops_two_devices), cmocka_unit_test(tiny_concat_two_devices),
       cmocka_unit_test(resnet18_two_devices), cmocka_unit_test(unfused_ops),
   };
+  const char *target = getenv("HETC_E2E_TARGET");
+  if (target && *target) {
+    each_backend[0] = (target_set_t){target, 0};
+    num_each_backend = 1;
+    const struct CMUnitTest one_target[] = {
+        cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
+        cmocka_unit_test(tiny_concat),  cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
+        cmocka_unit_test(tiny_weights), cmocka_unit_test(resnet18),      cmocka_unit_test(resnet50),
+        cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
+        cmocka_unit_test(unfused_ops),
+    };
+    return cmocka_run_group_tests(one_target, NULL, NULL);
+  }
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
