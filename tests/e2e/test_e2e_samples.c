@@ -6,7 +6,8 @@
  * compiled for `vecconv,vec` (a conv2d-only build of vec first): two
  * devices, with copies and layout transforms between them.
  * HETC_E2E_TARGET=name runs the sample models on that one target instead
- * (a ctest of its own per slower backend, e.g. opencl on PoCL). */
+ * (a ctest of its own per slower backend, e.g. opencl on PoCL);
+ * HETC_E2E_QUICK=1 with it keeps the tiny models (the sanitizer build). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,14 +164,21 @@ int main(void) {
   if (target && *target) {
     each_backend[0] = (target_set_t){target, 0};
     num_each_backend = 1;
-    const struct CMUnitTest one_target[] = {
+    const struct CMUnitTest tiny_models[] = {
+        cmocka_unit_test(tiny_conv),   cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
+        cmocka_unit_test(tiny_concat), cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
+        cmocka_unit_test(tiny_weights), cmocka_unit_test(unfused_ops),
+    };
+    const struct CMUnitTest every_model[] = {
         cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
         cmocka_unit_test(tiny_concat),  cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
         cmocka_unit_test(tiny_weights), cmocka_unit_test(resnet18),      cmocka_unit_test(resnet50),
         cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
         cmocka_unit_test(unfused_ops),
     };
-    return cmocka_run_group_tests(one_target, NULL, NULL);
+    const char *quick = getenv("HETC_E2E_QUICK");
+    if (quick && !strcmp(quick, "1")) return cmocka_run_group_tests(tiny_models, NULL, NULL);
+    return cmocka_run_group_tests(every_model, NULL, NULL);
   }
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

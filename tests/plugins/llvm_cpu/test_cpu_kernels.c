@@ -5,7 +5,8 @@
  * its default and a sampled config, each against the reference executor
  * within a max relative error of 1e-4; emit/load round-trips an artifact.
  * HETC_KERNELS_TARGET=name runs only the other ops, on that target (the
- * ops test of another plugin, e.g. opencl). */
+ * ops test of another plugin, e.g. opencl), HETC_KERNELS_ROUNDS=n draws n
+ * rounds of them instead of 40 (for backends whose kernels build slowly). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,7 +154,9 @@ static void other_ops(void **state) {
   double worst = 0;
   int checked = 0;
   char what[128];
-  for (int i = 0; i < 40; ++i) {
+  const int rounds = getenv("HETC_KERNELS_ROUNDS") ? atoi(getenv("HETC_KERNELS_ROUNDS")) : 40;
+  assert_true(rounds >= 1);
+  for (int i = 0; i < rounds; ++i) {
     hetc_plugin_layout_t hint = layouts[i % NUM_LAYOUTS];
     hetc_plugin_workload_t w;
     hetc_plugin_tensor_t in[4];
