@@ -9,28 +9,16 @@
 #include <llvm-c/Core.h>
 
 #include "cpu.h"
+#include "plugin_status.h"
 #include "plugin_host_buffer.h"
 
 const hetc_plugin_host_t *cpu_host;
 
 hetc_plugin_status_t cpu_status(int32_t code, const char *format, ...) {
-  char stack[2048];
   va_list args;
   va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  int n = vsnprintf(stack, sizeof(stack), format, args);
+  hetc_plugin_status_t s = hpc_status_v(cpu_host, code, format, args);
   va_end(args);
-  hetc_plugin_status_t s;
-  if (n >= (int)sizeof(stack)) {
-    char *heap = malloc((size_t)n + 1);
-    if (heap) vsnprintf(heap, (size_t)n + 1, format, copy);
-    s = cpu_host->status_new(code, "%s", heap ? heap : stack);
-    free(heap);
-  } else {
-    s = cpu_host->status_new(code, "%s", stack);
-  }
-  va_end(copy);
   return s;
 }
 

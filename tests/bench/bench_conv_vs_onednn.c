@@ -16,8 +16,14 @@
  * geometric mean over the distinct layers and the ratio of whole-network
  * conv times (layers weighted by how often they occur).
  *
+ * With --baseline B, a third hetc column times target B's kernels in the
+ * same run (the configs --baseline-records STORE gives it, else its
+ * defaults) and every hetc column gets its ratio to B: B time / hetc time
+ * (> 1: the target is faster than B), e.g. opencl on PoCL against cpu.
+ *
  * usage: bench_conv_vs_onednn [--target T] [--threads N] [--repeat R] [--model PATH]
- *                             [--search N | --records STORE] */
+ *                             [--search N | --records STORE]
+ *                             [--baseline B [--baseline-records STORE]] */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -216,10 +222,34 @@ static hetc_status_t run_config(hetc_plugin_entry_t *entry, const hetc_plugin_wo
   return status;
 }
 
+/* Times (and checks) the config `hetc compile --records` would take for w
+ * on entry's device: from the chooser, or template 0's default without
+ * one. `knobs` gets "(source) knob=value ...". */
+static hetc_status_t run_chosen(hetc_plugin_entry_t *entry, hetc_config_chooser_t *chooser,
+                                const hetc_plugin_workload_t *w, int repeat, kernel_check_result_t *out,
+                                int32_t *out_template, char *knobs, size_t size) {
+  hetc_config_json_t config;
+  hetc_config_source_t source = HETC_CONFIG_DEFAULT;
+  *out_template = 0;
+  hetc_status_t status =
+      chooser ? hetc_config_choose(chooser, entry->plugin, entry->instance, 0, w, out_template, &config, &source)
+              : NULL;
+  if (!status && source != HETC_CONFIG_DEFAULT)
+    status = kernel_check_run(entry, w, *out_template, &config.config, 1, repeat, out);
+  else if (!status)
+    status = kernel_check_run_default(entry, w, 0, 1, repeat, out);
+  size_t used = (size_t)snprintf(knobs, size, "(%s)", hetc_config_source_name(source));
+  for (int32_t k = 0; !status && source != HETC_CONFIG_DEFAULT && k < config.config.num_knobs && used < size; ++k)
+    used += (size_t)snprintf(knobs + used, size - used, " %s=%lld", config.config.knobs[k].name,
+                             (long long)config.config.knobs[k].values[0]);
+  if (chooser && source != HETC_CONFIG_DEFAULT) hetc_config_json_free(&config);
+  return status;
+}
+
 int main(int argc, char **argv) {
   const char *model_path = NULL, *target = "cpu";
   int repeat = 9, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), search_n = 0;
-  const char *records = NULL;
+  const char *records = NULL, *baseline = NULL, *baseline_records = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
@@ -227,10 +257,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
     else if (!strcmp(argv[i], "--search") && i + 1 < argc) search_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--records") && i + 1 < argc) records = argv[++i];
+    else if (!strcmp(argv[i], "--baseline") && i + 1 < argc) baseline = argv[++i];
+    else if (!strcmp(argv[i], "--baseline-records") && i + 1 < argc) baseline_records = argv[++i];
     else search_n = -1;
   }
-  if (search_n < 0 || (search_n > 0 && records)) {
-    fprintf(stderr, "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH] [--search N | --records STORE]\n",
+  if (search_n < 0 || (search_n > 0 && records) || (baseline_records && !baseline)) {
+    fprintf(stderr,
+            "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH] [--search N | --records STORE]\n"
+            "          [--baseline B [--baseline-records STORE]]\n",
             argv[0]);
     return 2;
   }
@@ -254,13 +288,16 @@ int main(int argc, char **argv) {
   hetc_task_list_t *tasks = NULL;
   hetc_registry_t *registry = NULL;
   hetc_plugin_entry_t *entry = NULL;
-  hetc_config_chooser_t *chooser = NULL;
+  hetc_config_chooser_t *chooser = NULL, *baseline_chooser = NULL;
+  hetc_plugin_entry_t *base = NULL;
   hetc_status_t status = hetc_model_load_file(model_path, &graph);
   if (!status && records) status = hetc_config_chooser_open(records, &chooser);
   if (!status) status = hetc_graph_optimize(graph);
   if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
   if (!status) status = hetc_registry_open(&registry);
   if (!status) status = hetc_registry_target(registry, target, &entry);
+  if (!status && baseline) status = hetc_registry_target(registry, baseline, &base);
+  if (!status && baseline_records) status = hetc_config_chooser_open(baseline_records, &baseline_chooser);
   if (status) {
     fprintf(stderr, "bench: %s\n", hetc_status_message(status));
     return 1;
@@ -271,13 +308,20 @@ int main(int argc, char **argv) {
   printf("default: template 0, default config");
   if (search_n > 0) printf("; searched: best of every template's default and %d sampled configs", search_n - 1);
   if (records) printf("; tuned: the config hetc compile --records %s takes", records);
+  if (baseline)
+    printf("; baseline: target '%s' with %s; vs %s: %s time / hetc time", baseline,
+           baseline_records ? "the configs its records give" : "its defaults", baseline, baseline);
   printf("; ratio: oneDNN time / hetc time\n\n");
   printf("%-3s %-3s %-46s %7s | %-18s %8s %6s %6s %6s |", "#", "x", "layer", "MFLOP", "default template", "ms",
          "GFLOPS", "%peak", "ratio");
   if (second) printf(" %-20s %8s %6s %6s %6s |", search_n > 0 ? "searched template" : "tuned template", "ms", "GFLOPS",
                     "%peak", "ratio");
+  if (baseline) printf(" %-18s %8s %6s |", baseline, "ms", "GFLOPS");
+  for (int k = 0; baseline && k < 1 + (second != NULL); ++k) printf(" vs %-4.4s%s", baseline, k ? "" : "(dflt)");
+  if (baseline) printf(" |");
   printf(" %8s %6s %6s\n", "oneDNN", "GFLOPS", "%peak");
   double log_ratio[2] = {0, 0}, total[2] = {0, 0}, total_onednn = 0, total_flops = 0, worst = 0;
+  double total_base = 0, log_base_ratio[2] = {0, 0};
   int layers = 0, distinct = 0, tried = 0;
   for (int32_t t = 0; t < tasks->count; ++t) {
     const hetc_task_t *task = &tasks->tasks[t];
@@ -295,19 +339,7 @@ int main(int argc, char **argv) {
     if (!status && search_n > 0) status = search(entry, &w, search_n, &best);
     /* Searched: the finalists re-timed with every run, and the default. */
     if (!status && search_n > 0) result[1] = result[0];
-    if (!status && records) {
-      hetc_config_json_t config;
-      hetc_config_source_t source = HETC_CONFIG_DEFAULT;
-      status = hetc_config_choose(chooser, entry->plugin, entry->instance, 0, &w, &best_template, &config, &source);
-      result[1] = result[0];
-      if (!status && source != HETC_CONFIG_DEFAULT)
-        status = kernel_check_run(entry, &w, best_template, &config.config, 1, repeat, &result[1]);
-      size_t used = (size_t)snprintf(knobs, sizeof(knobs), "(%s)", hetc_config_source_name(source));
-      for (int32_t k = 0; !status && source != HETC_CONFIG_DEFAULT && k < config.config.num_knobs && used < sizeof(knobs); ++k)
-        used += (size_t)snprintf(knobs + used, sizeof(knobs) - used, " %s=%lld", config.config.knobs[k].name,
-                                 (long long)config.config.knobs[k].values[0]);
-      if (source != HETC_CONFIG_DEFAULT) hetc_config_json_free(&config);
-    }
+    if (!status && records) status = run_chosen(entry, chooser, &w, repeat, &result[1], &best_template, knobs, sizeof(knobs));
     for (int f = 0; !status && search_n > 0 && f < SEARCH_FINALISTS; ++f) {
       const candidate_t *c = &best.finalists[f];
       kernel_check_result_t r;
@@ -324,6 +356,18 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench: task %d: %s\n", t + 1, hetc_status_message(status));
       return 1;
     }
+    kernel_check_result_t base_result;
+    int32_t base_template = 0;
+    char base_knobs[256] = "";
+    if (base) {
+      status = run_chosen(base, baseline_chooser, &w, repeat, &base_result, &base_template, base_knobs,
+                          sizeof(base_knobs));
+      if (status) {
+        fprintf(stderr, "bench: task %d on %s: %s\n", t + 1, baseline, hetc_status_message(status));
+        return 1;
+      }
+      if (base_result.max_relative_error > worst) worst = base_result.max_relative_error;
+    }
     tried += best.tried;
     double onednn = time_onednn(&w, repeat);
     double g_onednn = task->flops / onednn / 1e9;
@@ -337,8 +381,19 @@ int main(int argc, char **argv) {
       total[k] += result[k].seconds * task->count;
       if (result[k].max_relative_error > worst) worst = result[k].max_relative_error;
     }
+    if (base) {
+      const char *name = base->plugin->template_name(base->instance, 0, &w, base_template);
+      printf(" %-18.18s %8.3f %6.1f |", name, base_result.seconds * 1e3, task->flops / base_result.seconds / 1e9);
+      for (int k = 0; k < 1 + (second != NULL); ++k) {
+        printf(" %9.2fx", base_result.seconds / result[k].seconds);
+        log_base_ratio[k] += log(base_result.seconds / result[k].seconds);
+      }
+      printf(" |");
+      total_base += base_result.seconds * task->count;
+    }
     printf(" %8.3f %6.1f %5.1f%%\n", onednn * 1e3, g_onednn, 100 * g_onednn / peak);
     if (second) printf("    %s config: %s\n", second, knobs);
+    if (base && baseline_records) printf("    %s config: %s\n", baseline, base_knobs);
     ++distinct;
     layers += task->count;
     total_onednn += onednn * task->count;
@@ -353,9 +408,18 @@ int main(int argc, char **argv) {
            k ? second : "default", total[k] * 1e3, total_flops / total[k] / 1e9,
            100 * total_flops / total[k] / 1e9 / peak, distinct, exp(log_ratio[k] / distinct), total_onednn / total[k]);
   }
+  if (base) {
+    printf("baseline %s: %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", baseline, total_base * 1e3,
+           total_flops / total_base / 1e9, 100 * total_flops / total_base / 1e9 / peak);
+    for (int k = 0; k < 1 + (second != NULL); ++k)
+      printf("hetc %-8s vs %s (%s time / %s time): geometric mean over %d layers %.3f, whole network %.3f\n",
+             k ? second : "default", baseline, baseline, target, distinct, exp(log_base_ratio[k] / distinct),
+             total_base / total[k]);
+  }
   if (search_n > 0) printf("search: %d configs timed\n", tried);
   printf("every hetc kernel checked against the reference: worst max relative error %.2e\n", worst);
   hetc_config_chooser_free(chooser);
+  hetc_config_chooser_free(baseline_chooser);
   hetc_task_list_free(tasks);
   hetc_registry_free(registry);
   hetc_graph_free(graph);
