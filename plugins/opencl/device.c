@@ -61,10 +61,14 @@ static hetc_plugin_status_t list_platforms(cl_platform_id *platforms, cl_uint *o
   size_driver_threads();
   cl_uint count = 0;
   cl_int err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &count);
-  if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && count == 0))
+  if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && count == 0)) {
+    /* ocl-icd reads the drivers' .icd files from OCL_ICD_VENDORS when set. */
+    const char *vendors = getenv("OCL_ICD_VENDORS");
     return ocl_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
-                      "opencl: the OpenCL ICD loader found no platform (no driver registered in "
-                      "/etc/OpenCL/vendors; install pocl-opencl-icd or a GPU's OpenCL driver)");
+                      "opencl: the OpenCL ICD loader found no platform (no driver registered in %s; install "
+                      "pocl-opencl-icd or a GPU's OpenCL driver)",
+                      vendors && *vendors ? vendors : "/etc/OpenCL/vendors");
+  }
   if (err != CL_SUCCESS)
     return ocl_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "opencl: clGetPlatformIDs failed: %s (%d)",
                       ocl_error_name(err), err);

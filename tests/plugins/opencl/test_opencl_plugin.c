@@ -3,7 +3,8 @@
  * descriptors from the device's own queries; configs beyond the device's
  * work-group and local-memory limits refused before building, with the
  * limit named, and never offered by the space; emit/load round trips of
- * source and binary, refusing stale or missing files. The kernels' numbers:
+ * source and binary, refusing stale or missing files; the reason `hetc
+ * plugins` gives when no OpenCL driver is registered. The kernels' numbers:
  * test_template_conformance_opencl (conv2d), test_opencl_ops (the other
  * ops), test_e2e_samples_opencl (every sample model). Skips (exit 77) when
  * no OpenCL device is there, saying why. */
@@ -242,6 +243,32 @@ static void emit_and_load(void **state) {
   rmdir(dir);
 }
 
+/* Without an OpenCL driver the plugin is unavailable, and says why. */
+static void no_platform_is_explained(void **state) {
+  (void)state;
+  char dir[] = "/tmp/hetc-no-vendors-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char command[1024];
+  snprintf(command, sizeof(command), "OCL_ICD_VENDORS=%s %s/bin/hetc plugins 2>&1", dir, getenv("HETC_BINARY_DIR"));
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  char line[1024], want[512];
+  snprintf(want, sizeof(want),
+           "  reason: opencl: the OpenCL ICD loader found no platform (no driver registered in %s; install "
+           "pocl-opencl-icd or a GPU's OpenCL driver)\n",
+           dir);
+  int in_opencl = 0, unavailable = 0, explained = 0;
+  while (fgets(line, sizeof(line), pipe)) {
+    if (strstr(line, "libhetc_plugin_")) in_opencl = strstr(line, "libhetc_plugin_opencl.so") != NULL;
+    if (in_opencl && !strcmp(line, "  state: unavailable\n")) unavailable = 1;
+    if (in_opencl && !strcmp(line, want)) explained = 1;
+  }
+  assert_int_equal(pclose(pipe), 0);
+  rmdir(dir);
+  assert_true(unavailable);
+  assert_true(explained);
+}
+
 int main(void) {
   if (hetc_registry_open(&registry)) return 1;
   hetc_status_t status = hetc_registry_target(registry, "opencl", &entry);
@@ -254,6 +281,7 @@ int main(void) {
       cmocka_unit_test(descriptors),
       cmocka_unit_test(limits_refused_before_building),
       cmocka_unit_test(emit_and_load),
+      cmocka_unit_test(no_platform_is_explained),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   hetc_registry_free(registry);
