@@ -52,23 +52,26 @@ static void begin(ocl_emit_t *e, uint64_t weight_bytes, uint64_t workspace_bytes
   ocl_emit_preamble(e, wl->epilogue.activation);
 }
 
-/* The kernel parameters of a conv2d or dense main kernel, and the run()
- * argument indices they take, in order: in, [res], w, [bias], out, [ws]. */
-static void main_params(ocl_emit_t *e, int with_workspace, hpc_strbuf_t *params, ocl_launch_t *launch) {
+/* The kernel parameters of a conv2d or dense main kernel, in order: in,
+ * [res], w, [bias], out, [ws]. */
+static void main_params(const ocl_emit_t *e, int with_workspace, hpc_strbuf_t *params) {
   const hetc_plugin_workload_t *wl = e->wl;
-  const int has_res = wl->epilogue.has_residual, has_bias = wl->epilogue.has_bias;
   hpc_strbuf_printf(params, "__global const float *restrict in");
-  if (has_res) hpc_strbuf_printf(params, ", __global const float *restrict res");
+  if (wl->epilogue.has_residual) hpc_strbuf_printf(params, ", __global const float *restrict res");
   hpc_strbuf_printf(params, ", __global const float *restrict w");
-  if (has_bias) hpc_strbuf_printf(params, ", __global const float *restrict bias");
+  if (wl->epilogue.has_bias) hpc_strbuf_printf(params, ", __global const float *restrict bias");
   hpc_strbuf_printf(params, ", __global float *restrict out");
   if (with_workspace) hpc_strbuf_printf(params, ", __global float *restrict ws");
-  if (!launch) return;
+}
+
+/* The run() argument indices main_params' parameters take. */
+static void main_args(const ocl_emit_t *e, int with_workspace, ocl_launch_t *launch) {
+  const hetc_plugin_workload_t *wl = e->wl;
   int32_t n = 0, index = 0;
   launch->args[n++] = index++;
-  if (has_res) launch->args[n++] = index++;
+  if (wl->epilogue.has_residual) launch->args[n++] = index++;
   launch->args[n++] = index++;
-  if (has_bias) launch->args[n++] = index++;
+  if (wl->epilogue.has_bias) launch->args[n++] = index++;
   launch->args[n++] = index++;
   if (with_workspace) launch->args[n++] = OCL_ARG_WORKSPACE;
   launch->num_args = n;
@@ -92,14 +95,14 @@ static hetc_plugin_status_t no_launch(void) {
 static hetc_plugin_status_t main_gemm(ocl_emit_t *e, ocl_gemm_t *g, int with_workspace) {
   hpc_strbuf_t params;
   hpc_strbuf_init(&params);
-  main_params(e, with_workspace, &params, NULL);
+  main_params(e, with_workspace, &params);
   if (params.failed) {
     hpc_strbuf_free(&params);
     return ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
   }
   g->params = params.data;
   ocl_launch_t *launch = ocl_emit_gemm(e, g);
-  if (launch) main_params(e, with_workspace, &params, launch);
+  if (launch) main_args(e, with_workspace, launch);
   hpc_strbuf_free(&params);
   return launch ? NULL : no_launch();
 }
@@ -224,7 +227,7 @@ hetc_plugin_status_t ocl_emit_conv_winograd(ocl_emit_t *e) {
   /* Y = A^T M A, the epilogue, and the tile's valid outputs. */
   hpc_strbuf_t params;
   hpc_strbuf_init(&params);
-  main_params(e, 1, &params, NULL);
+  main_params(e, 1, &params);
   L(0, "__kernel void winograd_output(%s) {", params.data ? params.data : "");
   L(1, "const long i = get_global_id(0);");
   L(1, "if (i >= %lld) return;", ll(d.K * T));
@@ -256,18 +259,18 @@ hetc_plugin_status_t ocl_emit_conv_winograd(ocl_emit_t *e) {
   if (!l) return no_launch();
   l->global[0] = ocl_round_up((size_t)(d.K * T), 64);
   l->local[0] = 64;
-  main_params(e, 1, &params, l);
-  hpc_strbuf_free(&params);
+  main_args(e, 1, l);
   return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
 
-/* The register tile's column vectors of the direct template: tile_n
- * columns in tile_n / vector vectors. Emits the loads of the input values
- * `x[j]` for one tap (r, s) from `row` (an expression of the input row
- * pointer, local or global) at columns `col0 + j * SW + s * DW`. */
-static void emit_direct_body(ocl_emit_t *e, const conv_dims_t *d, int local, int64_t TKO, int64_t IW) {
+/* The direct template's innermost step, for one input channel and kernel
+ * row r: over the kernel columns s, the work-item's tile_m weights and
+ * tile_n input values (from the local tiles, or from global memory with
+ * the padding checks), then tile_m x tile_n multiply-adds. With stride 1
+ * the input values are vector loads of `vector` columns. */
+static void emit_direct_body(ocl_emit_t *e, const conv_dims_t *d, int local) {
   const ocl_config_t *c = &e->cfg;
   const int64_t RM = c->tile_m, RN = c->tile_n;
   if (c->unroll) L(3, "#pragma unroll");
@@ -282,7 +285,6 @@ static void emit_direct_body(ocl_emit_t *e, const conv_dims_t *d, int local, int
     else
       L(4, "for (int j = 0; j < %lld; ++j) xv[j] = row[(lw * %lld + j) * %lld + s * %lld];", ll(RN), ll(RN), ll(d->SW),
         ll(d->DW));
-    (void)IW;
   } else {
     L(4, "for (int i = 0; i < %lld; ++i) {", ll(RM));
     L(5, "const long k = k0 + i;");
@@ -296,7 +298,6 @@ static void emit_direct_body(ocl_emit_t *e, const conv_dims_t *d, int local, int
       ll(d->H), ll(d->W), ll(d->C), ll(d->Cg), ll(d->H), ll(d->W));
     L(4, "}");
   }
-  (void)TKO;
   L(4, "for (int i = 0; i < %lld; ++i)", ll(RM));
   L(5, "for (int j = 0; j < %lld; ++j) acc[i][j] = fma(wv[i], xv[j], acc[i][j]);", ll(RN));
   L(3, "}");
@@ -313,7 +314,7 @@ hetc_plugin_status_t ocl_emit_conv_direct(ocl_emit_t *e) {
   begin(e, (uint64_t)(d.K * d.Cg * TAPS) * 4, 0);
   hpc_strbuf_t params;
   hpc_strbuf_init(&params);
-  main_params(e, 0, &params, NULL);
+  main_params(e, 0, &params);
   L(0, "__kernel __attribute__((reqd_work_group_size(%lld, %lld, %lld)))", ll(c->wg_n), ll(c->wg_h), ll(c->wg_m));
   L(0, "void conv_direct(%s) {", params.data ? params.data : "");
   L(1, "const int lw = get_local_id(0), lh = get_local_id(1), lk = get_local_id(2);");
@@ -348,14 +349,14 @@ hetc_plugin_status_t ocl_emit_conv_direct(ocl_emit_t *e) {
     L(2, "barrier(CLK_LOCAL_MEM_FENCE);");
     L(2, "for (int cc = 0; cc < %lld; ++cc)", ll(TC));
     L(2, "for (int r = 0; r < %lld; ++r) {", ll(d.KH));
-    emit_direct_body(e, &d, 1, TKO, IW);
+    emit_direct_body(e, &d, 1);
     L(2, "}");
     L(2, "barrier(CLK_LOCAL_MEM_FENCE);");
     L(1, "}");
   } else {
     L(1, "for (long c = 0; c < %lld; ++c)", ll(d.Cg));
     L(2, "for (int r = 0; r < %lld; ++r) {", ll(d.KH));
-    emit_direct_body(e, &d, 0, TKO, IW);
+    emit_direct_body(e, &d, 0);
     L(2, "}");
   }
   char o[128], store[256];
@@ -386,7 +387,7 @@ hetc_plugin_status_t ocl_emit_conv_direct(ocl_emit_t *e) {
   l->local[0] = (size_t)c->wg_n;
   l->local[1] = (size_t)c->wg_h;
   l->local[2] = (size_t)c->wg_m;
-  main_params(e, 0, &params, l);
+  main_args(e, 0, l);
   hpc_strbuf_free(&params);
   return NULL;
 }
@@ -403,7 +404,7 @@ hetc_plugin_status_t ocl_emit_conv_depthwise(ocl_emit_t *e) {
   begin(e, (uint64_t)(d.C * TAPS) * 4, 0);
   hpc_strbuf_t params;
   hpc_strbuf_init(&params);
-  main_params(e, 0, &params, NULL);
+  main_params(e, 0, &params);
   L(0, "__kernel __attribute__((reqd_work_group_size(%lld, %lld, %lld)))", ll(c->wg_n), ll(c->wg_h), ll(c->wg_m));
   L(0, "void conv_depthwise(%s) {", params.data ? params.data : "");
   L(1, "const int lw = get_local_id(0), lh = get_local_id(1), lk = get_local_id(2);");
@@ -477,7 +478,7 @@ hetc_plugin_status_t ocl_emit_conv_depthwise(ocl_emit_t *e) {
   l->local[0] = (size_t)c->wg_n;
   l->local[1] = (size_t)c->wg_h;
   l->local[2] = (size_t)c->wg_m;
-  main_params(e, 0, &params, l);
+  main_args(e, 0, l);
   hpc_strbuf_free(&params);
   return NULL;
 }
