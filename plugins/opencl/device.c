@@ -1,10 +1,12 @@
 /* Devices: every device of every platform the ICD loader reports, each with
  * its own context and in-order profiling queue; descriptors from the
  * device's own queries; peak fp32 throughput measured with an FMA kernel. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ocl.h"
 
@@ -57,18 +59,20 @@ static void size_driver_threads(void) {
   setenv("POCL_MAX_PTHREAD_COUNT", count, 0);
 }
 
+static const char *vendors_directory(void);
+
+static hetc_plugin_status_t no_platform(void) {
+  return ocl_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
+                    "opencl: the OpenCL ICD loader found no platform (no driver registered in %s; install "
+                    "pocl-opencl-icd or a GPU's OpenCL driver)",
+                    vendors_directory());
+}
+
 static hetc_plugin_status_t list_platforms(cl_platform_id *platforms, cl_uint *out_count) {
   size_driver_threads();
   cl_uint count = 0;
   cl_int err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &count);
-  if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && count == 0)) {
-    /* ocl-icd reads the drivers' .icd files from OCL_ICD_VENDORS when set. */
-    const char *vendors = getenv("OCL_ICD_VENDORS");
-    return ocl_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
-                      "opencl: the OpenCL ICD loader found no platform (no driver registered in %s; install "
-                      "pocl-opencl-icd or a GPU's OpenCL driver)",
-                      vendors && *vendors ? vendors : "/etc/OpenCL/vendors");
-  }
+  if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && count == 0)) return no_platform();
   if (err != CL_SUCCESS)
     return ocl_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "opencl: clGetPlatformIDs failed: %s (%d)",
                       ocl_error_name(err), err);
@@ -76,17 +80,32 @@ static hetc_plugin_status_t list_platforms(cl_platform_id *platforms, cl_uint *o
   return NULL;
 }
 
+/* ocl-icd's vendor directory: OCL_ICD_VENDORS when set, else the system's. */
+static const char *vendors_directory(void) {
+  const char *vendors = getenv("OCL_ICD_VENDORS");
+  return vendors && *vendors ? vendors : "/etc/OpenCL/vendors";
+}
+
+/* Looks for a registered driver without loading one: every process that
+ * opens the plugin registry probes every plugin, and loading a driver
+ * there (PoCL brings LLVM, its signal handlers and threads) would change
+ * processes that never use OpenCL. instance_create enumerates for real. */
 hetc_plugin_status_t ocl_devices_probe(void) {
-  cl_platform_id platforms[MAX_PLATFORMS];
-  cl_uint count = 0;
-  hetc_plugin_status_t s = list_platforms(platforms, &count);
-  if (s) return s;
-  for (cl_uint p = 0; p < count; ++p) {
-    cl_uint n = 0;
-    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &n) == CL_SUCCESS && n > 0) return NULL;
+  const char *vendors = vendors_directory();
+  struct stat st;
+  if (stat(vendors, &st) == 0 && S_ISDIR(st.st_mode)) {
+    DIR *dir = opendir(vendors);
+    int found = 0;
+    for (struct dirent *e; dir && !found && (e = readdir(dir));) {
+      const size_t n = strlen(e->d_name);
+      found = n > 4 && strcmp(e->d_name + n - 4, ".icd") == 0;
+    }
+    if (dir) closedir(dir);
+    if (found) return NULL;
+  } else if (getenv("OCL_ICD_VENDORS") && *getenv("OCL_ICD_VENDORS")) {
+    return NULL; /* a single .icd file or a driver library's name */
   }
-  return ocl_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
-                    "opencl: %u OpenCL platform(s) but no device on any of them", count);
+  return no_platform();
 }
 
 /* The peak-FLOPS kernel: independent float8 FMA chains per work-item, far

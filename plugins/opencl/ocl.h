@@ -81,7 +81,8 @@ struct ocl_program_cache_t;
 hetc_plugin_status_t ocl_devices_open(struct ocl_program_cache_t *cache, ocl_device_t **out_devices,
                                       int32_t *out_count);
 void ocl_devices_free(ocl_device_t *devices, int32_t count);
-/* Cheap: at least one device is reported, else UNAVAILABLE with why. */
+/* Cheap, loads no driver: an ICD file is registered, else UNAVAILABLE
+ * with why. */
 hetc_plugin_status_t ocl_devices_probe(void);
 
 /* ------------------------------------------------------------------------ */
