@@ -170,7 +170,6 @@ static hetc_plugin_status_t open_device(ocl_device_t *dev, cl_platform_id platfo
   memset(dev, 0, sizeof(*dev));
   dev->platform = platform;
   dev->id = id;
-  pthread_mutex_init(&dev->queue_lock, NULL);
   cl_int err;
   dev->context = clCreateContext(NULL, 1, &id, NULL, NULL, &err);
   if (err != CL_SUCCESS)
@@ -241,7 +240,6 @@ static void close_device(ocl_device_t *dev) {
   free(dev->fingerprint);
   free(dev->platform_name);
   free(dev->device_version);
-  pthread_mutex_destroy(&dev->queue_lock);
 }
 
 hetc_plugin_status_t ocl_devices_open(ocl_program_cache_t *cache, ocl_device_t **out_devices,

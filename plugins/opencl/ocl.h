@@ -52,7 +52,6 @@ typedef struct ocl_limits_t {
   uint64_t max_work_group_size;    /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   uint64_t max_work_item_sizes[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
   uint64_t local_memory_bytes;     /* CL_DEVICE_LOCAL_MEM_SIZE */
-  uint64_t max_constant_args;
   uint64_t max_mem_alloc_bytes;    /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
   int32_t local_memory_dedicated;  /* CL_LOCAL: 1, CL_GLOBAL (emulated): 0 */
   int32_t preferred_vector_width;  /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT */
@@ -70,7 +69,6 @@ typedef struct ocl_device_t {
   char *fingerprint;      /* platform | device | driver version */
   char *platform_name;
   char *device_version;
-  pthread_mutex_t queue_lock; /* builds run concurrently; launches do not */
 } ocl_device_t;
 
 struct ocl_program_cache_t;
