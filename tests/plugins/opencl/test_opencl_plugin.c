@@ -109,6 +109,7 @@ static void limits_refused_before_building(void **state) {
   hetc_status_t s = build_direct(big_group);
   if ((int64_t)dev->max_threads_per_group >= 32 * 16 * 16) {
     printf("SKIP part: the device takes work-groups of %d\n", dev->max_threads_per_group);
+    if (s) hetc_status_free(s);
   } else {
     assert_non_null(s);
     snprintf(want, sizeof(want),
