@@ -431,23 +431,47 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   }
   if (!c->plan || !c->copies || !c->entries || !c->plan->devices || !c->plan->model_name)
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  for (int32_t t = 0; t < num_targets; ++t) {
+  for (int32_t t = 0; t < num_targets; ++t)
     for (int32_t u = 0; u < t; ++u)
       if (!strcmp(targets[u], targets[t]))
         return hetc_status_new(HETC_STATUS_BAD_INPUT, "target '%s' is listed twice", targets[t]);
+  /* A target whose plugin cannot run here (no GPU, no driver) is left out
+   * with the reason when another can take the model; the package then runs
+   * where the others do. Alone, it is an error. */
+  hetc_status_t unavailable = NULL;
+  for (int32_t t = 0; t < num_targets; ++t) {
     hetc_plugin_entry_t *entry;
-    HETC_RETURN_IF_ERROR(hetc_registry_target(registry, targets[t], &entry));
-    if (entry->plugin->device_count(entry->instance) < 1)
-      return hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", targets[t]);
+    hetc_status_t status = hetc_registry_target(registry, targets[t], &entry);
+    if (!status && entry->plugin->device_count(entry->instance) < 1)
+      status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", targets[t]);
+    if (status && hetc_status_code(status) == HETC_STATUS_UNAVAILABLE) {
+      if (num_targets > 1) fprintf(stderr, "hetc: warning: %s\n", hetc_status_message(status));
+      if (!unavailable) unavailable = status;
+      else hetc_status_free(status);
+      continue;
+    }
+    if (status) {
+      hetc_status_free(unavailable);
+      return status;
+    }
     const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, 0);
-    hetc_plan_device_t *d = &c->plan->devices[c->plan->num_devices++];
-    c->entries[t] = entry;
+    hetc_plan_device_t *d = &c->plan->devices[c->plan->num_devices];
+    c->entries[c->plan->num_devices++] = entry;
     d->target = strdup(targets[t]);
     d->plugin_version = strdup(entry->plugin->version ? entry->plugin->version : "");
     d->fingerprint = strdup(device && device->fingerprint ? device->fingerprint : "");
-    if (!d->target || !d->plugin_version || !d->fingerprint)
+    if (!d->target || !d->plugin_version || !d->fingerprint) {
+      hetc_status_free(unavailable);
       return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    }
   }
+  if (c->plan->num_devices == 0) return unavailable;
+  if (unavailable) {
+    fprintf(stderr, "hetc: warning: placing every node on the available target%s:", c->plan->num_devices > 1 ? "s" : "");
+    for (int32_t d = 0; d < c->plan->num_devices; ++d) fprintf(stderr, " %s", c->plan->devices[d].target);
+    fprintf(stderr, "\n");
+  }
+  hetc_status_free(unavailable);
   HETC_RETURN_IF_ERROR(hetc_dir_create_temp_beside(out_path, &c->temp_dir));
   c->kernel_dir = hetc_path_join(c->temp_dir, HETC_PACKAGE_KERNEL_DIR);
   char *weights_path = hetc_path_join(c->temp_dir, HETC_PACKAGE_WEIGHTS);

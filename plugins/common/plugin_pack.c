@@ -69,3 +69,23 @@ void hpc_pack_depthwise_weight(const hetc_plugin_workload_t *wl, int64_t bn,
               k < C ? w[(k * KH + kh) * KW + kw] : 0.f;
         }
 }
+
+/* F(2x2, 3x3)'s filter transform G (4x3). */
+static const float winograd_g[4][3] = {{1.f, 0.f, 0.f}, {.5f, .5f, .5f}, {.5f, -.5f, .5f}, {0.f, 0.f, 1.f}};
+
+void hpc_pack_winograd_f2x3_weight(const hetc_plugin_workload_t *wl, const float *w, float *out) {
+  const int64_t K = wl->output.shape[1], C = wl->inputs[0].shape[1];
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t c = 0; c < C; ++c) {
+      const float *g = w + (k * C + c) * 9;
+      float gg[4][3]; /* G g */
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 3; ++j)
+          gg[i][j] = winograd_g[i][0] * g[0 * 3 + j] + winograd_g[i][1] * g[1 * 3 + j] + winograd_g[i][2] * g[2 * 3 + j];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          const float u = gg[i][0] * winograd_g[j][0] + gg[i][1] * winograd_g[j][1] + gg[i][2] * winograd_g[j][2];
+          out[((int64_t)(i * 4 + j) * K + k) * C + c] = u;
+        }
+    }
+}
