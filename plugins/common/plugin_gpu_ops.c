@@ -1,0 +1,526 @@
+/* The ops without knobs for the GPU-style plugins, as kernel text against
+ * the portability layer (plugin_gpu_dialect.c). The text must be valid both
+ * as C++ (NVRTC) and as OpenCL C 1.2: so no OpenCL built-ins (the HK_
+ * macros, or plain operators, stand for them), no `restrict`, no compound
+ * literals.
+ *
+ * Shapes are static and baked into the text as constants; indices are
+ * `long` since a padded tensor may pass 2^31 elements.
+ *
+ * Pooling, global pooling, unary elementwise, same-shape binary ops,
+ * concat and bias_add follow the layout the producer delivers (row-major,
+ * NCHW[x]c or NHWC), so nothing is transformed between NCHWc convolutions.
+ * A 4-d layout is handled as a channel block b (hpc_layout_block):
+ * row-major is b = 1, NHWC is b = C, and the element (n, c, h, w) lies at
+ * (((n*CB + c/b)*H + h)*W + w)*b + c%b. Kernels writing NCHWc write zeros
+ * into the padding channels. */
+#include "plugin_gpu_ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "plugin_workload.h"
+
+#define L(ind, ...) hpc_strbuf_line(o->src, ind, __VA_ARGS__)
+
+static long long ll(int64_t v) { return (long long)v; }
+
+/* Formats `reason` and returns `code`, for the emitters' failures. */
+static int32_t fail(char *reason, size_t size, int32_t code, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+static int32_t fail(char *reason, size_t size, int32_t code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(reason, size, format, args);
+  va_end(args);
+  return code;
+}
+
+const char *hpc_gpu_act_expr(int32_t activation) {
+  switch (activation) {
+    case HETC_PLUGIN_ACT_RELU: return "HK_FMAX(v, 0.0f)";
+    case HETC_PLUGIN_ACT_RELU6: return "HK_FMIN(HK_FMAX(v, 0.0f), 6.0f)";
+    case HETC_PLUGIN_ACT_SIGMOID: return "1.0f / (1.0f + HK_EXP(-v))";
+    case HETC_PLUGIN_ACT_TANH: return "HK_TANH(v)";
+    default: return "v";
+  }
+}
+
+/* The layout an op without knobs works in: the input's when it is a 4-d
+ * NCHWC or NHWC tensor, else row-major. */
+static hetc_plugin_layout_t follow_hint(const hetc_plugin_tensor_t *t) {
+  if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && t->layout.block >= 1)
+    return hpc_layout_nchwc(t->layout.block);
+  if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NHWC) {
+    hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_NHWC, 0};
+    return l;
+  }
+  return hpc_layout_row_major();
+}
+
+static int same_dims(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+/* Fills the boundary: `num_inputs` inputs, all in layout `in`, no
+ * workspace. */
+static void set_boundary(const hpc_gpu_ops_t *o, int32_t num_inputs, hetc_plugin_layout_t in,
+                         hetc_plugin_layout_t out, int32_t num_params) {
+  *o->num_inputs = num_inputs;
+  for (int32_t j = 0; j < num_inputs; ++j) o->input_layouts[j] = in;
+  *o->output_layout = out;
+  *o->num_params = num_params;
+  *o->workspace_bytes = 0;
+}
+
+/* Starts kernel `name` with its thread index `i` and the guard for the
+ * rounded-up range. */
+static void open_kernel(const hpc_gpu_ops_t *o, const char *name, const char *params,
+                        int64_t items) {
+  L(0, "HK_KERNEL(%d, 1, 1) %s(%s) {", HPC_GPU_OPS_BLOCK, name, params);
+  L(1, "const long i = HK_GID_X;");
+  L(1, "if (i >= %lldL) return;", ll(items));
+}
+
+static void close_kernel(const hpc_gpu_ops_t *o) { L(0, "}\n"); }
+
+/* Adds the 1-d launch of `items` threads with its buffer arguments. */
+static int32_t add_launch(const hpc_gpu_ops_t *o, const char *kernel, int64_t items,
+                          int32_t num_args, const int32_t *args, char *reason, size_t size) {
+  if (o->add_launch(o->ctx, kernel, items, num_args, args) == 0) return 0;
+  return fail(reason, size, HETC_PLUGIN_STATUS_INTERNAL,
+              "%s: no room for launch %s of %lld threads and %d buffers", o->plugin_name, kernel,
+              ll(items), num_args);
+}
+
+/* The common case: one input, the output, no params. */
+static int32_t add_unary_launch(const hpc_gpu_ops_t *o, const char *kernel, int64_t items,
+                                char *reason, size_t size) {
+  const int32_t args[2] = {0, 1};
+  return add_launch(o, kernel, items, 2, args, reason, size);
+}
+
+#define UNARY_PARAMS "HK_GLOBAL const float *HK_RESTRICT in, HK_GLOBAL float *HK_RESTRICT out"
+
+/* The expression of the channel of physical index `index` in a tensor of
+ * block `b`, CB blocks and `plane` elements per channel (H*W; for a
+ * row-major tensor of any rank, the product of the dims after axis 1). */
+static void channel_expr(char *buf, size_t size, const char *index, int64_t b, int64_t CB,
+                         int64_t plane) {
+  if (b == 1)
+    snprintf(buf, size, "%s / %lldL %% %lldL", index, ll(plane), ll(CB));
+  else if (CB == 1)
+    snprintf(buf, size, "%s %% %lldL", index, ll(b));
+  else
+    snprintf(buf, size, "%s / %lldL %% %lldL * %lldL + %s %% %lldL", index, ll(b * plane),
+             ll(CB), ll(b), index, ll(b));
+}
+
+/* Declares n, c, h, w (each prefixed with `prefix`) for physical index
+ * `index` of a 4-d tensor of channel block `b`. */
+static void emit_unflatten(const hpc_gpu_ops_t *o, const char *prefix, const char *index, int64_t b,
+                           int64_t C, int64_t H, int64_t W) {
+  const int64_t CB = hpc_ceil_div(C, b);
+  char c[160];
+  channel_expr(c, sizeof(c), index, b, CB, H * W);
+  if (b == 1)
+    L(1, "const long %sw = %s %% %lldL, %sh = %s / %lldL %% %lldL;", prefix, index, ll(W), prefix,
+      index, ll(W), ll(H));
+  else
+    L(1, "const long %sw = %s / %lldL %% %lldL, %sh = %s / %lldL %% %lldL;", prefix, index, ll(b),
+      ll(W), prefix, index, ll(b * W), ll(H));
+  L(1, "const long %sc = %s, %sn = %s / %lldL;", prefix, c, prefix, index, ll(b * W * H * CB));
+}
+
+/* The expression of the physical offset of (n, c, h, w) in a 4-d tensor of
+ * channel block `b`, the variables named with prefix `p`. */
+static void offset_expr(char *buf, size_t size, const char *p, int64_t b, int64_t C, int64_t H,
+                        int64_t W) {
+  const int64_t CB = hpc_ceil_div(C, b);
+  if (b == 1)
+    snprintf(buf, size, "((%sn * %lldL + %sc) * %lldL + %sh) * %lldL + %sw", p, ll(C), p,
+             ll(H), p, ll(W), p);
+  else if (CB == 1)
+    snprintf(buf, size, "((%sn * %lldL + %sh) * %lldL + %sw) * %lldL + %sc", p, ll(H), p,
+             ll(W), p, ll(b), p);
+  else
+    snprintf(buf, size,
+             "(((%sn * %lldL + %sc / %lldL) * %lldL + %sh) * %lldL + %sw) * %lldL + %sc %% %lldL",
+             p, ll(CB), p, ll(b), ll(H), p, ll(W), p, ll(b), p, ll(b));
+}
+
+/* ------------------------------------------------------------------------ */
+
+int32_t hpc_gpu_emit_pool(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const int is_max = wl->op == HETC_PLUGIN_OP_MAX_POOL2D;
+  const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
+  const int64_t C = in[1], H = in[2], W = in[3], OH = out[2], OW = out[3];
+  const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
+  const int64_t B = hpc_layout_block(layout, C), CB = hpc_ceil_div(C, B);
+  const int64_t items = hpc_physical_count(&wl->output, layout);
+  set_boundary(o, 1, layout, layout, 0);
+
+  open_kernel(o, "pool", UNARY_PARAMS, items);
+  /* The thread's output pixel and lane of the channel block; `plane` is
+   * n*CB + cb, which addresses the input's matching block plane. */
+  L(1, "const long lane = i %% %lldL, ow = i / %lldL %% %lldL;", ll(B), ll(B), ll(OW));
+  L(1, "const long oh = i / %lldL %% %lldL, plane = i / %lldL;", ll(B * OW), ll(OH),
+    ll(B * OW * OH));
+  if (C % B)
+    L(1, "if (plane %% %lldL * %lldL + lane >= %lldL) { out[i] = 0.0f; return; }", ll(CB), ll(B),
+      ll(C));
+  L(1, "const long h0 = oh * %dL - %dL, w0 = ow * %dL - %dL;", wl->strides[0],
+    wl->padding[0], wl->strides[1], wl->padding[1]);
+  /* The window clipped to the input; conditionals rather than integer
+   * max/min, which are built-ins in OpenCL C but not in C++. */
+  L(1, "const long h_begin = h0 > 0L ? h0 : 0L, h_end = h0 + %dL < %lldL ? h0 + %dL : %lldL;",
+    wl->kernel[0], ll(H), wl->kernel[0], ll(H));
+  L(1, "const long w_begin = w0 > 0L ? w0 : 0L, w_end = w0 + %dL < %lldL ? w0 + %dL : %lldL;",
+    wl->kernel[1], ll(W), wl->kernel[1], ll(W));
+  L(1, "HK_GLOBAL const float *HK_RESTRICT x = in + plane * %lldL + lane;", ll(H * W * B));
+  L(1, "float acc = %s;", is_max ? "HK_NEG_INF" : "0.0f");
+  L(1, "for (long ih = h_begin; ih < h_end; ++ih)");
+  L(2, "for (long iw = w_begin; iw < w_end; ++iw) {");
+  L(3, "const float v = x[(ih * %lldL + iw) * %lldL];", ll(W), ll(B));
+  /* NaN wins, as in PyTorch: a NaN input is never hidden by a max. `v != v`
+   * is the NaN test both languages have without a built-in (no fast-math
+   * in either plugin folds it away). */
+  if (is_max)
+    L(3, "if (v > acc || v != v) acc = v;");
+  else
+    L(3, "acc += v;");
+  L(2, "}");
+  if (is_max) {
+    L(1, "out[i] = acc;");
+  } else if (wl->count_include_pad) {
+    /* The window clipped to the padded input: smaller than KH*KW only for
+     * a ceil_mode window hanging past the bottom/right padding. */
+    L(1, "const long h_pad = (h0 + %dL < %lldL ? h0 + %dL : %lldL) - h0;", wl->kernel[0],
+      ll(H + wl->padding[2]), wl->kernel[0], ll(H + wl->padding[2]));
+    L(1, "const long w_pad = (w0 + %dL < %lldL ? w0 + %dL : %lldL) - w0;", wl->kernel[1],
+      ll(W + wl->padding[3]), wl->kernel[1], ll(W + wl->padding[3]));
+    L(1, "out[i] = acc / (float)(h_pad * w_pad);");
+  } else {
+    L(1, "out[i] = acc / (float)((h_end - h_begin) * (w_end - w_begin));");
+  }
+  close_kernel(o);
+  return add_unary_launch(o, "pool", items, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int32_t hpc_gpu_emit_global_pool(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const int64_t *in = wl->inputs[0].shape;
+  const int64_t C = in[1], P = in[2] * in[3];
+  const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
+  const int64_t B = hpc_layout_block(layout, C);
+  /* [N, C, 1, 1] lies as N*CB*B elements in every layout. */
+  const int64_t items = hpc_physical_count(&wl->output, layout);
+  set_boundary(o, 1, layout, layout, 0);
+
+  open_kernel(o, "global_pool", UNARY_PARAMS, items);
+  /* Neighbouring threads are neighbouring channels, so in a blocked layout
+   * their loads are contiguous. */
+  L(1, "const long lane = i %% %lldL, plane = i / %lldL;", ll(B), ll(B));
+  L(1, "HK_GLOBAL const float *HK_RESTRICT x = in + plane * %lldL + lane;", ll(P * B));
+  L(1, "float sum = 0.0f;");
+  L(1, "for (long p = 0; p < %lldL; ++p) sum += x[p * %lldL];", ll(P), ll(B));
+  /* Padding channels sum zeros: the output's padding stays zero. */
+  L(1, "out[i] = sum / %lld.0f;", ll(P));
+  close_kernel(o);
+  return add_unary_launch(o, "global_pool", items, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The activation is inlined, so the text needs no helper from the
+ * plugin's header. */
+static int32_t emit_unary(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_tensor_t *a = &o->wl->inputs[0];
+  const hetc_plugin_layout_t layout = follow_hint(a);
+  const int64_t items = hpc_physical_count(a, layout);
+  set_boundary(o, 1, layout, layout, 0);
+  open_kernel(o, "elementwise", UNARY_PARAMS, items);
+  const int64_t B = hpc_layout_block(layout, a->rank == 4 ? a->shape[1] : 1);
+  if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && a->shape[1] % B) {
+    /* sigmoid(0) is 0.5: the padding channels are written as zeros rather
+     * than through the activation. */
+    char c[160];
+    channel_expr(c, sizeof(c), "i", B, hpc_ceil_div(a->shape[1], B), a->shape[2] * a->shape[3]);
+    L(1, "if (%s >= %lldL) { out[i] = 0.0f; return; }", c, ll(a->shape[1]));
+  }
+  L(1, "const float v = in[i];");
+  L(1, "out[i] = %s;", hpc_gpu_act_expr(o->wl->activation));
+  close_kernel(o);
+  return add_unary_launch(o, "elementwise", items, reason, size);
+}
+
+int32_t hpc_gpu_emit_elementwise(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  if (wl->binary == HETC_PLUGIN_BINARY_NONE) return emit_unary(o, reason, size);
+  if (wl->num_inputs != 2)
+    return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                "%s: binary op needs two inputs", o->plugin_name);
+
+  const hetc_plugin_tensor_t *a = &wl->inputs[0], *b = &wl->inputs[1];
+  const char *op = wl->binary == HETC_PLUGIN_BINARY_MUL ? "*" : "+";
+  const hetc_plugin_layout_t la = follow_hint(a), lb = follow_hint(b);
+  const char *params =
+      "HK_GLOBAL const float *HK_RESTRICT a, HK_GLOBAL const float *HK_RESTRICT b, "
+      "HK_GLOBAL float *HK_RESTRICT out";
+  const int32_t args[3] = {0, 1, 2};
+  if (same_dims(a, b) && hpc_layout_equal(la, lb)) {
+    /* Same shape and layout: elementwise over the physical elements;
+     * padding stays zero (0 + 0, 0 * 0). */
+    const int64_t items = hpc_physical_count(a, la);
+    set_boundary(o, 2, la, la, 0);
+    open_kernel(o, "elementwise", params, items);
+    L(1, "out[i] = a[i] %s b[i];", op);
+    close_kernel(o);
+    return add_launch(o, "elementwise", items, 3, args, reason, size);
+  }
+  /* Broadcasting in row-major: the offset into b walks the output's index
+   * with stride 0 along b's dims of extent 1. */
+  const int64_t items = hpc_logical_count(a);
+  set_boundary(o, 2, hpc_layout_row_major(), hpc_layout_row_major(), 0);
+  open_kernel(o, "elementwise", params, items);
+  L(1, "long rest = i, b_at = 0;");
+  int64_t b_stride = 1;
+  for (int32_t d = a->rank - 1; d >= 0; --d) {
+    if (a->shape[d] == 1) continue;
+    if (b->shape[d] != 1) {
+      L(1, "b_at += rest %% %lldL * %lldL;", ll(a->shape[d]), ll(b_stride));
+      b_stride *= b->shape[d];
+    }
+    L(1, "rest /= %lldL;", ll(a->shape[d]));
+  }
+  L(1, "out[i] = a[i] %s b[b_at];", op);
+  close_kernel(o);
+  return add_launch(o, "elementwise", items, 3, args, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int32_t hpc_gpu_emit_softmax(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_tensor_t *t = &o->wl->inputs[0];
+  const int32_t axis = o->wl->axis;
+  if (axis < 0 || axis >= t->rank)
+    return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: softmax axis %d",
+                o->plugin_name, axis);
+  int64_t outer = 1, inner = 1;
+  const int64_t extent = t->shape[axis];
+  for (int32_t d = 0; d < axis; ++d) outer *= t->shape[d];
+  for (int32_t d = axis + 1; d < t->rank; ++d) inner *= t->shape[d];
+  set_boundary(o, 1, hpc_layout_row_major(), hpc_layout_row_major(), 0);
+
+  /* One thread per row along the axis; neighbouring threads take
+   * neighbouring inner positions, so their loads are contiguous. */
+  open_kernel(o, "softmax", UNARY_PARAMS, outer * inner);
+  L(1, "const long start = i / %lldL * %lldL + i %% %lldL;", ll(inner), ll(extent * inner),
+    ll(inner));
+  L(1, "HK_GLOBAL const float *HK_RESTRICT x = in + start;");
+  L(1, "HK_GLOBAL float *HK_RESTRICT y = out + start;");
+  /* Subtracting the max keeps exp() from overflowing on large logits. */
+  L(1, "float m = x[0];");
+  L(1, "for (long k = 1; k < %lldL; ++k) m = HK_FMAX(m, x[k * %lldL]);", ll(extent), ll(inner));
+  L(1, "float sum = 0.0f;");
+  L(1, "for (long k = 0; k < %lldL; ++k) {", ll(extent));
+  L(2, "const float v = HK_EXP(x[k * %lldL] - m);", ll(inner));
+  L(2, "y[k * %lldL] = v;", ll(inner));
+  L(2, "sum += v;");
+  L(1, "}");
+  L(1, "const float scale = 1.0f / sum;");
+  L(1, "for (long k = 0; k < %lldL; ++k) y[k * %lldL] *= scale;", ll(extent), ll(inner));
+  close_kernel(o);
+  return add_unary_launch(o, "softmax", outer * inner, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The dims of a tensor as they lie in memory in `layout`, and where the
+ * logical `axis` is among them. Returns the number of physical dims. */
+static int32_t physical_dims(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t layout,
+                             int32_t axis, int64_t *dims, int32_t *phys_axis) {
+  const int64_t *s = t->shape;
+  if (layout.kind == HETC_PLUGIN_LAYOUT_NHWC) {
+    static const int32_t where[4] = {0, 3, 1, 2};
+    dims[0] = s[0], dims[1] = s[2], dims[2] = s[3], dims[3] = s[1];
+    *phys_axis = where[axis];
+    return 4;
+  }
+  if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC) {
+    /* The channel axis is the block count; the block stays innermost. */
+    dims[0] = s[0], dims[1] = hpc_ceil_div(s[1], layout.block), dims[2] = s[2];
+    dims[3] = s[3], dims[4] = layout.block;
+    *phys_axis = axis;
+    return 5;
+  }
+  for (int32_t d = 0; d < t->rank; ++d) dims[d] = s[d];
+  *phys_axis = axis;
+  return t->rank;
+}
+
+/* The inputs' shared hint when concatenating in it is a chunked copy of
+ * whole blocks: along channels in NCHWc that needs every input but the
+ * last to fill its blocks (the last one's padding becomes the output's). */
+static hetc_plugin_layout_t concat_layout(const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_layout_t first = follow_hint(&wl->inputs[0]);
+  for (int32_t j = 0; j < wl->num_inputs; ++j) {
+    const hetc_plugin_tensor_t *t = &wl->inputs[j];
+    if (!hpc_layout_equal(follow_hint(t), first)) return hpc_layout_row_major();
+    if (first.kind == HETC_PLUGIN_LAYOUT_NCHWC && wl->axis == 1 && j + 1 < wl->num_inputs &&
+        t->shape[1] % first.block)
+      return hpc_layout_row_major();
+  }
+  return first;
+}
+
+int32_t hpc_gpu_emit_concat(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  if (wl->num_inputs < 1 || wl->num_inputs > HPC_MAX_INPUTS || wl->axis < 0 ||
+      wl->axis >= wl->output.rank)
+    return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                "%s: concat of %d inputs, axis %d", o->plugin_name, wl->num_inputs, wl->axis);
+  const hetc_plugin_layout_t layout = concat_layout(wl);
+  set_boundary(o, wl->num_inputs, layout, layout, 0);
+
+  int64_t dims[HETC_PLUGIN_MAX_RANK + 1];
+  int32_t axis = 0;
+  const int32_t rank = physical_dims(&wl->output, layout, wl->axis, dims, &axis);
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= dims[d];
+  for (int32_t d = axis + 1; d < rank; ++d) inner *= dims[d];
+  const int64_t row = dims[axis] * inner;
+
+  /* One kernel per input, each copying it into its slice of every output
+   * row: no kernel takes more than two buffers. */
+  int64_t at = 0;
+  char name[32];
+  for (int32_t j = 0; j < wl->num_inputs; ++j) {
+    int64_t in_dims[HETC_PLUGIN_MAX_RANK + 1];
+    int32_t in_axis = 0;
+    physical_dims(&wl->inputs[j], layout, wl->axis, in_dims, &in_axis);
+    const int64_t chunk = in_dims[in_axis] * inner;
+    snprintf(name, sizeof(name), "concat_%d", j);
+    open_kernel(o, name, UNARY_PARAMS, outer * chunk);
+    L(1, "out[i / %lldL * %lldL + %lldL + i %% %lldL] = in[i];", ll(chunk), ll(row), ll(at),
+      ll(chunk));
+    close_kernel(o);
+    const int32_t args[2] = {j, wl->num_inputs};
+    const int32_t code = add_launch(o, name, outer * chunk, 2, args, reason, size);
+    if (code) return code;
+    at += chunk;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static hetc_plugin_layout_t as_reported(hetc_plugin_layout_t l) {
+  if (l.kind != HETC_PLUGIN_LAYOUT_NCHWC) l.block = 0;
+  return l;
+}
+
+/* Row-major of any rank, or NHWC / NCHWc (block >= 1) of a 4-d tensor. */
+static int layout_usable(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t l) {
+  switch (l.kind) {
+    case HETC_PLUGIN_LAYOUT_ROW_MAJOR: return 1;
+    case HETC_PLUGIN_LAYOUT_NHWC: return t->rank == 4;
+    case HETC_PLUGIN_LAYOUT_NCHWC: return t->rank == 4 && l.block >= 1;
+    default: return 0;
+  }
+}
+
+int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
+  const hetc_plugin_layout_t li = as_reported(in->layout), lo = as_reported(out->layout);
+  const int in_rm = li.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR;
+  const int out_rm = lo.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR;
+  if (!layout_usable(in, li) || !layout_usable(out, lo))
+    return fail(reason, size, HETC_PLUGIN_STATUS_UNSUPPORTED,
+                "%s: layout_transform between layouts %d and %d of ranks %d and %d",
+                o->plugin_name, li.kind, lo.kind, in->rank, out->rank);
+  if (hpc_logical_count(in) != hpc_logical_count(out))
+    return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                "%s: layout_transform changes the element count", o->plugin_name);
+  set_boundary(o, 1, li, lo, 0);
+  const int same = same_dims(in, out);
+  const int64_t items = hpc_physical_count(out, lo);
+
+  open_kernel(o, "layout", UNARY_PARAMS, items);
+  if ((same && hpc_layout_equal(li, lo)) || (in_rm && out_rm)) {
+    /* Nothing moves: the identity, or a reshape between row-major tensors. */
+    L(1, "out[i] = in[i];");
+    close_kernel(o);
+    return add_unary_launch(o, "layout", items, reason, size);
+  }
+  /* Each thread finds the logical element its output slot holds: `flat`,
+   * its index in row-major logical order, which a reshape keeps. */
+  if (out_rm) {
+    L(1, "const long flat = i;");
+  } else {
+    const int64_t C = out->shape[1], H = out->shape[2], W = out->shape[3];
+    const int64_t bo = hpc_layout_block(lo, C);
+    emit_unflatten(o, "o_", "i", bo, C, H, W);
+    if (C % bo) L(1, "if (o_c >= %lldL) { out[i] = 0.0f; return; }", ll(C));
+    if (!same || in_rm)
+      L(1, "const long flat = ((o_n * %lldL + o_c) * %lldL + o_h) * %lldL + o_w;", ll(C), ll(H),
+        ll(W));
+  }
+  if (in_rm) {
+    L(1, "out[i] = in[flat];");
+  } else {
+    const int64_t C = in->shape[1], H = in->shape[2], W = in->shape[3];
+    if (same && !out_rm) {
+      L(1, "const long i_n = o_n, i_c = o_c, i_h = o_h, i_w = o_w;");
+    } else {
+      /* The row-major unflattening is the block-1 one. */
+      emit_unflatten(o, "i_", "flat", 1, C, H, W);
+    }
+    char offset[256];
+    offset_expr(offset, sizeof(offset), "i_", hpc_layout_block(li, C), C, H, W);
+    L(1, "out[i] = in[%s];", offset);
+  }
+  close_kernel(o);
+  return add_unary_launch(o, "layout", items, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int32_t hpc_gpu_emit_bias_add(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_tensor_t *t = &o->wl->inputs[0];
+  if (t->rank < 2)
+    return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: bias_add of rank %d",
+                o->plugin_name, t->rank);
+  const hetc_plugin_layout_t layout = follow_hint(t);
+  const int64_t C = t->shape[1];
+  const int64_t B = t->rank == 4 ? hpc_layout_block(layout, C) : 1, CB = hpc_ceil_div(C, B);
+  int64_t plane = 1;
+  for (int32_t d = 2; d < t->rank; ++d) plane *= t->shape[d];
+  const int64_t items = hpc_physical_count(t, layout);
+  set_boundary(o, 1, layout, layout, 1);
+  /* The bias stays in its logical form, C floats, in every layout. */
+  o->param_bytes[0] = (uint64_t)C * 4;
+
+  open_kernel(o, "bias_add",
+              "HK_GLOBAL const float *HK_RESTRICT in, HK_GLOBAL const float *HK_RESTRICT bias, "
+              "HK_GLOBAL float *HK_RESTRICT out",
+              items);
+  char c[160];
+  channel_expr(c, sizeof(c), "i", B, CB, plane);
+  L(1, "const long c = %s;", c);
+  /* The bias has no padding channels to read. */
+  if (C % B)
+    L(1, "out[i] = c < %lldL ? in[i] + bias[c] : 0.0f;", ll(C));
+  else
+    L(1, "out[i] = in[i] + bias[c];");
+  close_kernel(o);
+  const int32_t args[3] = {0, 1, 2};
+  return add_launch(o, "bias_add", items, 3, args, reason, size);
+}

@@ -1,0 +1,65 @@
+/* plugins/common/plugin_gpu_ops.h -- kernels of the ops without knobs
+ * (pooling, global average pooling, elementwise, softmax, concat, layout
+ * transforms, bias_add) for the GPU-style plugins, written once against the
+ * portability layer (plugin_gpu_dialect.h) so that the same text compiles as
+ * CUDA C with NVRTC (cuda) and as OpenCL C (opencl).
+ *
+ * Every kernel is one thread per output element (per row for softmax, per
+ * (n, c) plane for global pooling), declared for 1-d blocks of
+ * HPC_GPU_OPS_BLOCK threads and guarded against the rounded-up range. */
+#ifndef HETC_PLUGINS_COMMON_PLUGIN_GPU_OPS_H_
+#define HETC_PLUGINS_COMMON_PLUGIN_GPU_OPS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hetc/plugin.h"
+#include "plugin_strbuf.h"
+
+/* Threads per block of every ops kernel: the kernels declare it
+ * (HK_KERNEL(64, 1, 1)), so a launch must use exactly this block. */
+#define HPC_GPU_OPS_BLOCK 64
+
+typedef struct hpc_gpu_ops_t {
+  /* In. */
+  const hetc_plugin_workload_t *wl;
+  /* The kernel text is appended here: dialect macros only, neither the
+   * dialect's definitions nor a header (the plugin adds those). */
+  hpc_strbuf_t *src;
+  /* Adds a 1-d launch of `items` threads (the plugin rounds up to whole
+   * blocks of HPC_GPU_OPS_BLOCK) of `kernel` with `num_args` buffers, each
+   * an index into run()'s args: inputs, then params, then the output.
+   * Returns 0, or -1 when the plugin has no room for it. */
+  int (*add_launch)(void *ctx, const char *kernel, int64_t items, int32_t num_args,
+                    const int32_t *args);
+  void *ctx;
+  const char *plugin_name; /* prefixes the reasons */
+  /* Out: the boundary, written into the caller's fields (input_layouts
+   * has HPC_MAX_INPUTS + 1 entries, param_bytes 2). */
+  int32_t *num_inputs;
+  hetc_plugin_layout_t *input_layouts;
+  hetc_plugin_layout_t *output_layout;
+  int32_t *num_params;
+  uint64_t *param_bytes;
+  uint64_t *workspace_bytes; /* no op needs any: set to 0 */
+} hpc_gpu_ops_t;
+
+typedef int32_t (*hpc_gpu_emit_fn_t)(const hpc_gpu_ops_t *o, char *reason, size_t size);
+
+/* Each emits the kernels and launches of its op for o->wl and fills the
+ * boundary. Returns 0, or a HETC_PLUGIN_STATUS_* code with the reason
+ * (prefixed with o->plugin_name) in `reason`. An allocation failure shows
+ * only in o->src->failed, for the caller to check. */
+int32_t hpc_gpu_emit_pool(const hpc_gpu_ops_t *o, char *reason, size_t size); /* max/avg pool2d */
+int32_t hpc_gpu_emit_global_pool(const hpc_gpu_ops_t *o, char *reason, size_t size);
+int32_t hpc_gpu_emit_elementwise(const hpc_gpu_ops_t *o, char *reason, size_t size);
+int32_t hpc_gpu_emit_softmax(const hpc_gpu_ops_t *o, char *reason, size_t size);
+int32_t hpc_gpu_emit_concat(const hpc_gpu_ops_t *o, char *reason, size_t size);
+int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size);
+int32_t hpc_gpu_emit_bias_add(const hpc_gpu_ops_t *o, char *reason, size_t size);
+
+/* The dialect expression of an activation applied to the float `v` ("v"
+ * for NONE); static string. */
+const char *hpc_gpu_act_expr(int32_t activation);
+
+#endif /* HETC_PLUGINS_COMMON_PLUGIN_GPU_OPS_H_ */

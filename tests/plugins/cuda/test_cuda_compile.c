@@ -1,0 +1,240 @@
+/* The cuda plugin's kernels compiled for real GPUs on a machine without
+ * one: for every conv2d and dense template, at least HETC_CUDA_COMPILE_CONFIGS
+ * (default 20) configs sampled from the spaces of ResNet-50's workloads
+ * (MobileNet v1's for the depthwise template) are emitted, compiled to PTX
+ * with NVRTC and assembled with ptxas for sm_80 and sm_90 (-v), which must
+ * succeed. The test prints a table of registers, spills and shared memory
+ * per template and architecture, and fails on a config whose registers
+ * times threads exceed what its block may hold (the driver would refuse to
+ * launch it).
+ *
+ * White-box: the plugin's template sources are linked in, with the driver's
+ * host services as the host. Skips (77) when NVRTC or ptxas is missing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cu.h"
+#include "cuda_loader.h"
+#include "graph/passes.h"
+#include "graph/tasks.h"
+#include "model/model.h"
+#include "plugins/host.h"
+#include "space/space.h"
+
+#define MAX_WORKLOADS 64
+
+typedef struct arch_t {
+  const char *name;    /* ptxas -arch */
+  const char *virtual; /* NVRTC's target */
+  cu_limits_t limits;
+} arch_t;
+
+/* A100 and H100 (SXM) as the Driver API reports them. */
+static arch_t archs[2] = {
+    {"sm_80", "compute_80", {8, 0, 108, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 167936, 65536,
+                              65536, 32, 1410000, 41943040, 42949672960LL, 1215000, 5120}},
+    {"sm_90", "compute_90", {9, 0, 132, 1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 49152, 233472, 65536,
+                              65536, 32, 1980000, 52428800, 85899345920LL, 2619000, 5120}},
+};
+
+typedef struct workloads_t {
+  hetc_plugin_workload_t w[MAX_WORKLOADS];
+  hetc_plugin_tensor_t inputs[MAX_WORKLOADS][HETC_MAX_NODE_INPUTS];
+  int count;
+} workloads_t;
+
+/* The distinct conv2d and dense workloads of a sample model. */
+static void load_workloads(const char *model, workloads_t *out) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/samples/%s", getenv("HETC_SOURCE_DIR"), model);
+  hetc_graph_t *graph = NULL;
+  hetc_task_list_t *tasks = NULL;
+  assert_null(hetc_model_load_file(path, &graph));
+  assert_null(hetc_graph_optimize(graph));
+  assert_null(hetc_graph_extract_tasks(graph, &tasks));
+  for (int32_t t = 0; t < tasks->count && out->count < MAX_WORKLOADS; ++t) {
+    const hetc_task_t *task = &tasks->tasks[t];
+    if (task->op != HETC_OP_CONV2D && task->op != HETC_OP_DENSE) continue;
+    const int i = out->count++;
+    assert_null(hetc_graph_node_workload(graph, task->first_node, out->inputs[i], &out->w[i]));
+  }
+  hetc_task_list_free(tasks);
+  hetc_graph_free(graph);
+}
+
+static const char *ptxas_path(void) {
+  static char path[4096];
+  const char *home = getenv("CUDA_HOME");
+  const char *candidates[] = {home ? home : "", "/usr/local/cuda"};
+  for (int i = 0; i < 2; ++i) {
+    if (!candidates[i][0]) continue;
+    snprintf(path, sizeof(path), "%s/bin/ptxas", candidates[i]);
+    if (access(path, X_OK) == 0) return path;
+  }
+  return NULL;
+}
+
+typedef struct usage_t {
+  int registers, spill_bytes, shared_bytes;
+} usage_t;
+
+/* ptxas -v on a PTX file; 0 and the usage of the (only) entry, or -1 with
+ * ptxas's output printed. */
+static int assemble(const char *ptxas, const char *arch, const char *ptx_path, usage_t *u) {
+  char command[8192];
+  snprintf(command, sizeof(command), "'%s' -arch=%s -v -o /dev/null '%s' 2>&1", ptxas, arch, ptx_path);
+  FILE *p = popen(command, "r");
+  if (!p) return -1;
+  char output[16384];
+  size_t n = fread(output, 1, sizeof(output) - 1, p);
+  output[n] = 0;
+  const int rc = pclose(p);
+  memset(u, 0, sizeof(*u));
+  for (const char *line = output; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *at;
+    int a = 0, b = 0;
+    if ((at = strstr(line, "bytes spill stores")) && sscanf(line, "ptxas info    : %d bytes stack frame, %d", &a, &b) == 2)
+      u->spill_bytes += b;
+    if ((at = strstr(line, "Used ")) && sscanf(at, "Used %d registers", &a) == 1) {
+      if (a > u->registers) u->registers = a;
+      const char *smem = strstr(at, "bytes smem");
+      if (smem) {
+        const char *start = smem;
+        while (start > at && start[-1] != ',') --start;
+        if (sscanf(start, " %d bytes smem", &b) == 1 && b > u->shared_bytes) u->shared_bytes = b;
+      }
+    }
+  }
+  if (rc != 0) {
+    printf("ptxas -arch=%s failed on %s:\n%s\n", arch, ptx_path, output);
+    return -1;
+  }
+  return 0;
+}
+
+typedef struct row_t {
+  int configs, with_spills, over_registers;
+  int reg_min, reg_max, smem_max, spill_max;
+} row_t;
+
+static void test_templates_compile_for_sm80_and_sm90(void **state) {
+  (void)state;
+  cu_host = hetc_host_services();
+  const char *ptxas = ptxas_path();
+  const int wanted = getenv("HETC_CUDA_COMPILE_CONFIGS") ? atoi(getenv("HETC_CUDA_COMPILE_CONFIGS")) : 20;
+  static workloads_t resnet, mobilenet;
+  load_workloads("resnet50.json", &resnet);
+  load_workloads("mobilenet_v1.json", &mobilenet);
+  static const int kinds[] = {CU_T_CONV_NCHW, CU_T_CONV_NHWC, CU_T_CONV_WINOGRAD, CU_T_CONV_IGEMM_TC,
+                              CU_T_CONV_DEPTHWISE, CU_T_DENSE};
+  row_t rows[6][2];
+  memset(rows, 0, sizeof(rows));
+  uint64_t rng = 0x5eed;
+  char dir[] = "/tmp/hetc-cuda-compile-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  int failures = 0;
+  for (int k = 0; k < 6; ++k) {
+    const workloads_t *set = kinds[k] == CU_T_CONV_DEPTHWISE ? &mobilenet : &resnet;
+    int done = 0;
+    /* Round-robin over the workloads the template applies to. */
+    for (int round = 0; done < wanted && round < wanted * 4; ++round)
+      for (int i = 0; i < set->count && done < wanted; ++i) {
+        const hetc_plugin_workload_t *w = &set->w[i];
+        int index = -1;
+        for (int32_t t = 0; t < cu_template_count(w, &archs[1].limits); ++t)
+          if (cu_template_kind(w, &archs[1].limits, t) == kinds[k]) index = t;
+        if (index < 0) continue;
+        cu_space_t space;
+        cu_space_describe(w, kinds[k], &space);
+        hetc_plugin_space_t *host_space = NULL;
+        assert_null(hetc_space_create(&host_space));
+        assert_null(cu_space_define(&space, w, &archs[0].limits, host_space));
+        int64_t at;
+        assert_null(round == 0 ? hetc_space_default(host_space, &at) : hetc_space_sample_valid(host_space, &rng, &at));
+        hetc_space_config_t config;
+        assert_null(hetc_space_config_at(host_space, at, &config));
+        cu_emit_t *e = calloc(1, sizeof(*e));
+        assert_non_null(e);
+        e->wl = w;
+        e->kind = kinds[k];
+        assert_null(cu_config_parse(&space, &config.view, &e->cfg));
+        hpc_strbuf_init(&e->src);
+        hetc_plugin_status_t s = cu_emit(e);
+        if (s) fail_msg("%s: emit: %s", cu_template_name(kinds[k]), cu_host->status_message(s));
+        for (int a = 0; a < 2; ++a) {
+          void *ptx = NULL;
+          size_t length = 0;
+          s = cu_nvrtc_compile(e->src.data, e->src.length, archs[a].virtual, &ptx, &length);
+          if (s) fail_msg("%s config %lld: NVRTC: %s", cu_template_name(kinds[k]), (long long)at, cu_host->status_message(s));
+          char path[4200];
+          snprintf(path, sizeof(path), "%s/%s_%d_%s.ptx", dir, cu_template_name(kinds[k]), done, archs[a].name);
+          FILE *f = fopen(path, "wb");
+          assert_non_null(f);
+          fwrite(ptx, 1, length, f);
+          fclose(f);
+          free(ptx);
+          usage_t u;
+          if (assemble(ptxas, archs[a].name, path, &u) != 0) {
+            ++failures;
+            continue;
+          }
+          row_t *r = &rows[k][a];
+          const int64_t threads = (int64_t)e->launches[0].block[0] * e->launches[0].block[1] * e->launches[0].block[2];
+          if (r->configs == 0 || u.registers < r->reg_min) r->reg_min = u.registers;
+          if (u.registers > r->reg_max) r->reg_max = u.registers;
+          if (u.shared_bytes > r->smem_max) r->smem_max = u.shared_bytes;
+          if (u.spill_bytes > r->spill_max) r->spill_max = u.spill_bytes;
+          r->with_spills += u.spill_bytes > 0;
+          r->over_registers += (int64_t)u.registers * threads > archs[a].limits.registers_per_block;
+          ++r->configs;
+          remove(path);
+        }
+        hpc_strbuf_free(&e->src);
+        free(e);
+        hetc_space_free(host_space);
+        ++done;
+      }
+  }
+  rmdir(dir);
+  printf("\n%-32s %-5s %7s %13s %12s %10s %11s\n", "template", "arch", "configs", "registers", "with spills",
+         "max spill", "max smem");
+  for (int k = 0; k < 6; ++k)
+    for (int a = 0; a < 2; ++a) {
+      const row_t *r = &rows[k][a];
+      printf("%-32s %-5s %7d %6d..%-6d %12d %8d B %9d B\n", cu_template_name(kinds[k]), archs[a].name, r->configs,
+             r->reg_min, r->reg_max, r->with_spills, r->spill_max, r->smem_max);
+    }
+  assert_int_equal(failures, 0);
+  for (int k = 0; k < 6; ++k)
+    for (int a = 0; a < 2; ++a) {
+      if (rows[k][a].configs < wanted)
+        fail_msg("%s %s: %d configs compiled, %d wanted", cu_template_name(kinds[k]), archs[a].name,
+                 rows[k][a].configs, wanted);
+      /* The space's constraint must keep registers x threads inside a
+       * block, or the tuner would keep proposing unlaunchable configs. */
+      if (rows[k][a].over_registers)
+        fail_msg("%s %s: %d configs need more registers than a block has", cu_template_name(kinds[k]),
+                 archs[a].name, rows[k][a].over_registers);
+    }
+}
+
+int main(void) {
+  const char *why = NULL;
+  if (!cul_nvrtc(&why)) {
+    printf("SKIP: %s\n", why);
+    return 77;
+  }
+  if (!ptxas_path()) {
+    printf("SKIP: ptxas not found in $CUDA_HOME/bin or /usr/local/cuda/bin\n");
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_templates_compile_for_sm80_and_sm90)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
