@@ -21,12 +21,19 @@
  * defaults) and every hetc column gets its ratio to B: B time / hetc time
  * (> 1: the target is faster than B), e.g. opencl on PoCL against cpu.
  *
+ * "% of peak": of the CPU's measured FMA peak, except for a target (or
+ * baseline) whose device 0 is a GPU with a peak in its descriptor
+ * (hetc_plugin_device_t.peak_gflops_fp32): its columns use that peak, and
+ * the header says so. --no-onednn leaves oneDNN out (no oneDNN or ratio
+ * columns; e.g. a GPU target, where oneDNN's CPU time says nothing).
+ *
  * usage: bench_conv_vs_onednn [--target T] [--threads N] [--repeat R] [--model PATH]
  *                             [--search N | --records STORE]
- *                             [--baseline B [--baseline-records STORE]] */
+ *                             [--baseline B [--baseline-records STORE]] [--no-onednn] */
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +154,28 @@ static double time_onednn(const hetc_plugin_workload_t *w, int repeat) {
   return median;
 }
 
+/* The CPU's measured FMA peak over `threads` threads, measured once. */
+static double cpu_peak(int threads) {
+  static double peak = 0;
+  if (peak <= 0) peak = machine_peak_gflops(threads);
+  return peak;
+}
+
+/* The peak that "% of peak" divides by for entry's kernels: device 0's
+ * descriptor peak when that device is a GPU that gives one (sets *gpu),
+ * else the CPU's measured peak. */
+static double target_peak(const hetc_plugin_entry_t *entry, int threads, const hetc_plugin_device_t **gpu) {
+  const hetc_plugin_device_t *device =
+      entry->plugin->device_count(entry->instance) > 0 ? entry->plugin->device_get(entry->instance, 0) : NULL;
+  *gpu = NULL;
+  if (device && device->struct_size >= offsetof(hetc_plugin_device_t, peak_gflops_fp32) + sizeof(double) &&
+      device->kind == HETC_PLUGIN_DEVICE_GPU && device->peak_gflops_fp32 > 0) {
+    *gpu = device;
+    return device->peak_gflops_fp32;
+  }
+  return cpu_peak(threads);
+}
+
 #define SEARCH_FINALISTS 3
 
 typedef struct candidate_t {
@@ -250,6 +279,7 @@ int main(int argc, char **argv) {
   const char *model_path = NULL, *target = "cpu";
   int repeat = 9, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), search_n = 0;
   const char *records = NULL, *baseline = NULL, *baseline_records = NULL;
+  int with_onednn = 1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
@@ -259,12 +289,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--records") && i + 1 < argc) records = argv[++i];
     else if (!strcmp(argv[i], "--baseline") && i + 1 < argc) baseline = argv[++i];
     else if (!strcmp(argv[i], "--baseline-records") && i + 1 < argc) baseline_records = argv[++i];
+    else if (!strcmp(argv[i], "--no-onednn")) with_onednn = 0;
     else search_n = -1;
   }
   if (search_n < 0 || (search_n > 0 && records) || (baseline_records && !baseline)) {
     fprintf(stderr,
             "usage: %s [--target T] [--threads N] [--repeat R] [--model PATH] [--search N | --records STORE]\n"
-            "          [--baseline B [--baseline-records STORE]]\n",
+            "          [--baseline B [--baseline-records STORE]] [--no-onednn]\n",
             argv[0]);
     return 2;
   }
@@ -279,11 +310,14 @@ int main(int argc, char **argv) {
   snprintf(threads_text, sizeof(threads_text), "%d", threads);
   setenv("HETC_NUM_THREADS", threads_text, 1);
   omp_set_num_threads(threads); /* oneDNN's OpenMP runtime */
-  DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
-  DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+  if (with_onednn) {
+    DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
+    DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+  }
   const dnnl_version_t *version = dnnl_version();
 
-  double peak = machine_peak_gflops(threads);
+  /* Without oneDNN the CPU's peak is measured only if a column needs it. */
+  if (with_onednn) cpu_peak(threads);
   hetc_graph_t *graph = NULL;
   hetc_task_list_t *tasks = NULL;
   hetc_registry_t *registry = NULL;
@@ -302,24 +336,46 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench: %s\n", hetc_status_message(status));
     return 1;
   }
-  printf("machine peak (measured FMA loop, %d thread%s): %.1f GFLOPS fp32\n", threads, threads > 1 ? "s" : "", peak);
-  printf("%s conv2d layers: hetc target '%s' vs oneDNN %d.%d.%d, %d threads, median of %d runs\n", graph->name,
-         target, version->major, version->minor, version->patch, threads, repeat);
+  /* peak: the target's columns; base_peak: the baseline's; onednn_peak:
+   * oneDNN's (the CPU). */
+  const hetc_plugin_device_t *gpu = NULL, *base_gpu = NULL;
+  const double peak = target_peak(entry, threads, &gpu);
+  const double base_peak = base ? target_peak(base, threads, &base_gpu) : peak;
+  const double onednn_peak = with_onednn ? cpu_peak(threads) : 0;
+  if (with_onednn || !gpu || (base && !base_gpu))
+    printf("machine peak (measured FMA loop, %d thread%s): %.1f GFLOPS fp32\n", threads, threads > 1 ? "s" : "",
+           cpu_peak(threads));
+  if (gpu)
+    printf("device peak (target '%s' device 0 descriptor, %s): %.1f GFLOPS fp32; the %s columns' %%peak use it\n",
+           target, gpu->name ? gpu->name : "GPU", peak, target);
+  if (base_gpu)
+    printf("device peak (baseline '%s' device 0 descriptor, %s): %.1f GFLOPS fp32; the %s columns' %%peak use it\n",
+           baseline, base_gpu->name ? base_gpu->name : "GPU", base_peak, baseline);
+  if (with_onednn)
+    printf("%s conv2d layers: hetc target '%s' vs oneDNN %d.%d.%d, %d threads, median of %d runs\n", graph->name,
+           target, version->major, version->minor, version->patch, threads, repeat);
+  else
+    printf("%s conv2d layers: hetc target '%s' (oneDNN left out), %d threads, median of %d runs\n", graph->name,
+           target, threads, repeat);
   printf("default: template 0, default config");
   if (search_n > 0) printf("; searched: best of every template's default and %d sampled configs", search_n - 1);
   if (records) printf("; tuned: the config hetc compile --records %s takes", records);
   if (baseline)
     printf("; baseline: target '%s' with %s; vs %s: %s time / hetc time", baseline,
            baseline_records ? "the configs its records give" : "its defaults", baseline, baseline);
-  printf("; ratio: oneDNN time / hetc time\n\n");
-  printf("%-3s %-3s %-46s %7s | %-18s %8s %6s %6s %6s |", "#", "x", "layer", "MFLOP", "default template", "ms",
-         "GFLOPS", "%peak", "ratio");
-  if (second) printf(" %-20s %8s %6s %6s %6s |", search_n > 0 ? "searched template" : "tuned template", "ms", "GFLOPS",
-                    "%peak", "ratio");
+  printf(with_onednn ? "; ratio: oneDNN time / hetc time\n\n" : "\n\n");
+  printf("%-3s %-3s %-46s %7s | %-18s %8s %6s %6s", "#", "x", "layer", "MFLOP", "default template", "ms", "GFLOPS",
+         "%peak");
+  printf(with_onednn ? " %6s |" : "%s |", with_onednn ? "ratio" : "");
+  if (second) {
+    printf(" %-20s %8s %6s %6s", search_n > 0 ? "searched template" : "tuned template", "ms", "GFLOPS", "%peak");
+    printf(with_onednn ? " %6s |" : "%s |", with_onednn ? "ratio" : "");
+  }
   if (baseline) printf(" %-18s %8s %6s |", baseline, "ms", "GFLOPS");
   for (int k = 0; baseline && k < 1 + (second != NULL); ++k) printf(" vs %-4.4s%s", baseline, k ? "" : "(dflt)");
   if (baseline) printf(" |");
-  printf(" %8s %6s %6s\n", "oneDNN", "GFLOPS", "%peak");
+  if (with_onednn) printf(" %8s %6s %6s", "oneDNN", "GFLOPS", "%peak");
+  printf("\n");
   double log_ratio[2] = {0, 0}, total[2] = {0, 0}, total_onednn = 0, total_flops = 0, worst = 0;
   double total_base = 0, log_base_ratio[2] = {0, 0};
   int layers = 0, distinct = 0, tried = 0;
@@ -369,15 +425,17 @@ int main(int argc, char **argv) {
       if (base_result.max_relative_error > worst) worst = base_result.max_relative_error;
     }
     tried += best.tried;
-    double onednn = time_onednn(&w, repeat);
-    double g_onednn = task->flops / onednn / 1e9;
+    double onednn = with_onednn ? time_onednn(&w, repeat) : 0;
+    double g_onednn = with_onednn ? task->flops / onednn / 1e9 : 0;
     printf("%-3d %-3d %-46.46s %7.1f |", t + 1, task->count, task->key + strlen("conv2d "), task->flops / 1e6);
     for (int k = 0; k < 1 + (second != NULL); ++k) {
       const char *name = entry->plugin->template_name(entry->instance, 0, &w, k ? best_template : 0);
       double g = task->flops / result[k].seconds / 1e9;
-      printf(" %-*.*s %8.3f %6.1f %5.1f%% %5.2fx |", k ? 20 : 18, k ? 20 : 18, name + (strncmp(name, "cpu_", 4) ? 0 : 4),
-             result[k].seconds * 1e3, g, 100 * g / peak, onednn / result[k].seconds);
-      log_ratio[k] += log(onednn / result[k].seconds);
+      printf(" %-*.*s %8.3f %6.1f %5.1f%%", k ? 20 : 18, k ? 20 : 18, name + (strncmp(name, "cpu_", 4) ? 0 : 4),
+             result[k].seconds * 1e3, g, 100 * g / peak);
+      if (with_onednn) printf(" %5.2fx |", onednn / result[k].seconds);
+      else printf(" |");
+      if (with_onednn) log_ratio[k] += log(onednn / result[k].seconds);
       total[k] += result[k].seconds * task->count;
       if (result[k].max_relative_error > worst) worst = result[k].max_relative_error;
     }
@@ -391,7 +449,8 @@ int main(int argc, char **argv) {
       printf(" |");
       total_base += base_result.seconds * task->count;
     }
-    printf(" %8.3f %6.1f %5.1f%%\n", onednn * 1e3, g_onednn, 100 * g_onednn / peak);
+    if (with_onednn) printf(" %8.3f %6.1f %5.1f%%", onednn * 1e3, g_onednn, 100 * g_onednn / onednn_peak);
+    printf("\n");
     if (second) printf("    %s config: %s\n", second, knobs);
     if (base && baseline_records) printf("    %s config: %s\n", baseline, base_knobs);
     ++distinct;
@@ -399,18 +458,26 @@ int main(int argc, char **argv) {
     total_onednn += onednn * task->count;
     total_flops += task->flops * task->count;
   }
-  printf("\nwhole network (%d conv layers, %.2f GFLOP): oneDNN %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", layers,
-         total_flops / 1e9, total_onednn * 1e3, total_flops / total_onednn / 1e9,
-         100 * total_flops / total_onednn / 1e9 / peak);
+  if (with_onednn)
+    printf("\nwhole network (%d conv layers, %.2f GFLOP): oneDNN %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", layers,
+           total_flops / 1e9, total_onednn * 1e3, total_flops / total_onednn / 1e9,
+           100 * total_flops / total_onednn / 1e9 / onednn_peak);
+  else
+    printf("\nwhole network (%d conv layers, %.2f GFLOP)\n", layers, total_flops / 1e9);
   for (int k = 0; k < 1 + (second != NULL); ++k) {
-    printf("hetc %-8s: %.1f ms (%.1f GFLOPS, %.1f%% of peak); ratio to oneDNN: geometric mean over %d layers %.3f, "
-           "whole network %.3f\n",
-           k ? second : "default", total[k] * 1e3, total_flops / total[k] / 1e9,
-           100 * total_flops / total[k] / 1e9 / peak, distinct, exp(log_ratio[k] / distinct), total_onednn / total[k]);
+    if (with_onednn)
+      printf("hetc %-8s: %.1f ms (%.1f GFLOPS, %.1f%% of peak); ratio to oneDNN: geometric mean over %d layers %.3f, "
+             "whole network %.3f\n",
+             k ? second : "default", total[k] * 1e3, total_flops / total[k] / 1e9,
+             100 * total_flops / total[k] / 1e9 / peak, distinct, exp(log_ratio[k] / distinct),
+             total_onednn / total[k]);
+    else
+      printf("hetc %-8s: %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", k ? second : "default", total[k] * 1e3,
+             total_flops / total[k] / 1e9, 100 * total_flops / total[k] / 1e9 / peak);
   }
   if (base) {
     printf("baseline %s: %.1f ms (%.1f GFLOPS, %.1f%% of peak)\n", baseline, total_base * 1e3,
-           total_flops / total_base / 1e9, 100 * total_flops / total_base / 1e9 / peak);
+           total_flops / total_base / 1e9, 100 * total_flops / total_base / 1e9 / base_peak);
     for (int k = 0; k < 1 + (second != NULL); ++k)
       printf("hetc %-8s vs %s (%s time / %s time): geometric mean over %d layers %.3f, whole network %.3f\n",
              k ? second : "default", baseline, baseline, target, distinct, exp(log_base_ratio[k] / distinct),
@@ -423,7 +490,9 @@ int main(int argc, char **argv) {
   hetc_task_list_free(tasks);
   hetc_registry_free(registry);
   hetc_graph_free(graph);
-  dnnl_stream_destroy(stream);
-  dnnl_engine_destroy(engine);
+  if (with_onednn) {
+    dnnl_stream_destroy(stream);
+    dnnl_engine_destroy(engine);
+  }
   return 0;
 }
