@@ -217,6 +217,13 @@ typedef struct cu_knob_spec_t {
    * list): every value, or every part of a split, within [lo, hi]. */
   int64_t lo, hi;
   int32_t optional;          /* pinned to its default unless an override enables it */
+  /* 1: left out of the space's constraint, which then assumes the knob's
+   * least demanding value (a split's inner parts 1, else the default). The
+   * host enumerates every combination of the knobs a constraint spans, so
+   * AutoTVM's NCHW space (tens of millions of points) cannot be constrained
+   * as a whole; what the constraint cannot see, build() refuses, before
+   * anything is compiled. */
+  int32_t unconstrained;
   size_t offset;             /* of the field in cu_config_t */
 } cu_knob_spec_t;
 

@@ -28,6 +28,14 @@
  * output pixel). Staging loops are written per thread with the division
  * by the stage's width hoisted whenever the block's threads tile it.
  *
+ * When a thread's share of a step's loads is small (at most PREFETCH_MAX
+ * values), the loads are software-pipelined through registers: the next
+ * step's values are fetched from global memory before the current step's
+ * arithmetic and stored to shared memory after it, so their latency hides
+ * behind the math even when a batch-1 layer gives each SM a single block.
+ * The shared arrays are 16-byte aligned so that a thread's 4 consecutive
+ * pixels or channels come in one vector load.
+ *
  * Any positive knob values work: blocks are counted by rounding up, staged
  * tiles are zero outside the tensors and only outputs inside them are
  * stored; what the device cannot take is refused by the demand. */
@@ -62,8 +70,9 @@ static long long ll(int64_t v) { return (long long)v; }
 
 /* The row of the transposed input stage: stores run down a column (a
  * warp's consecutive channels are consecutive rows), reads along a row. A
- * row of 4 k floats keeps 16-byte alignment for vector reads, and k + 4
- * mod 8 spreads the stores over eight banks; an odd row is conflict-free. */
+ * row that is a multiple of 4 floats keeps 16-byte alignment for vector
+ * reads, and one of 4 mod 8 floats spreads a column's stores over eight
+ * banks; an odd row is conflict-free. */
 static int64_t padded_row(int64_t bn) {
   if (bn % 4 == 0) return bn % 8 == 0 ? bn + 4 : bn;
   return bn % 2 == 0 ? bn + 1 : bn;
@@ -120,12 +129,15 @@ void cu_demand_conv_nhwc(const hetc_plugin_workload_t *wl, const cu_config_t *cf
   out->block[0] = s.tc, out->block[1] = s.tn, out->block[2] = 1;
   out->shared_bytes = nhwc_shared_bytes(&s);
   out->accumulators = s.ni * s.ci * s.vn * s.vc;
-  /* A block tile much larger than the output only computes padding: the
-   * space's candidates never ask for it, an override might. */
+  /* A block tile much larger than the output only computes padding (the
+   * larger candidates on a layer with few channels or pixels). */
   if (s.BN > 2 * s.NPQ + 64 || s.BC > 2 * s.K + 64)
     snprintf(out->reason, sizeof(out->reason),
              "a block tile of %lld pixels x %lld channels is far larger than the %lld x %lld output", ll(s.BN),
              ll(s.BC), ll(s.NPQ), ll(s.K));
+  else if (s.NPQ + s.BN >= INT_MAX)
+    snprintf(out->reason, sizeof(out->reason), "%lld output pixels are more than the kernel's 32-bit indices hold",
+             ll(s.NPQ));
   else if (s.GY > 65535 || s.GX > INT_MAX)
     snprintf(out->reason, sizeof(out->reason), "a grid of %lld x %lld blocks is beyond the launch's extents",
              ll(s.GX), ll(s.GY));

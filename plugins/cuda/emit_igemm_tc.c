@@ -30,10 +30,8 @@
  * (c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t], c3 = C[g+8][2t+1])
  * to the NCHW output with bias, residual and activation fused; rows and
  * columns past the tensor are not stored. Every thread of the block runs
- * the same loops (the OpenCL emulation of the mma step is block-wide);
- * only mma tiles past the tensor for the whole block are skipped. */
+ * the same loops (the OpenCL emulation of the mma step is block-wide). */
 #include <stdio.h>
-#include <string.h>
 
 #include "cu.h"
 
@@ -242,22 +240,7 @@ static void emit_math(cu_emit_t *e, const igemm_shape_t *s, int ind, const char 
   L(ind + 2, "for (int i = 0; i < %lld; ++i)", ll(s->MT));
   L(ind + 3, "#pragma unroll");
   L(ind + 3, "for (int j = 0; j < %lld; ++j)", ll(s->NT));
-  /* In the last block of a dimension, mma tiles that lie past the tensor
-   * for every warp are skipped (a condition the whole block shares, as
-   * the OpenCL emulation needs). */
-  const int64_t tail_m = s->M % s->BM, tail_n = s->NPIX % s->BN;
-  const int skip_m = tail_m != 0 && tail_m <= (s->MT - 1) * 16, skip_n = tail_n != 0 && tail_n <= (s->NT - 1) * 8;
-  if (skip_m || skip_n) {
-    char cond[160] = "";
-    if (skip_m) snprintf(cond, sizeof(cond), "m0 + i * 16 < %lld", ll(s->M));
-    if (skip_n)
-      snprintf(cond + strlen(cond), sizeof(cond) - strlen(cond), "%sn0 + j * 8 < %lld", skip_m ? " && " : "",
-               ll(s->NPIX));
-    L(ind + 4, "if (%s)", cond);
-    L(ind + 5, "HK_MMA_TF32(acc + (i * %lld + j) * 4, fa[i], fb[j], mma_s);", ll(s->NT));
-  } else {
-    L(ind + 4, "HK_MMA_TF32(acc + (i * %lld + j) * 4, fa[i], fb[j], mma_s);", ll(s->NT));
-  }
+  L(ind + 4, "HK_MMA_TF32(acc + (i * %lld + j) * 4, fa[i], fb[j], mma_s);", ll(s->NT));
   L(ind + 1, "}");
   L(ind, "}");
 }

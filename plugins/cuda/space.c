@@ -132,8 +132,8 @@ static int64_t divisor_at_most(int64_t extent, int64_t most) {
  * out, the largest divisor of what is left at most wants[i]; the outermost
  * part takes the rest. Added splits need not divide exactly: the kernels
  * round the outermost part up and guard the tail. */
-static void add_split(cu_space_t *s, const char *name, size_t offset, int64_t extent, int32_t parts,
-                      const int64_t *wants) {
+static cu_knob_spec_t *add_split(cu_space_t *s, const char *name, size_t offset, int64_t extent, int32_t parts,
+                                 const int64_t *wants) {
   cu_knob_spec_t *k = add_knob(s, name, offset, 0, 1, 4096);
   k->parts = parts;
   k->extent = extent;
@@ -143,6 +143,7 @@ static void add_split(cu_space_t *s, const char *name, size_t offset, int64_t ex
     left /= k->default_values[i];
   }
   k->default_values[0] = left;
+  return k;
 }
 
 static void nchw_space(cu_space_t *s, const hetc_plugin_workload_t *wl) {
@@ -155,19 +156,25 @@ static void nchw_space(cu_space_t *s, const hetc_plugin_workload_t *wl) {
   add_split(s, "tile_f", FIELD(tile_f), K, 4, want_f);
   add_split(s, "tile_y", FIELD(tile_y), P, 4, want_y);
   add_split(s, "tile_x", FIELD(tile_x), Q, 4, want_x);
-  add_split(s, "tile_rc", FIELD(tile_rc), Cg, 2, want_rc);
-  add_split(s, "tile_ry", FIELD(tile_ry), R, 2, want_ry);
-  add_split(s, "tile_rx", FIELD(tile_rx), S, 2, want_rx);
+  /* The constraint spans the output tiles only (threads, accumulators,
+   * the block's tile with one reduction step staged); the reduction's
+   * staging and the optional knobs are checked by build(). */
+  add_split(s, "tile_rc", FIELD(tile_rc), Cg, 2, want_rc)->unconstrained = 1;
+  add_split(s, "tile_ry", FIELD(tile_ry), R, 2, want_ry)->unconstrained = 1;
+  add_split(s, "tile_rx", FIELD(tile_rx), S, 2, want_rx)->unconstrained = 1;
   static const int64_t unroll_steps[] = {0, 512, 1500};
   static const int64_t flags[] = {0, 1};
-  add_choices(s, "auto_unroll_max_step", FIELD(auto_unroll_max_step), unroll_steps, 3, 512, 0, 4096);
-  add_choices(s, "unroll_explicit", FIELD(unroll_explicit), flags, 2, 0, 0, 1);
+  add_choices(s, "auto_unroll_max_step", FIELD(auto_unroll_max_step), unroll_steps, 3, 512, 0, 4096)->unconstrained = 1;
+  add_choices(s, "unroll_explicit", FIELD(unroll_explicit), flags, 2, 0, 0, 1)->unconstrained = 1;
   /* The NHWC template's thread knobs: 0 keeps the split's part. */
   static const int64_t threads[] = {0, 4, 8, 16}, vthreads[] = {0, 1, 2};
-  add_choices(s, "num_thread_n", FIELD(num_thread_n), threads, 4, 0, 0, 1024)->optional = 1;
-  add_choices(s, "num_thread_c", FIELD(num_thread_c), threads, 4, 0, 0, 1024)->optional = 1;
-  add_choices(s, "vthread_n", FIELD(vthread_n), vthreads, 3, 0, 0, 16)->optional = 1;
-  add_choices(s, "vthread_c", FIELD(vthread_c), vthreads, 3, 0, 0, 16)->optional = 1;
+  const char *optional[4] = {"num_thread_n", "num_thread_c", "vthread_n", "vthread_c"};
+  const size_t fields[4] = {FIELD(num_thread_n), FIELD(num_thread_c), FIELD(vthread_n), FIELD(vthread_c)};
+  for (int i = 0; i < 4; ++i) {
+    cu_knob_spec_t *k = i < 2 ? add_choices(s, optional[i], fields[i], threads, 4, 0, 0, 1024)
+                              : add_choices(s, optional[i], fields[i], vthreads, 3, 0, 0, 16);
+    k->optional = k->unconstrained = 1;
+  }
 }
 
 static void nhwc_space(cu_space_t *s) {
@@ -363,13 +370,29 @@ static const int64_t *cfield(const cu_config_t *c, const cu_knob_spec_t *k) {
 }
 static int32_t value_count(const cu_knob_spec_t *k) { return k->parts > 0 ? k->parts : 1; }
 
+/* The constraint's knobs: those not marked unconstrained, in space order. */
+static int32_t constrained_knobs(const cu_space_t *space, int32_t *out) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < space->num_knobs; ++i)
+    if (!space->knobs[i].unconstrained) out[n++] = i;
+  return n;
+}
+
 static int config_acceptable(const hetc_plugin_config_t *config, const void *user_data) {
   const constraint_context_t *ctx = user_data;
-  if (!config || config->num_knobs != ctx->space.num_knobs) return 0;
+  int32_t knobs[CU_MAX_KNOBS];
+  const int32_t n = constrained_knobs(&ctx->space, knobs);
+  if (!config || config->num_knobs != n) return 0;
   cu_config_t cfg;
   memset(&cfg, 0, sizeof(cfg));
-  for (int32_t i = 0; i < config->num_knobs; ++i) {
+  for (int32_t i = 0; i < ctx->space.num_knobs; ++i) {
     const cu_knob_spec_t *k = &ctx->space.knobs[i];
+    int64_t *v = field(&cfg, k);
+    if (k->parts == 0) v[0] = k->default_values[0];
+    for (int32_t p = 0; p < k->parts; ++p) v[p] = p == 0 ? k->extent : 1;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    const cu_knob_spec_t *k = &ctx->space.knobs[knobs[i]];
     if (config->knobs[i].count != value_count(k)) return 0;
     memcpy(field(&cfg, k), config->knobs[i].values, sizeof(int64_t) * (size_t)value_count(k));
   }
@@ -391,9 +414,11 @@ hetc_plugin_status_t cu_space_define(const cu_space_t *space, const hetc_plugin_
   if (s || space->num_knobs == 0) return s;
   const constraint_context_t *ctx = context_for(space, wl, limits);
   if (!ctx) return cu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "%s: out of memory", cu_plugin_name);
+  int32_t constrained[CU_MAX_KNOBS];
+  const int32_t n = constrained_knobs(space, constrained);
   const char *names[CU_MAX_KNOBS];
-  for (int32_t i = 0; i < space->num_knobs; ++i) names[i] = space->knobs[i].name;
-  s = h->space_add_constraint(host_space, names, space->num_knobs, config_acceptable, ctx);
+  for (int32_t i = 0; i < n; ++i) names[i] = space->knobs[constrained[i]].name;
+  s = n ? h->space_add_constraint(host_space, names, n, config_acceptable, ctx) : NULL;
   if (s) return s;
   hetc_plugin_knob_value_t knobs[CU_MAX_KNOBS];
   for (int32_t i = 0; i < space->num_knobs; ++i) {
