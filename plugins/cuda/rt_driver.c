@@ -176,6 +176,8 @@ static hetc_plugin_status_t open_device(cu_device_t *dev, const cul_driver_t *d,
   l->warp_size = attribute(d, device, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
   l->clock_khz = attribute(d, device, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
   l->l2_bytes = attribute(d, device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  l->memory_clock_khz = attribute(d, device, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  l->memory_bus_bits = attribute(d, device, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   size_t total = 0;
   if (d->cuDeviceTotalMem(&total, device) == CUDA_SUCCESS) l->memory_bytes = (int64_t)total;
 
@@ -418,11 +420,16 @@ hetc_plugin_status_t cu_rt_module_get(cu_device_t *dev, const char *source, size
       /* Code from an NVRTC newer than the driver fails here, not in NVRTC. */
       const cul_nvrtc_t *nv = cul_nvrtc(NULL);
       char error[256];
-      s = cu_status(r == CUDA_ERROR_OUT_OF_MEMORY ? HETC_PLUGIN_STATUS_OUT_OF_MEMORY : HETC_PLUGIN_STATUS_BUILD_FAILED,
-                    "%s: loading the compiled kernels (%s, %zu bytes) on %s failed: %s%s; JIT log: %s", cu_plugin_name,
-                    dev->arch, n, dev->name, cul_error_text(rt->d, r, error, sizeof error),
-                    nv && nv->major * 1000 + nv->minor * 10 > rt->d->version ? " (NVRTC is newer than the driver)" : "",
-                    log[0] ? log : "(empty)");
+      /* After a kernel fault every call fails: that is the device's
+       * failure, not this kernel's. */
+      if (sticky(r))
+        s = fail(HETC_PLUGIN_STATUS_RUNTIME_FAILED, rt->d, r, "loading the compiled kernels on %s", dev->name);
+      else
+        s = cu_status(r == CUDA_ERROR_OUT_OF_MEMORY ? HETC_PLUGIN_STATUS_OUT_OF_MEMORY : HETC_PLUGIN_STATUS_BUILD_FAILED,
+                      "%s: loading the compiled kernels (%s, %zu bytes) on %s failed: %s%s; JIT log: %s", cu_plugin_name,
+                      dev->arch, n, dev->name, cul_error_text(rt->d, r, error, sizeof error),
+                      nv && nv->major * 1000 + nv->minor * 10 > rt->d->version ? " (NVRTC is newer than the driver)" : "",
+                      log[0] ? log : "(empty)");
     } else if (!s && path[0] && hpc_write_file_atomic(path, code, n) != 0) {
       note(HETC_PLUGIN_LOG_DEBUG, "cannot write the kernel cache entry %s", path); /* costs only a rebuild */
     }

@@ -226,11 +226,7 @@ static void devices_and_descriptors(void **state) {
   assert_int_equal(d->host_memory, 0);
   /* The bandwidth comes from the memory clock and bus width the runtime
    * read (the fake reports 2619 MHz and 5120 bits: 3352.32 GB/s). */
-  assert_true(fabs(d->memory_bandwidth_gbps - 2.0 * l->memory_clock_khz * 1e3 * (l->memory_bus_bits / 8) * 1e-9) <
-              1e-6);
-  if (l->memory_clock_khz == 0)
-    printf("NOTE: the runtime reads no memory clock or bus width: the descriptor's bandwidth is %.1f GB/s\n",
-           d->memory_bandwidth_gbps);
+  assert_true(fabs(d->memory_bandwidth_gbps - 3352.32) < 1e-6);
 
   char target[32];
   nvrtc_target(130, target, sizeof target);
@@ -685,7 +681,10 @@ static void sticky_fault(void **state) {
   assert_non_null(s);
   assert_null(late);
   assert_non_null(strstr(message(s), "CUDA_ERROR_ILLEGAL_ADDRESS"));
-  printf("a build after the fault: code %d: %s\n", hetc_status_code((hetc_status_t)s), message(s));
+  /* The device failed, not the kernel: the tuner must not record it as a
+   * build error of this config. */
+  assert_int_equal(hetc_status_code((hetc_status_t)s), HETC_PLUGIN_STATUS_RUNTIME_FAILED);
+  assert_non_null(strstr(message(s), "stays unusable until the process exits"));
   hetc_status_free((hetc_status_t)s);
 
   /* The other device's context is its own. */
