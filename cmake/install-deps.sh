@@ -17,6 +17,15 @@ packages=(
   libxgboost-dev      # the tuner's cost model (XGBoost's C API)
 )
 
+# The cuda plugin needs the CUDA toolkit's headers, NVRTC and ptxas (not a
+# GPU). This machine kind ships the toolkit in /usr/local/cuda; Debian's
+# nvidia-cuda-toolkit lives in non-free, which is not enabled by default,
+# so it is not installed from here.
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+if [ ! -f "$cuda_home/include/nvrtc.h" ]; then
+  echo "install-deps: no CUDA toolkit in $cuda_home (set CUDA_HOME): the cuda plugin and its tests will be left out"
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
