@@ -255,15 +255,26 @@ void cu_space_describe(const hetc_plugin_workload_t *wl, int kind, cu_space_t *o
 /* Demand and limits                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* Registers a thread needs besides its accumulators: addresses, loop
+ * counters, the operands in flight (ptxas reports 30-60 for these kernels'
+ * smallest tiles). */
+#define REGISTERS_BESIDE_ACCUMULATORS 32
+
+/* Every thread's accumulators must stay in registers: a tile beyond 128
+ * spills whatever the block size, and __launch_bounds__ caps a thread's
+ * registers at the block's share of the register file. */
+static int registers_fit(const cu_demand_t *d, int64_t threads, const cu_limits_t *limits) {
+  return d->accumulators <= 128 &&
+         (d->accumulators + REGISTERS_BESIDE_ACCUMULATORS) * threads <= limits->registers_per_block;
+}
+
 int cu_demand_fits(const cu_demand_t *d, const cu_limits_t *limits) {
   if (d->reason[0]) return 0;
   const int64_t threads = d->block[0] * d->block[1] * d->block[2];
   for (int i = 0; i < 3; ++i)
     if (d->block[i] < 1 || d->block[i] > limits->max_block_dims[i]) return 0;
-  /* Every thread's accumulators must stay in registers: a tile beyond 128
-   * spills whatever the block size. */
   return threads <= limits->max_threads_per_block && d->shared_bytes <= limits->shared_bytes_per_block &&
-         d->accumulators <= 128 && d->accumulators * threads <= limits->registers_per_block;
+         registers_fit(d, threads, limits);
 }
 
 hetc_plugin_status_t cu_check_limits(const cu_demand_t *d, const cu_limits_t *limits) {
@@ -287,11 +298,12 @@ hetc_plugin_status_t cu_check_limits(const cu_demand_t *d, const cu_limits_t *li
                      "%s: the kernel's tiles need %lld bytes of shared memory, more than the device's "
                      "MAX_SHARED_MEMORY_PER_BLOCK of %d",
                      name, (long long)d->shared_bytes, limits->shared_bytes_per_block);
-  if (d->accumulators > 128 || d->accumulators * threads > limits->registers_per_block)
+  if (!registers_fit(d, threads, limits))
     return cu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
-                     "%s: %lld accumulators per thread x %lld threads do not fit the device's "
-                     "MAX_REGISTERS_PER_BLOCK of %d (at most 128 per thread)",
-                     name, (long long)d->accumulators, (long long)threads, limits->registers_per_block);
+                     "%s: %lld accumulators (+%d other registers) per thread x %lld threads do not fit the device's "
+                     "MAX_REGISTERS_PER_BLOCK of %d (at most 128 accumulators per thread)",
+                     name, (long long)d->accumulators, REGISTERS_BESIDE_ACCUMULATORS, (long long)threads,
+                     limits->registers_per_block);
   return NULL;
 }
 
