@@ -272,7 +272,7 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
   hetc_layout_name(&input, from, sizeof(from));
   hetc_layout_name(&workload.output, to, sizeof(to));
   snprintf(what, sizeof(what), "%s:%s->%s", c->graph->values[graph_value].name, from, to);
-  int32_t step_index;
+  int32_t step_index = -1;
   HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_KERNEL, what, device, source_id, &step_index));
   hetc_plugin_artifact_t *artifact = NULL;
   HETC_RETURN_IF_ERROR(
@@ -302,7 +302,7 @@ static hetc_status_t add_copy(compiler_t *c, int32_t graph_value, int32_t device
   char name[400];
   snprintf(name, sizeof(name), "%s:%s->%s", c->graph->values[graph_value].name,
            c->plan->devices[c->plan->values[source].device].target, c->plan->devices[device].target);
-  int32_t step_index;
+  int32_t step_index = -1;
   HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_COPY, name, device, source, &step_index));
   HETC_RETURN_IF_ERROR(new_plan_value(c, graph_value, device, row_major, out_id));
   c->plan->steps[step_index].output = *out_id;

@@ -304,7 +304,7 @@ static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *a
                                  const char *path, hetc_node_attrs_t *a) {
   char sub[128], got[80];
   const cJSON *item;
-  int64_t value;
+  int64_t value = 0;
   a->strides[0] = a->strides[1] = 1;
   a->dilation[0] = a->dilation[1] = 1;
   a->groups = 1;
@@ -624,7 +624,7 @@ static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
   if (!cJSON_IsString(init) || strcmp(init->valuestring, "random") != 0)
     return fail(L, "/weights/init", "expected \"random\", got %s", GOT(init));
   if (!seed) return fail(L, "/weights", "missing required key \"seed\"");
-  int64_t seed_value;
+  int64_t seed_value = 0;
   HETC_RETURN_IF_ERROR(get_int(L, seed, "/weights/seed", 0, (INT64_C(1) << 53) - 1, &seed_value));
   return hetc_weights_init_random(L->graph, (uint64_t)seed_value);
 }

@@ -229,12 +229,12 @@ static hetc_status_t ensure_index(const hetc_plugin_space_t *const_space,
 }
 
 hetc_status_t hetc_space_build_index(const hetc_plugin_space_t *space) {
-  const hetc_space_index_t *index;
+  const hetc_space_index_t *index = NULL;
   return ensure_index(space, &index);
 }
 
 int64_t hetc_space_valid_count(const hetc_plugin_space_t *space) {
-  const hetc_space_index_t *index;
+  const hetc_space_index_t *index = NULL;
   hetc_status_t status = ensure_index(space, &index);
   if (status) {
     hetc_status_free(status);
@@ -286,7 +286,7 @@ static int64_t find_valid(const hetc_space_component_t *component, int64_t sub) 
 
 hetc_status_t hetc_space_valid_at(const hetc_plugin_space_t *space, int64_t n,
                                   int64_t *out_index) {
-  const hetc_space_index_t *index;
+  const hetc_space_index_t *index = NULL;
   HETC_RETURN_IF_ERROR(ensure_index(space, &index));
   if (n < 0 || n >= index->valid_count)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
@@ -327,7 +327,7 @@ static hetc_status_t violation(const hetc_plugin_space_t *space, const hetc_spac
 
 hetc_status_t hetc_space_valid_rank(const hetc_plugin_space_t *space, int64_t point,
                                     int64_t *out_n) {
-  const hetc_space_index_t *index;
+  const hetc_space_index_t *index = NULL;
   HETC_RETURN_IF_ERROR(ensure_index(space, &index));
   HETC_RETURN_IF_ERROR(hetc_space_check_point(space, point));
   int64_t choice[HETC_SPACE_MAX_KNOBS];
@@ -372,7 +372,7 @@ uint64_t hetc_space_random_below(uint64_t *rng, uint64_t bound) {
 
 hetc_status_t hetc_space_sample_valid(const hetc_plugin_space_t *space, uint64_t *rng,
                                       int64_t *out_index) {
-  const hetc_space_index_t *index;
+  const hetc_space_index_t *index = NULL;
   HETC_RETURN_IF_ERROR(ensure_index(space, &index));
   if (index->valid_count == 0)
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
@@ -384,7 +384,7 @@ hetc_status_t hetc_space_sample_valid(const hetc_plugin_space_t *space, uint64_t
 
 hetc_status_t hetc_space_random_neighbor(const hetc_plugin_space_t *space, int64_t point,
                                          uint64_t *rng, int64_t *out_index) {
-  const hetc_space_index_t *index;
+  const hetc_space_index_t *index = NULL;
   HETC_RETURN_IF_ERROR(ensure_index(space, &index));
   HETC_RETURN_IF_ERROR(hetc_space_check_point(space, point));
   int64_t choice[HETC_SPACE_MAX_KNOBS];

@@ -142,7 +142,7 @@ static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance, int3
 static hetc_plugin_status_t cu_template_define_space(const hetc_plugin_instance_t *instance, int32_t device_index,
                                                      const hetc_plugin_workload_t *workload, int32_t template_index,
                                                      hetc_plugin_space_t *space) {
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cu_space_t desc;
@@ -217,7 +217,7 @@ static hetc_plugin_status_t adopt_emission(hetc_plugin_artifact_t *a, cu_emit_t 
 static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t device_index,
                                     const hetc_plugin_workload_t *workload, int32_t template_index,
                                     const hetc_plugin_config_t *config, hetc_plugin_artifact_t **out) {
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cu_space_t space;
@@ -462,7 +462,7 @@ static hetc_plugin_status_t cu_features(const hetc_plugin_instance_t *instance, 
   if (out_count) *out_count = 0;
   if (!out_count || capacity < 0 || (capacity > 0 && !out_features))
     return cu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: features: null out_count or out_features", NAME);
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cu_space_t space;

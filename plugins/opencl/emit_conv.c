@@ -78,7 +78,9 @@ static void main_args(const ocl_emit_t *e, int with_workspace, ocl_launch_t *lau
 }
 
 /* The statement writing `v` to out[o] with the epilogue, for output channel
- * `channel` (OpenCL C expressions). */
+ * `channel` (OpenCL C expressions). It takes at most
+ * 2 * strlen(o) + strlen(channel) + 33 bytes, NUL included; callers size buf
+ * for their longest o and channel. */
 static void epilogue_store(const hetc_plugin_workload_t *wl, const char *o, const char *channel, char *buf,
                            size_t size) {
   snprintf(buf, size, "out[%s] = act(v%s%s%s%s%s%s);", o, wl->epilogue.has_bias ? " + bias[" : "",
@@ -150,7 +152,7 @@ hetc_plugin_status_t ocl_emit_conv_gemm(ocl_emit_t *e) {
     l->args[0] = 0;
     l->args[1] = OCL_ARG_WORKSPACE;
   }
-  char load_b[160], store[320], o[160], channel[48];
+  char load_b[160], store[512], o[160], channel[48];
   if (direct_input && d.N == 1)
     snprintf(load_b, sizeof(load_b), "in[(b * %lld + k) * %lld + n]", ll(d.Cg), ll(P));
   else if (direct_input)
@@ -359,7 +361,7 @@ hetc_plugin_status_t ocl_emit_conv_direct(ocl_emit_t *e) {
     emit_direct_body(e, &d, 0);
     L(2, "}");
   }
-  char o[128], store[256];
+  char o[128], store[320];
   snprintf(o, sizeof(o), "((img * %lld + g * %lld + k) * %lld + oh) * %lld + ow", ll(d.K), ll(d.Kg), ll(d.OH),
            ll(d.OW));
   epilogue_store(e->wl, o, "g * KG + k", store, sizeof(store));
@@ -457,7 +459,7 @@ hetc_plugin_status_t ocl_emit_conv_depthwise(ocl_emit_t *e) {
   }
   L(2, "}");
   L(1, "}");
-  char o[128], store[256];
+  char o[128], store[320];
   snprintf(o, sizeof(o), "((img * %lld + ch) * %lld + oh) * %lld + ow", ll(d.C), ll(d.OH), ll(d.OW));
   epilogue_store(e->wl, o, "ch", store, sizeof(store));
   L(1, "for (int j = 0; j < %lld; ++j) {", ll(RN));

@@ -130,7 +130,7 @@ static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance, int3
 static hetc_plugin_status_t ocl_template_define_space(const hetc_plugin_instance_t *instance, int32_t device_index,
                                                       const hetc_plugin_workload_t *workload,
                                                       int32_t template_index, hetc_plugin_space_t *space) {
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   ocl_space_t desc;
@@ -177,7 +177,7 @@ static void describe_artifact(hetc_plugin_artifact_t *a, const ocl_emit_t *e, co
 static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t device_index,
                                     const hetc_plugin_workload_t *workload, int32_t template_index,
                                     const hetc_plugin_config_t *config, hetc_plugin_artifact_t **out) {
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   ocl_space_t space;
@@ -506,7 +506,7 @@ static hetc_plugin_status_t ocl_features(const hetc_plugin_instance_t *instance,
   if (out_count) *out_count = 0;
   if (!out_count || capacity < 0 || (capacity > 0 && !out_features))
     return ocl_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "opencl: features: null out_count or out_features");
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   ocl_space_t space;

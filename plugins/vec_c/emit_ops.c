@@ -566,7 +566,10 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
   const int same = same_dims(in, out);
   const int in_rm = li.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR;
   const int out_rm = lo.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR;
-  char src[512];
+  /* Room for offset_expr's longest output: five operand strings of up to
+   * 95 characters (ni..wi below, c twice), eight 20-character numbers and
+   * 40 of text, 676 bytes in all. */
+  char src[1024];
   if ((same && hpc_layout_equal(li, lo)) || (in_rm && out_rm)) {
     /* Nothing moves: a reshape between row-major tensors or the identity. */
     const int64_t P = hpc_physical_count(in, li);

@@ -153,7 +153,7 @@ static hetc_plugin_status_t vec_template_define_space(const hetc_plugin_instance
                                                       const hetc_plugin_workload_t *workload,
                                                       int32_t template_index,
                                                       hetc_plugin_space_t *space) {
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   vec_space_t desc;
@@ -180,7 +180,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
                                     const hetc_plugin_workload_t *workload,
                                     int32_t template_index, const hetc_plugin_config_t *config,
                                     hetc_plugin_artifact_t **out) {
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   vec_space_t space;
@@ -433,7 +433,7 @@ static hetc_plugin_status_t vec_features(const hetc_plugin_instance_t *instance,
   if (!out_count || capacity < 0 || (capacity > 0 && !out_features))
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "vec: features: null out_count or out_features");
-  int kind;
+  int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   vec_space_t space;

@@ -90,7 +90,7 @@ typedef struct usage_t {
 /* ptxas -v on a PTX file; 0 and the usage of the (only) entry, or -1 with
  * ptxas's output printed. */
 static int assemble(const char *ptxas, const char *arch, const char *ptx_path, usage_t *u) {
-  char command[8192];
+  char command[16384];
   snprintf(command, sizeof(command), "'%s' -arch=%s -v -o /dev/null '%s' 2>&1", ptxas, arch, ptx_path);
   FILE *p = popen(command, "r");
   if (!p) return -1;
