@@ -18,6 +18,25 @@ static void fill(float *data, int64_t count, uint64_t *state) {
   }
 }
 
+/* A template named *tf32* multiplies on tensor cores with TF32 operands (10
+ * mantissa bits). Its inputs and weights are drawn as TF32 values, rounded
+ * as the kernel rounds them, so that the kernel and the fp32 reference
+ * multiply the same numbers and the comparison keeps fp32's tolerance (it
+ * then checks the kernel's arithmetic, not TF32's precision). */
+static void round_to_tf32(float *data, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    memcpy(&bits, &data[i], 4);
+    bits = (bits + 0x1000u) & 0xffffe000u;
+    memcpy(&data[i], &bits, 4);
+  }
+}
+
+static int uses_tf32(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload, int32_t template_index) {
+  const char *name = entry->plugin->template_name(entry->instance, 0, workload, template_index);
+  return name && strstr(name, "tf32") != NULL;
+}
+
 hetc_status_t kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
                                        int32_t template_index, uint64_t seed, int32_t timed_repeats,
                                        kernel_check_result_t *out) {
@@ -130,6 +149,7 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
   float *got = malloc(sizeof(float) * (size_t)out_count);
   float *got_logical = malloc(sizeof(float) * (size_t)logical_out_count);
   if (!want || !got || !got_logical) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
+  const int tf32 = uses_tf32(entry, workload, template_index);
   /* Activations: random logical data, converted into the kernel's layout. */
   for (int32_t i = 0; !status && i < n_in; ++i) {
     hetc_plugin_tensor_t logical = workload->inputs[i];
@@ -146,6 +166,7 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
       break;
     }
     fill(logical_in[i], count, &state);
+    if (tf32) round_to_tf32(logical_in[i], count);
     status = hetc_layout_convert(&logical, logical_in[i], &in_types[i], packed);
     if (!status) status = p->buffer_alloc(inst, 0, (uint64_t)packed_count * 4, &args[nargs]);
     if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, (uint64_t)packed_count * 4);
@@ -162,6 +183,7 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
       break;
     }
     fill(logical_params[k], count, &state);
+    if (tf32 && k == 0) round_to_tf32(logical_params[k], count);
     status = p->pack_param(artifact, k, logical_params[k], (uint64_t)count, packed);
     if (!status) status = p->buffer_alloc(inst, 0, info->param_bytes[k], &args[nargs]);
     if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, info->param_bytes[k]);

@@ -26,9 +26,6 @@
 
 #define MAX_DRAWS 400
 #define TOLERANCE 1e-4
-/* TF32 operands keep 10 of fp32's 23 mantissa bits (unit roundoff 2^-11),
- * so products are only good to about 5e-4 each. */
-#define TOLERANCE_TF32 5e-3
 #define MAX_TEMPLATES 16
 
 static uint64_t rng = 0x5eed;
@@ -47,10 +44,6 @@ static void describe(const hetc_plugin_workload_t *w, char *buf, size_t size) {
            (long long)w->output.shape[1], w->kernel[0], w->kernel[1], w->strides[0], w->strides[1],
            w->padding[0], w->padding[1], w->padding[2], w->padding[3], w->dilation[0], w->dilation[1],
            w->groups, w->epilogue.has_bias, w->epilogue.has_residual, w->epilogue.activation);
-}
-
-static double tolerance_for(const char *template_name) {
-  return strstr(template_name, "tf32") ? TOLERANCE_TF32 : TOLERANCE;
 }
 
 /* HETC_CONFORMANCE_TEMPLATES, a comma-separated list, limits a run to those
@@ -126,7 +119,7 @@ static void conv_templates_match_reference(void **state) {
         printf("%-20s cfg %6lld of %6lld  %-70s err %.2e\n", names[slot], (long long)indices[s],
                (long long)hetc_space_size(space), text, result.max_relative_error);
         if (result.max_relative_error > worst) worst = result.max_relative_error;
-        if (!(result.max_relative_error <= tolerance_for(names[slot])))
+        if (!(result.max_relative_error <= TOLERANCE))
           fail_msg("%s: %s config %lld: max relative error %.3e", text, names[slot], (long long)indices[s],
                    result.max_relative_error);
       }
