@@ -3,6 +3,7 @@
 #include "plugin_files.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,13 @@ char *hpc_read_file(const char *path, size_t *out_length) {
 }
 
 int hpc_write_file_atomic(const char *path, const void *data, size_t length) {
-  size_t n = strlen(path) + 32;
+  /* Unique per process and per call: threads of one process may write the
+   * same cache entry at once. */
+  static atomic_uint_fast64_t serial;
+  size_t n = strlen(path) + 48;
   char *tmp = malloc(n);
   if (!tmp) return -1;
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+  snprintf(tmp, n, "%s.tmp.%ld.%llu", path, (long)getpid(), (unsigned long long)atomic_fetch_add(&serial, 1));
   FILE *f = fopen(tmp, "wb");
   int ok = f && fwrite(data, 1, length, f) == length;
   if (f && fclose(f) != 0) ok = 0;

@@ -307,11 +307,4 @@ void ocl_program_release(ocl_program_cache_t *cache, ocl_program_t *program);
  * gives none. */
 unsigned char *ocl_program_binary(const ocl_program_t *program, size_t *out_length);
 
-uint64_t ocl_fnv1a64(const void *data, size_t length, uint64_t hash);
-#define OCL_FNV1A64_INIT 0xcbf29ce484222325ULL
-/* Writes a file through a temp name and rename(). */
-hetc_plugin_status_t ocl_write_file_atomic(const char *path, const void *data, size_t length);
-/* Reads a whole file (NUL-terminated; free()); NULL on failure. */
-char *ocl_read_file(const char *path, size_t *out_length);
-
 #endif /* HETC_PLUGINS_OPENCL_OCL_H_ */

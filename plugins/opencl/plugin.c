@@ -1,10 +1,12 @@
 /* The opencl plugin's ABI table: query, probe, instances and devices,
  * template dispatch, build/load/emit of artifacts, buffers, run and time. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ocl.h"
+#include "plugin_files.h"
 #include "plugin_status.h"
 
 const hetc_plugin_host_t *ocl_host;
@@ -526,6 +528,11 @@ static hetc_plugin_status_t ocl_features(const hetc_plugin_instance_t *instance,
 /* its binary (.bin), so that `hetc run` does not rebuild.                  */
 /* ------------------------------------------------------------------------ */
 
+static hetc_plugin_status_t write_file(const char *path, const void *data, size_t length) {
+  if (hpc_write_file_atomic(path, data, length) == 0) return NULL;
+  return ocl_status(HETC_PLUGIN_STATUS_INTERNAL, "opencl: cannot write %s: %s", path, strerror(errno));
+}
+
 static char *file_path(const char *dir, const char *prefix, const char *suffix) {
   size_t n = strlen(dir) + strlen(prefix) + strlen(suffix) + 2;
   char *p = malloc(n);
@@ -540,11 +547,11 @@ static hetc_plugin_status_t ocl_artifact_emit(hetc_plugin_instance_t *instance, 
   char *cl_path = file_path(dir, prefix, ".cl"), *bin_path = file_path(dir, prefix, ".bin");
   hetc_plugin_status_t s = NULL;
   if (!cl_path || !bin_path) s = ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
-  if (!s) s = ocl_write_file_atomic(cl_path, artifact->source, artifact->source_length);
+  if (!s) s = write_file(cl_path, artifact->source, artifact->source_length);
   if (!s) {
     size_t length = 0;
     unsigned char *binary = ocl_program_binary(artifact->program, &length);
-    if (binary) s = ocl_write_file_atomic(bin_path, binary, length);
+    if (binary) s = write_file(bin_path, binary, length);
     free(binary);
   }
   free(cl_path);
@@ -570,7 +577,7 @@ static hetc_plugin_status_t ocl_artifact_load(hetc_plugin_instance_t *instance, 
     /* The packaged source must be the kernel this (workload, template,
      * config) gives now; otherwise the package is stale or mislabelled. */
     size_t length = 0;
-    char *packaged = ocl_read_file(cl_path, &length);
+    char *packaged = hpc_read_file(cl_path, &length);
     if (!packaged)
       s = ocl_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "opencl: %s is missing or unreadable", cl_path);
     else if (length != a->source_length || memcmp(packaged, a->source, length) != 0)
@@ -580,7 +587,7 @@ static hetc_plugin_status_t ocl_artifact_load(hetc_plugin_instance_t *instance, 
   }
   /* The packaged binary when the device takes it; else the (identical)
    * source is built again, through the caches. */
-  if (!s) binary = (unsigned char *)ocl_read_file(bin_path, &binary_length);
+  if (!s) binary = (unsigned char *)hpc_read_file(bin_path, &binary_length);
   if (!s) s = finish(instance, a, binary, binary_length);
   free(binary);
   free(cl_path);

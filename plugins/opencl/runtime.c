@@ -5,27 +5,16 @@
  * the key hashes the source, the build options and the device fingerprint
  * (platform, device, driver version): a new driver never loads an old
  * binary. A cache entry that fails to load is rebuilt from source. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "ocl.h"
+#include "plugin_files.h"
 
 /* Every kernel is built with these: denormals kept, IEEE division, so that
  * results match the reference within 1e-4 on every device. */
 #define OCL_BUILD_OPTIONS "-cl-std=CL1.2"
-
-uint64_t ocl_fnv1a64(const void *data, size_t length, uint64_t hash) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < length; ++i) {
-    hash ^= p[i];
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 const char *ocl_error_name(cl_int error) {
   switch (error) {
@@ -66,77 +55,16 @@ const char *ocl_error_name(cl_int error) {
   }
 }
 
-hetc_plugin_status_t ocl_write_file_atomic(const char *path, const void *data, size_t length) {
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp) return ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(data, 1, length, f) == length;
-  if (f && fclose(f) != 0) ok = 0;
-  if (ok && rename(tmp, path) != 0) ok = 0;
-  hetc_plugin_status_t s = NULL;
-  if (!ok) {
-    s = ocl_status(HETC_PLUGIN_STATUS_INTERNAL, "opencl: cannot write %s: %s", path, strerror(errno));
-    remove(tmp);
-  }
-  free(tmp);
-  return s;
-}
-
-char *ocl_read_file(const char *path, size_t *out_length) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *data = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    data = malloc((size_t)size + 1);
-    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-      free(data);
-      data = NULL;
-    }
-  }
-  fclose(f);
-  if (!data) return NULL;
-  data[size] = 0;
-  if (out_length) *out_length = (size_t)size;
-  return data;
-}
-
 /* ------------------------------------------------------------------------ */
-
-static int make_dirs(char *path) {
-  for (char *p = path + 1; *p; ++p) {
-    if (*p != '/') continue;
-    *p = 0;
-    int ok = mkdir(path, 0755) == 0 || errno == EEXIST;
-    *p = '/';
-    if (!ok) return 0;
-  }
-  return mkdir(path, 0755) == 0 || errno == EEXIST;
-}
 
 void ocl_program_cache_init(ocl_program_cache_t *cache) {
   memset(cache, 0, sizeof(*cache));
   pthread_mutex_init(&cache->lock, NULL);
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  char path[4096];
-  int n;
-  if (xdg && *xdg)
-    n = snprintf(path, sizeof(path), "%s/hetc/opencl", xdg);
-  else if (home && *home)
-    n = snprintf(path, sizeof(path), "%s/.cache/hetc/opencl", home);
-  else
-    return;
-  if (n <= 0 || (size_t)n >= sizeof(path) || !make_dirs(path)) {
-    if (ocl_host && ocl_host->log)
-      ocl_host->log(HETC_PLUGIN_LOG_WARNING, OCL_PLUGIN_NAME,
-                    "cannot create the program cache %s; programs are rebuilt in every process", path);
-    return;
-  }
-  cache->dir = strdup(path);
+  cache->dir = hpc_cache_dir("opencl");
+  if (!cache->dir && ocl_host && ocl_host->log)
+    ocl_host->log(HETC_PLUGIN_LOG_WARNING, OCL_PLUGIN_NAME,
+                  "cannot create the program cache in $XDG_CACHE_HOME or ~/.cache; programs are rebuilt in every "
+                  "process");
 }
 
 void ocl_program_cache_fini(ocl_program_cache_t *cache) {
@@ -154,9 +82,9 @@ void ocl_program_cache_fini(ocl_program_cache_t *cache) {
 }
 
 static uint64_t program_key(const ocl_device_t *dev, const char *source, size_t length) {
-  uint64_t h = ocl_fnv1a64(source, length, OCL_FNV1A64_INIT);
-  h = ocl_fnv1a64(OCL_BUILD_OPTIONS, strlen(OCL_BUILD_OPTIONS), h);
-  return ocl_fnv1a64(dev->fingerprint, strlen(dev->fingerprint), h);
+  uint64_t h = hpc_fnv1a64(source, length, HPC_FNV1A64_INIT);
+  h = hpc_fnv1a64(OCL_BUILD_OPTIONS, strlen(OCL_BUILD_OPTIONS), h);
+  return hpc_fnv1a64(dev->fingerprint, strlen(dev->fingerprint), h);
 }
 
 unsigned char *ocl_program_binary(const ocl_program_t *program, size_t *out_length) {
@@ -250,7 +178,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
   if (!program && cache->dir) {
     disk_path(cache, key, path, sizeof(path));
     size_t n = 0;
-    unsigned char *cached = (unsigned char *)ocl_read_file(path, &n);
+    unsigned char *cached = (unsigned char *)hpc_read_file(path, &n);
     if (cached) {
       program = build_from_binary(dev, cached, n);
       from_disk = program != NULL;
@@ -275,8 +203,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
     if (bin) {
       if (!path[0]) disk_path(cache, key, path, sizeof(path));
       /* A cache that cannot be written only costs rebuilds. */
-      hetc_plugin_status_t s = ocl_write_file_atomic(path, bin, n);
-      if (s) ocl_host->status_free(s);
+      (void)hpc_write_file_atomic(path, bin, n);
       free(bin);
     }
   }

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plugin_files.h"
 #include "vec.h"
 
 extern char **environ;
@@ -30,15 +31,6 @@ extern char **environ;
 #define MAX_OBJECTS 256
 /* Compiler output kept in a BUILD_FAILED message. */
 #define MAX_LOG 16384
-
-uint64_t vec_fnv1a64(const void *data, size_t length, uint64_t hash) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < length; ++i) {
-    hash ^= p[i];
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 static char *dup_string(const char *s) {
   size_t n = strlen(s) + 1;
@@ -57,56 +49,10 @@ static char *join_path(const char *a, const char *b) {
   return p;
 }
 
-char *vec_read_file(const char *path, size_t *out_length) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (len < cap) break;
-    char *bigger = realloc(buf, cap * 2 + 1);
-    if (!bigger) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = bigger;
-    cap *= 2;
-  }
-  int failed = ferror(f);
-  fclose(f);
-  if (!buf || failed) {
-    free(buf);
-    return NULL;
-  }
-  buf[len] = '\0';
-  if (out_length) *out_length = len;
-  return buf;
-}
-
-static int write_all(const char *path, const void *data, size_t length) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return -1;
-  size_t put = fwrite(data, 1, length, f);
-  int rc = fclose(f);
-  return put == length && rc == 0 ? 0 : -1;
-}
-
 hetc_plugin_status_t vec_write_file_atomic(const char *path, const void *data,
                                            size_t length) {
-  static atomic_uint_fast64_t serial;
-  char tmp[4096];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%llu", path, (long)getpid(),
-           (unsigned long long)atomic_fetch_add(&serial, 1));
-  if (write_all(tmp, data, length) != 0 || rename(tmp, path) != 0) {
-    int err = errno;
-    unlink(tmp);
-    return vec_status(HETC_PLUGIN_STATUS_INTERNAL, "vec: writing %s: %s", path,
-                      strerror(err));
-  }
-  return NULL;
+  if (hpc_write_file_atomic(path, data, length) == 0) return NULL;
+  return vec_status(HETC_PLUGIN_STATUS_INTERNAL, "vec: writing %s: %s", path, strerror(errno));
 }
 
 /* Splits on blanks into a NULL-terminated argv with `extra` free slots
@@ -238,7 +184,7 @@ static char *compiler_version(vec_toolchain_t *tc) {
   snprintf(log, sizeof(log), "%s/version.log", dir);
   char *argv[3] = {tc->argv[0], "--version", NULL};
   int rc = run_command(argv, log);
-  char *text = rc == 0 ? vec_read_file(log, NULL) : NULL;
+  char *text = rc == 0 ? hpc_read_file(log, NULL) : NULL;
   unlink(log);
   rmdir(dir);
   if (!text) return NULL;
@@ -326,11 +272,11 @@ hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc, const char *cpu_key
     vec_host->log(HETC_PLUGIN_LOG_INFO, VEC_PLUGIN_NAME,
                   "no writable cache directory; compiled kernels are not kept "
                   "across runs");
-  uint64_t seed = VEC_FNV1A64_INIT;
-  seed = vec_fnv1a64(tc->command_text, strlen(tc->command_text) + 1, seed);
-  seed = vec_fnv1a64(tc->version, strlen(tc->version) + 1, seed);
-  seed = vec_fnv1a64(cpu_key, strlen(cpu_key) + 1, seed);
-  seed = vec_fnv1a64(VEC_PLUGIN_VERSION, sizeof(VEC_PLUGIN_VERSION), seed);
+  uint64_t seed = HPC_FNV1A64_INIT;
+  seed = hpc_fnv1a64(tc->command_text, strlen(tc->command_text) + 1, seed);
+  seed = hpc_fnv1a64(tc->version, strlen(tc->version) + 1, seed);
+  seed = hpc_fnv1a64(cpu_key, strlen(cpu_key) + 1, seed);
+  seed = hpc_fnv1a64(VEC_PLUGIN_VERSION, sizeof(VEC_PLUGIN_VERSION), seed);
   tc->key_seed = seed;
   return NULL;
 }
@@ -370,7 +316,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   snprintf(log, sizeof(log), "%s/compiler.log", dir);
   snprintf(out, sizeof(out), "%s.tmp.%ld.%llu", so_path, (long)getpid(),
            (unsigned long long)n);
-  if (write_all(src, source, length) != 0) {
+  if (hpc_write_file_atomic(src, source, length) != 0) {
     int err = errno;
     unlink(src);
     rmdir(dir);
@@ -389,7 +335,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   hetc_plugin_status_t s = NULL;
   if (rc != 0) {
     size_t log_length = 0;
-    char *text = vec_read_file(log, &log_length);
+    char *text = hpc_read_file(log, &log_length);
     const char *shown = text ? text : "(no output)";
     if (log_length > MAX_LOG) shown = text + log_length - MAX_LOG;
     s = vec_status(fail_code,
@@ -497,7 +443,7 @@ static hetc_plugin_status_t add_object(vec_toolchain_t *tc, uint64_t key, const 
 hetc_plugin_status_t vec_toolchain_get(vec_toolchain_t *tc, const char *source,
                                        size_t length, const char *symbol, int32_t fail_code,
                                        vec_object_t **out_object) {
-  uint64_t key = vec_fnv1a64(source, length, tc->key_seed);
+  uint64_t key = hpc_fnv1a64(source, length, tc->key_seed);
   if (key == 0) key = 1;
   pthread_mutex_lock(&tc->lock);
   vec_object_t *hit = find_locked(tc, key);

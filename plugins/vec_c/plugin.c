@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plugin_files.h"
 #include "vec.h"
 #include "plugin_status.h"
 #include "plugin_cpu_info.h"
@@ -474,7 +475,7 @@ static hetc_plugin_status_t vec_artifact_emit(hetc_plugin_instance_t *instance,
   if (!s) s = vec_write_file_atomic(c_path, artifact->source, artifact->source_length);
   if (!s) {
     size_t length = 0;
-    char *object = artifact->object->path ? vec_read_file(artifact->object->path, &length) : NULL;
+    char *object = artifact->object->path ? hpc_read_file(artifact->object->path, &length) : NULL;
     if (object) {
       s = vec_write_file_atomic(so_path, object, length);
       free(object);
@@ -510,7 +511,7 @@ static hetc_plugin_status_t vec_artifact_load(hetc_plugin_instance_t *instance,
     /* The packaged source must be the kernel this (workload, template,
      * config) gives now; otherwise the package is stale or mislabelled. */
     size_t length = 0;
-    char *packaged = vec_read_file(c_path, &length);
+    char *packaged = hpc_read_file(c_path, &length);
     if (packaged && (length != a->source_length || memcmp(packaged, a->source, length) != 0))
       s = vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                      "vec: %s was emitted for another workload, template, config or "

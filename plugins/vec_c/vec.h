@@ -258,13 +258,9 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc,
                                               int32_t fail_code);
 void vec_toolchain_release(vec_toolchain_t *tc, vec_object_t *object);
 
-uint64_t vec_fnv1a64(const void *data, size_t length, uint64_t hash);
-#define VEC_FNV1A64_INIT 0xcbf29ce484222325ULL
-/* Writes a file through a temp name and rename(). */
+/* hpc_write_file_atomic with a status naming the file. */
 hetc_plugin_status_t vec_write_file_atomic(const char *path, const void *data,
                                            size_t length);
-/* Reads a whole file (NUL-terminated; free()); NULL on failure. */
-char *vec_read_file(const char *path, size_t *out_length);
 
 /* ------------------------------------------------------------------------ */
 /* The CPU device (device.c)                                                */
