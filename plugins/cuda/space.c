@@ -13,12 +13,12 @@
  * the research's enlargements available as space overrides: the NHWC
  * template's thread knobs are optional knobs of the NCHW template, and
  * api/space-overrides.md's `add` takes the larger candidates. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cu.h"
+#include "plugin_intern.h"
 
 static const struct {
   const char *name;
@@ -329,23 +329,16 @@ hetc_plugin_status_t cu_check_function(const char *kernel, const cu_function_att
 /* Declaring spaces, parsing configs                                        */
 /* ------------------------------------------------------------------------ */
 
-/* What the constraint needs: the space, the workload and the limits, in
- * storage that outlives the instance's spaces. */
+/* What the constraint needs: the space, the workload (its input inline:
+ * the context is interned by its bytes) and the limits. */
 typedef struct constraint_context_t {
   cu_space_t space;
-  hetc_plugin_workload_t wl;
+  hetc_plugin_workload_t wl; /* inputs: NULL, see `input` */
   hetc_plugin_tensor_t input;
   cu_limits_t limits;
-  struct constraint_context_t *next;
 } constraint_context_t;
 
-static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
-static constraint_context_t *contexts;
-
-/* An existing context with the same content, or a new one; NULL when out
- * of memory. Spaces of one workload are defined again and again while
- * tuning: equal contexts are shared, so the list stays as long as the
- * number of distinct tasks. */
+/* The shared context equal to (space, wl, limits); NULL when out of memory. */
 static const constraint_context_t *context_for(const cu_space_t *space, const hetc_plugin_workload_t *wl,
                                                const cu_limits_t *limits) {
   constraint_context_t probe;
@@ -356,24 +349,7 @@ static const constraint_context_t *context_for(const cu_space_t *space, const he
   probe.wl.num_inputs = 1;
   probe.input = wl->inputs[0];
   probe.limits = *limits;
-  pthread_mutex_lock(&contexts_lock);
-  constraint_context_t *c = contexts;
-  for (; c; c = c->next) {
-    constraint_context_t *next = c->next;
-    c->next = NULL;
-    probe.wl.inputs = c->wl.inputs;
-    const int same = memcmp(c, &probe, sizeof(probe)) == 0;
-    c->next = next;
-    if (same) break;
-  }
-  if (!c && (c = malloc(sizeof(*c)))) {
-    *c = probe;
-    c->wl.inputs = &c->input;
-    c->next = contexts;
-    contexts = c;
-  }
-  pthread_mutex_unlock(&contexts_lock);
-  return c;
+  return hpc_intern(&probe, sizeof(probe));
 }
 
 static int64_t *field(cu_config_t *c, const cu_knob_spec_t *k) { return (int64_t *)((char *)c + k->offset); }
@@ -409,7 +385,9 @@ static int config_acceptable(const hetc_plugin_config_t *config, const void *use
     memcpy(field(&cfg, k), config->knobs[i].values, sizeof(int64_t) * (size_t)value_count(k));
   }
   cu_demand_t demand;
-  cu_config_demand(&ctx->wl, ctx->space.kind, &cfg, &demand);
+  hetc_plugin_workload_t wl = ctx->wl;
+  wl.inputs = &ctx->input;
+  cu_config_demand(&wl, ctx->space.kind, &cfg, &demand);
   return cu_demand_fits(&demand, &ctx->limits);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ocl.h"
+#include "plugin_intern.h"
 
 static const struct {
   const char *name;
@@ -275,21 +276,16 @@ hetc_plugin_status_t ocl_check_limits(const ocl_demand_t *demand, const ocl_limi
 /* What the space's constraint needs: the template, the workload's shape
  * and the device's limits. Kept by ocl_space_define for as long as the
  * plugin is loaded (the host may check constraints after the call). */
+/* What the constraint needs: the space, the workload (its input inline:
+ * the context is interned by its bytes) and the limits. */
 typedef struct constraint_context_t {
   ocl_space_t space;
-  hetc_plugin_workload_t wl;
+  hetc_plugin_workload_t wl; /* inputs: NULL, see `input` */
   hetc_plugin_tensor_t input;
   ocl_limits_t limits;
-  struct constraint_context_t *next;
 } constraint_context_t;
 
-static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
-static constraint_context_t *contexts;
-
-/* An existing context with the same content, or a new one; NULL when out
- * of memory. Spaces of one workload are defined again and again while
- * tuning: equal contexts are shared, so the list stays as long as the
- * number of distinct tasks. */
+/* The shared context equal to (space, wl, limits); NULL when out of memory. */
 static const constraint_context_t *context_for(const ocl_space_t *space, const hetc_plugin_workload_t *wl,
                                                const ocl_limits_t *limits) {
   constraint_context_t probe;
@@ -300,24 +296,7 @@ static const constraint_context_t *context_for(const ocl_space_t *space, const h
   probe.wl.num_inputs = 1;
   probe.input = wl->inputs[0];
   probe.limits = *limits;
-  pthread_mutex_lock(&contexts_lock);
-  constraint_context_t *c = contexts;
-  for (; c; c = c->next) {
-    constraint_context_t *next = c->next;
-    c->next = NULL;
-    probe.wl.inputs = c->wl.inputs;
-    const int same = memcmp(c, &probe, sizeof(probe)) == 0;
-    c->next = next;
-    if (same) break;
-  }
-  if (!c && (c = malloc(sizeof(*c)))) {
-    *c = probe;
-    c->wl.inputs = &c->input;
-    c->next = contexts;
-    contexts = c;
-  }
-  pthread_mutex_unlock(&contexts_lock);
-  return c;
+  return hpc_intern(&probe, sizeof(probe));
 }
 
 static int64_t *field(ocl_config_t *c, const ocl_knob_spec_t *k) { return (int64_t *)((char *)c + k->offset); }
@@ -338,7 +317,9 @@ static int config_acceptable(const hetc_plugin_config_t *config, const void *use
   }
   if (cfg.vector > 1 && cfg.tile_n % cfg.vector != 0) return 0;
   ocl_demand_t demand;
-  ocl_config_demand(&ctx->wl, ctx->space.kind, &cfg, &demand);
+  hetc_plugin_workload_t wl = ctx->wl;
+  wl.inputs = &ctx->input;
+  ocl_config_demand(&wl, ctx->space.kind, &cfg, &demand);
   return ocl_demand_fits(&demand, &ctx->limits);
 }
 
