@@ -19,6 +19,10 @@
  *   HK_MMA_TF32(c, a, b, s)  c[4] += A(16x8) B(8x8), PTX's m16n8k8 TF32
  *                        fragment layout (a[4], b[2], c[4] per lane);
  *                        every thread of the block must reach it.
+ *   HK_UNROLL_MMA        before a loop around mma steps: unrolled on CUDA;
+ *                        kept rolled on OpenCL, where each emulated step
+ *                        holds two barriers and unrolled copies of them
+ *                        make PoCL's compile several times slower.
  *
  * The OpenCL side emulates the mma step through shared memory with the
  * fragment layout of the PTX ISA, so a kernel that places its fragments
@@ -48,6 +52,7 @@ static const char cuda_dialect[] =
     "#define HK_WARP ((int)(threadIdx.x >> 5))\n"
     "#define HK_MMA_SCRATCH(s, warps)\n"
     "#define HK_MMA_TF32(c, a, b, s) hk_mma_tf32(c, a, b)\n"
+    "#define HK_UNROLL_MMA _Pragma(\"unroll\")\n"
     "HK_FN unsigned hk_tf32(float x) {\n"
     "  unsigned r;\n"
     "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x));\n"
@@ -84,6 +89,7 @@ static const char opencl_dialect[] =
     /* Per warp: A (16x8) then B (8x8), as floats. */
     "#define HK_MMA_SCRATCH(s, warps) __local float s[(warps) * 192]\n"
     "#define HK_MMA_TF32(c, a, b, s) hk_mma_tf32(c, a, b, (s) + HK_WARP * 192)\n"
+    "#define HK_UNROLL_MMA\n"
     /* cvt.rna: to nearest, ties away from zero, 10 mantissa bits kept. */
     "HK_FN unsigned hk_tf32(float x) { return (as_uint(x) + 0x1000u) & 0xffffe000u; }\n"
     "HK_FN void hk_mma_tf32(float *c, const unsigned *a, const unsigned *b, __local float *s) {\n"

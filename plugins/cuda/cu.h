@@ -76,6 +76,9 @@ typedef struct cu_device_t {
   char *name;
   char *fingerprint;
   char *arch; /* "sm_90", what NVRTC compiles for */
+  /* desc.name: the name with the architecture and the tensor cores' rate,
+   * which the ABI's descriptor has no field for. */
+  char label[256];
   struct cu_rt_device_t *rt;
 } cu_device_t;
 
@@ -83,7 +86,7 @@ typedef struct cu_device_t {
  * capability times SMs times clock, and the TF32 tensor-core rate. */
 double cu_peak_fp32_gflops(const cu_limits_t *limits);
 double cu_peak_tf32_gflops(const cu_limits_t *limits);
-/* Fills desc (name, fingerprint, peaks, memory) from the other fields. */
+/* Fills desc (label, fingerprint, peaks, memory) from the other fields. */
 void cu_device_describe(cu_device_t *dev);
 
 /* ------------------------------------------------------------------------ */

@@ -45,7 +45,13 @@ void cu_device_describe(cu_device_t *dev) {
   memset(d, 0, sizeof(*d));
   d->struct_size = sizeof(*d);
   d->kind = HETC_PLUGIN_DEVICE_GPU;
-  d->name = dev->name;
+  const double tf32 = cu_peak_tf32_gflops(l);
+  if (tf32 > 0)
+    snprintf(dev->label, sizeof(dev->label), "%s (%s, TF32 tensor cores %.1f TFLOPS)", dev->name, dev->arch,
+             tf32 * 1e-3);
+  else
+    snprintf(dev->label, sizeof(dev->label), "%s (%s)", dev->name, dev->arch);
+  d->name = dev->label;
   d->fingerprint = dev->fingerprint;
   d->compute_units = l->sm_count;
   d->simd_width_fp32 = l->warp_size;

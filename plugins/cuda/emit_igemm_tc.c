@@ -148,10 +148,10 @@ static void emit_loads(cu_emit_t *e, const igemm_shape_t *s, int ind, const char
   L(ind, "{");
   L(ind + 1, "const int k0 = (%s) * %lld;", kt, ll(s->BK));
   /* A: rows of the weight, threads along Kred. */
-  L(ind + 1, "IG_UNROLL");
+  L(ind + 1, "HK_UNROLL_MMA");
   L(ind + 1, "for (int x = 0; x < %lld; ++x) {", ll(s->AKX));
   L(ind + 2, "const int kk = k0 + (ak + x * %lld) * %lld;", ll(s->AKT), ll(s->VA));
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int y = 0; y < %lld; ++y) {", ll(s->AMY));
   L(ind + 3, "const int ok = kk < %lld && am_ok[y];", ll(s->KRED));
   L(ind + 3, "const %s at = a_off + (%s)y * %lld + kk;", s->idx, s->idx, ll(s->AMT * s->KRED));
@@ -165,14 +165,14 @@ static void emit_loads(cu_emit_t *e, const igemm_shape_t *s, int ind, const char
   L(ind + 2, "}");
   L(ind + 1, "}");
   /* B: the im2col gather, threads along the pixels. */
-  L(ind + 1, "IG_UNROLL");
+  L(ind + 1, "HK_UNROLL_MMA");
   L(ind + 1, "for (int y = 0; y < %lld; ++y) {", ll(s->BKY));
   L(ind + 2, "const int kk = k0 + bk + y * %lld;", ll(s->BKT));
   L(ind + 2, "const int c = kk / %lld, rs = kk %% %lld;", ll(s->R * s->S), ll(s->R * s->S));
   L(ind + 2, "const int dy = rs / %lld * %lld, dx = rs %% %lld * %lld;", ll(s->S), ll(s->DH), ll(s->S), ll(s->DW));
   L(ind + 2, "const %s koff = (%s)c * %lld + dy * %lld + dx;", s->idx, s->idx, ll(s->H * s->W), ll(s->W));
   L(ind + 2, "const int kok = c < %lld;", ll(s->C));
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int x = 0; x < %lld; ++x) {", ll(s->BNX));
   if (s->padded)
     L(ind + 3, "const int ok = kok && (unsigned)(iy0[x] + dy) < %lluu && (unsigned)(ix0[x] + dx) < %lluu;",
@@ -189,16 +189,16 @@ static void emit_loads(cu_emit_t *e, const igemm_shape_t *s, int ind, const char
 static void emit_stores(cu_emit_t *e, const igemm_shape_t *s, int ind, const char *stage) {
   L(ind, "{");
   L(ind + 1, "const int sa_w = (%s) * %lld, sb_w = (%s) * %lld;", stage, ll(s->ASZ), stage, ll(s->BSZ));
-  L(ind + 1, "IG_UNROLL");
+  L(ind + 1, "HK_UNROLL_MMA");
   L(ind + 1, "for (int y = 0; y < %lld; ++y)", ll(s->AMY));
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int x = 0; x < %lld; ++x) {", ll(s->AKX));
   L(ind + 3, "const int m = am + y * %lld, k = (ak + x * %lld) * %lld;", ll(s->AMT), ll(s->AKT), ll(s->VA));
   if (s->BM % s->AMT != 0 || (s->BK / s->VA) % s->AKT != 0)
     L(ind + 3, "if (m < %lld && k < %lld)", ll(s->BM), ll(s->BK));
   if (s->VA == 4) {
     L(ind + 3, "{");
-    L(ind + 4, "IG_UNROLL");
+    L(ind + 4, "HK_UNROLL_MMA");
     L(ind + 4, "for (int v = 0; v < 4; ++v)");
     L(ind + 5, "sa[sa_w + m * %lld + k + (v ^ (m & 3))] = hk_tf32(ra[(y * %lld + x) * 4 + v]);", ll(s->LDA),
       ll(s->AKX));
@@ -207,9 +207,9 @@ static void emit_stores(cu_emit_t *e, const igemm_shape_t *s, int ind, const cha
     L(ind + 3, "sa[sa_w + m * %lld + (k ^ (m & 3))] = hk_tf32(ra[y * %lld + x]);", ll(s->LDA), ll(s->AKX));
   }
   L(ind + 2, "}");
-  L(ind + 1, "IG_UNROLL");
+  L(ind + 1, "HK_UNROLL_MMA");
   L(ind + 1, "for (int y = 0; y < %lld; ++y)", ll(s->BKY));
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int x = 0; x < %lld; ++x) {", ll(s->BNX));
   L(ind + 3, "const int k = bk + y * %lld, n = bn + x * %lld;", ll(s->BKT), ll(s->BNT));
   if (s->BK % s->BKT != 0 || s->BN % s->BNT != 0)
@@ -225,10 +225,10 @@ static void emit_math(cu_emit_t *e, const igemm_shape_t *s, int ind, const char 
   L(ind + 1, "const int sa_r = (%s) * %lld + (wm * %lld + g) * %lld + (t ^ (g & 3));", stage, ll(s->ASZ), ll(s->TM),
     ll(s->LDA));
   L(ind + 1, "const int sb_r = (%s) * %lld + t * %lld + wn * %lld + g;", stage, ll(s->BSZ), ll(s->LDB), ll(s->TN));
-  L(ind + 1, "IG_UNROLL");
+  L(ind + 1, "HK_UNROLL_MMA");
   L(ind + 1, "for (int ks = 0; ks < %lld; ks += 8) {", ll(s->BK));
   L(ind + 2, "unsigned fa[%lld][4], fb[%lld][2];", ll(s->MT), ll(s->NT));
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int i = 0; i < %lld; ++i) {", ll(s->MT));
   L(ind + 3, "const int p = sa_r + i * %lld + ks;", ll(16 * s->LDA));
   L(ind + 3, "fa[i][0] = sa[p];");
@@ -236,15 +236,15 @@ static void emit_math(cu_emit_t *e, const igemm_shape_t *s, int ind, const char 
   L(ind + 3, "fa[i][2] = sa[p + 4];");
   L(ind + 3, "fa[i][3] = sa[p + %lld];", ll(8 * s->LDA + 4));
   L(ind + 2, "}");
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int j = 0; j < %lld; ++j) {", ll(s->NT));
   L(ind + 3, "const int p = sb_r + ks * %lld + j * 8;", ll(s->LDB));
   L(ind + 3, "fb[j][0] = sb[p];");
   L(ind + 3, "fb[j][1] = sb[p + %lld];", ll(4 * s->LDB));
   L(ind + 2, "}");
-  L(ind + 2, "IG_UNROLL");
+  L(ind + 2, "HK_UNROLL_MMA");
   L(ind + 2, "for (int i = 0; i < %lld; ++i)", ll(s->MT));
-  L(ind + 3, "IG_UNROLL");
+  L(ind + 3, "HK_UNROLL_MMA");
   L(ind + 3, "for (int j = 0; j < %lld; ++j)", ll(s->NT));
   L(ind + 4, "HK_MMA_TF32(acc + (i * %lld + j) * 4, fa[i], fb[j], mma_s);", ll(s->NT));
   L(ind + 1, "}");
@@ -268,11 +268,6 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
   e->param_bytes[1] = (uint64_t)s.K * 4;
 
   cu_emit_preamble(e, wl->epilogue.activation);
-  /* The register tiles' loops unroll on the GPU. The tests' OpenCL build
-   * keeps them rolled: each emulated mma step holds two barriers, and
-   * unrolled copies of them make PoCL's compile several times slower. */
-  hpc_strbuf_printf(&e->src, "#ifdef __OPENCL_VERSION__\n#define IG_UNROLL\n#else\n"
-                             "#define IG_UNROLL _Pragma(\"unroll\")\n#endif\n\n");
   if (s.VA == 4)
     hpc_strbuf_printf(&e->src, "HK_FN float4 make4(void) { float4 v; v.x = v.y = v.z = v.w = 0.0f; return v; }\n\n");
   cu_launch_t *launch = cu_emit_launch(e, "conv2d_igemm_tf32");
@@ -292,7 +287,7 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
   L(1, "const int ak = tid %% %lld, am = tid / %lld;", ll(s.AKT), ll(s.AKT));
   L(1, "const %s a_off = (%s)(m0 + am) * %lld;", s.idx, s.idx, ll(s.KRED));
   L(1, "int am_ok[%lld];", ll(s.AMY));
-  L(1, "IG_UNROLL");
+  L(1, "HK_UNROLL_MMA");
   L(1, "for (int y = 0; y < %lld; ++y) am_ok[y] = m0 + am + y * %lld < %lld && am + y * %lld < %lld;", ll(s.AMY),
     ll(s.AMT), ll(s.M), ll(s.AMT), ll(s.BM));
   /* The B stage's threads: bn along the pixels, bk along Kred. Each of a
@@ -305,7 +300,7 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
     L(1, "int iy0[%lld], ix0[%lld];", ll(s.BNX), ll(s.BNX));
   else
     L(1, "int pok[%lld];", ll(s.BNX));
-  L(1, "IG_UNROLL");
+  L(1, "HK_UNROLL_MMA");
   L(1, "for (int x = 0; x < %lld; ++x) {", ll(s.BNX));
   L(2, "const int nn = bn + x * %lld, pix = n0 + nn;", ll(s.BNT));
   L(2, "const int ok = pix < %lld && nn < %lld;", ll(s.NPIX), ll(s.BN));
@@ -321,7 +316,7 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
   }
   L(1, "}");
   L(1, "float acc[%lld];", ll(s.MT * s.NT * 4));
-  L(1, "IG_UNROLL");
+  L(1, "HK_UNROLL_MMA");
   L(1, "for (int i = 0; i < %lld; ++i) acc[i] = 0.0f;", ll(s.MT * s.NT * 4));
   L(1, "float ra[%lld], rb[%lld];", ll(s.AMY * s.AKX * s.VA), ll(s.BKY * s.BNX));
   emit_loads(e, &s, 1, "0");
@@ -345,16 +340,16 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
   L(1, "}");
   /* The epilogue, from the accumulator fragments: c[2h + v] is row g + 8h,
    * column 2t + v of the mma tile. */
-  L(1, "IG_UNROLL");
+  L(1, "HK_UNROLL_MMA");
   L(1, "for (int j = 0; j < %lld; ++j)", ll(s.NT));
-  L(2, "IG_UNROLL");
+  L(2, "HK_UNROLL_MMA");
   L(2, "for (int v = 0; v < 2; ++v) {");
   L(3, "const int pix = n0 + wn * %lld + j * 8 + 2 * t + v;", ll(s.TN));
   L(3, "if (pix < %lld) {", ll(s.NPIX));
   L(4, "const %s base = (%s)(pix / %lld) * %lld + pix %% %lld;", s.idx, s.idx, ll(PQ), ll(s.K * PQ), ll(PQ));
-  L(4, "IG_UNROLL");
+  L(4, "HK_UNROLL_MMA");
   L(4, "for (int i = 0; i < %lld; ++i)", ll(s.MT));
-  L(5, "IG_UNROLL");
+  L(5, "HK_UNROLL_MMA");
   L(5, "for (int h = 0; h < 2; ++h) {");
   L(6, "const int ch = m0 + wm * %lld + i * 16 + h * 8 + g;", ll(s.TM));
   L(6, "if (ch < %lld) {", ll(s.M));

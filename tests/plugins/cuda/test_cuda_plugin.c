@@ -172,13 +172,15 @@ static void fake_devices_listed(void **state) {
   printf("%s", paragraph);
   assert_line(paragraph, "  target: cuda");
   assert_null(strstr(paragraph, "  reason: "));
-  /* 132 SMs x 128 lanes x 2 x 1.98 GHz; 82 x 128 x 2 x 1.695 GHz. */
-  assert_line(paragraph, "  device 0: Fake H100 80GB HBM3 (gpu), 132 compute units, SIMD 32, peak 66908.2 GFLOPS fp32");
+  /* 132 SMs x 128 lanes x 2 x 1.98 GHz; 82 x 128 x 2 x 1.695 GHz. Tensor
+   * cores: 132 x 2048 and 82 x 256 TF32 flops per clock. */
+  assert_line(paragraph, "  device 0: Fake H100 80GB HBM3 (sm_90, TF32 tensor cores 535.3 TFLOPS) (gpu), 132 compute units, "
+                         "SIMD 32, peak 66908.2 GFLOPS fp32");
   snprintf(want, sizeof want, "            fingerprint cuda|Fake H100 80GB HBM3|sm_90|driver 13.0|nvrtc %d.%d",
            nvrtc->major, nvrtc->minor);
   assert_line(paragraph, want);
-  assert_line(paragraph,
-              "  device 1: Fake GeForce RTX 3090 (gpu), 82 compute units, SIMD 32, peak 35581.4 GFLOPS fp32");
+  assert_line(paragraph, "  device 1: Fake GeForce RTX 3090 (sm_86, TF32 tensor cores 35.6 TFLOPS) (gpu), 82 compute units, "
+                         "SIMD 32, peak 35581.4 GFLOPS fp32");
   snprintf(want, sizeof want, "            fingerprint cuda|Fake GeForce RTX 3090|sm_86|driver 13.0|nvrtc %d.%d",
            nvrtc->major, nvrtc->minor);
   assert_line(paragraph, want);

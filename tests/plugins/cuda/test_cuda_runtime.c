@@ -210,7 +210,7 @@ static void devices_and_descriptors(void **state) {
   const hetc_plugin_device_t *d = &h100->desc;
   assert_int_equal(d->struct_size, sizeof(*d));
   assert_int_equal(d->kind, HETC_PLUGIN_DEVICE_GPU);
-  assert_string_equal(d->name, "Fake H100 80GB HBM3");
+  assert_string_equal(d->name, "Fake H100 80GB HBM3 (sm_90, TF32 tensor cores 535.3 TFLOPS)");
   assert_string_equal(d->fingerprint, h100->fingerprint);
   assert_int_equal(d->compute_units, 132);
   assert_int_equal(d->simd_width_fp32, 32);
@@ -761,7 +761,7 @@ static void plugin_table(void **state) {
   hetc_plugin_instance_t *inst = NULL;
   assert_ok(p->instance_create(&inst));
   assert_int_equal(p->device_count(inst), 2);
-  assert_string_equal(p->device_get(inst, 0)->name, "Fake H100 80GB HBM3");
+  assert_string_equal(p->device_get(inst, 0)->name, "Fake H100 80GB HBM3 (sm_90, TF32 tensor cores 535.3 TFLOPS)");
   assert_null(p->device_get(inst, 2));
 
   hetc_plugin_workload_t w = conv_workload();
