@@ -67,7 +67,10 @@ void cu_demand_conv_nchw(const hetc_plugin_workload_t *wl, const cu_config_t *cf
   out->accumulators = s.vf * s.fi * s.vy * s.yi * s.vx * s.xi;
   /* A block tile much larger than the output only computes padding: the
    * space's factor splits never ask for it, an override might. */
-  if (s.FT > 2 * s.Kg + 64 || s.YT > 2 * s.P + 64 || s.XT > 2 * s.Q + 64)
+  if (s.N * s.G * s.BFG > 65535 || s.BY > 65535)
+    snprintf(out->reason, sizeof(out->reason), "a grid of %lldx%lld blocks in y and z exceeds CUDA's 65535",
+             (long long)s.BY, (long long)(s.N * s.G * s.BFG));
+  else if (s.FT > 2 * s.Kg + 64 || s.YT > 2 * s.P + 64 || s.XT > 2 * s.Q + 64)
     snprintf(out->reason, sizeof(out->reason),
              "a block tile of %lldx%lldx%lld is far larger than the %lldx%lldx%lld output of a group",
              (long long)s.FT, (long long)s.YT, (long long)s.XT, (long long)s.Kg, (long long)s.P, (long long)s.Q);
