@@ -273,9 +273,6 @@ hetc_plugin_status_t ocl_check_limits(const ocl_demand_t *demand, const ocl_limi
 /* Declaring, parsing, describing                                           */
 /* ------------------------------------------------------------------------ */
 
-/* What the space's constraint needs: the template, the workload's shape
- * and the device's limits. Kept by ocl_space_define for as long as the
- * plugin is loaded (the host may check constraints after the call). */
 /* What the constraint needs: the space, the workload (its input inline:
  * the context is interned by its bytes) and the limits. */
 typedef struct constraint_context_t {
