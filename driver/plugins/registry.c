@@ -1,6 +1,7 @@
 #include "plugins/registry.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -104,7 +105,57 @@ static void set_reason(hetc_plugin_entry_t *entry, hetc_plugin_state_t state, co
   entry->state = state;
 }
 
-static void load_candidate(hetc_registry_t *registry, hetc_plugin_entry_t *entry) {
+/* The calls a plugin must provide; the others (buffer_copy,
+ * buffer_host_pointer on devices without host memory, features) may be
+ * NULL. Checked before anything is called, so that a plugin with a hole in
+ * its table is refused with the name of the call rather than crashing hetc
+ * later. */
+#define REQUIRED_CALL(field) {#field, offsetof(hetc_plugin_t, field)}
+static const struct {
+  const char *name;
+  size_t offset;
+} required_calls[] = {
+    REQUIRED_CALL(probe),          REQUIRED_CALL(instance_create), REQUIRED_CALL(instance_destroy),
+    REQUIRED_CALL(device_count),   REQUIRED_CALL(device_get),      REQUIRED_CALL(supports),
+    REQUIRED_CALL(template_count), REQUIRED_CALL(template_name),   REQUIRED_CALL(template_version),
+    REQUIRED_CALL(template_define_space), REQUIRED_CALL(build),    REQUIRED_CALL(artifact_release),
+    REQUIRED_CALL(artifact_info),  REQUIRED_CALL(pack_param),      REQUIRED_CALL(buffer_alloc),
+    REQUIRED_CALL(buffer_free),    REQUIRED_CALL(buffer_write),    REQUIRED_CALL(buffer_read),
+    REQUIRED_CALL(run),            REQUIRED_CALL(time),            REQUIRED_CALL(artifact_emit),
+    REQUIRED_CALL(artifact_load),
+};
+
+int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t reason_size) {
+  if (plugin->header.abi_major != HETC_PLUGIN_ABI_MAJOR) {
+    snprintf(reason, reason_size, "the plugin speaks ABI %u.%u, this hetc speaks %d.0 to %d.%d",
+             plugin->header.abi_major, plugin->header.abi_minor, HETC_PLUGIN_ABI_MAJOR,
+             HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR);
+    return 1;
+  }
+  if (plugin->header.struct_size < MINOR0_TABLE_SIZE) {
+    snprintf(reason, reason_size, "plugin table is %u bytes, ABI %d.0 needs at least %zu",
+             plugin->header.struct_size, HETC_PLUGIN_ABI_MAJOR, (size_t)MINOR0_TABLE_SIZE);
+    return 1;
+  }
+  if (!plugin->name || !plugin->name[0]) {
+    snprintf(reason, reason_size, "plugin table has no name");
+    return 1;
+  }
+  for (size_t i = 0; i < sizeof(required_calls) / sizeof(required_calls[0]); ++i) {
+    void *call;
+    memcpy(&call, (const char *)plugin + required_calls[i].offset, sizeof(call));
+    if (!call) {
+      snprintf(reason, reason_size, "plugin table of '%s' lacks the required call %s", plugin->name,
+               required_calls[i].name);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* dlopen, query and table checks: on success entry->plugin is set and the
+ * handle stays open; on failure the entry is REFUSED with the reason. */
+static void negotiate(hetc_plugin_entry_t *entry, const hetc_plugin_host_t *host) {
   dlerror();
   entry->handle = dlopen(entry->path, RTLD_NOW | RTLD_LOCAL);
   if (!entry->handle) {
@@ -115,48 +166,70 @@ static void load_candidate(hetc_registry_t *registry, hetc_plugin_entry_t *entry
   hetc_plugin_query_fn_t query;
   void *symbol = dlsym(entry->handle, HETC_PLUGIN_QUERY_SYMBOL);
   memcpy(&query, &symbol, sizeof(query));
-  const hetc_plugin_t *plugin = query ? query(HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR,
-                                              hetc_host_services())
-                                      : NULL;
+  const hetc_plugin_t *plugin =
+      query ? query(HETC_PLUGIN_ABI_MAJOR, host->header.abi_minor, host) : NULL;
+  char problem[512];
   if (!query) {
     set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "no exported symbol %s (not a hetc plugin)",
                HETC_PLUGIN_QUERY_SYMBOL);
   } else if (!plugin) {
-    set_reason(entry, HETC_PLUGIN_STATE_REFUSED,
-               "%s declined this host (host ABI %d.%d)", HETC_PLUGIN_QUERY_SYMBOL,
-               HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR);
-  } else if (plugin->header.abi_major != HETC_PLUGIN_ABI_MAJOR) {
-    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "ABI major %u, this hetc speaks %d",
-               plugin->header.abi_major, HETC_PLUGIN_ABI_MAJOR);
-  } else if (plugin->header.struct_size < MINOR0_TABLE_SIZE) {
-    set_reason(entry, HETC_PLUGIN_STATE_REFUSED,
-               "plugin table is %u bytes, ABI %d.0 needs at least %zu",
-               plugin->header.struct_size, HETC_PLUGIN_ABI_MAJOR, (size_t)MINOR0_TABLE_SIZE);
-  } else if (!plugin->name || !plugin->name[0] || !plugin->probe || !plugin->instance_create) {
-    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "plugin table lacks a name, probe or instance_create");
+    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "%s declined this host (host ABI %d.%u)",
+               HETC_PLUGIN_QUERY_SYMBOL, HETC_PLUGIN_ABI_MAJOR, host->header.abi_minor);
+  } else if (hetc_plugin_table_problem(plugin, problem, sizeof(problem))) {
+    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "%s", problem);
   } else {
-    for (int32_t i = 0; registry->entries + i < entry; ++i) {
-      const hetc_plugin_entry_t *other = &registry->entries[i];
-      if (other->plugin && !strcmp(other->plugin->name, plugin->name)) {
-        set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "target name '%s' is already served by %s",
-                   plugin->name, other->path);
-        break;
-      }
-    }
-    if (entry->state != HETC_PLUGIN_STATE_REFUSED) {
-      entry->plugin = plugin;
-      hetc_plugin_status_t probe = plugin->probe();
-      if (probe) {
-        set_reason(entry, HETC_PLUGIN_STATE_UNAVAILABLE, "%s", hetc_status_message(probe));
-        hetc_status_free(probe);
-      } else {
-        entry->state = HETC_PLUGIN_STATE_READY;
-      }
-      return;
-    }
+    entry->plugin = plugin;
+    return;
   }
   dlclose(entry->handle);
   entry->handle = NULL;
+}
+
+static void probe(hetc_plugin_entry_t *entry) {
+  hetc_plugin_status_t status = entry->plugin->probe();
+  if (status) {
+    set_reason(entry, HETC_PLUGIN_STATE_UNAVAILABLE, "%s", hetc_status_message(status));
+    hetc_status_free(status);
+  } else {
+    entry->state = HETC_PLUGIN_STATE_READY;
+  }
+}
+
+static void load_candidate(hetc_registry_t *registry, hetc_plugin_entry_t *entry) {
+  negotiate(entry, hetc_host_services());
+  if (!entry->plugin) return;
+  for (int32_t i = 0; registry->entries + i < entry; ++i) {
+    const hetc_plugin_entry_t *other = &registry->entries[i];
+    if (other->plugin && !strcmp(other->plugin->name, entry->plugin->name)) {
+      set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "target name '%s' is already served by %s",
+                 entry->plugin->name, other->path);
+      entry->plugin = NULL;
+      dlclose(entry->handle);
+      entry->handle = NULL;
+      return;
+    }
+  }
+  probe(entry);
+}
+
+hetc_status_t hetc_registry_open_file(const char *path, const hetc_plugin_host_t *host,
+                                      hetc_registry_t **out_registry) {
+  hetc_registry_t *registry = calloc(1, sizeof(*registry));
+  hetc_plugin_entry_t *entry = calloc(1, sizeof(*entry));
+  char *copy = strdup(path);
+  if (!registry || !entry || !copy) {
+    free(registry);
+    free(entry);
+    free(copy);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "plugin registry");
+  }
+  registry->count = 1;
+  registry->entries = entry;
+  entry->path = copy;
+  negotiate(entry, host ? host : hetc_host_services());
+  if (entry->plugin) probe(entry);
+  *out_registry = registry;
+  return NULL;
 }
 
 hetc_status_t hetc_registry_open(hetc_registry_t **out_registry) {

@@ -38,6 +38,19 @@ typedef struct hetc_registry_t {
 hetc_status_t hetc_registry_open(hetc_registry_t **out_registry);
 void hetc_registry_free(hetc_registry_t *registry);
 
+/* A registry of the one plugin file `path`, negotiated with `host` (NULL:
+ * the driver's own services) and probed: for `hetc plugin-check`, which
+ * hands plugins a host of an older minor or one that counts allocations.
+ * Like hetc_registry_open, a bad plugin is recorded in the entry, not
+ * returned as a failure. */
+hetc_status_t hetc_registry_open_file(const char *path, const hetc_plugin_host_t *host,
+                                      hetc_registry_t **out_registry);
+
+/* 1, with the reason written to `reason`, when a plugin table cannot be
+ * used by this host: another major, a table shorter than minor 0, no name,
+ * or a required call missing. */
+int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t reason_size);
+
 /* The search directories, in order, as one string for messages. Owned by
  * the caller. */
 char *hetc_registry_search_path(void);

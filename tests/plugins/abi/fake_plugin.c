@@ -6,7 +6,9 @@
  *   FAKE_STRUCT_DELTA   bytes added to (or removed from) struct_size
  *   FAKE_PROBE_DECLINES probe answers UNAVAILABLE with a reason
  *   FAKE_NO_QUERY       exports no query symbol
- *   FAKE_DECLINE_HOST   the query returns NULL */
+ *   FAKE_DECLINE_HOST   the query returns NULL
+ *   FAKE_NO_BUILD       its table lacks the required build call
+ * The calls past the device list are stubs: the host never gets that far. */
 #include <stddef.h>
 #include <string.h>
 
@@ -41,6 +43,87 @@ static const hetc_plugin_device_t *device_get(const hetc_plugin_instance_t *inst
   return index == 0 ? &instance->device : NULL;
 }
 
+static hetc_plugin_status_t unsupported(void) {
+  return host->status_new(HETC_PLUGIN_STATUS_UNSUPPORTED, "fake plugin");
+}
+static int32_t supports(const hetc_plugin_instance_t *i, int32_t d, const hetc_plugin_workload_t *w) {
+  (void)i, (void)d, (void)w;
+  return 0;
+}
+static int32_t template_count(const hetc_plugin_instance_t *i, int32_t d, const hetc_plugin_workload_t *w) {
+  return supports(i, d, w);
+}
+static const char *template_name(const hetc_plugin_instance_t *i, int32_t d, const hetc_plugin_workload_t *w,
+                                 int32_t t) {
+  (void)i, (void)d, (void)w, (void)t;
+  return NULL;
+}
+static uint32_t template_version(const hetc_plugin_instance_t *i, int32_t d, const hetc_plugin_workload_t *w,
+                                 int32_t t) {
+  (void)i, (void)d, (void)w, (void)t;
+  return 0;
+}
+static hetc_plugin_status_t define_space(const hetc_plugin_instance_t *i, int32_t d,
+                                         const hetc_plugin_workload_t *w, int32_t t, hetc_plugin_space_t *s) {
+  (void)i, (void)d, (void)w, (void)t, (void)s;
+  return unsupported();
+}
+#ifndef FAKE_NO_BUILD
+static hetc_plugin_status_t build(hetc_plugin_instance_t *i, int32_t d, const hetc_plugin_workload_t *w, int32_t t,
+                                  const hetc_plugin_config_t *c, hetc_plugin_artifact_t **out) {
+  (void)i, (void)d, (void)w, (void)t, (void)c, (void)out;
+  return unsupported();
+}
+#endif
+static void artifact_release(hetc_plugin_instance_t *i, hetc_plugin_artifact_t *a) { (void)i, (void)a; }
+static const hetc_plugin_artifact_info_t *artifact_info(const hetc_plugin_artifact_t *a) {
+  (void)a;
+  return NULL;
+}
+static hetc_plugin_status_t pack_param(const hetc_plugin_artifact_t *a, int32_t p, const float *l, uint64_t n,
+                                       void *out) {
+  (void)a, (void)p, (void)l, (void)n, (void)out;
+  return unsupported();
+}
+static hetc_plugin_status_t buffer_alloc(hetc_plugin_instance_t *i, int32_t d, uint64_t n,
+                                         hetc_plugin_buffer_t **out) {
+  (void)i, (void)d, (void)n, (void)out;
+  return unsupported();
+}
+static void buffer_free(hetc_plugin_instance_t *i, hetc_plugin_buffer_t *b) { (void)i, (void)b; }
+static hetc_plugin_status_t buffer_write(hetc_plugin_instance_t *i, hetc_plugin_buffer_t *b, uint64_t o,
+                                         const void *src, uint64_t n) {
+  (void)i, (void)b, (void)o, (void)src, (void)n;
+  return unsupported();
+}
+static hetc_plugin_status_t buffer_read(hetc_plugin_instance_t *i, const hetc_plugin_buffer_t *b, uint64_t o,
+                                        void *dst, uint64_t n) {
+  (void)i, (void)b, (void)o, (void)dst, (void)n;
+  return unsupported();
+}
+static hetc_plugin_status_t run(hetc_plugin_instance_t *i, const hetc_plugin_artifact_t *a,
+                                hetc_plugin_buffer_t *const *args, int32_t n) {
+  (void)i, (void)a, (void)args, (void)n;
+  return unsupported();
+}
+static hetc_plugin_status_t time_artifact(hetc_plugin_instance_t *i, const hetc_plugin_artifact_t *a,
+                                          hetc_plugin_buffer_t *const *args, int32_t n, int32_t number,
+                                          int32_t repeat, double *out) {
+  (void)i, (void)a, (void)args, (void)n, (void)number, (void)repeat, (void)out;
+  return unsupported();
+}
+static hetc_plugin_status_t emit(hetc_plugin_instance_t *i, const hetc_plugin_artifact_t *a, const char *dir,
+                                 const char *prefix) {
+  (void)i, (void)a, (void)dir, (void)prefix;
+  return unsupported();
+}
+static hetc_plugin_status_t load(hetc_plugin_instance_t *i, int32_t d, const hetc_plugin_workload_t *w, int32_t t,
+                                 const hetc_plugin_config_t *c, const char *dir, const char *prefix,
+                                 hetc_plugin_artifact_t **out) {
+  (void)i, (void)d, (void)w, (void)t, (void)c, (void)dir, (void)prefix, (void)out;
+  return unsupported();
+}
+
 static const hetc_plugin_t table = {
     .header = {FAKE_ABI_MAJOR, FAKE_ABI_MINOR, (uint32_t)(sizeof(hetc_plugin_t) + FAKE_STRUCT_DELTA), 0},
     .name = FAKE_NAME,
@@ -52,6 +135,25 @@ static const hetc_plugin_t table = {
     .instance_destroy = instance_destroy,
     .device_count = device_count,
     .device_get = device_get,
+    .supports = supports,
+    .template_count = template_count,
+    .template_name = template_name,
+    .template_version = template_version,
+    .template_define_space = define_space,
+#ifndef FAKE_NO_BUILD
+    .build = build,
+#endif
+    .artifact_release = artifact_release,
+    .artifact_info = artifact_info,
+    .pack_param = pack_param,
+    .buffer_alloc = buffer_alloc,
+    .buffer_free = buffer_free,
+    .buffer_write = buffer_write,
+    .buffer_read = buffer_read,
+    .run = run,
+    .time = time_artifact,
+    .artifact_emit = emit,
+    .artifact_load = load,
 };
 
 #ifndef FAKE_NO_QUERY

@@ -47,7 +47,15 @@ static void good_plugins_load(void **state) {
 
 static void wrong_major_is_refused(void **state) {
   (void)state;
-  expect("libfake_bad_major.so", HETC_PLUGIN_STATE_REFUSED, "ABI major 2, this hetc speaks 1");
+  char want[128];
+  snprintf(want, sizeof(want), "the plugin speaks ABI 2.0, this hetc speaks 1.0 to 1.%d", HETC_PLUGIN_ABI_MINOR);
+  expect("libfake_bad_major.so", HETC_PLUGIN_STATE_REFUSED, want);
+}
+
+static void missing_call_is_refused(void **state) {
+  (void)state;
+  expect("libfake_no_build.so", HETC_PLUGIN_STATE_REFUSED,
+         "plugin table of 'fake_nobuild' lacks the required call build");
 }
 
 static void missing_symbol_is_refused(void **state) {
@@ -127,6 +135,7 @@ int main(void) {
       cmocka_unit_test(good_plugins_load),
       cmocka_unit_test(wrong_major_is_refused),
       cmocka_unit_test(missing_symbol_is_refused),
+      cmocka_unit_test(missing_call_is_refused),
       cmocka_unit_test(declining_query_is_refused),
       cmocka_unit_test(declining_probe_is_unavailable),
       cmocka_unit_test(short_table_is_refused),
