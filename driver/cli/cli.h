@@ -27,7 +27,11 @@ int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_
  * past a separate value), else NULL. */
 const char *hetc_cli_option(int argc, char **argv, int *i, const char *name);
 
+/* A whole non-negative number; -1 when `text` is not one. */
+long long hetc_cli_parse_count(const char *text);
+
 int hetc_cli_tasks(int argc, char **argv);
+int hetc_cli_plugin_check(int argc, char **argv);
 int hetc_cli_plugins(int argc, char **argv);
 int hetc_cli_compile(int argc, char **argv);
 int hetc_cli_run(int argc, char **argv);

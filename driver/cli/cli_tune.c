@@ -20,14 +20,6 @@ static const char usage_text[] =
     "           [--tasks LIST] [--quiet]\n"
     "  --tasks LIST   only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n";
 
-/* Parses a whole non-negative number; -1 when `text` is not one. */
-static long long parse_count(const char *text) {
-  char *end = NULL;
-  errno = 0;
-  long long value = strtoll(text, &end, 10);
-  return errno || end == text || *end || value < 0 ? -1 : value;
-}
-
 /* Reads "1,3,5-8" into `numbers`; the count, or -1 when `text` is not such
  * a list or holds more than `capacity` numbers. */
 static int32_t parse_task_list(const char *text, int32_t *numbers, int32_t capacity) {
@@ -82,7 +74,7 @@ int hetc_cli_tune(int argc, char **argv) {
   for (int i = 0; i < argc; ++i) {
     const char *arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-    long long n = value ? parse_count(value) : -1;
+    long long n = value ? hetc_cli_parse_count(value) : -1;
     if (!strcmp(arg, "--targets") && value) {
       targets_arg = argv[++i];
     } else if (!strcmp(arg, "--records") && value) {

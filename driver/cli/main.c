@@ -1,5 +1,7 @@
 /* The `hetc` command: dispatches to a subcommand. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -11,6 +13,8 @@ static void usage(FILE *to) {
           "commands:\n"
           "  tasks MODEL.json                     print the model's tunable tasks\n"
           "  plugins                              list backend plugins found, loaded, refused\n"
+          "  plugin-check PLUGIN.so [--device N] [--quick] [--timeout S]\n"
+          "                                       put a plugin through the conformance checks\n"
           "  compile MODEL.json --targets T[,T..] -o OUT.hetc\n"
           "                                       compile a model into a package\n"
           "  run PACKAGE [--input FILE | --random-input SEED] [--output FILE]\n"
@@ -35,6 +39,13 @@ int hetc_cli_report(hetc_status_t status) {
           code == HETC_STATUS_IO_ERROR)
              ? HETC_EXIT_BAD_INPUT
              : HETC_EXIT_FAILURE;
+}
+
+long long hetc_cli_parse_count(const char *text) {
+  char *end = NULL;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  return errno || end == text || *end || value < 0 ? -1 : value;
 }
 
 const char *hetc_cli_option(int argc, char **argv, int *i, const char *name) {
@@ -80,6 +91,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
   if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
+  if (!strcmp(command, "plugin-check")) return hetc_cli_plugin_check(argc - 2, argv + 2);
   if (!strcmp(command, "compile")) return hetc_cli_compile(argc - 2, argv + 2);
   if (!strcmp(command, "run")) return hetc_cli_run(argc - 2, argv + 2);
   if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);

@@ -1,6 +1,7 @@
 #include "plugins/host.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,3 +93,9 @@ static const hetc_plugin_host_t host_table = {
 };
 
 const hetc_plugin_host_t *hetc_host_services(void) { return &host_table; }
+
+size_t hetc_host_table_size(uint32_t minor) {
+  /* One entry per minor: where that minor's table ended. */
+  if (minor == 0) return offsetof(hetc_plugin_host_t, space_mark_optional);
+  return sizeof(hetc_plugin_host_t);
+}

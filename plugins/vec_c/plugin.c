@@ -512,7 +512,10 @@ static hetc_plugin_status_t vec_artifact_load(hetc_plugin_instance_t *instance,
      * config) gives now; otherwise the package is stale or mislabelled. */
     size_t length = 0;
     char *packaged = hpc_read_file(c_path, &length);
-    if (packaged && (length != a->source_length || memcmp(packaged, a->source, length) != 0))
+    if (!packaged)
+      s = vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: cannot read %s (missing from the package?)",
+                     c_path);
+    else if (length != a->source_length || memcmp(packaged, a->source, length) != 0)
       s = vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                      "vec: %s was emitted for another workload, template, config or "
                      "plugin version",

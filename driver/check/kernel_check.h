@@ -1,8 +1,9 @@
 /* Builds one kernel of a plugin for (workload, template, config), runs it
- * on random data and compares with the reference executor. Shared by the
- * conformance tests and the benchmarks. */
-#ifndef HETC_TESTS_KERNEL_CHECK_H_
-#define HETC_TESTS_KERNEL_CHECK_H_
+ * on random data and compares with the reference executor. Used by `hetc
+ * plugin-check`, the conformance tests and the benchmarks. Device 0 unless
+ * a call takes a device. */
+#ifndef HETC_DRIVER_CHECK_KERNEL_CHECK_H_
+#define HETC_DRIVER_CHECK_KERNEL_CHECK_H_
 
 #include "plugins/registry.h"
 
@@ -17,6 +18,13 @@ typedef struct kernel_check_result_t {
 hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
                                int32_t template_index, const hetc_plugin_config_t *config,
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out);
+
+/* Runs an artifact the caller built (or loaded) for (workload, template) on
+ * `device` and compares with the reference; the artifact stays the
+ * caller's. */
+hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
+                                    int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
+                                    kernel_check_result_t *out);
 
 /* kernel_check_run without the reference comparison (max_relative_error
  * 0): for searches that check only the winner. */

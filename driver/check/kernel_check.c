@@ -1,4 +1,4 @@
-#include "kernel_check.h"
+#include "check/kernel_check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,8 +32,9 @@ static void round_to_tf32(float *data, int64_t count) {
   }
 }
 
-static int uses_tf32(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload, int32_t template_index) {
-  const char *name = entry->plugin->template_name(entry->instance, 0, workload, template_index);
+static int uses_tf32(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
+                     int32_t template_index) {
+  const char *name = entry->plugin->template_name(entry->instance, device, workload, template_index);
   return name && strstr(name, "tf32") != NULL;
 }
 
@@ -124,16 +125,22 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* kernel_check_run; without `compare`, the reference is not run and
- * max_relative_error is 0. */
-static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
-                                int32_t template_index, const hetc_plugin_config_t *config, uint64_t seed,
-                                int32_t timed_repeats, int compare, kernel_check_result_t *out) {
+/* Runs a built artifact on random data; without `compare`, the reference
+ * is not run and max_relative_error is 0. The artifact stays the caller's. */
+static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
+                                  int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
+                                  int32_t timed_repeats, int compare, kernel_check_result_t *out) {
   const hetc_plugin_t *p = entry->plugin;
   hetc_plugin_instance_t *inst = entry->instance;
-  hetc_plugin_artifact_t *artifact = NULL;
-  HETC_RETURN_IF_ERROR(p->build(inst, 0, workload, template_index, config, &artifact));
   const hetc_plugin_artifact_info_t *info = p->artifact_info(artifact);
+  memset(out, 0, sizeof(*out));
+  if (!info)
+    return hetc_status_new(HETC_STATUS_INTERNAL, "artifact_info returned NULL for a built artifact");
+  if (info->num_inputs != workload->num_inputs || (info->num_inputs && !info->input_layouts) ||
+      info->num_params < 0 || info->num_params > 4 || (info->num_params && !info->param_bytes))
+    return hetc_status_new(HETC_STATUS_INTERNAL,
+                           "artifact_info describes %d inputs and %d params; the workload has %d inputs",
+                           info->num_inputs, info->num_params, workload->num_inputs);
   hetc_status_t status = NULL;
   uint64_t state = seed | 1;
   int32_t n_in = workload->num_inputs, n_params = info->num_params, nargs = 0;
@@ -149,7 +156,7 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
   float *got = malloc(sizeof(float) * (size_t)out_count);
   float *got_logical = malloc(sizeof(float) * (size_t)logical_out_count);
   if (!want || !got || !got_logical) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
-  const int tf32 = uses_tf32(entry, workload, template_index);
+  const int tf32 = uses_tf32(entry, device, workload, template_index);
   /* Activations: random logical data, converted into the kernel's layout. */
   for (int32_t i = 0; !status && i < n_in; ++i) {
     hetc_plugin_tensor_t logical = workload->inputs[i];
@@ -168,7 +175,7 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
     fill(logical_in[i], count, &state);
     if (tf32) round_to_tf32(logical_in[i], count);
     status = hetc_layout_convert(&logical, logical_in[i], &in_types[i], packed);
-    if (!status) status = p->buffer_alloc(inst, 0, (uint64_t)packed_count * 4, &args[nargs]);
+    if (!status) status = p->buffer_alloc(inst, device, (uint64_t)packed_count * 4, &args[nargs]);
     if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, (uint64_t)packed_count * 4);
     ++nargs;
     free(packed);
@@ -185,17 +192,16 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
     fill(logical_params[k], count, &state);
     if (tf32 && k == 0) round_to_tf32(logical_params[k], count);
     status = p->pack_param(artifact, k, logical_params[k], (uint64_t)count, packed);
-    if (!status) status = p->buffer_alloc(inst, 0, info->param_bytes[k], &args[nargs]);
+    if (!status) status = p->buffer_alloc(inst, device, info->param_bytes[k], &args[nargs]);
     if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, info->param_bytes[k]);
     ++nargs;
     free(packed);
   }
   int32_t out_arg = nargs;
-  if (!status) status = p->buffer_alloc(inst, 0, (uint64_t)out_count * 4, &args[nargs++]);
-  if (!status && info->workspace_bytes) status = p->buffer_alloc(inst, 0, info->workspace_bytes, &args[nargs++]);
+  if (!status) status = p->buffer_alloc(inst, device, (uint64_t)out_count * 4, &args[nargs++]);
+  if (!status && info->workspace_bytes) status = p->buffer_alloc(inst, device, info->workspace_bytes, &args[nargs++]);
   if (!status) status = p->run(inst, artifact, args, nargs);
   if (!status) status = p->buffer_read(inst, args[out_arg], 0, got, (uint64_t)out_count * 4);
-  memset(out, 0, sizeof(*out));
   out->avg_inner_loop_length = info->avg_inner_loop_length;
   if (!status && compare) {
     hetc_plugin_workload_t logical = *workload;
@@ -236,8 +242,23 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
   free(want);
   free(got);
   free(got_logical);
-  p->artifact_release(inst, artifact);
   return status;
+}
+
+static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+                                int32_t template_index, const hetc_plugin_config_t *config, uint64_t seed,
+                                int32_t timed_repeats, int compare, kernel_check_result_t *out) {
+  hetc_plugin_artifact_t *artifact = NULL;
+  HETC_RETURN_IF_ERROR(entry->plugin->build(entry->instance, 0, workload, template_index, config, &artifact));
+  hetc_status_t status = run_artifact(entry, 0, workload, template_index, artifact, seed, timed_repeats, compare, out);
+  entry->plugin->artifact_release(entry->instance, artifact);
+  return status;
+}
+
+hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
+                                    int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
+                                    kernel_check_result_t *out) {
+  return run_artifact(entry, device, workload, template_index, artifact, seed, 0, 1, out);
 }
 
 hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,

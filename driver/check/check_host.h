@@ -1,0 +1,25 @@
+/* driver/check/check_host.h -- the host tables `hetc plugin-check` hands a
+ * plugin: the driver's own services, seen as a host of a given ABI minor
+ * (its struct_size cut to that minor's; a call the minor lacks replaced by
+ * one that reports its use), with an allocator that counts live blocks so
+ * that what a plugin keeps after instance_destroy is seen. One process
+ * checks one plugin, so the table and the counts are process-wide. */
+#ifndef HETC_DRIVER_CHECK_CHECK_HOST_H_
+#define HETC_DRIVER_CHECK_CHECK_HOST_H_
+
+#include "hetc/plugin.h"
+
+/* The table for a host of ABI minor `minor` (<= HETC_PLUGIN_ABI_MINOR).
+ * Static; the last call's minor wins, so call it once per process. */
+const hetc_plugin_host_t *check_host_for_minor(uint32_t minor);
+
+/* Blocks allocated with the table's alloc and not yet freed, and their
+ * bytes as requested. */
+int64_t check_host_live_blocks(void);
+int64_t check_host_live_bytes(void);
+
+/* Names of the calls the plugin made that its host's minor lacks, joined
+ * with ", " (empty when none). Static buffer. */
+const char *check_host_missing_calls_used(void);
+
+#endif

@@ -1,0 +1,210 @@
+#include "check/check_workloads.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/infer.h"
+
+static const char *const activation_names[] = {"", " relu", " relu6", " sigmoid", " tanh"};
+
+typedef struct conv_spec_t {
+  int64_t n, c, h, w, k;
+  int32_t kh, kw, stride, dilation, groups;
+  int32_t pad[4];
+  int32_t bias, residual, activation;
+  int quick;
+} conv_spec_t;
+
+/* Direct, 1x1, strided with asymmetric padding, depthwise, grouped with a
+ * residual, batched and dilated. */
+static const conv_spec_t conv_specs[] = {
+    {1, 8, 10, 10, 16, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 0, 1, 1},
+    {1, 16, 9, 9, 8, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 0, 0, 0, 0},
+    {1, 6, 11, 13, 12, 3, 3, 2, 1, 1, {1, 0, 1, 1}, 1, 0, 3, 0},
+    {1, 8, 12, 12, 8, 3, 3, 1, 1, 8, {1, 1, 1, 1}, 1, 0, 2, 1},
+    {1, 8, 7, 7, 8, 3, 3, 1, 1, 2, {1, 1, 1, 1}, 0, 1, 1, 1},
+    {2, 4, 9, 8, 6, 5, 3, 1, 2, 1, {2, 1, 2, 1}, 1, 0, 4, 0},
+};
+#define NUM_CONV ((int32_t)(sizeof(conv_specs) / sizeof(conv_specs[0])))
+
+/* The other ops, one builder each; `quick` marks the ones --quick keeps. */
+typedef void (*op_builder_t)(check_workload_t *out);
+
+static hetc_plugin_tensor_t tensor(int32_t rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+  hetc_plugin_tensor_t t = {HETC_PLUGIN_DTYPE_FLOAT32, rank, {d0, d1, d2, d3}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  return t;
+}
+
+static void set_inputs(check_workload_t *out, int32_t count) {
+  out->workload.num_inputs = count;
+  out->workload.inputs = out->inputs;
+}
+
+static void dense(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_DENSE;
+  out->inputs[0] = tensor(2, 2, 40, 0, 0);
+  out->workload.output = tensor(2, 2, 10, 0, 0);
+  out->workload.epilogue = (hetc_plugin_epilogue_t){1, 0, HETC_PLUGIN_ACT_RELU, 0};
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "dense 2x40 -> 10 bias relu");
+}
+
+static void dense_residual(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_DENSE;
+  out->inputs[0] = tensor(2, 1, 33, 0, 0);
+  out->inputs[1] = tensor(2, 1, 7, 0, 0);
+  out->workload.output = tensor(2, 1, 7, 0, 0);
+  out->workload.epilogue = (hetc_plugin_epilogue_t){0, 1, HETC_PLUGIN_ACT_NONE, 0};
+  set_inputs(out, 2);
+  snprintf(out->label, sizeof(out->label), "dense 1x33 -> 7 residual");
+}
+
+static void pool(check_workload_t *out, int32_t op, int32_t ceil_mode, int32_t include_pad) {
+  out->workload.op = op;
+  out->inputs[0] = tensor(4, 1, 4, 9, 10);
+  out->workload.kernel[0] = out->workload.kernel[1] = 3;
+  out->workload.strides[0] = out->workload.strides[1] = 2;
+  out->workload.dilation[0] = out->workload.dilation[1] = 1;
+  for (int p = 0; p < 4; ++p) out->workload.padding[p] = 1;
+  out->workload.ceil_mode = ceil_mode;
+  out->workload.count_include_pad = include_pad;
+  int64_t oh = hetc_window_output_extent(9, 3, 2, 1, 1, 1, ceil_mode);
+  int64_t ow = hetc_window_output_extent(10, 3, 2, 1, 1, 1, ceil_mode);
+  out->workload.output = tensor(4, 1, 4, oh, ow);
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "%s 1x4x9x10 k3 s2 p1%s%s", op == HETC_PLUGIN_OP_MAX_POOL2D ? "max_pool2d" : "avg_pool2d",
+           ceil_mode ? " ceil_mode" : "", include_pad ? " count_include_pad" : "");
+}
+static void max_pool(check_workload_t *out) { pool(out, HETC_PLUGIN_OP_MAX_POOL2D, 0, 0); }
+static void max_pool_ceil(check_workload_t *out) { pool(out, HETC_PLUGIN_OP_MAX_POOL2D, 1, 0); }
+static void avg_pool(check_workload_t *out) { pool(out, HETC_PLUGIN_OP_AVG_POOL2D, 0, 0); }
+static void avg_pool_include_pad(check_workload_t *out) { pool(out, HETC_PLUGIN_OP_AVG_POOL2D, 1, 1); }
+
+static void global_avg_pool(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D;
+  out->inputs[0] = tensor(4, 1, 8, 5, 6);
+  out->workload.output = tensor(4, 1, 8, 1, 1);
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "global_avg_pool2d 1x8x5x6");
+}
+
+static void relu(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  out->workload.activation = HETC_PLUGIN_ACT_RELU;
+  out->inputs[0] = tensor(4, 1, 4, 5, 5);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "elementwise relu 1x4x5x5");
+}
+
+static void add(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  out->workload.binary = HETC_PLUGIN_BINARY_ADD;
+  out->inputs[0] = out->inputs[1] = tensor(4, 1, 3, 4, 5);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 2);
+  snprintf(out->label, sizeof(out->label), "elementwise add 1x3x4x5 + 1x3x4x5");
+}
+
+static void mul_broadcast(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  out->workload.binary = HETC_PLUGIN_BINARY_MUL;
+  out->inputs[0] = tensor(4, 1, 6, 3, 3);
+  out->inputs[1] = tensor(4, 1, 6, 1, 1);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 2);
+  snprintf(out->label, sizeof(out->label), "elementwise mul 1x6x3x3 * 1x6x1x1 (broadcast)");
+}
+
+static void softmax(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_SOFTMAX;
+  out->workload.axis = 1;
+  out->inputs[0] = tensor(2, 2, 10, 0, 0);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "softmax 2x10 axis 1");
+}
+
+static void concat(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_CONCAT;
+  out->workload.axis = 1;
+  out->inputs[0] = tensor(4, 1, 3, 4, 4);
+  out->inputs[1] = tensor(4, 1, 5, 4, 4);
+  out->workload.output = tensor(4, 1, 8, 4, 4);
+  set_inputs(out, 2);
+  snprintf(out->label, sizeof(out->label), "concat 1x3x4x4 + 1x5x4x4 axis 1");
+}
+
+static void flatten(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
+  out->inputs[0] = tensor(4, 1, 4, 2, 3);
+  out->workload.output = tensor(2, 1, 24, 0, 0);
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "layout_transform 1x4x2x3 -> 1x24 (flatten)");
+}
+
+static void bias_add(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_BIAS_ADD;
+  out->inputs[0] = tensor(4, 1, 6, 3, 3);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "bias_add 1x6x3x3");
+}
+
+static const struct {
+  op_builder_t build;
+  int quick;
+} op_specs[] = {
+    {dense, 1},   {dense_residual, 0}, {max_pool, 1}, {max_pool_ceil, 0}, {avg_pool, 1},
+    {avg_pool_include_pad, 0}, {global_avg_pool, 1}, {relu, 1}, {add, 1}, {mul_broadcast, 0},
+    {softmax, 1}, {concat, 1}, {flatten, 1}, {bias_add, 1},
+};
+#define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
+
+static void conv(const conv_spec_t *s, check_workload_t *out) {
+  hetc_plugin_workload_t *w = &out->workload;
+  w->op = HETC_PLUGIN_OP_CONV2D;
+  w->kernel[0] = s->kh;
+  w->kernel[1] = s->kw;
+  w->strides[0] = w->strides[1] = s->stride;
+  w->dilation[0] = w->dilation[1] = s->dilation;
+  memcpy(w->padding, s->pad, sizeof(w->padding));
+  w->groups = s->groups;
+  w->epilogue = (hetc_plugin_epilogue_t){s->bias, s->residual, s->activation, 0};
+  int64_t oh = hetc_window_output_extent(s->h, s->kh, s->stride, s->pad[0], s->pad[2], s->dilation, 0);
+  int64_t ow = hetc_window_output_extent(s->w, s->kw, s->stride, s->pad[1], s->pad[3], s->dilation, 0);
+  out->inputs[0] = tensor(4, s->n, s->c, s->h, s->w);
+  w->output = tensor(4, s->n, s->k, oh, ow);
+  out->inputs[1] = w->output;
+  set_inputs(out, 1 + s->residual);
+  snprintf(out->label, sizeof(out->label), "conv2d %lldx%lldx%lldx%lld -> %lld k%dx%d s%d p%d,%d,%d,%d%s%s%s%s%s",
+           (long long)s->n, (long long)s->c, (long long)s->h, (long long)s->w, (long long)s->k, s->kh, s->kw,
+           s->stride, s->pad[0], s->pad[1], s->pad[2], s->pad[3], s->dilation > 1 ? " dilation 2" : "",
+           s->groups == s->c && s->groups == s->k ? " depthwise" : s->groups > 1 ? " grouped" : "",
+           s->bias ? " bias" : "", s->residual ? " residual" : "", activation_names[s->activation]);
+}
+
+int32_t check_workload_count(int quick) {
+  int32_t count = 0;
+  for (int32_t i = 0; i < NUM_CONV; ++i) count += !quick || conv_specs[i].quick;
+  for (int32_t i = 0; i < NUM_OPS; ++i) count += !quick || op_specs[i].quick;
+  return count;
+}
+
+void check_workload_at(int32_t i, int quick, check_workload_t *out) {
+  memset(out, 0, sizeof(*out));
+  for (int32_t c = 0; c < NUM_CONV; ++c) {
+    if (quick && !conv_specs[c].quick) continue;
+    if (i-- == 0) {
+      conv(&conv_specs[c], out);
+      return;
+    }
+  }
+  for (int32_t o = 0; o < NUM_OPS; ++o) {
+    if (quick && !op_specs[o].quick) continue;
+    if (i-- == 0) {
+      op_specs[o].build(out);
+      return;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+/* driver/check/plugin_check.h -- `hetc plugin-check`: the conformance run
+ * any plugin can be put through (api/plugin-guide.md, "Testing").
+ *
+ * The plugin is never loaded into the calling process. A child process
+ * (fork) loads it and runs the checks in a fixed order, one numbered item
+ * at a time, reporting each result over a pipe; when the child crashes or
+ * an item outlives its time limit, the item is reported as such and a new
+ * child goes on from the next item. Then one child per older ABI minor
+ * negotiates with a host of that minor. */
+#ifndef HETC_DRIVER_CHECK_PLUGIN_CHECK_H_
+#define HETC_DRIVER_CHECK_PLUGIN_CHECK_H_
+
+#include <stdio.h>
+
+#include "common/status.h"
+
+typedef struct hetc_plugin_check_options_t {
+  int32_t device;          /* the device to check; -1: every device */
+  int32_t quick;           /* fewer workloads and sampled configs */
+  int32_t item_timeout_s;  /* seconds one item may take (crash after) */
+} hetc_plugin_check_options_t;
+
+/* Every device, the full suite, 600 s per item. */
+hetc_plugin_check_options_t hetc_plugin_check_default_options(void);
+
+typedef struct hetc_plugin_check_summary_t {
+  int32_t passed, failed, skipped;
+} hetc_plugin_check_summary_t;
+
+/* Checks the plugin file `path` (borrowed), printing one line per result to
+ * `report`, and counts the results. The returned status is non-NULL only
+ * when the check could not be carried out (no such file: IO_ERROR; fork or
+ * pipe failed); every defect of the plugin is a failed result instead. */
+hetc_status_t hetc_plugin_check(const char *path, const hetc_plugin_check_options_t *options, FILE *report,
+                                hetc_plugin_check_summary_t *out_summary);
+
+/* ---- Between the supervisor and its child (check_session.c). ---- */
+
+/* Runs the checks of ABI minor `minor` (HETC_PLUGIN_ABI_MINOR: the full
+ * run; older: negotiation and spaces with a host of that minor) in this
+ * process, reporting from item `first_item` on to file descriptor `fd`.
+ * Lines: "B <item>\t<label>" when an item begins, "R <kind>\t<text>" per
+ * result (kind PASS, FAIL, SKIP or NOTE; newlines in text sent as \x1e),
+ * "E <item>" when it ends. */
+void hetc_plugin_check_session(const char *path, const hetc_plugin_check_options_t *options, uint32_t minor,
+                               int32_t first_item, int fd);
+
+#endif
