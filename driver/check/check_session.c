@@ -307,6 +307,8 @@ static hetc_status_t define(const template_ctx_t *c, hetc_plugin_space_t **out_s
   return c->s->p->template_define_space(c->s->entry->instance, c->d, &c->cw->workload, c->t, *out_space);
 }
 
+#define DEPEND_ONLY "(template_define_space must depend only on the device and the workload)"
+
 /* The same space twice: same knobs, candidates, constraints and default. */
 static void compare_spaces(const template_ctx_t *c, const hetc_plugin_space_t *a, const hetc_plugin_space_t *b) {
   int64_t da = -1, db = -1;
@@ -316,8 +318,7 @@ static void compare_spaces(const template_ctx_t *c, const hetc_plugin_space_t *a
       hetc_space_constraint_count(a) != hetc_space_constraint_count(b) || da != db) {
     say(c->s, "FAIL",
         "the space is not the same when defined twice: %d knobs, %lld points, %d constraints, default #%lld; "
-        "then %d knobs, %lld points, %d constraints, default #%lld (template_define_space must depend only on "
-        "the device and the workload)",
+        "then %d knobs, %lld points, %d constraints, default #%lld " DEPEND_ONLY,
         hetc_space_knob_count(a), (long long)hetc_space_size(a), hetc_space_constraint_count(a), (long long)da,
         hetc_space_knob_count(b), (long long)hetc_space_size(b), hetc_space_constraint_count(b), (long long)db);
     return;
@@ -331,8 +332,13 @@ static void compare_spaces(const template_ctx_t *c, const hetc_plugin_space_t *a
       same = !memcmp(hetc_space_knob_values(a, k, choice), hetc_space_knob_values(b, k, choice),
                      sizeof(int64_t) * (size_t)hetc_space_knob_width(a, k));
     if (!same) {
-      say(c->s, "FAIL", "the space is not the same when defined twice: knob %d ('%s', then '%s') differs", k,
-          hetc_space_knob_name(a, k), hetc_space_knob_name(b, k));
+      say(c->s, "FAIL",
+          "the space is not the same when defined twice: knob %d is '%s' (%s) with %lld candidates, then '%s' (%s) "
+          "with %lld%s " DEPEND_ONLY,
+          k, hetc_space_knob_name(a, k), hetc_knob_kind_name(hetc_space_knob_kind(a, k)),
+          (long long)hetc_space_knob_size(a, k), hetc_space_knob_name(b, k),
+          hetc_knob_kind_name(hetc_space_knob_kind(b, k)), (long long)hetc_space_knob_size(b, k),
+          hetc_space_knob_size(a, k) == hetc_space_knob_size(b, k) ? " of other values" : "");
       return;
     }
   }
@@ -693,7 +699,7 @@ static void check_wrong_calls(session_t *s, int32_t d) {
     hetc_dir_remove_tree(dir);
   }
   if (!s->failures)
-    say(s, "PASS", "%s: a template index past the last, a config missing, wrong pack_param arguments, a run "
+    say(s, "PASS", "%s: a template index past the last, wrong pack_param arguments, a run "
         "without its output and a load from an empty folder are all refused", cw.label);
   item_end(s);
 }

@@ -7,7 +7,9 @@
  * devices, with copies and layout transforms between them.
  * HETC_E2E_TARGET=name runs the sample models on that one target instead
  * (a ctest of its own per slower backend, e.g. opencl on PoCL);
- * HETC_E2E_QUICK=1 with it keeps the tiny models (the sanitizer build). */
+ * HETC_E2E_QUICK=1 with it keeps the tiny models (the sanitizer build);
+ * HETC_E2E_HETC=path runs that hetc instead of the build tree's (an
+ * installed one, tests/sdk). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +39,15 @@ typedef struct target_set_t {
   int expect_copies;
 } target_set_t;
 
+static const char *hetc_path(void) {
+  static char path[512];
+  const char *installed = getenv("HETC_E2E_HETC");
+  const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
+  if (installed && *installed) return installed;
+  snprintf(path, sizeof(path), "%s/bin/hetc", bin);
+  return path;
+}
+
 static void check_model(const char *path, const char *file, const target_set_t *sets, int num_sets) {
   hetc_graph_t *graph = NULL;
   assert_ok(hetc_model_load_file(path, &graph));
@@ -65,7 +76,7 @@ static void check_model(const char *path, const char *file, const target_set_t *
     char package[512], output[600], command[2048];
     snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", bin, file, (int)getpid());
     snprintf(output, sizeof(output), "%s.out", package);
-    snprintf(command, sizeof(command), "%s/bin/hetc compile %s --targets %s -o %s --quiet", bin, path, targets_arg,
+    snprintf(command, sizeof(command), "%s compile %s --targets %s -o %s --quiet", hetc_path(), path, targets_arg,
              package);
     FILE *pipe = popen(command, "r");
     assert_non_null(pipe);
@@ -80,7 +91,7 @@ static void check_model(const char *path, const char *file, const target_set_t *
     }
     assert_int_equal(pclose(pipe), 0);
     assert_true(kernels > 0);
-    snprintf(command, sizeof(command), "%s/bin/hetc run %s --random-input 7 --repeat 1 --output %s > /dev/null", bin,
+    snprintf(command, sizeof(command), "%s run %s --random-input 7 --repeat 1 --output %s > /dev/null", hetc_path(),
              package, output);
     assert_int_equal(system(command), 0);
     char *bytes = NULL;

@@ -1,0 +1,133 @@
+/* `hetc plugin-check` passes the example_c sample and catches each defect
+ * of the broken plugins (broken_plugin.c) with its own message, exiting 1;
+ * a crash is reported and the checks after it still run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "hetc/plugin.h"
+
+/* Runs plugin-check on `plugin` (a path under HETC_CHECK_DIR) and returns
+ * its output (static buffer) and exit status. */
+static const char *check(const char *plugin, const char *flags, int *out_exit) {
+  static char output[1 << 20];
+  char command[2048];
+  snprintf(command, sizeof(command), "%s/bin/hetc plugin-check %s/%s %s 2>&1", getenv("HETC_BINARY_DIR"),
+           getenv("HETC_CHECK_DIR"), plugin, flags);
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  size_t length = fread(output, 1, sizeof(output) - 1, pipe);
+  output[length] = 0;
+  int status = pclose(pipe);
+  *out_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  printf("---- %s\n%s", command, output);
+  return output;
+}
+
+static void expect_line(const char *output, const char *line_start) {
+  for (const char *line = output; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    if (!strncmp(line, line_start, strlen(line_start))) return;
+  fail_msg("no line starting with: %s", line_start);
+}
+
+static void expect_text(const char *output, const char *text) {
+  if (!strstr(output, text)) fail_msg("the report lacks: %s", text);
+}
+
+static void sample_passes(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("example_c/libhetc_test_plugin_example_c.so", "", &exit_status);
+  assert_int_equal(exit_status, 0);
+  expect_text(out, ", 0 failed, 0 skipped\n");
+  expect_line(out, "PASS  ABI 1.0: spaces and default kernels:");
+  expect_line(out, "PASS  device 0: conv2d 1x8x12x12 -> 8 k3x3 s1 p1,1,1,1 depthwise bias relu6: template 0 (example_c_direct)");
+  expect_line(out, "PASS  release: instance_destroy freed every block allocated with host->alloc");
+}
+
+static void wrong_major(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("broken/libhetc_broken_wrong_major.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 1);
+  char want[256];
+  snprintf(want, sizeof(want),
+           "FAIL  ABI 1.%d: load and negotiate: refused: the plugin speaks ABI 2.%d, this hetc speaks 1.0 to 1.%d\n",
+           HETC_PLUGIN_ABI_MINOR, HETC_PLUGIN_ABI_MINOR, HETC_PLUGIN_ABI_MINOR);
+  expect_text(out, want);
+  expect_text(out, "plugin-check: 0 passed, 1 failed, 0 skipped\n");
+}
+
+static void bad_descriptor(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("broken/libhetc_broken_bad_descriptor.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 1);
+  expect_text(out, "FAIL  device 0: descriptor: compute_units is -4 (0 means unknown)\n");
+}
+
+static void space_drift(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("broken/libhetc_broken_space_drift.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 1);
+  expect_line(out, "FAIL  device 0: conv2d 1x8x10x10 -> 16 k3x3 s1 p1,1,1,1 bias relu: template 0 (example_c_direct): "
+                   "the space is not the same when defined twice: ");
+  expect_text(out, "the space is not the same when defined twice: knob 0 is 'tile_k' (split) with 5 candidates, then "
+                   "'tile_k' (split) with 5 of other values (template_define_space must depend only on the device "
+                   "and the workload)\n");
+}
+
+static void crash(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("broken/libhetc_broken_crash.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 1);
+  expect_text(out, "FAIL  device 0: conv2d 1x8x10x10 -> 16 k3x3 s1 p1,1,1,1 bias relu: template 0 (example_c_direct): "
+                   "crashed (signal 11, Segmentation fault)\n");
+  /* A new process went on after each crash. */
+  expect_line(out, "PASS  device 0: dense 2x40 -> 10 bias relu: template 0 (example_c_dense):");
+  expect_line(out, "PASS  release:");
+}
+
+static void wrong_numbers(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("broken/libhetc_broken_wrong_numbers.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 1);
+  expect_line(out, "FAIL  device 0: conv2d 1x8x10x10 -> 16 k3x3 s1 p1,1,1,1 bias relu: template 0 (example_c_direct): {");
+  expect_text(out, "against the reference executor (tolerance 0.0001)\n");
+  expect_line(out, "PASS  device 0: dense 2x40 -> 10 bias relu: template 0 (example_c_dense):");
+}
+
+static void leak(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("broken/libhetc_broken_leak.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 1);
+  expect_line(out, "FAIL  release: ");
+  expect_text(out, "allocated with host->alloc are still live after instance_destroy\n");
+}
+
+static void missing_file_is_bad_input(void **state) {
+  (void)state;
+  int exit_status;
+  const char *out = check("no_such_plugin.so", "", &exit_status);
+  assert_int_equal(exit_status, 2);
+  expect_text(out, "no_such_plugin.so: No such file or directory\n");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(sample_passes), cmocka_unit_test(wrong_major),   cmocka_unit_test(bad_descriptor),
+      cmocka_unit_test(space_drift),   cmocka_unit_test(crash),         cmocka_unit_test(wrong_numbers),
+      cmocka_unit_test(leak),          cmocka_unit_test(missing_file_is_bad_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
