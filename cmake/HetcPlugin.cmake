@@ -23,6 +23,7 @@ function(hetc_add_plugin name)
     PREFIX "lib"
     C_STANDARD 11
     C_STANDARD_REQUIRED ON
+    C_EXTENSIONS OFF
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)

@@ -12,6 +12,7 @@ static hetc_plugin_host_t table;
 static atomic_llong live_blocks;
 static atomic_llong live_bytes;
 static atomic_int used_mark_optional;
+static atomic_int used_split_both;
 
 /* Each block carries its size in front of it, keeping the 64-byte
  * alignment the ABI promises. */
@@ -47,6 +48,20 @@ static hetc_plugin_status_t missing_mark_optional(hetc_plugin_space_t *space, co
                           knob_name ? knob_name : "(null)", HETC_PLUGIN_ABI_MAJOR);
 }
 
+/* space_define_split as a minor-0 host has it: SPLIT_BOTH (minor 1) is an
+ * unknown policy there. */
+static hetc_plugin_status_t minor0_define_split(hetc_plugin_space_t *space, const char *name, int64_t extent,
+                                                int32_t num_parts, int32_t policy, int64_t max_factor,
+                                                const int64_t *candidates, int32_t num_candidates) {
+  if (policy == HETC_PLUGIN_SPLIT_BOTH) {
+    atomic_store(&used_split_both, 1);
+    return table.status_new(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                            "space_define_split('%s'): policy SPLIT_BOTH, which a host of ABI %d.0 does not know",
+                            name ? name : "(null)", HETC_PLUGIN_ABI_MAJOR);
+  }
+  return hetc_space_define_split(space, name, extent, num_parts, policy, max_factor, candidates, num_candidates);
+}
+
 const hetc_plugin_host_t *check_host_for_minor(uint32_t minor) {
   memcpy(&table, hetc_host_services(), sizeof(table));
   if (minor > HETC_PLUGIN_ABI_MINOR) minor = HETC_PLUGIN_ABI_MINOR;
@@ -54,7 +69,10 @@ const hetc_plugin_host_t *check_host_for_minor(uint32_t minor) {
   table.header.struct_size = (uint32_t)hetc_host_table_size(minor);
   table.alloc = counting_alloc;
   table.free = counting_free;
-  if (minor < 1) table.space_mark_optional = missing_mark_optional;
+  if (minor < 1) {
+    table.space_mark_optional = missing_mark_optional;
+    table.space_define_split = minor0_define_split;
+  }
   return &table;
 }
 
@@ -62,5 +80,9 @@ int64_t check_host_live_blocks(void) { return atomic_load(&live_blocks); }
 int64_t check_host_live_bytes(void) { return atomic_load(&live_bytes); }
 
 const char *check_host_missing_calls_used(void) {
-  return atomic_load(&used_mark_optional) ? "space_mark_optional" : "";
+  static char names[96];
+  snprintf(names, sizeof(names), "%s%s%s", atomic_load(&used_mark_optional) ? "space_mark_optional" : "",
+           atomic_load(&used_mark_optional) && atomic_load(&used_split_both) ? ", " : "",
+           atomic_load(&used_split_both) ? "space_define_split with policy SPLIT_BOTH" : "");
+  return names;
 }

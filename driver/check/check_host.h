@@ -1,7 +1,7 @@
 /* driver/check/check_host.h -- the host tables `hetc plugin-check` hands a
  * plugin: the driver's own services, seen as a host of a given ABI minor
- * (its struct_size cut to that minor's; a call the minor lacks replaced by
- * one that reports its use), with an allocator that counts live blocks so
+ * (its struct_size cut to that minor's; a call the minor lacks, or a split
+ * policy it does not know, replaced by one that reports its use), with an allocator that counts live blocks so
  * that what a plugin keeps after instance_destroy is seen. One process
  * checks one plugin, so the table and the counts are process-wide. */
 #ifndef HETC_DRIVER_CHECK_CHECK_HOST_H_
@@ -18,8 +18,8 @@ const hetc_plugin_host_t *check_host_for_minor(uint32_t minor);
 int64_t check_host_live_blocks(void);
 int64_t check_host_live_bytes(void);
 
-/* Names of the calls the plugin made that its host's minor lacks, joined
- * with ", " (empty when none). Static buffer. */
+/* What the plugin used that its host's minor lacks (calls, split
+ * policies), joined with ", " (empty when none). Static buffer. */
 const char *check_host_missing_calls_used(void);
 
 #endif

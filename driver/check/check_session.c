@@ -4,6 +4,7 @@
  * restarted after a crash skips exactly what its predecessor did. */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include "space/space.h"
 
 #define TOLERANCE 1e-4
+/* The descriptor as minor 0 defined it (no minor has grown it since). */
+#define DEVICE_MINOR0_SIZE (offsetof(hetc_plugin_device_t, reserved1) + sizeof(int32_t))
 /* Driver-owned feature indices are filled with this before features() is
  * called; a plugin that writes one of them is caught. */
 #define FEATURE_CANARY (-7777.0f)
@@ -195,9 +198,9 @@ static void check_descriptor(session_t *s, int32_t d) {
     item_end(s);
     return;
   }
-  if (dev->struct_size < sizeof(hetc_plugin_device_t))
+  if (dev->struct_size < DEVICE_MINOR0_SIZE)
     say(s, "FAIL", "struct_size is %u; ABI %d.0's descriptor has %zu bytes", dev->struct_size, HETC_PLUGIN_ABI_MAJOR,
-        sizeof(hetc_plugin_device_t));
+        DEVICE_MINOR0_SIZE);
   if (dev->kind < HETC_PLUGIN_DEVICE_CPU || dev->kind > HETC_PLUGIN_DEVICE_ACCELERATOR)
     say(s, "FAIL", "kind is %d; it must be one of hetc_plugin_device_kind_t (1 cpu, 2 gpu, 3 accelerator)", dev->kind);
   if (!dev->name || !dev->name[0]) say(s, "FAIL", "name is empty");
@@ -437,13 +440,18 @@ static int check_kernel(const template_ctx_t *c, const hetc_plugin_config_t *con
     fail_status(s, status, what);
     return -1;
   }
+  /* The default is timed too: time() must give positive, finite samples. */
   kernel_check_result_t result;
-  status = kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, artifact, 7 + (uint64_t)c->t, &result);
+  status = kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, artifact, 7 + (uint64_t)c->t,
+                                 is_default ? 3 : 0, &result);
   int outcome = 1;
   if (status) {
     char what[600];
-    snprintf(what, sizeof(what), "running %s", text);
+    snprintf(what, sizeof(what), "running %s%s", is_default ? "and timing " : "", text);
     fail_status(s, status, what);
+    outcome = -1;
+  } else if (is_default && !(result.seconds > 0 && result.seconds < 1e6)) {
+    say(s, "FAIL", "time() of %s gave a median of %g s; samples must be positive and finite", text, result.seconds);
     outcome = -1;
   } else if (!(result.max_relative_error <= TOLERANCE)) {
     say(s, "FAIL", "%s: max relative error %.3g against the reference executor (tolerance %g)", text,
@@ -481,7 +489,7 @@ static void check_emit_load(const template_ctx_t *c, const hetc_plugin_config_t 
       say(s, "FAIL", "artifact_load returned success without an artifact");
     } else {
       kernel_check_result_t result;
-      status = kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, loaded, 11, &result);
+      status = kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, loaded, 11, 0, &result);
       if (status)
         fail_status(s, status, "running the loaded artifact");
       else if (!(result.max_relative_error <= TOLERANCE))
@@ -602,8 +610,8 @@ static void check_template(session_t *s, int32_t d, const check_workload_t *cw, 
       snprintf(refusals, sizeof(refusals), " (%d sampled config%s refused for device limits)", refused,
                refused == 1 ? "" : "s");
     say(s, "PASS",
-        "%d knob%s, %lld point%s (%lld valid); %d config%s (the default first) round-trip%s and match the reference "
-        "(max rel error %.2g)%s; emit/load round-trips%s",
+        "%d knob%s, %lld point%s (%lld valid); %d config%s (the default first, also timed) round-trip%s and match "
+        "the reference (max rel error %.2g)%s; emit/load round-trips%s",
         hetc_space_knob_count(space), hetc_space_knob_count(space) == 1 ? "" : "s", (long long)hetc_space_size(space),
         hetc_space_size(space) == 1 ? "" : "s",
         (long long)hetc_space_valid_count(space), matched, matched == 1 ? "" : "s",
@@ -708,7 +716,7 @@ static void check_wrong_calls(session_t *s, int32_t d) {
 /* Sessions                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static void check_release(session_t *s, int64_t baseline) {
+static void check_release(session_t *s, int64_t baseline_blocks, int64_t baseline_bytes) {
   if (!item_begin(s, "release")) {
     s->p->instance_destroy(s->entry->instance);
     s->entry->instance = NULL;
@@ -716,10 +724,11 @@ static void check_release(session_t *s, int64_t baseline) {
   }
   s->p->instance_destroy(s->entry->instance);
   s->entry->instance = NULL;
-  int64_t blocks = check_host_live_blocks() - baseline;
+  int64_t blocks = check_host_live_blocks() - baseline_blocks;
+  int64_t bytes = check_host_live_bytes() - baseline_bytes;
   if (blocks > 0)
     say(s, "FAIL", "%lld block%s (%lld bytes) allocated with host->alloc %s still live after instance_destroy",
-        (long long)blocks, blocks == 1 ? "" : "s", (long long)check_host_live_bytes(), blocks == 1 ? "is" : "are");
+        (long long)blocks, blocks == 1 ? "" : "s", (long long)bytes, blocks == 1 ? "is" : "are");
   else
     say(s, "PASS", "instance_destroy freed every block allocated with host->alloc (under ASan or valgrind, the "
         "process's own leak check covers malloc too)");
@@ -736,15 +745,21 @@ static void older_minor_session(session_t *s) {
     item_end(s);
     return;
   }
+  const int32_t d = s->options->device >= 0 ? s->options->device : 0;
+  if (d >= s->p->device_count(s->entry->instance)) {
+    say(s, "SKIP", "no device %d", d);
+    item_end(s);
+    return;
+  }
   int32_t spaces = 0, kernels = 0, count = check_workload_count(1);
   double max_error = 0;
   for (int32_t w = 0; w < count && !s->failures; ++w) {
     check_workload_t cw;
     check_workload_at(w, 1, &cw);
-    int32_t templates = s->p->template_count(s->entry->instance, 0, &cw.workload);
-    if (!s->p->supports(s->entry->instance, 0, &cw.workload)) continue;
+    int32_t templates = s->p->template_count(s->entry->instance, d, &cw.workload);
+    if (!s->p->supports(s->entry->instance, d, &cw.workload)) continue;
     for (int32_t t = 0; t < templates && !s->failures; ++t) {
-      template_ctx_t c = {s, 0, &cw, t, NULL};
+      template_ctx_t c = {s, d, &cw, t, NULL};
       hetc_plugin_space_t *space = NULL;
       status = define(&c, &space);
       if (status) {
@@ -778,7 +793,7 @@ void hetc_plugin_check_session(const char *path, const hetc_plugin_check_options
   session_t s = {fd, options, minor, first_item, 0, NULL, NULL, NULL, 0, ""};
   if (check_load(&s, path)) {
     /* What the plugin allocated while loading may live as long as it does. */
-    int64_t baseline = check_host_live_blocks();
+    int64_t baseline_blocks = check_host_live_blocks(), baseline_bytes = check_host_live_bytes();
     if (minor < HETC_PLUGIN_ABI_MINOR) {
       older_minor_session(&s);
     } else if (check_instance(&s)) {
@@ -800,7 +815,7 @@ void hetc_plugin_check_session(const char *path, const hetc_plugin_check_options
         say(&s, "FAIL", "--device %d: the plugin has %d device%s", options->device, devices, devices == 1 ? "" : "s");
         item_end(&s);
       }
-      check_release(&s, baseline);
+      check_release(&s, baseline_blocks, baseline_bytes);
     }
   }
   hetc_registry_free(s.registry);

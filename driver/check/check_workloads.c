@@ -143,6 +143,24 @@ static void flatten(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "layout_transform 1x4x2x3 -> 1x24 (flatten)");
 }
 
+/* A change of layout: row-major to NCHW4c (6 channels: two padding
+ * channels in the last block), and NCHW4c to NHWC. */
+static void to_nchwc(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
+  out->inputs[0] = tensor(4, 1, 6, 3, 4);
+  out->workload.output = out->inputs[0];
+  out->workload.output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_NCHWC, 4};
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "layout_transform 1x6x3x4 row-major -> NCHW4c");
+}
+
+static void nchwc_to_nhwc(check_workload_t *out) {
+  to_nchwc(out);
+  out->inputs[0].layout = out->workload.output.layout;
+  out->workload.output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_NHWC, 0};
+  snprintf(out->label, sizeof(out->label), "layout_transform 1x6x3x4 NCHW4c -> NHWC");
+}
+
 static void bias_add(check_workload_t *out) {
   out->workload.op = HETC_PLUGIN_OP_BIAS_ADD;
   out->inputs[0] = tensor(4, 1, 6, 3, 3);
@@ -157,7 +175,7 @@ static const struct {
 } op_specs[] = {
     {dense, 1},   {dense_residual, 0}, {max_pool, 1}, {max_pool_ceil, 0}, {avg_pool, 1},
     {avg_pool_include_pad, 0}, {global_avg_pool, 1}, {relu, 1}, {add, 1}, {mul_broadcast, 0},
-    {softmax, 1}, {concat, 1}, {flatten, 1}, {bias_add, 1},
+    {softmax, 1}, {concat, 1}, {flatten, 1}, {to_nchwc, 1}, {nchwc_to_nhwc, 0}, {bias_add, 1},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

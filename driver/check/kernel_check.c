@@ -120,6 +120,24 @@ static int64_t param_count(const hetc_plugin_workload_t *w, int32_t p) {
   return cout;
 }
 
+/* Consumers may rely on the padding channels of an NCHWc output being
+ * zero (plugin.h): a kernel that leaves them unwritten fails. */
+static hetc_status_t check_padding_zero(const hetc_plugin_tensor_t *type, const float *data) {
+  if (type->layout.kind != HETC_PLUGIN_LAYOUT_NCHWC || type->rank != 4) return NULL;
+  const int64_t block = type->layout.block, channels = type->shape[1];
+  const int64_t blocks = (channels + block - 1) / block, plane = type->shape[2] * type->shape[3];
+  for (int64_t n = 0; n < type->shape[0]; ++n)
+    for (int64_t c = channels; c < blocks * block; ++c)
+      for (int64_t p = 0; p < plane; ++p) {
+        float value = data[((n * blocks + c / block) * plane + p) * block + c % block];
+        if (value != 0.0f)
+          return hetc_status_new(HETC_STATUS_INTERNAL,
+                                 "the NCHW%lldc output's padding channel %lld holds %g, not zero (consumers rely on "
+                                 "zeros there)", (long long)block, (long long)c, value);
+      }
+  return NULL;
+}
+
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -203,6 +221,7 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
   if (!status) status = p->run(inst, artifact, args, nargs);
   if (!status) status = p->buffer_read(inst, args[out_arg], 0, got, (uint64_t)out_count * 4);
   out->avg_inner_loop_length = info->avg_inner_loop_length;
+  if (!status && compare) status = check_padding_zero(&out_type, got);
   if (!status && compare) {
     hetc_plugin_workload_t logical = *workload;
     hetc_plugin_tensor_t logical_types[HETC_MAX_NODE_INPUTS];
@@ -257,8 +276,8 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
 
 hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
                                     int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
-                                    kernel_check_result_t *out) {
-  return run_artifact(entry, device, workload, template_index, artifact, seed, 0, 1, out);
+                                    int32_t timed_repeats, kernel_check_result_t *out) {
+  return run_artifact(entry, device, workload, template_index, artifact, seed, timed_repeats, 1, out);
 }
 
 hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,

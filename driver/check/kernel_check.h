@@ -20,11 +20,11 @@ hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_wor
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out);
 
 /* Runs an artifact the caller built (or loaded) for (workload, template) on
- * `device` and compares with the reference; the artifact stays the
- * caller's. */
+ * `device` and compares with the reference (and times it, as
+ * kernel_check_run); the artifact stays the caller's. */
 hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
                                     int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
-                                    kernel_check_result_t *out);
+                                    int32_t timed_repeats, kernel_check_result_t *out);
 
 /* kernel_check_run without the reference comparison (max_relative_error
  * 0): for searches that check only the winner. */

@@ -127,9 +127,10 @@ static const struct {
 
 int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t reason_size) {
   if (plugin->header.abi_major != HETC_PLUGIN_ABI_MAJOR) {
-    snprintf(reason, reason_size, "the plugin speaks ABI %u.%u, this hetc speaks %d.0 to %d.%d",
+    snprintf(reason, reason_size,
+             "the plugin speaks ABI %u.%u; this hetc speaks ABI %d.%d and loads plugins of major %d only",
              plugin->header.abi_major, plugin->header.abi_minor, HETC_PLUGIN_ABI_MAJOR,
-             HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR);
+             HETC_PLUGIN_ABI_MINOR, HETC_PLUGIN_ABI_MAJOR);
     return 1;
   }
   if (plugin->header.struct_size < MINOR0_TABLE_SIZE) {

@@ -34,7 +34,9 @@ typedef struct hetc_registry_t {
 
 /* Discovers and loads every candidate. Never fails for a bad plugin (that
  * is recorded in its entry); fails only when out of memory. Release with
- * hetc_registry_free (destroys instances, then dlcloses). */
+ * hetc_registry_free, which destroys the instances; a loaded plugin's code
+ * stays mapped until the process ends (its runtimes may keep threads or
+ * exit handlers). */
 hetc_status_t hetc_registry_open(hetc_registry_t **out_registry);
 void hetc_registry_free(hetc_registry_t *registry);
 

@@ -48,7 +48,8 @@ static void good_plugins_load(void **state) {
 static void wrong_major_is_refused(void **state) {
   (void)state;
   char want[128];
-  snprintf(want, sizeof(want), "the plugin speaks ABI 2.0, this hetc speaks 1.0 to 1.%d", HETC_PLUGIN_ABI_MINOR);
+  snprintf(want, sizeof(want), "the plugin speaks ABI 2.0; this hetc speaks ABI 1.%d and loads plugins of major 1 only",
+           HETC_PLUGIN_ABI_MINOR);
   expect("libfake_bad_major.so", HETC_PLUGIN_STATE_REFUSED, want);
 }
 
