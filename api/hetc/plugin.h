@@ -796,7 +796,8 @@ typedef struct hetc_plugin_t {
                                       uint64_t dst_offset,
                                       const hetc_plugin_buffer_t *src,
                                       uint64_t src_offset, uint64_t bytes);
-  /* Host address of a buffer on a host_memory device, else NULL. */
+  /* Host address of a buffer on a host_memory device, else NULL. The
+   * field may be NULL when no device of the plugin has host memory. */
   void *(*buffer_host_pointer)(hetc_plugin_instance_t *instance,
                                hetc_plugin_buffer_t *buffer);
 
@@ -836,7 +837,9 @@ typedef struct hetc_plugin_t {
    * Must be cheap -- the search calls it for thousands of candidates a
    * second: no code generation, no compilation, no allocation on success.
    * Pure and thread-safe: unlike the calls above, it may run concurrently
-   * with any call on the same instance. */
+   * with any call on the same instance. The field may be NULL (no features
+   * at all); every other call but buffer_copy and buffer_host_pointer is
+   * required, and a table lacking one is refused. */
   hetc_plugin_status_t (*features)(const hetc_plugin_instance_t *instance,
                                    int32_t device_index,
                                    const hetc_plugin_workload_t *workload,

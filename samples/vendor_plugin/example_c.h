@@ -1,7 +1,10 @@
 /* Internal interface of the example_c sample plugin: shared between
- * plugin.c (the ABI table), conv_direct.c (the conv2d template) and ops.c
- * (every other op). Nothing here is part of the hetc ABI; the only header
- * the sample takes from hetc is <hetc/plugin.h>.
+ * plugin.c (the ABI table, the instance, template dispatch), artifact.c
+ * (artifacts and their files), buffers.c (buffers, run and time),
+ * conv_direct.c (the conv2d template) and ops.c (every other op). Nothing
+ * here is part of the hetc ABI; the only header the sample takes from hetc
+ * is <hetc/plugin.h>. Every symbol is hidden: the library exports
+ * hetc_plugin_query alone, and the host reaches the rest through its table.
  *
  * Building against several SDK minors: minor versions of the ABI only
  * append (fields at the ends of tables, enum values, macros). This sample
@@ -71,6 +74,26 @@ int exc_same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b)
 /* out = act(v), hetc_plugin_activation_t. */
 float exc_activate(int32_t activation, float v);
 
+/* ---- plugin.c: what the other files share of the front ---- */
+
+/* Template names and versions, indexed by exc_template_t: artifacts name
+ * their template in descriptions, messages and files. */
+typedef struct exc_template_info_t {
+  const char *name;
+  uint32_t version;
+} exc_template_info_t;
+extern const exc_template_info_t exc_templates[EXC_T_COUNT_];
+
+/* The checks every call on a (device, workload, template) starts with, so
+ * that they read the same from every entry; *out_kind is the template kind
+ * (exc_template_t) on success. Allocates nothing but the returned status. */
+hetc_plugin_status_t exc_resolve(const hetc_plugin_instance_t *instance, int32_t device_index,
+                                 const hetc_plugin_workload_t *workload, int32_t template_index,
+                                 int *out_kind);
+
+/* CLOCK_MONOTONIC in seconds: time() and the peak measurement use one clock. */
+double exc_now_seconds(void);
+
 /* ---- conv_direct.c: template "example_c_direct" ---- */
 
 /* A config of the direct conv, parsed and validated. Splits are outermost
@@ -119,5 +142,82 @@ hetc_plugin_status_t exc_ops_pack(const hetc_plugin_workload_t *wl, int kind,
 double exc_ops_inner_loop(const hetc_plugin_workload_t *wl, int kind);
 /* args: the activation inputs, the params, the output. */
 void exc_ops_run(const hetc_plugin_workload_t *wl, int kind, float *const *args);
+
+/* ---- artifact.c: artifacts, their lifetime and their files ---- */
+
+/* Shared because run() (buffers.c) reads what build() (artifact.c) decided.
+ * The artifact and its pointer fields (inputs, input_layouts, arg_bytes,
+ * description) are host->alloc'ed, owned by the artifact and freed with it
+ * by exc_artifact_release; info points into them. */
+struct hetc_plugin_artifact_t {
+  int kind;
+  hetc_plugin_workload_t wl;     /* a copy; wl.inputs points at inputs */
+  hetc_plugin_tensor_t *inputs;  /* the workload's inputs, copied */
+  exc_direct_config_t conv;      /* EXC_T_DIRECT only */
+  hetc_plugin_artifact_info_t info;
+  hetc_plugin_layout_t *input_layouts; /* all row-major */
+  uint64_t param_bytes[2];
+  int32_t num_args;    /* inputs + params + output */
+  uint64_t *arg_bytes; /* the least bytes of each run() argument */
+  char *description;
+};
+
+/* The table's entries (plugin.c fills hetc_plugin_t with them). */
+
+/* *out_artifact is the caller's, released with exc_artifact_release. */
+hetc_plugin_status_t exc_build(hetc_plugin_instance_t *instance, int32_t device_index,
+                               const hetc_plugin_workload_t *workload, int32_t template_index,
+                               const hetc_plugin_config_t *config,
+                               hetc_plugin_artifact_t **out_artifact);
+/* Frees the artifact and everything it owns; NULL is a no-op. */
+void exc_artifact_release(hetc_plugin_instance_t *instance, hetc_plugin_artifact_t *artifact);
+/* Owned by the artifact: valid until exc_artifact_release; never freed by
+ * the caller. */
+const hetc_plugin_artifact_info_t *exc_artifact_info(const hetc_plugin_artifact_t *artifact);
+/* out_packed is the caller's, of at least info->param_bytes[param_index]. */
+hetc_plugin_status_t exc_pack_param(const hetc_plugin_artifact_t *artifact, int32_t param_index,
+                                    const float *logical, uint64_t count, void *out_packed);
+/* Writes <dir>/<prefix>.example_c; allocates nothing that outlives the call. */
+hetc_plugin_status_t exc_artifact_emit(hetc_plugin_instance_t *instance,
+                                       const hetc_plugin_artifact_t *artifact, const char *dir,
+                                       const char *prefix);
+/* *out_artifact is the caller's, released with exc_artifact_release. */
+hetc_plugin_status_t exc_artifact_load(hetc_plugin_instance_t *instance, int32_t device_index,
+                                       const hetc_plugin_workload_t *workload,
+                                       int32_t template_index, const hetc_plugin_config_t *config,
+                                       const char *dir, const char *prefix,
+                                       hetc_plugin_artifact_t **out_artifact);
+
+/* ---- buffers.c: buffers in host memory, run and time ---- */
+
+/* The table's entries (plugin.c fills hetc_plugin_t with them). */
+
+/* *out_buffer is the caller's, freed with exc_buffer_free. */
+hetc_plugin_status_t exc_buffer_alloc(hetc_plugin_instance_t *instance, int32_t device_index,
+                                      uint64_t bytes, hetc_plugin_buffer_t **out_buffer);
+/* Frees the buffer and its memory; NULL is a no-op. */
+void exc_buffer_free(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer);
+hetc_plugin_status_t exc_buffer_write(hetc_plugin_instance_t *instance,
+                                      hetc_plugin_buffer_t *buffer, uint64_t offset,
+                                      const void *src, uint64_t bytes);
+hetc_plugin_status_t exc_buffer_read(hetc_plugin_instance_t *instance,
+                                     const hetc_plugin_buffer_t *buffer, uint64_t offset,
+                                     void *dst, uint64_t bytes);
+hetc_plugin_status_t exc_buffer_copy(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *dst,
+                                     uint64_t dst_offset, const hetc_plugin_buffer_t *src,
+                                     uint64_t src_offset, uint64_t bytes);
+/* The buffer's own memory: valid until exc_buffer_free, never freed by the
+ * caller. */
+void *exc_buffer_host_pointer(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer);
+/* args: the artifact's inputs, params and output, in that order; they stay
+ * the caller's. */
+hetc_plugin_status_t exc_run(hetc_plugin_instance_t *instance,
+                             const hetc_plugin_artifact_t *artifact,
+                             hetc_plugin_buffer_t *const *args, int32_t num_args);
+/* out_seconds is the caller's, of at least `repeat` entries. */
+hetc_plugin_status_t exc_time(hetc_plugin_instance_t *instance,
+                              const hetc_plugin_artifact_t *artifact,
+                              hetc_plugin_buffer_t *const *args, int32_t num_args,
+                              int32_t number, int32_t repeat, double *out_seconds);
 
 #endif /* EXAMPLE_C_H_ */

@@ -4,5 +4,7 @@
 # headers to test ABI evolution).
 set(EXAMPLE_C_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/plugin.c
+    ${CMAKE_CURRENT_LIST_DIR}/artifact.c
+    ${CMAKE_CURRENT_LIST_DIR}/buffers.c
     ${CMAKE_CURRENT_LIST_DIR}/conv_direct.c
     ${CMAKE_CURRENT_LIST_DIR}/ops.c)
