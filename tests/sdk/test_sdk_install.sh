@@ -77,8 +77,11 @@ int main(int argc, char **argv) {
   return 0;
 }
 C
-cc -std=c11 -Wall -Werror $(pkg-config --cflags hetc) -o "$work/pkgconfig/embed" "$work/pkgconfig/embed.c" \
-   $(pkg-config --libs hetc) -Wl,-rpath,"$(pkg-config --variable=libdir hetc)"
+# A libhetc built with sanitizers needs their runtime first in the program.
+sanitizer_flags=""
+[ "$sanitize" = ON ] && sanitizer_flags="-fsanitize=address,undefined"
+cc -std=c11 -Wall -Werror $sanitizer_flags $(pkg-config --cflags hetc) -o "$work/pkgconfig/embed" \
+   "$work/pkgconfig/embed.c" $(pkg-config --libs hetc) -Wl,-rpath,"$(pkg-config --variable=libdir hetc)"
 "$work/pkgconfig/embed" "$src/samples/tiny_conv.json"
 
 step "plugin-check on the vendor plugin (full run)"
