@@ -1,0 +1,106 @@
+/* driver/place/placement.h -- choosing a device and a layout for every node
+ * so that the whole model's expected latency is lowest.
+ *
+ * The problem is given as numbers, not as plugins: each node's options
+ * (device, the layout it reads its inputs in, the layout it writes, its
+ * expected seconds) and the costs of moving a tensor (a copy between two
+ * devices, a layout transform on one device). The costs come from the
+ * records, the cost model and measured transfers (the compile stage's
+ * business); this file only optimises.
+ *
+ * The model of a plan's latency: kernels and transfers run one after the
+ * other, so latency is the sum of the chosen options' seconds and of the
+ * cost of delivering every value to its consumers. A value is delivered
+ * once per (device, layout) its consumers need, not once per consumer: a
+ * tensor on device A in layout La needed by consumers on A in Lb and on B
+ * in Lc costs one transform on A (La -> Lb), and, for B, a transform to
+ * row-major on A when La is not row-major, one copy A -> B and one
+ * transform on B (row-major -> Lc). Copies move row-major tensors, as the
+ * runtime does. Model inputs start on the host in row-major; model outputs
+ * end there.
+ *
+ * The method: dynamic programming over the nodes in topological order. A
+ * state is what later nodes' costs can depend on: for every live value
+ * (produced, with consumers still to come) the option that produced it and
+ * the set of (device, layout) pairs its consumers so far need. Choosing a
+ * node's option adds its seconds and, for each input, the delivery cost's
+ * increase; states that become equal once a value dies are merged, keeping
+ * the cheaper. On a chain a state is one (option, set) pair, so the DP is
+ * exact and linear in the nodes; on a DAG it is exact too, and the number
+ * of states grows with the width of the live frontier (two or three values
+ * around residual and concat branches). Should the states of one step
+ * exceed max_states, only the cheapest are kept and the result says it is
+ * no longer proven optimal. */
+#ifndef HETC_DRIVER_PLACE_PLACEMENT_H_
+#define HETC_DRIVER_PLACE_PLACEMENT_H_
+
+#include <stdint.h>
+
+#include "common/status.h"
+
+/* Layout ids are the caller's small integers below HETC_PLACE_MAX_LAYOUTS;
+ * 0 means row-major, the layout copies move and the host holds. */
+#define HETC_PLACE_ROW_MAJOR 0
+#define HETC_PLACE_MAX_LAYOUTS 8
+/* Devices 0..num_devices-1, plus the host as device num_devices. */
+#define HETC_PLACE_MAX_DEVICES 7
+
+typedef struct hetc_place_option_t {
+  int32_t device;     /* 0..num_devices-1 */
+  int32_t in_layout;  /* the layout it reads every activation input in */
+  int32_t out_layout; /* the layout it writes */
+  double seconds;     /* expected time of the kernel */
+} hetc_place_option_t;
+
+/* An input of a node: a node's output (node index, earlier in the order)
+ * or a model input (-1 - k for model input k). */
+typedef struct hetc_place_node_t {
+  int32_t num_inputs;
+  const int32_t *inputs;   /* borrowed */
+  double output_bytes;
+  int32_t is_model_output; /* 1: its value must end on the host */
+  int32_t num_options;     /* >= 1 */
+  const hetc_place_option_t *options; /* borrowed */
+} hetc_place_node_t;
+
+typedef struct hetc_place_costs_t {
+  int32_t num_devices; /* 1..HETC_PLACE_MAX_DEVICES; the host is this index */
+  /* Seconds to copy `bytes` of a row-major tensor between two devices
+   * (either may be the host). */
+  double (*copy_seconds)(const void *context, int32_t from_device, int32_t to_device, double bytes);
+  /* Seconds to convert `bytes` between two layouts on one device. */
+  double (*transform_seconds)(const void *context, int32_t device, int32_t from_layout, int32_t to_layout,
+                              double bytes);
+  const void *context;
+} hetc_place_costs_t;
+
+typedef struct hetc_place_problem_t {
+  int32_t num_nodes; /* in topological order: inputs come earlier */
+  const hetc_place_node_t *nodes;
+  int32_t num_model_inputs;
+  const double *model_input_bytes; /* num_model_inputs entries */
+} hetc_place_problem_t;
+
+typedef struct hetc_place_solution_t {
+  int32_t *choice;        /* per node, the chosen option; owned, free() */
+  double total_seconds;   /* expected latency of the plan */
+  double compute_seconds; /* the kernels' part of it */
+  int32_t exact;          /* 1: proven lowest under the model */
+  int64_t states;         /* the largest number of states a step held */
+} hetc_place_solution_t;
+
+/* Solves the problem. max_states <= 0 means unlimited. INVALID_ARGUMENT
+ * for a malformed problem (an input that is not earlier, a device or
+ * layout out of range, a node without options). */
+hetc_status_t hetc_place_solve(const hetc_place_problem_t *problem, const hetc_place_costs_t *costs,
+                               int64_t max_states, hetc_place_solution_t *out_solution);
+
+void hetc_place_solution_free(hetc_place_solution_t *solution);
+
+/* The latency of a given choice of options under the same model (the
+ * DP's objective, computed directly): for checking plans and for brute
+ * force in tests. */
+double hetc_place_evaluate(const hetc_place_problem_t *problem, const hetc_place_costs_t *costs,
+                           const int32_t *choice);
+
+#endif
