@@ -180,6 +180,23 @@ hetc_status_t hetc_package_run(hetc_package_t *package);
 hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,
                                       int64_t count);
 
+/* Latency of whole runs, by the host's monotonic clock, on the inputs set. */
+typedef struct hetc_bench_options_t {
+  int32_t warmup_runs; /* untimed runs first (>= 0) */
+  int32_t runs;        /* timed runs (>= 1) */
+} hetc_bench_options_t;
+
+typedef struct hetc_bench_result_t {
+  int32_t runs;
+  /* Seconds per run. Percentiles by nearest rank: p50 is the smallest time
+   * that at least half of the runs did not exceed. */
+  double min, p50, p90, p99, max, mean;
+} hetc_bench_result_t;
+
+/* Runs the package warmup_runs times, then `runs` times timed. */
+hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_options_t *options,
+                                 hetc_bench_result_t *out_result);
+
 #ifdef __cplusplus
 }
 #endif

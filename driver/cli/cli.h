@@ -35,6 +35,12 @@ int hetc_cli_plugin_check(int argc, char **argv);
 int hetc_cli_plugins(int argc, char **argv);
 int hetc_cli_compile(int argc, char **argv);
 int hetc_cli_run(int argc, char **argv);
+int hetc_cli_bench(int argc, char **argv);
+
+/* Sets every input of an opened package: from `input` (a file, or
+ * NAME=FILE,... for several inputs) when it is not NULL, else the
+ * deterministic random values of `seed`. */
+hetc_status_t hetc_cli_set_inputs(hetc_package_t *package, const char *input, long long seed);
 int hetc_cli_records(int argc, char **argv);
 int hetc_cli_space(int argc, char **argv);
 int hetc_cli_tune(int argc, char **argv);

@@ -10,17 +10,6 @@
 
 #define MAX_INPUT_BYTES ((size_t)1 << 34)
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static hetc_status_t read_input(const char *path, float *data, int64_t count) {
   char *bytes = NULL;
   size_t length = 0;
@@ -69,6 +58,45 @@ static void print_summary(const hetc_package_t *package, int32_t index, const fl
   }
 }
 
+hetc_status_t hetc_cli_set_inputs(hetc_package_t *rt, const char *input, long long seed) {
+  hetc_status_t status = NULL;
+  const int32_t num_inputs = hetc_package_input_count(rt);
+  for (int32_t i = 0; !status && i < num_inputs; ++i) {
+    const char *input_name = hetc_package_input_name(rt, i);
+    int64_t count = hetc_package_input_elements(rt, i);
+    float *data = malloc(sizeof(float) * (size_t)count);
+    if (!data) {
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "input");
+      break;
+    }
+    if (input) {
+      const char *path = input;
+      char *pick = NULL;
+      if (num_inputs > 1) {
+        /* NAME=FILE,NAME=FILE */
+        size_t name_len = strlen(input_name);
+        for (const char *p = input; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+          if (!strncmp(p, input_name, name_len) && p[name_len] == '=') {
+            const char *stop = strchr(p, ',');
+            pick = strndup(p + name_len + 1, stop ? (size_t)(stop - p - name_len - 1) : strlen(p));
+            break;
+          }
+        }
+        if (!pick) status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input names no file for input '%s'",
+                                            input_name);
+        path = pick;
+      }
+      if (!status) status = read_input(path, data, count);
+      free(pick);
+    } else {
+      hetc_fill_random_input(data, count, (uint64_t)seed, i);
+    }
+    if (!status) status = hetc_package_set_input(rt, i, data, count);
+    free(data);
+  }
+  return status;
+}
+
 int hetc_cli_run(int argc, char **argv) {
   const char *package = NULL, *input = NULL, *output = NULL;
   long long seed = -1;
@@ -104,50 +132,12 @@ int hetc_cli_run(int argc, char **argv) {
   hetc_package_t *rt = NULL;
   hetc_status_t status = hetc_context_create(&context);
   if (!status) status = hetc_package_open(context, package, &rt);
-  const int32_t num_inputs = rt ? hetc_package_input_count(rt) : 0;
+  if (!status) status = hetc_cli_set_inputs(rt, input, seed);
   const int32_t num_outputs = rt ? hetc_package_output_count(rt) : 0;
-  for (int32_t i = 0; !status && i < num_inputs; ++i) {
-    const char *input_name = hetc_package_input_name(rt, i);
-    int64_t count = hetc_package_input_elements(rt, i);
-    float *data = malloc(sizeof(float) * (size_t)count);
-    if (!data) {
-      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "input");
-      break;
-    }
-    if (input) {
-      const char *path = input;
-      char *pick = NULL;
-      if (num_inputs > 1) {
-        /* NAME=FILE,NAME=FILE */
-        size_t name_len = strlen(input_name);
-        for (const char *p = input; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-          if (!strncmp(p, input_name, name_len) && p[name_len] == '=') {
-            const char *stop = strchr(p, ',');
-            pick = strndup(p + name_len + 1, stop ? (size_t)(stop - p - name_len - 1) : strlen(p));
-            break;
-          }
-        }
-        if (!pick) status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input names no file for input '%s'",
-                                            input_name);
-        path = pick;
-      }
-      if (!status) status = read_input(path, data, count);
-      free(pick);
-    } else {
-      hetc_fill_random_input(data, count, (uint64_t)seed, i);
-    }
-    if (!status) status = hetc_package_set_input(rt, i, data, count);
-    free(data);
-  }
   /* One warm-up run, then `repeat` timed runs; the median is reported. */
-  double *times = calloc((size_t)repeat, sizeof(double));
-  if (!status && !times) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing");
-  if (!status) status = hetc_package_run(rt);
-  for (int r = 0; !status && r < repeat; ++r) {
-    double start = now_seconds();
-    status = hetc_package_run(rt);
-    times[r] = now_seconds() - start;
-  }
+  hetc_bench_result_t timing;
+  const hetc_bench_options_t bench = {1, repeat};
+  if (!status) status = hetc_package_bench(rt, &bench, &timing);
   FILE *out_file = NULL;
   if (!status && output && !(out_file = fopen(output, "wb")))
     status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create", output);
@@ -164,12 +154,9 @@ int hetc_cli_run(int argc, char **argv) {
   if (out_file && fclose(out_file) != 0 && !status)
     status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed", output);
   if (status && output && out_file) remove(output);
-  if (!status) {
-    qsort(times, (size_t)repeat, sizeof(double), compare_doubles);
-    printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %d runs\n", times[repeat / 2] * 1e3,
-           times[0] * 1e3, times[repeat - 1] * 1e3, repeat);
-  }
-  free(times);
+  if (!status)
+    printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %d runs\n", timing.p50 * 1e3, timing.min * 1e3,
+           timing.max * 1e3, repeat);
   hetc_package_close(rt);
   hetc_context_destroy(context);
   return hetc_cli_report(status);

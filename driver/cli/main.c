@@ -19,6 +19,8 @@ static void usage(FILE *to) {
           "                                       compile a model into a package\n"
           "  run PACKAGE [--input FILE | --random-input SEED] [--output FILE]\n"
           "      [--repeat N]                     execute a package\n"
+          "  bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED]\n"
+          "                                       latency percentiles of whole runs\n"
           "  space MODEL.json --task N --target T [--overrides FILE]\n"
           "                                       print a task's space on a target\n"
           "  tune MODEL.json --targets T[,T...] [--records PATH] [--trials N] ...\n"
@@ -94,6 +96,7 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "plugin-check")) return hetc_cli_plugin_check(argc - 2, argv + 2);
   if (!strcmp(command, "compile")) return hetc_cli_compile(argc - 2, argv + 2);
   if (!strcmp(command, "run")) return hetc_cli_run(argc - 2, argv + 2);
+  if (!strcmp(command, "bench")) return hetc_cli_bench(argc - 2, argv + 2);
   if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);
   if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
   if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);

@@ -155,6 +155,34 @@ static void damaged_manifest_is_bad_input(void **state) {
   free(text);
 }
 
+/* `hetc bench`: nearest-rank percentiles of the timed runs, in order; with
+ * 40 runs p99 is the slowest run. */
+static void bench_reports_percentiles(void **state) {
+  (void)state;
+  char package[4200], report[4300];
+  snprintf(package, sizeof(package), "%s/bench.hetc", work);
+  snprintf(report, sizeof(report), "%s/bench.txt", work);
+  assert_int_equal(run("%s compile %s --targets vec -o %s --quiet > /dev/null", hetc,
+                       e2e_sample_path("tiny_conv.json"), package), 0);
+  assert_int_equal(run("%s bench %s --runs 40 --warmup 3 --random-input 2 > %s", hetc, package, report), 0);
+  char *text = NULL;
+  size_t length = 0;
+  assert_null(hetc_file_read_all(report, 1 << 20, &text, &length));
+  printf("%s", text);
+  const char *at = strstr(text, ": 40 runs after 3 warm-up runs: ");
+  assert_non_null(at);
+  double p50, p90, p99, lo, mean, hi;
+  assert_int_equal(sscanf(at, ": 40 runs after 3 warm-up runs: p50 %lf ms, p90 %lf ms, p99 %lf ms (min %lf ms, "
+                              "mean %lf ms, max %lf ms)",
+                          &p50, &p90, &p99, &lo, &mean, &hi),
+                   6);
+  assert_true(lo > 0 && lo <= p50 && p50 <= p90 && p90 <= p99 && p99 <= hi);
+  assert_true(p99 == hi && lo <= mean && mean <= hi);
+  free(text);
+  assert_int_equal(run("%s bench %s --runs 0 2> /dev/null", hetc, package), 2);
+  assert_int_equal(run("%s bench %s --input x.bin --random-input 1 2> /dev/null", hetc, package), 2);
+}
+
 static int setup(void **state) {
   (void)state;
   const char *bin = getenv("HETC_BINARY_DIR");
@@ -177,6 +205,7 @@ int main(void) {
       cmocka_unit_test(failures_exit_with_status_two),
       cmocka_unit_test(damaged_manifest_is_bad_input),
       cmocka_unit_test(trailing_slash_names_the_same_package),
+      cmocka_unit_test(bench_reports_percentiles),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,55 @@
+/* `hetc bench` and hetc_package_bench: whole runs of an opened package,
+ * timed by the host's clock, summarised as percentiles. */
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "hetc/hetc.h"
+#include "runtime/runtime.h"
+
+static double monotonic_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_seconds(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Nearest rank: the ceil(q * n)-th smallest of n sorted samples. */
+static double percentile(const double *sorted, int32_t n, double q) {
+  int32_t rank = (int32_t)ceil(q * n - 1e-9);
+  return sorted[rank < 1 ? 0 : rank - 1];
+}
+
+hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_options_t *options,
+                                 hetc_bench_result_t *out_result) {
+  if (options->runs < 1 || options->warmup_runs < 0)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "bench: %d runs after %d warm-up runs", options->runs,
+                           options->warmup_runs);
+  double *seconds = malloc(sizeof(double) * (size_t)options->runs);
+  if (!seconds) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "bench: %d runs", options->runs);
+  hetc_status_t status = NULL;
+  for (int32_t r = 0; !status && r < options->warmup_runs; ++r) status = hetc_runtime_execute(package);
+  for (int32_t r = 0; !status && r < options->runs; ++r) {
+    double start = monotonic_seconds();
+    status = hetc_runtime_execute(package);
+    seconds[r] = monotonic_seconds() - start;
+  }
+  if (!status) {
+    qsort(seconds, (size_t)options->runs, sizeof(double), compare_seconds);
+    hetc_bench_result_t *r = out_result;
+    r->runs = options->runs;
+    r->min = seconds[0];
+    r->max = seconds[options->runs - 1];
+    r->p50 = percentile(seconds, options->runs, 0.50);
+    r->p90 = percentile(seconds, options->runs, 0.90);
+    r->p99 = percentile(seconds, options->runs, 0.99);
+    r->mean = 0;
+    for (int32_t i = 0; i < options->runs; ++i) r->mean += seconds[i] / options->runs;
+  }
+  free(seconds);
+  return status;
+}
