@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
 #include "common/fileio.h"
+#include "hetc/hetc.h"
 #include "tune/json_text.h"
 
 struct hetc_records_t {
@@ -49,6 +51,18 @@ static const char schema_sql[] =
     "CREATE INDEX records_by_kind ON records"
     " (device_kind, target, template_name, template_version);"
     "CREATE INDEX records_by_time ON records (timestamp);";
+
+/* Since version 2: how long moving a tensor between a device and the host
+ * takes (hetc_transfer_cost_t), measured once per device and direction. */
+static const char transfers_sql[] =
+    "CREATE TABLE transfers ("
+    " device_fingerprint TEXT NOT NULL,"
+    " direction TEXT NOT NULL CHECK (direction IN ('to_device', 'to_host')),"
+    " latency_seconds REAL NOT NULL,"
+    " seconds_per_byte REAL NOT NULL,"
+    " timestamp INTEGER NOT NULL,"
+    " hetc_version TEXT NOT NULL,"
+    " PRIMARY KEY (device_fingerprint, direction));";
 
 /* Every SELECT that reads whole records lists these columns in this order
  * (read_record's indexes follow it). */
@@ -215,8 +229,8 @@ static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_ident
                            "application)",
                            store->path);
   }
-  if (out_identity->user_version != HETC_RECORDS_SCHEMA_VERSION) {
-    /* Version 1 is the first schema, so there is nothing older to upgrade. */
+  if (out_identity->user_version < 1 || out_identity->user_version > HETC_RECORDS_SCHEMA_VERSION) {
+    /* Older versions (1) are upgraded on open. */
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: records schema version %lld, this hetc reads version %d%s",
                            store->path, (long long)out_identity->user_version,
@@ -238,7 +252,23 @@ static hetc_status_t create_schema(hetc_records_t *store) {
     snprintf(pragmas, sizeof(pragmas), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
              HETC_RECORDS_APPLICATION_ID, HETC_RECORDS_SCHEMA_VERSION);
     status = exec(store, schema_sql, "creating the schema");
+    if (!status) status = exec(store, transfers_sql, "creating the schema");
     if (!status) status = exec(store, pragmas, "creating the schema");
+  }
+  return end_write(store, status);
+}
+
+/* Version 1 to 2: the transfers table. Records are untouched, so a store
+ * upgraded by a newer hetc is still readable by this one, not by older. */
+static hetc_status_t upgrade_schema(hetc_records_t *store) {
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  identity_t identity;
+  hetc_status_t status = check_identity(store, &identity);
+  if (!status && identity.user_version == 1) {
+    char pragma[64];
+    snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", HETC_RECORDS_SCHEMA_VERSION);
+    status = exec(store, transfers_sql, "upgrading the schema to version 2");
+    if (!status) status = exec(store, pragma, "upgrading the schema to version 2");
   }
   return end_write(store, status);
 }
@@ -280,6 +310,8 @@ hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store) {
   status = exec(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
                 "setting the journal mode");
   if (!status && is_fresh(&identity)) status = create_schema(store);
+  if (!status && !is_fresh(&identity) && identity.user_version < HETC_RECORDS_SCHEMA_VERSION)
+    status = upgrade_schema(store);
   if (status) goto fail;
   *out_store = store;
   return NULL;
@@ -965,5 +997,63 @@ hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *o
   sqlite3_finalize(stmt);
   status = end_write(store, status);
   if (!status && out_removed) *out_removed = removed;
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Transfers                                                                */
+/* ------------------------------------------------------------------------ */
+
+static const char *direction_name(hetc_transfer_direction_t direction) {
+  return direction == HETC_TRANSFER_TO_HOST ? "to_host" : "to_device";
+}
+
+hetc_status_t hetc_records_put_transfer(hetc_records_t *store, const char *device_fingerprint,
+                                        hetc_transfer_direction_t direction, const hetc_transfer_cost_t *cost) {
+  if (!(cost->latency_seconds >= 0) || !(cost->seconds_per_byte >= 0) || isinf(cost->latency_seconds) ||
+      isinf(cost->seconds_per_byte))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: transfer cost %g s + %g s/byte",
+                           cost->latency_seconds, cost->seconds_per_byte);
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  sqlite3_stmt *stmt = NULL;
+  hetc_status_t status = prepare(store,
+                                 "INSERT OR REPLACE INTO transfers (device_fingerprint, direction, latency_seconds,"
+                                 " seconds_per_byte, timestamp, hetc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                 &stmt);
+  if (!status) {
+    sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, direction_name(direction), -1, SQLITE_STATIC);
+    sqlite3_bind_double(stmt, 3, cost->latency_seconds);
+    sqlite3_bind_double(stmt, 4, cost->seconds_per_byte);
+    sqlite3_bind_int64(stmt, 5, (sqlite3_int64)time(NULL));
+    sqlite3_bind_text(stmt, 6, HETC_VERSION_STRING, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "storing a transfer cost");
+  }
+  sqlite3_finalize(stmt);
+  return end_write(store, status);
+}
+
+hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *device_fingerprint,
+                                        hetc_transfer_direction_t direction, hetc_transfer_cost_t *out_cost,
+                                        int *out_found) {
+  *out_found = 0;
+  sqlite3_stmt *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store,
+                               "SELECT latency_seconds, seconds_per_byte FROM transfers"
+                               " WHERE device_fingerprint = ?1 AND direction = ?2",
+                               &stmt));
+  sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
+  sqlite3_bind_text(stmt, 2, direction_name(direction), -1, SQLITE_STATIC);
+  hetc_status_t status = NULL;
+  int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) {
+    out_cost->latency_seconds = sqlite3_column_double(stmt, 0);
+    out_cost->seconds_per_byte = sqlite3_column_double(stmt, 1);
+    *out_found = 1;
+  } else if (rc != SQLITE_DONE) {
+    status = sqlite_failure(store, rc, "reading a transfer cost");
+  }
+  sqlite3_finalize(stmt);
   return status;
 }

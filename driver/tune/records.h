@@ -25,7 +25,7 @@
 
 /* The schema this build writes (PRAGMA user_version) and the file's
  * identity (PRAGMA application_id, "hetc" in ASCII). */
-#define HETC_RECORDS_SCHEMA_VERSION 1
+#define HETC_RECORDS_SCHEMA_VERSION 2
 #define HETC_RECORDS_APPLICATION_ID 0x68657463
 #define HETC_RECORDS_BUSY_TIMEOUT_MS 60000
 
@@ -169,5 +169,26 @@ hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *o
 
 /* Number of records in the store. */
 hetc_status_t hetc_records_count(hetc_records_t *store, int64_t *out_count);
+
+/* Moving a tensor between a device and the host: latency + bytes x
+ * seconds_per_byte, fitted from measurements of the plugin's buffer_write
+ * (to_device) and buffer_read (to_host). Kept per device fingerprint. */
+typedef enum hetc_transfer_direction_t {
+  HETC_TRANSFER_TO_DEVICE = 0,
+  HETC_TRANSFER_TO_HOST = 1,
+} hetc_transfer_direction_t;
+
+typedef struct hetc_transfer_cost_t {
+  double latency_seconds;
+  double seconds_per_byte;
+} hetc_transfer_cost_t;
+
+/* Stores (replacing) the cost of one device and direction. */
+hetc_status_t hetc_records_put_transfer(hetc_records_t *store, const char *device_fingerprint,
+                                        hetc_transfer_direction_t direction, const hetc_transfer_cost_t *cost);
+/* Reads it; *out_found is 0 when the store has none. */
+hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *device_fingerprint,
+                                        hetc_transfer_direction_t direction, hetc_transfer_cost_t *out_cost,
+                                        int *out_found);
 
 #endif /* HETC_DRIVER_TUNE_RECORDS_H_ */

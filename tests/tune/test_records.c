@@ -689,9 +689,9 @@ static void not_a_records_database(void **state) {
   assert_ok(hetc_records_open(newer, &store));
   hetc_records_close(store);
   store = NULL;
-  sqlite_exec_file(newer, "PRAGMA user_version = 2");
+  sqlite_exec_file(newer, "PRAGMA user_version = 3");
   snprintf(expected, sizeof(expected),
-           "%s: records schema version 2, this hetc reads version 1 (written by a newer hetc)",
+           "%s: records schema version 3, this hetc reads version 2 (written by a newer hetc)",
            newer);
   assert_failure(hetc_records_open(newer, &store), HETC_STATUS_BAD_INPUT, expected);
 
@@ -700,6 +700,66 @@ static void not_a_records_database(void **state) {
            dir);
   assert_failure(hetc_records_open(in_dir("no/such/dir/r.sqlite"), &store), HETC_STATUS_IO_ERROR,
                  expected);
+}
+
+/* A version-1 store (records only) is upgraded on open: its records stay,
+ * it gains the transfers table and version 2. */
+static void version_1_is_upgraded(void **state) {
+  (void)state;
+  const char *path = in_dir("v1.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 0, HETC_RECORD_OK, 2e-3, 0);
+  assert_ok(hetc_records_add(store, &r, 1));
+  hetc_record_clear(&r);
+  hetc_records_close(store);
+  /* Back to what version 1 wrote. */
+  sqlite_exec_file(path, "DROP TABLE transfers; PRAGMA user_version = 1");
+  assert_ok(hetc_records_open(path, &store));
+  int64_t count = 0;
+  assert_ok(hetc_records_count(store, &count));
+  assert_int_equal(count, 1);
+  hetc_transfer_cost_t cost = {1e-5, 1e-10}, back;
+  int found = 0;
+  assert_ok(hetc_records_get_transfer(store, "cpu:a", HETC_TRANSFER_TO_HOST, &back, &found));
+  assert_int_equal(found, 0);
+  assert_ok(hetc_records_put_transfer(store, "cpu:a", HETC_TRANSFER_TO_HOST, &cost));
+  hetc_records_close(store);
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_stmt *stmt = NULL;
+  assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(stmt, 0), 2);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+/* Transfer costs come back exactly, per device and direction; a second
+ * measurement replaces the first; nonsense is refused. */
+static void transfers_round_trip(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("t.sqlite"), &store));
+  hetc_transfer_cost_t to_device = {3.25e-6, 1.5e-10}, to_host = {4.5e-6, 2.75e-10}, back;
+  int found = 0;
+  assert_ok(hetc_records_put_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_DEVICE, &to_device));
+  assert_ok(hetc_records_put_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_HOST, &to_host));
+  assert_ok(hetc_records_get_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_DEVICE, &back, &found));
+  assert_int_equal(found, 1);
+  assert_true(back.latency_seconds == 3.25e-6 && back.seconds_per_byte == 1.5e-10);
+  assert_ok(hetc_records_get_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_HOST, &back, &found));
+  assert_true(back.latency_seconds == 4.5e-6 && back.seconds_per_byte == 2.75e-10);
+  to_host.latency_seconds = 5e-6;
+  assert_ok(hetc_records_put_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_HOST, &to_host));
+  assert_ok(hetc_records_get_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_HOST, &back, &found));
+  assert_true(back.latency_seconds == 5e-6);
+  assert_ok(hetc_records_get_transfer(store, "cuda|x", HETC_TRANSFER_TO_HOST, &back, &found));
+  assert_int_equal(found, 0);
+  hetc_transfer_cost_t bad = {-1, 0};
+  assert_failure(hetc_records_put_transfer(store, "x", HETC_TRANSFER_TO_HOST, &bad), HETC_STATUS_INVALID_ARGUMENT,
+                 "records store: transfer cost -1 s + 0 s/byte");
+  hetc_records_close(store);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1014,6 +1074,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(jsonl_round_trip_byte_identical, setup, teardown),
       cmocka_unit_test_setup_teardown(jsonl_malformed_lines, setup, teardown),
       cmocka_unit_test_setup_teardown(not_a_records_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(version_1_is_upgraded, setup, teardown),
+      cmocka_unit_test_setup_teardown(transfers_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(default_path, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(prune_keeps_its_rule, setup, teardown),
