@@ -55,8 +55,7 @@ hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
                            hetc_compile_report_t *out_report) {
   if (!options || !out_path)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "hetc_compile needs options and a path");
-  return hetc_compile_graph(context, model, options->targets, options->num_targets, options->progress,
-                            options->records_path, out_path, out_report);
+  return hetc_compile_graph(context, model, options, out_path, out_report);
 }
 
 hetc_status_t hetc_package_open(hetc_context_t *context, const char *path, hetc_package_t **out_package) {

@@ -111,14 +111,26 @@ void hetc_context_destroy(hetc_context_t *context);
 /* Compiling                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* How nodes are placed when a compile has several targets. */
+typedef enum hetc_placement_policy_t {
+  /* Each node where the whole model's expected latency is lowest: every
+   * node built and timed on every target, transfers priced (see
+   * README.md, "Placement"). */
+  HETC_PLACEMENT_COST = 0,
+  /* Each node on the first target that supports it, in the order given. */
+  HETC_PLACEMENT_FIRST = 1,
+} hetc_placement_policy_t;
+
 typedef struct hetc_compile_options_t {
   const char *const *targets; /* target names, in order of preference */
   int32_t num_targets;
   int32_t progress;           /* 1: a line per kernel on stderr */
   /* Tuning records to take configs from (`hetc tune`'s store). NULL: the
    * per-user store when it exists, else every kernel gets its template's
-   * default config. */
+   * default config. Placement keeps measured transfer costs there. */
   const char *records_path;
+  int32_t placement;          /* hetc_placement_policy_t */
+  int32_t explain;            /* 1: print the placement plan on stdout */
 } hetc_compile_options_t;
 
 typedef struct hetc_compile_report_t {
@@ -135,10 +147,14 @@ typedef struct hetc_compile_report_t {
    * workload and device, 2 a record of the nearest tuned workload on a
    * device of the same kind, 3 the cost model's best prediction. */
   int32_t configs[4];
+  /* Cost-based placement on several targets: the plan's expected latency
+   * (0 otherwise) and whether it is proven lowest under the cost model. */
+  double predicted_seconds;
+  int32_t placement_exact;
 } hetc_compile_report_t;
 
-/* Compiles a model into a package directory at out_path. Placement: each
- * node on the first target that supports it. The package is written to a
+/* Compiles a model into a package directory at out_path, placing nodes by
+ * options->placement when there are several targets. The package is written to a
  * temporary directory beside out_path and renamed into place only when
  * complete; on failure nothing is left behind. out_report may be NULL. */
 hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,

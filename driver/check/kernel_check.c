@@ -280,6 +280,13 @@ hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, 
   return run_artifact(entry, device, workload, template_index, artifact, seed, timed_repeats, 1, out);
 }
 
+hetc_status_t kernel_check_time_artifact(hetc_plugin_entry_t *entry, int32_t device,
+                                        const hetc_plugin_workload_t *workload, int32_t template_index,
+                                        const hetc_plugin_artifact_t *artifact, int32_t timed_repeats,
+                                        kernel_check_result_t *out) {
+  return run_artifact(entry, device, workload, template_index, artifact, 1, timed_repeats, 0, out);
+}
+
 hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
                                int32_t template_index, const hetc_plugin_config_t *config,
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out) {

@@ -26,6 +26,13 @@ hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, 
                                     int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
                                     int32_t timed_repeats, kernel_check_result_t *out);
 
+/* Times an artifact the caller built on `device` (random data, no
+ * reference run): out->seconds is the median of `timed_repeats` samples. */
+hetc_status_t kernel_check_time_artifact(hetc_plugin_entry_t *entry, int32_t device,
+                                        const hetc_plugin_workload_t *workload, int32_t template_index,
+                                        const hetc_plugin_artifact_t *artifact, int32_t timed_repeats,
+                                        kernel_check_result_t *out);
+
 /* kernel_check_run without the reference comparison (max_relative_error
  * 0): for searches that check only the winner. */
 hetc_status_t kernel_check_time(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,

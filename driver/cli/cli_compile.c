@@ -1,4 +1,5 @@
-/* `hetc compile MODEL.json --targets T[,T...] -o OUT.hetc`. */
+/* `hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]
+ * [--placement cost|first] [--explain] [--quiet]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 
 int hetc_cli_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *targets_arg = NULL, *records = NULL;
-  int quiet = 0;
+  int quiet = 0, explain = 0, placement = HETC_PLACEMENT_COST;
   for (int i = 0; i < argc; ++i) {
     if (!strcmp(argv[i], "--targets") && i + 1 < argc) {
       targets_arg = argv[++i];
@@ -22,6 +23,11 @@ int hetc_cli_compile(int argc, char **argv) {
       records = argv[++i];
     } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
       quiet = 1;
+    } else if (!strcmp(argv[i], "--explain")) {
+      explain = 1;
+    } else if (!strcmp(argv[i], "--placement") && i + 1 < argc &&
+               (!strcmp(argv[i + 1], "cost") || !strcmp(argv[i + 1], "first"))) {
+      placement = !strcmp(argv[++i], "first") ? HETC_PLACEMENT_FIRST : HETC_PLACEMENT_COST;
     } else if (argv[i][0] != '-' && !model) {
       model = argv[i];
     } else {
@@ -31,7 +37,11 @@ int hetc_cli_compile(int argc, char **argv) {
     }
   }
   if (!model || !out || !targets_arg) {
-    fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH] [--quiet]\n");
+    fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]\n"
+                    "                    [--placement cost|first] [--explain] [--quiet]\n"
+                    "  --placement cost   (several targets) each node where the model's expected latency is lowest\n"
+                    "  --placement first  each node on the first target that supports it\n"
+                    "  --explain          print the placement: each node's device, layouts, expected time, the moves\n");
     return HETC_EXIT_USAGE;
   }
   char *targets_copy = NULL;
@@ -44,7 +54,7 @@ int hetc_cli_compile(int argc, char **argv) {
   hetc_model_t *graph = NULL;
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
-  hetc_compile_options_t options = {targets, num_targets, !quiet && isatty(2), records};
+  hetc_compile_options_t options = {targets, num_targets, !quiet && isatty(2), records, placement, explain};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
@@ -54,6 +64,9 @@ int hetc_cli_compile(int argc, char **argv) {
            (double)report.weights_bytes / 1e6, report.build_seconds);
     printf("configs: %d tuned, %d from the nearest tuned workload, %d predicted, %d defaults\n",
            report.configs[1], report.configs[2], report.configs[3], report.configs[0]);
+    if (report.predicted_seconds > 0)
+      printf("placement: expected latency %.3f ms (%s under the cost model)\n", report.predicted_seconds * 1e3,
+             report.placement_exact ? "lowest" : "state-capped search, not proven lowest");
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

@@ -14,6 +14,9 @@
 #include "reference/reference.h"
 #include "space/space.h"
 #include "compile/config_choice.h"
+#include "compile/kernel_build.h"
+#include "compile/placement_costs.h"
+#include "place/placement.h"
 
 /* A graph value as it exists on one device in one layout. */
 typedef struct copy_of_t {
@@ -37,7 +40,8 @@ typedef struct compiler_t {
   char *temp_dir, *kernel_dir;
   FILE *weights;
   hetc_config_chooser_t *chooser; /* tuned configs; NULL: defaults only */
-  int progress;
+  const hetc_compile_options_t *options;
+  hetc_placement_t placement;     /* device per node; NULL device: first fit */
   hetc_compile_report_t report;
 } compiler_t;
 
@@ -114,92 +118,10 @@ static hetc_status_t pack_params(compiler_t *c, const hetc_node_t *node, hetc_pl
   return NULL;
 }
 
-static hetc_status_t record_config(hetc_plan_step_t *step, const hetc_plugin_config_t *config) {
-  int32_t n = config->num_knobs;
-  step->knob_names = calloc((size_t)n + 1, sizeof(char *));
-  step->knob_counts = calloc((size_t)n + 1, sizeof(int32_t));
-  step->knob_values = calloc((size_t)n + 1, sizeof(int64_t *));
-  if (!step->knob_names || !step->knob_counts || !step->knob_values)
-    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  for (int32_t k = 0; k < n; ++k) {
-    const hetc_plugin_knob_value_t *knob = &config->knobs[k];
-    step->knob_names[k] = strdup(knob->name);
-    step->knob_values[k] = malloc(sizeof(int64_t) * (size_t)(knob->count ? knob->count : 1));
-    step->num_knobs = k + 1;
-    if (!step->knob_names[k] || !step->knob_values[k])
-      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-    step->knob_counts[k] = knob->count;
-    memcpy(step->knob_values[k], knob->values, sizeof(int64_t) * (size_t)knob->count);
-  }
-  return NULL;
-}
-
-/* Builds `workload` with template `template_index` and the config given as
- * `tuned` (NULL: the template's default). *out_artifact is released by the
- * caller through the plugin. */
-static hetc_status_t build_config(hetc_plugin_entry_t *entry, int32_t device_index,
-                                  const hetc_plugin_workload_t *workload, int32_t template_index,
-                                  const hetc_plugin_config_t *tuned, const char *what, hetc_plan_step_t *step,
-                                  hetc_plugin_artifact_t **out_artifact) {
-  const hetc_plugin_t *p = entry->plugin;
-  if (p->template_count(entry->instance, device_index, workload) <= template_index)
-    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: target '%s' offers no template", what, p->name);
-  hetc_plugin_space_t *space = NULL;
-  HETC_RETURN_IF_ERROR(hetc_space_create(&space));
-  hetc_status_t status = p->template_define_space(entry->instance, device_index, workload, template_index, space);
-  int64_t index = 0;
-  hetc_space_config_t config;
-  if (!status) status = tuned ? hetc_space_index_of(space, tuned, &index) : hetc_space_default(space, &index);
-  if (!status) status = hetc_space_config_at(space, index, &config);
-  if (!status) status = record_config(step, &config.view);
-  if (!status) {
-    const char *name = p->template_name(entry->instance, device_index, workload, template_index);
-    step->template_name = strdup(name ? name : "?");
-    step->template_index = template_index;
-    status = p->build(entry->instance, device_index, workload, template_index, &config.view, out_artifact);
-    if (!status && !*out_artifact) status = hetc_status_new(HETC_STATUS_INTERNAL, "build returned no artifact");
-  }
-  hetc_space_free(space);
-  return status ? hetc_status_annotate(status, "%s on %s", what, p->name) : NULL;
-}
-
-/* The default config of the plugin's first template. */
-static hetc_status_t build_default(hetc_plugin_entry_t *entry, int32_t device_index,
-                                   const hetc_plugin_workload_t *workload, const char *what,
-                                   hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact) {
-  return build_config(entry, device_index, workload, 0, NULL, what, step, out_artifact);
-}
-
 /* hetc_compile_report_t.configs is indexed by source. */
 _Static_assert(HETC_CONFIG_DEFAULT == 0 && HETC_CONFIG_TUNED == 1 && HETC_CONFIG_NEAREST == 2 &&
                    HETC_CONFIG_PREDICTED == 3,
                "hetc.h documents the order of hetc_compile_report_t.configs");
-
-/* A tunable kernel gets the config the records (or the cost model saved
- * beside them) choose; one that no longer builds falls back to the
- * default with a warning: the package must not depend on the store being
- * current. */
-static hetc_status_t build_tuned(compiler_t *c, hetc_plugin_entry_t *entry, int32_t device_index,
-                                 const hetc_plugin_workload_t *workload, const char *what, hetc_plan_step_t *step,
-                                 hetc_plugin_artifact_t **out_artifact, hetc_config_source_t *out_source) {
-  int32_t template_index = 0;
-  hetc_config_json_t config;
-  HETC_RETURN_IF_ERROR(hetc_config_choose(c->chooser, entry->plugin, entry->instance, device_index, workload,
-                                          &template_index, &config, out_source));
-  if (*out_source != HETC_CONFIG_DEFAULT) {
-    hetc_status_t status =
-        build_config(entry, device_index, workload, template_index, &config.config, what, step, out_artifact);
-    hetc_config_json_free(&config);
-    if (!status) return NULL;
-    fprintf(stderr, "hetc: warning: %s: the %s config does not build (%s); using the default\n", what,
-            hetc_config_source_name(*out_source), hetc_status_message(status));
-    hetc_status_free(status);
-    hetc_plan_step_release(step);
-    memset(step, 0, sizeof(*step));
-    *out_source = HETC_CONFIG_DEFAULT;
-  }
-  return build_default(entry, device_index, workload, what, step, out_artifact);
-}
 
 /* Appends a kernel step: built, emitted, params packed. The caller has set
  * name/device/inputs/output. */
@@ -276,7 +198,7 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
   HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_KERNEL, what, device, source_id, &step_index));
   hetc_plugin_artifact_t *artifact = NULL;
   HETC_RETURN_IF_ERROR(
-      build_default(entry, device_index, &workload, what, &c->plan->steps[step_index], &artifact));
+      hetc_kernel_build_default(entry, device_index, &workload, what, &c->plan->steps[step_index], &artifact));
   const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
   hetc_status_t status = NULL;
   if (info->num_inputs != 1 || !hetc_layout_equal(info->input_layouts[0], input.layout) ||
@@ -335,9 +257,15 @@ static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device
   return add_transform(c, graph_value, copied, device, layout, out_id);
 }
 
-/* The first target whose plugin supports the workload. */
-static hetc_status_t place(compiler_t *c, const hetc_node_t *node, const hetc_plugin_workload_t *workload,
+/* The placement's device, or the first target whose plugin supports the
+ * workload. */
+static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_workload_t *workload,
                            int32_t *out_device) {
+  const hetc_node_t *node = &c->graph->nodes[node_index];
+  if (c->placement.device) {
+    *out_device = c->placement.device[node_index];
+    return NULL;
+  }
   for (int32_t d = 0; d < c->plan->num_devices; ++d) {
     hetc_plugin_entry_t *entry = c->entries[d];
     if (entry->plugin->supports(entry->instance, c->plan->devices[d].device_index, workload)) {
@@ -359,7 +287,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   hetc_plugin_workload_t workload;
   HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, node_index, inputs, &workload));
   int32_t device = 0;
-  HETC_RETURN_IF_ERROR(place(c, node, &workload, &device));
+  HETC_RETURN_IF_ERROR(place(c, node_index, &workload, &device));
   /* Hint each input's layout: what already exists on this device. */
   for (int32_t i = 0; i < workload.num_inputs; ++i) {
     const copies_t *copies = &c->copies[node->inputs[i]];
@@ -380,10 +308,10 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   hetc_config_source_t source = HETC_CONFIG_DEFAULT;
-  hetc_status_t status = build_tuned(c, entry, device_index, &workload, what, &scratch, &artifact, &source);
+  hetc_status_t status = hetc_kernel_build_tuned(c->chooser, entry, device_index, &workload, what, &scratch, &artifact, &source);
   if (!status && (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE))
     ++c->report.configs[source];
-  if (c->progress)
+  if (c->options->progress)
     fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (%s config)\n", node_index + 1, c->graph->num_nodes,
             hetc_op_name(node->op), node->name, entry->plugin->name, hetc_config_source_name(source));
   int32_t *input_ids = calloc((size_t)workload.num_inputs + 1, sizeof(int32_t));
@@ -486,19 +414,48 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   return status;
 }
 
+static hetc_status_t choose_placement(compiler_t *c) {
+  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+  const char *targets[HETC_PLACE_MAX_DEVICES];
+  for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d) {
+    device_indices[d] = c->plan->devices[d].device_index;
+    targets[d] = c->plan->devices[d].target;
+  }
+  const hetc_placement_request_t request = {c->graph,   c->plan->num_devices,        c->entries,
+                                            device_indices, targets,                  c->chooser,
+                                            c->options->records_path, c->options->explain ? stdout : NULL,
+                                            c->options->progress};
+  HETC_RETURN_IF_ERROR(hetc_placement_choose(&request, &c->placement));
+  c->report.predicted_seconds = c->placement.predicted_seconds;
+  c->report.placement_exact = c->placement.exact;
+  return NULL;
+}
+
+static int32_t first_consumer_device(const compiler_t *c, int32_t value) {
+  if (!c->placement.device) return 0;
+  for (int32_t k = 0; k < c->graph->num_nodes; ++k)
+    for (int32_t i = 0; i < c->graph->nodes[k].num_inputs; ++i)
+      if (c->graph->nodes[k].inputs[i] == value) return c->placement.device[k];
+  return 0;
+}
+
 static hetc_status_t compile_all(compiler_t *c) {
   hetc_graph_t *g = c->graph;
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   c->plan->inputs = calloc((size_t)g->num_inputs, sizeof(hetc_plan_io_t));
   c->plan->outputs = calloc((size_t)g->num_outputs, sizeof(hetc_plan_io_t));
   if (!c->plan->inputs || !c->plan->outputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  /* Graph inputs arrive row-major on the first target's device; other
-   * devices get copies when they read them. */
+  if (c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST)
+    HETC_RETURN_IF_ERROR(choose_placement(c));
+  /* Graph inputs arrive row-major on the device of their first consumer
+   * (the first target's without a placement); other devices get copies
+   * when they read them. */
   for (int32_t i = 0; i < g->num_inputs; ++i) {
     hetc_plan_io_t *io = &c->plan->inputs[c->plan->num_inputs++];
     io->name = strdup(g->values[g->inputs[i]].name);
     if (!io->name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-    HETC_RETURN_IF_ERROR(new_plan_value(c, g->inputs[i], 0, row_major, &io->value));
+    HETC_RETURN_IF_ERROR(new_plan_value(c, g->inputs[i], first_consumer_device(c, g->inputs[i]), row_major,
+                                        &io->value));
   }
   for (int32_t k = 0; k < g->num_nodes; ++k) HETC_RETURN_IF_ERROR(compile_node(c, k));
   /* Outputs leave row-major, from the device that produced them. */
@@ -519,8 +476,7 @@ static hetc_status_t compile_all(compiler_t *c) {
 }
 
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
-                                 const char *const *targets, int32_t num_targets, int progress,
-                                 const char *records_path, const char *requested_path,
+                                 const hetc_compile_options_t *options, const char *requested_path,
                                  hetc_compile_report_t *out_report) {
   /* "pkg.hetc/" (a shell completion) names the same package as "pkg.hetc". */
   char *out_path = strdup(requested_path);
@@ -528,10 +484,10 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   for (size_t n = strlen(out_path); n > 1 && out_path[n - 1] == '/'; --n) out_path[n - 1] = 0;
   compiler_t c;
   memset(&c, 0, sizeof(c));
-  c.progress = progress;
+  c.options = options;
   double start = now_seconds();
-  hetc_status_t status = hetc_config_chooser_open(records_path, &c.chooser);
-  if (!status) status = setup(&c, registry, graph, targets, num_targets, out_path);
+  hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
+  if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets, out_path);
   if (!status) status = compile_all(&c);
   if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
   if (c.weights) fclose(c.weights);
@@ -546,6 +502,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   free(c.kernel_dir);
   free(c.entries);
   free(c.copies);
+  free(c.placement.device);
   hetc_plan_free(c.plan);
   hetc_graph_free(c.graph);
   hetc_config_chooser_free(c.chooser);

@@ -1,11 +1,12 @@
 /* driver/compile/compile.h -- graph + targets -> a package directory.
  *
- * Placement policy (until cost-based placement arrives): every node runs on
- * the first target in the list whose plugin supports its workload, on that
- * plugin's device 0. Each kernel is built with its plugin's first template
- * and that template's default config. Where a kernel reads a layout or a
- * device other than the one its producer wrote, a LAYOUT_TRANSFORM kernel
- * and/or a copy through the host is inserted. */
+ * Placement: on several targets, each node runs where the cost model puts
+ * it (compile/placement_costs.h), or, with HETC_PLACEMENT_FIRST, on the
+ * first target in the list whose plugin supports its workload; always on
+ * the plugin's device 0. Each kernel gets the config the records choose,
+ * else its template's default. Where a kernel reads a layout or a device
+ * other than the one its producer wrote, a LAYOUT_TRANSFORM kernel and/or
+ * a copy through the host is inserted. */
 #ifndef HETC_DRIVER_COMPILE_COMPILE_H_
 #define HETC_DRIVER_COMPILE_COMPILE_H_
 
@@ -15,13 +16,10 @@
 /* hetc_compile_report_t is public (hetc/hetc.h). */
 
 /* Compiles `graph` (not modified; the passes run on a copy) for the
- * targets into a package at out_path, written to a temporary directory and
- * renamed into place only when complete. `progress` prints one line per
- * kernel to stderr. */
+ * options' targets into a package at out_path, written to a temporary
+ * directory and renamed into place only when complete. */
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
-                                 const char *const *targets, int32_t num_targets,
-                                 int progress, const char *records_path,
-                                 const char *requested_path,
+                                 const hetc_compile_options_t *options, const char *requested_path,
                                  hetc_compile_report_t *out_report);
 
 #endif /* HETC_DRIVER_COMPILE_COMPILE_H_ */

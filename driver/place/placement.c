@@ -86,25 +86,51 @@ static hetc_status_t check_problem(const hetc_place_problem_t *p, const hetc_pla
   return NULL;
 }
 
-double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs_t *c, const int32_t *choice) {
-  const int32_t count = p->num_model_inputs + p->num_nodes;
-  uint64_t *needs = calloc((size_t)count + 1, sizeof(uint64_t));
-  if (!needs) return INFINITY;
-  double seconds = 0;
+/* Every (device, layout) the consumers of each value need under `choice`:
+ * needs has one entry per value (model inputs, then nodes). */
+static void all_needs(const hetc_place_problem_t *p, const hetc_place_costs_t *c, const int32_t *choice,
+                      uint64_t *needs) {
+  memset(needs, 0, sizeof(uint64_t) * (size_t)(p->num_model_inputs + p->num_nodes));
   for (int32_t n = 0; n < p->num_nodes; ++n) {
     const hetc_place_node_t *node = &p->nodes[n];
     const hetc_place_option_t *o = &node->options[choice[n]];
-    seconds += o->seconds;
     for (int32_t i = 0; i < node->num_inputs; ++i) {
       int32_t input = node->inputs[i];
       needs[input < 0 ? -1 - input : p->num_model_inputs + input] |= pair_bit(o->device, o->in_layout);
     }
     if (node->is_model_output) needs[p->num_model_inputs + n] |= pair_bit(c->num_devices, HETC_PLACE_ROW_MAJOR);
   }
-  for (int32_t v = 0; v < count; ++v) {
-    int32_t option = v < p->num_model_inputs ? 0 : choice[v - p->num_model_inputs];
-    if (needs[v]) seconds += deliver(c, source_of(p, c, v, option), needs[v]);
+}
+
+static int32_t option_of(const hetc_place_problem_t *p, const int32_t *choice, int32_t value) {
+  return value < p->num_model_inputs ? 0 : choice[value - p->num_model_inputs];
+}
+
+double hetc_place_value_seconds(const hetc_place_problem_t *p, const hetc_place_costs_t *c, const int32_t *choice,
+                                int32_t value, int32_t *out_devices) {
+  uint64_t *needs = malloc(sizeof(uint64_t) * (size_t)(p->num_model_inputs + p->num_nodes + 1));
+  if (!needs) return INFINITY;
+  all_needs(p, c, choice, needs);
+  const source_t source = source_of(p, c, value, option_of(p, choice, value));
+  if (out_devices) {
+    *out_devices = 0;
+    for (int32_t d = 0; d <= c->num_devices; ++d)
+      if (d != source.device && (needs[value] >> (d * HETC_PLACE_MAX_LAYOUTS) & 0xff)) *out_devices |= 1 << d;
   }
+  double seconds = needs[value] ? deliver(c, source, needs[value]) : 0;
+  free(needs);
+  return seconds;
+}
+
+double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs_t *c, const int32_t *choice) {
+  const int32_t count = p->num_model_inputs + p->num_nodes;
+  uint64_t *needs = malloc(sizeof(uint64_t) * (size_t)(count + 1));
+  if (!needs) return INFINITY;
+  all_needs(p, c, choice, needs);
+  double seconds = 0;
+  for (int32_t n = 0; n < p->num_nodes; ++n) seconds += p->nodes[n].options[choice[n]].seconds;
+  for (int32_t v = 0; v < count; ++v)
+    if (needs[v]) seconds += deliver(c, source_of(p, c, v, option_of(p, choice, v)), needs[v]);
   free(needs);
   return seconds;
 }

@@ -97,6 +97,13 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *problem, const hetc_p
 
 void hetc_place_solution_free(hetc_place_solution_t *solution);
 
+/* The part of the latency spent delivering value `value` (model inputs
+ * first, then one per node) under `choice`: its copies and transforms.
+ * *out_devices (may be NULL) gets a bit per device it is copied to (the
+ * host's is bit num_devices). */
+double hetc_place_value_seconds(const hetc_place_problem_t *problem, const hetc_place_costs_t *costs,
+                                const int32_t *choice, int32_t value, int32_t *out_devices);
+
 /* The latency of a given choice of options under the same model (the
  * DP's objective, computed directly): for checking plans and for brute
  * force in tests. */

@@ -32,11 +32,12 @@ static void assert_ok(hetc_status_t status) {
   if (status) fail_msg("%s", hetc_status_message(status));
 }
 
-/* A way to compile a model: the --targets list, and whether the plan must
- * move data between devices. */
+/* A way to compile a model: the --targets list, whether the plan must
+ * move data between devices, and more flags for `hetc compile`. */
 typedef struct target_set_t {
   const char *targets;
   int expect_copies;
+  const char *flags;
 } target_set_t;
 
 static const char *hetc_path(void) {
@@ -76,8 +77,8 @@ static void check_model(const char *path, const char *file, const target_set_t *
     char package[512], output[600], command[2048];
     snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", bin, file, (int)getpid());
     snprintf(output, sizeof(output), "%s.out", package);
-    snprintf(command, sizeof(command), "%s compile %s --targets %s -o %s --quiet", hetc_path(), path, targets_arg,
-             package);
+    snprintf(command, sizeof(command), "%s compile %s --targets %s -o %s --quiet %s", hetc_path(), path, targets_arg,
+             package, sets[set].flags ? sets[set].flags : "");
     FILE *pipe = popen(command, "r");
     assert_non_null(pipe);
     char line[1024] = "";
@@ -123,11 +124,12 @@ static void check_sample(const char *file, const target_set_t *sets, int num_set
   check_model(e2e_sample_path(file), file, sets, num_sets);
 }
 
-/* Every built-in backend on its own (or HETC_E2E_TARGET's); then vec split
- * over two devices. */
-static target_set_t each_backend[] = {{"vec", 0}, {"cpu", 0}};
+/* Every built-in backend on its own (or HETC_E2E_TARGET's, which may list
+ * several: cost-based placement); then vec split over two devices, each
+ * conv2d on the first (placement by order), the rest on the second. */
+static target_set_t each_backend[] = {{"vec", 0, NULL}, {"cpu", 0, NULL}};
 static int num_each_backend = 2;
-static const target_set_t two_devices[] = {{"vecconv,vec", 1}};
+static const target_set_t two_devices[] = {{"vecconv,vec", 1, "--placement first"}};
 #define NUM_SETS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #define SAMPLE_TEST(fn, file) \
@@ -173,7 +175,7 @@ int main(void) {
   };
   const char *target = getenv("HETC_E2E_TARGET");
   if (target && *target) {
-    each_backend[0] = (target_set_t){target, 0};
+    each_backend[0] = (target_set_t){target, 0, NULL};
     num_each_backend = 1;
     const struct CMUnitTest tiny_models[] = {
         cmocka_unit_test(tiny_conv),   cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),

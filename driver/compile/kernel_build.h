@@ -1,0 +1,26 @@
+/* driver/compile/kernel_build.h -- building one kernel of a plan step. */
+#ifndef HETC_DRIVER_COMPILE_KERNEL_BUILD_H_
+#define HETC_DRIVER_COMPILE_KERNEL_BUILD_H_
+
+#include "compile/config_choice.h"
+#include "package/plan.h"
+#include "plugins/registry.h"
+
+/* The default config of the plugin's first template, built; the template
+ * and config are recorded in `step` (released with
+ * hetc_plan_step_release). *out_artifact is released by the caller through
+ * the plugin. `what` names the kernel in messages. */
+hetc_status_t hetc_kernel_build_default(hetc_plugin_entry_t *entry, int32_t device_index,
+                                        const hetc_plugin_workload_t *workload, const char *what,
+                                        hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact);
+
+/* A tunable kernel gets the config the records (or the cost model saved
+ * beside them) choose; one that no longer builds falls back to the default
+ * with a warning: the package must not depend on the store being current.
+ * *out_source says where the config came from. */
+hetc_status_t hetc_kernel_build_tuned(hetc_config_chooser_t *chooser, hetc_plugin_entry_t *entry,
+                                      int32_t device_index, const hetc_plugin_workload_t *workload,
+                                      const char *what, hetc_plan_step_t *step,
+                                      hetc_plugin_artifact_t **out_artifact, hetc_config_source_t *out_source);
+
+#endif

@@ -1,0 +1,321 @@
+#include "compile/placement_costs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/kernel_check.h"
+#include "compile/kernel_build.h"
+#include "package/plan.h"
+#include "place/placement.h"
+#include "place/transfer.h"
+
+/* A device's options for a node: its kernel on row-major inputs, and for
+ * ops that follow their producer's layout, on that layout too. */
+#define OPTIONS_PER_DEVICE 2
+#define TIMED_REPEATS 5
+/* The tensor a device's layout-transform rate is measured on. */
+static const int64_t transform_probe_shape[4] = {1, 64, 56, 56};
+
+typedef struct costing_t {
+  const hetc_placement_request_t *r;
+  hetc_plugin_layout_t layouts[HETC_PLACE_MAX_LAYOUTS];
+  int32_t num_layouts;
+  hetc_transfer_cost_t to_device[HETC_PLACE_MAX_DEVICES], to_host[HETC_PLACE_MAX_DEVICES];
+  double transform_per_byte[HETC_PLACE_MAX_DEVICES];
+  hetc_place_node_t *nodes;
+  hetc_place_option_t *options; /* num_nodes x num_devices x OPTIONS_PER_DEVICE */
+  int32_t *inputs;              /* num_nodes x HETC_MAX_NODE_INPUTS */
+  double *model_input_bytes;
+} costing_t;
+
+static double copy_cost(const void *context, int32_t from, int32_t to, double bytes) {
+  const costing_t *c = context;
+  const int32_t host = c->r->num_devices;
+  double seconds = 0;
+  if (from != host) seconds += hetc_transfer_seconds(&c->to_host[from], bytes);
+  if (to != host) seconds += hetc_transfer_seconds(&c->to_device[to], bytes);
+  return seconds;
+}
+
+static double transform_cost(const void *context, int32_t device, int32_t from, int32_t to, double bytes) {
+  const costing_t *c = context;
+  return from == to || device >= c->r->num_devices ? 0 : bytes * c->transform_per_byte[device];
+}
+
+static int32_t layout_id(costing_t *c, hetc_plugin_layout_t layout) {
+  for (int32_t i = 0; i < c->num_layouts; ++i)
+    if (hetc_layout_equal(c->layouts[i], layout)) return i;
+  if (c->num_layouts == HETC_PLACE_MAX_LAYOUTS) return -1;
+  c->layouts[c->num_layouts] = layout;
+  return c->num_layouts++;
+}
+
+static double tensor_bytes(const hetc_plugin_tensor_t *t) {
+  double elements = 1;
+  for (int32_t d = 0; d < t->rank; ++d) elements *= (double)t->shape[d];
+  return 4 * elements;
+}
+
+/* Builds the node's kernel on device d for `workload` (its input layouts
+ * are the hints) with the config the records choose, and times it. */
+static hetc_status_t time_kernel(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
+                                 hetc_place_option_t *out_option) {
+  hetc_plugin_entry_t *entry = c->r->entries[d];
+  const int32_t device_index = c->r->device_indices[d];
+  hetc_plan_step_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  hetc_plugin_artifact_t *artifact = NULL;
+  hetc_config_source_t source;
+  hetc_status_t status = hetc_kernel_build_tuned(c->r->chooser, entry, device_index, workload, what, &scratch,
+                                                 &artifact, &source);
+  const hetc_plugin_artifact_info_t *info = status ? NULL : entry->plugin->artifact_info(artifact);
+  kernel_check_result_t timing;
+  if (!status)
+    status = kernel_check_time_artifact(entry, device_index, workload, scratch.template_index, artifact,
+                                        TIMED_REPEATS, &timing);
+  if (!status) {
+    int32_t in = info->num_inputs > 0 ? layout_id(c, info->input_layouts[0]) : HETC_PLACE_ROW_MAJOR;
+    int32_t out = layout_id(c, info->output_layout);
+    if (in < 0 || out < 0)
+      status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "placement: more than %d layouts among the targets",
+                               HETC_PLACE_MAX_LAYOUTS);
+    *out_option = (hetc_place_option_t){d, in, out, timing.seconds};
+  }
+  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
+  hetc_plan_step_release(&scratch);
+  return status;
+}
+
+/* A kernel that does not build or run on a device is not placed there:
+ * the plan must not depend on it (a warning says why). */
+static int usable(hetc_status_t status, const char *target) {
+  if (!status) return 1;
+  fprintf(stderr, "hetc: warning: not placed on %s: %s\n", target, hetc_status_message(status));
+  hetc_status_free(status);
+  return 0;
+}
+
+/* The layout (not row-major) that a producer of node k's first input
+ * writes on device d, or -1. */
+static int32_t producer_layout_on(const costing_t *c, int32_t k, int32_t d) {
+  const hetc_place_node_t *node = &c->nodes[k];
+  if (node->num_inputs < 1 || node->inputs[0] < 0) return -1;
+  const hetc_place_node_t *producer = &c->nodes[node->inputs[0]];
+  for (int32_t o = 0; o < producer->num_options; ++o)
+    if (producer->options[o].device == d && producer->options[o].out_layout != HETC_PLACE_ROW_MAJOR)
+      return producer->options[o].out_layout;
+  return -1;
+}
+
+static hetc_status_t cost_node(costing_t *c, int32_t k) {
+  const hetc_graph_t *g = c->r->graph;
+  const hetc_node_t *node = &g->nodes[k];
+  hetc_place_node_t *pn = &c->nodes[k];
+  hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+  hetc_plugin_workload_t workload;
+  HETC_RETURN_IF_ERROR(hetc_graph_node_workload(g, k, inputs, &workload));
+  char what[300];
+  snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
+  const int knobless = workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE;
+  hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
+  for (int32_t d = 0; d < c->r->num_devices; ++d) {
+    hetc_plugin_entry_t *entry = c->r->entries[d];
+    if (!entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload)) continue;
+    hetc_place_option_t *option = &options[pn->num_options];
+    if (!usable(time_kernel(c, d, &workload, what, option), c->r->targets[d])) continue;
+    ++pn->num_options;
+    /* An op without knobs follows its producer's layout when it can: its
+     * kernel on that layout is a second option, saving a transform. */
+    int32_t layout = knobless ? producer_layout_on(c, k, d) : -1;
+    if (layout < 0 || option->in_layout == layout) continue;
+    hetc_plugin_tensor_t hinted[HETC_MAX_NODE_INPUTS];
+    hetc_plugin_workload_t variant = workload;
+    for (int32_t i = 0; i < workload.num_inputs; ++i) {
+      hinted[i] = inputs[i];
+      if (hinted[i].rank == 4) hinted[i].layout = c->layouts[layout];
+    }
+    variant.inputs = hinted;
+    hetc_place_option_t *second = &options[pn->num_options];
+    if (usable(time_kernel(c, d, &variant, what, second), c->r->targets[d]) && second->in_layout == layout)
+      ++pn->num_options;
+  }
+  if (pn->num_options == 0)
+    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: no target among the %d given supports it", what,
+                           c->r->num_devices);
+  if (c->r->progress) {
+    fprintf(stderr, "[%3d/%3d] costing %-18s %-28s", k + 1, g->num_nodes, hetc_op_name(node->op), node->name);
+    for (int32_t o = 0; o < pn->num_options; ++o)
+      fprintf(stderr, " %s %.3f ms", c->r->targets[pn->options[o].device], pn->options[o].seconds * 1e3);
+    fprintf(stderr, "\n");
+  }
+  return NULL;
+}
+
+/* Seconds per byte of a layout transform on device d: one timed on a
+ * ResNet-sized activation into the first other layout the device uses. */
+static hetc_status_t measure_transform_rate(costing_t *c, int32_t d) {
+  int32_t layout = -1;
+  for (int32_t k = 0; k < c->r->graph->num_nodes && layout < 0; ++k)
+    for (int32_t o = 0; o < c->nodes[k].num_options; ++o) {
+      const hetc_place_option_t *opt = &c->nodes[k].options[o];
+      if (opt->device != d) continue;
+      if (opt->out_layout != HETC_PLACE_ROW_MAJOR) layout = opt->out_layout;
+      if (opt->in_layout != HETC_PLACE_ROW_MAJOR) layout = opt->in_layout;
+    }
+  if (layout < 0) return NULL; /* row-major only: no transforms there */
+  hetc_plugin_tensor_t input = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {0}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  memcpy(input.shape, transform_probe_shape, sizeof(transform_probe_shape));
+  hetc_plugin_workload_t workload;
+  memset(&workload, 0, sizeof(workload));
+  workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
+  workload.num_inputs = 1;
+  workload.inputs = &input;
+  workload.output = input;
+  workload.output.layout = c->layouts[layout];
+  hetc_place_option_t timed;
+  HETC_RETURN_IF_ERROR(time_kernel(c, d, &workload, "the layout-transform probe", &timed));
+  c->transform_per_byte[d] = timed.seconds / tensor_bytes(&input);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Explaining                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void layout_text(const costing_t *c, int32_t id, char *out, size_t size) {
+  hetc_plugin_tensor_t t = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 1, 1, 1}, c->layouts[id]};
+  hetc_layout_name(&t, out, size);
+}
+
+static void explain(const costing_t *c, const hetc_place_problem_t *problem, const hetc_place_costs_t *costs,
+                    const hetc_place_solution_t *solution) {
+  FILE *out = c->r->explain;
+  const hetc_graph_t *g = c->r->graph;
+  fprintf(out, "placement of %s on", g->name);
+  for (int32_t d = 0; d < c->r->num_devices; ++d) fprintf(out, " %s", c->r->targets[d]);
+  fprintf(out, " (kernel times measured with the configs the records choose):\n");
+  fprintf(out, "  %4s  %-18s %-28s %-8s %-16s %10s   %s\n", "node", "op", "name", "device", "layouts", "ms",
+          "on each device (ms)");
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    const hetc_place_node_t *pn = &problem->nodes[k];
+    const hetc_place_option_t *o = &pn->options[solution->choice[k]];
+    char in[32], outl[32], layouts[80], others[512] = "";
+    layout_text(c, o->in_layout, in, sizeof(in));
+    layout_text(c, o->out_layout, outl, sizeof(outl));
+    snprintf(layouts, sizeof(layouts), "%s->%s", in, outl);
+    size_t used = 0;
+    for (int32_t j = 0; j < pn->num_options && used < sizeof(others); ++j)
+      used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s %.3f", j ? ", " : "",
+                               c->r->targets[pn->options[j].device], pn->options[j].seconds * 1e3);
+    fprintf(out, "  %4d  %-18s %-28s %-8s %-16s %10.3f   %s\n", k + 1, hetc_op_name(g->nodes[k].op),
+            g->nodes[k].name, c->r->targets[o->device], layouts, o->seconds * 1e3, others);
+  }
+  /* Moves: per value, its deliveries' cost (copies and transforms). */
+  double moved = 0;
+  for (int32_t v = 0; v < problem->num_model_inputs + problem->num_nodes; ++v) {
+    int32_t devices = 0;
+    double seconds = hetc_place_value_seconds(problem, costs, solution->choice, v, &devices);
+    if (seconds <= 0) continue;
+    moved += seconds;
+    const int32_t node = v - problem->num_model_inputs;
+    const int32_t value = node < 0 ? g->inputs[v] : g->nodes[node].output;
+    const char *from = node < 0 ? "host" : c->r->targets[problem->nodes[node].options[solution->choice[node]].device];
+    fprintf(out, "  move %-28s %8.3f MB from %s", g->values[value].name,
+            tensor_bytes(&g->values[value].type) / 1e6, from);
+    if (!devices) fprintf(out, " (layout transforms only)");
+    for (int32_t d = 0; d <= c->r->num_devices; ++d)
+      if (devices >> d & 1) fprintf(out, " to %s", d == c->r->num_devices ? "host" : c->r->targets[d]);
+    fprintf(out, ": %.3f ms\n", seconds * 1e3);
+  }
+  fprintf(out, "expected latency: %.3f ms (kernels %.3f ms, copies and layout transforms %.3f ms); %s plan, at most "
+          "%lld states a step\n",
+          solution->total_seconds * 1e3, solution->compute_seconds * 1e3, moved * 1e3,
+          solution->exact ? "an optimal" : "a good (state-capped)", (long long)solution->states);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static hetc_status_t describe_graph(costing_t *c) {
+  const hetc_graph_t *g = c->r->graph;
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    const hetc_node_t *node = &g->nodes[k];
+    hetc_place_node_t *pn = &c->nodes[k];
+    pn->inputs = &c->inputs[k * HETC_MAX_NODE_INPUTS];
+    pn->options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
+    pn->output_bytes = tensor_bytes(&g->values[node->output].type);
+    for (int32_t o = 0; o < g->num_outputs; ++o) pn->is_model_output |= g->outputs[o] == node->output;
+    int32_t *inputs = &c->inputs[k * HETC_MAX_NODE_INPUTS];
+    for (int32_t i = 0; i < node->num_inputs; ++i) {
+      const hetc_value_t *value = &g->values[node->inputs[i]];
+      if (value->producer >= 0) {
+        inputs[i] = value->producer;
+      } else {
+        int32_t m = 0;
+        while (m < g->num_inputs && g->inputs[m] != node->inputs[i]) ++m;
+        if (m == g->num_inputs) return hetc_status_new(HETC_STATUS_INTERNAL, "placement: an input of no node");
+        inputs[i] = -1 - m;
+      }
+    }
+    pn->num_inputs = node->num_inputs;
+  }
+  for (int32_t m = 0; m < g->num_inputs; ++m) c->model_input_bytes[m] = tensor_bytes(&g->values[g->inputs[m]].type);
+  return NULL;
+}
+
+hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_placement_t *out) {
+  memset(out, 0, sizeof(*out));
+  if (r->num_devices > HETC_PLACE_MAX_DEVICES)
+    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "placement: %d targets (at most %d)", r->num_devices,
+                           HETC_PLACE_MAX_DEVICES);
+  const hetc_graph_t *g = r->graph;
+  costing_t c;
+  memset(&c, 0, sizeof(c));
+  c.r = r;
+  c.num_layouts = 1; /* id 0: row-major */
+  c.nodes = calloc((size_t)g->num_nodes + 1, sizeof(hetc_place_node_t));
+  c.options = calloc((size_t)(g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE) + 1, sizeof(hetc_place_option_t));
+  c.inputs = calloc((size_t)(g->num_nodes * HETC_MAX_NODE_INPUTS) + 1, sizeof(int32_t));
+  c.model_input_bytes = calloc((size_t)g->num_inputs + 1, sizeof(double));
+  hetc_status_t status = NULL;
+  if (!c.nodes || !c.options || !c.inputs || !c.model_input_bytes)
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+  if (!status) status = describe_graph(&c);
+  for (int32_t k = 0; !status && k < g->num_nodes; ++k) status = cost_node(&c, k);
+  /* Transfers: from the records when measured before, else now. A store
+   * that cannot be opened only means measuring every time. */
+  hetc_records_t *store = NULL;
+  if (!status) {
+    hetc_status_t opened = hetc_records_open(r->records_path, &store);
+    if (opened) {
+      fprintf(stderr, "hetc: warning: transfer costs are measured, not kept: %s\n", hetc_status_message(opened));
+      hetc_status_free(opened);
+    }
+  }
+  for (int32_t d = 0; !status && d < r->num_devices; ++d)
+    status = hetc_transfer_costs(store, r->entries[d], r->device_indices[d], &c.to_device[d], &c.to_host[d], NULL);
+  hetc_records_close(store);
+  for (int32_t d = 0; !status && d < r->num_devices; ++d) status = measure_transform_rate(&c, d);
+  hetc_place_solution_t solution;
+  memset(&solution, 0, sizeof(solution));
+  const hetc_place_problem_t problem = {g->num_nodes, c.nodes, g->num_inputs, c.model_input_bytes};
+  const hetc_place_costs_t costs = {r->num_devices, copy_cost, transform_cost, &c};
+  if (!status) status = hetc_place_solve(&problem, &costs, 200000, &solution);
+  if (!status) {
+    if (r->explain) explain(&c, &problem, &costs, &solution);
+    out->device = malloc(sizeof(int32_t) * (size_t)(g->num_nodes + 1));
+    if (!out->device) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+  }
+  if (!status) {
+    for (int32_t k = 0; k < g->num_nodes; ++k) out->device[k] = c.nodes[k].options[solution.choice[k]].device;
+    out->predicted_seconds = solution.total_seconds;
+    out->kernel_seconds = solution.compute_seconds;
+    out->exact = solution.exact;
+  }
+  hetc_place_solution_free(&solution);
+  free(c.nodes);
+  free(c.options);
+  free(c.inputs);
+  free(c.model_input_bytes);
+  return status;
+}
