@@ -445,7 +445,9 @@ static hetc_status_t compile_all(compiler_t *c) {
   c->plan->inputs = calloc((size_t)g->num_inputs, sizeof(hetc_plan_io_t));
   c->plan->outputs = calloc((size_t)g->num_outputs, sizeof(hetc_plan_io_t));
   if (!c->plan->inputs || !c->plan->outputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  if (c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST)
+  /* One target needs no placement, but --explain still wants its plan's
+   * expected latency, so it is costed too. */
+  if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain)
     HETC_RETURN_IF_ERROR(choose_placement(c));
   /* Graph inputs arrive row-major on the device of their first consumer
    * (the first target's without a placement); other devices get copies
