@@ -6,6 +6,8 @@
 #     find_package(hetc) and installs where that hetc finds it,
 #   - the same sources build with plain cc and pkg-config, and a program
 #     embedding libhetc links through pkg-config,
+#   - samples/embed builds with find_package(hetc) and compiles, runs and
+#     times a sample model placed over vec and the vendor's plugin,
 #   - plugin-check passes the vendor plugin (full run) and every built-in
 #     plugin (--quick; cuda skips its device checks without a GPU).
 # The models test (test_sdk_vendor_models) then compiles the sample models
@@ -22,7 +24,8 @@ step() { echo; echo "== $*"; }
 
 step "cmake --install into $prefix"
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in bin/hetc "$libdir/libhetc.so" share/doc/hetc/plugin-guide.md share/hetc/samples/vendor_plugin/CMakeLists.txt include/hetc/plugin.h include/hetc/hetc.h \
+for f in bin/hetc "$libdir/libhetc.so" share/doc/hetc/plugin-guide.md share/hetc/samples/vendor_plugin/CMakeLists.txt \
+         share/hetc/samples/embed/embed.c share/hetc/samples/tiny_conv.json include/hetc/plugin.h include/hetc/hetc.h \
          "$libdir/cmake/hetc/hetcConfig.cmake" "$libdir/cmake/hetc/HetcPlugin.cmake" \
          "$libdir/pkgconfig/hetc.pc" "$libdir/hetc/hetc-measure-worker" \
          "$libdir/hetc/plugins/libhetc_plugin_cpu.so" "$libdir/hetc/plugins/libhetc_plugin_vec.so"; do
@@ -83,6 +86,16 @@ sanitizer_flags=""
 cc -std=c11 -Wall -Werror $sanitizer_flags $(pkg-config --cflags hetc) -o "$work/pkgconfig/embed" \
    "$work/pkgconfig/embed.c" $(pkg-config --libs hetc) -Wl,-rpath,"$(pkg-config --variable=libdir hetc)"
 "$work/pkgconfig/embed" "$src/samples/tiny_conv.json"
+
+step "samples/embed out of tree: compile, open, run and bench through libhetc"
+cp -r "$prefix/share/hetc/samples/embed" "$work/embed_src"
+cmake -S "$work/embed_src" -B "$work/embed_build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+      ${sanitizer_flags:+-DCMAKE_C_FLAGS=$sanitizer_flags} > "$work/embed_configure.log"
+cmake --build "$work/embed_build" > "$work/embed_build.log"
+"$work/embed_build/embed" "$prefix/share/hetc/samples/tiny_conv.json" vec,example_c "$work/embed.hetc" \
+  | tee "$work/embed.txt"
+grep -q "^output prob: 13 values, the largest " "$work/embed.txt" &&
+  grep -q "^latency over 50 runs: p50 " "$work/embed.txt" || { echo "FAIL: the embedding sample's report"; exit 1; }
 
 step "plugin-check on the vendor plugin (full run)"
 "$prefix/bin/hetc" plugin-check "$prefix/$libdir/hetc/plugins/libhetc_plugin_example_c.so"
