@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "graph/graph.h"
 #include "graph/infer.h"
 #include "reference/reference.h"
@@ -138,11 +139,6 @@ static hetc_status_t check_padding_zero(const hetc_plugin_tensor_t *type, const 
   return NULL;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Runs a built artifact on random data; without `compare`, the reference
  * is not run and max_relative_error is 0. The artifact stays the caller's. */
 static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
@@ -249,7 +245,7 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
     if (!samples) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
     if (!status) status = p->time(inst, artifact, args, nargs, 1, timed_repeats, samples);
     if (!status) {
-      qsort(samples, (size_t)timed_repeats, sizeof(double), compare_doubles);
+      hetc_sort_doubles(samples, (size_t)timed_repeats);
       out->seconds = samples[timed_repeats / 2];
     }
     free(samples);

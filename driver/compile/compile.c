@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "compile/buffer_plan.h"
 #include "graph/passes.h"
@@ -44,12 +45,6 @@ typedef struct compiler_t {
   hetc_placement_t placement;     /* device per node; NULL device: first fit */
   hetc_compile_report_t report;
 } compiler_t;
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t device,
                                     hetc_plugin_layout_t layout, int32_t *out_id) {
@@ -487,7 +482,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   compiler_t c;
   memset(&c, 0, sizeof(c));
   c.options = options;
-  double start = now_seconds();
+  double start = hetc_now_seconds();
   hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets, out_path);
   if (!status) status = compile_all(&c);
@@ -496,7 +491,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);
   if (!status && out_report) {
     c.report.weights_bytes = c.plan->weights_bytes;
-    c.report.build_seconds = now_seconds() - start;
+    c.report.build_seconds = hetc_now_seconds() - start;
     c.report.avg_inner_loop_length = c.inner_loop_count ? c.inner_loop_sum / c.inner_loop_count : 0;
     *out_report = c.report;
   }

@@ -1,4 +1,5 @@
 #include "place/transfer.h"
+#include "common/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,30 +10,19 @@
 #define LARGE_BYTES ((uint64_t)4 << 20)
 #define SAMPLES 5
 
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median seconds of SAMPLES writes (or reads) of `bytes`. */
 static hetc_status_t time_copies(hetc_plugin_entry_t *entry, hetc_plugin_buffer_t *buffer, void *host,
                                  uint64_t bytes, int to_host, double *out_seconds) {
   const hetc_plugin_t *p = entry->plugin;
   double samples[SAMPLES];
   for (int s = 0; s < SAMPLES; ++s) {
-    double start = now_seconds();
+    double start = hetc_now_seconds();
     hetc_status_t status = to_host ? p->buffer_read(entry->instance, buffer, 0, host, bytes)
                                    : p->buffer_write(entry->instance, buffer, 0, host, bytes);
     if (status) return status;
-    samples[s] = now_seconds() - start;
+    samples[s] = hetc_now_seconds() - start;
   }
-  qsort(samples, SAMPLES, sizeof(double), compare_doubles);
+  hetc_sort_doubles(samples, SAMPLES);
   *out_seconds = samples[SAMPLES / 2];
   return NULL;
 }

@@ -4,19 +4,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "hetc/hetc.h"
 #include "runtime/runtime.h"
-
-static double monotonic_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_seconds(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Nearest rank: the ceil(q * n)-th smallest of n sorted samples. */
 static double percentile(const double *sorted, int32_t n, double q) {
@@ -34,12 +24,12 @@ hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_optio
   hetc_status_t status = NULL;
   for (int32_t r = 0; !status && r < options->warmup_runs; ++r) status = hetc_runtime_execute(package);
   for (int32_t r = 0; !status && r < options->runs; ++r) {
-    double start = monotonic_seconds();
+    double start = hetc_now_seconds();
     status = hetc_runtime_execute(package);
-    seconds[r] = monotonic_seconds() - start;
+    seconds[r] = hetc_now_seconds() - start;
   }
   if (!status) {
-    qsort(seconds, (size_t)options->runs, sizeof(double), compare_seconds);
+    hetc_sort_doubles(seconds, (size_t)options->runs);
     hetc_bench_result_t *r = out_result;
     r->runs = options->runs;
     r->min = seconds[0];

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "tune/wire.h"
 #include "tune/worker_protocol.h"
 
@@ -55,12 +56,6 @@ struct hetc_measurer_t {
   pid_t pids[MAX_PIDS];
   hetc_wire_writer_t message;
 };
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 hetc_measure_options_t hetc_measure_default_options(void) {
   hetc_measure_options_t o;
@@ -162,9 +157,9 @@ int32_t hetc_measurer_worker_pids(const hetc_measurer_t *m, pid_t *out, int32_t 
 /* Waits up to `timeout_s` for a message from the worker. Returns 0 with
  * the message (owned), 1 on timeout, -1 when the worker is gone. */
 static int await(worker_t *w, double timeout_s, uint8_t **out_data, size_t *out_size) {
-  double deadline = now_seconds() + timeout_s;
+  double deadline = hetc_now_seconds() + timeout_s;
   for (;;) {
-    double left = deadline - now_seconds();
+    double left = deadline - hetc_now_seconds();
     if (left <= 0) return 1;
     struct pollfd p = {w->fd, POLLIN, 0};
     int ready = poll(&p, 1, (int)(left * 1000) + 1);
@@ -305,7 +300,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
         busy[wi] = next;
         c[next].state = BUILDING;
         c[next].worker = wi;
-        started[wi] = now_seconds();
+        started[wi] = hetc_now_seconds();
         deadline[wi] = started[wi] + m->options.build_timeout_s;
         ++next;
       }
@@ -314,7 +309,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
     if (!active) return NULL;
     struct pollfd fds[MAX_WORKERS];
     int32_t who[MAX_WORKERS], n = 0;
-    double soonest = 1e30, now = now_seconds();
+    double soonest = 1e30, now = hetc_now_seconds();
     for (int32_t wi = 0; wi < m->num_workers; ++wi) {
       if (busy[wi] < 0) continue;
       fds[n] = (struct pollfd){m->workers[wi].fd, POLLIN, 0};
@@ -324,7 +319,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
     int wait_ms = soonest <= now ? 0 : (int)((soonest - now) * 1000) + 1;
     int ready = poll(fds, (nfds_t)n, wait_ms);
     if (ready < 0 && errno != EINTR) return hetc_status_new(HETC_STATUS_INTERNAL, "poll: %s", strerror(errno));
-    now = now_seconds();
+    now = hetc_now_seconds();
     for (int32_t k = 0; k < n; ++k) {
       int32_t wi = who[k], i = busy[wi];
       worker_t *w = &m->workers[wi];
@@ -384,7 +379,7 @@ static void measure_one(hetc_measurer_t *m, candidate_t *c, int32_t count, int32
   hetc_wire_put_i64(&m->message, o->check);
   hetc_wire_put_f64(&m->message, o->check_tolerance);
   hetc_wire_put_i64(&m->message, (int64_t)o->seed);
-  double start = now_seconds();
+  double start = hetc_now_seconds();
   uint8_t *reply = NULL;
   size_t size = 0;
   int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, m->options.run_timeout_s, &reply, &size);
@@ -424,7 +419,7 @@ static void measure_one(hetc_measurer_t *m, candidate_t *c, int32_t count, int32
     hetc_wire_send(w->fd, &m->message);
   }
   free(reply);
-  record->total_seconds = c[i].build_seconds + (now_seconds() - start);
+  record->total_seconds = c[i].build_seconds + (hetc_now_seconds() - start);
 }
 
 hetc_status_t hetc_measurer_run(hetc_measurer_t *m, const hetc_plugin_workload_t *workload,

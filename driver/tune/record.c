@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/clock.h"
 #include "tune/json_text.h"
 
 /* Indexed by hetc_record_error_t; the names are part of the records format
@@ -74,11 +75,6 @@ hetc_status_t hetc_record_copy(const hetc_record_t *record, hetc_record_t *out) 
   return NULL;
 }
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 double hetc_record_median_cost(const hetc_record_t *record) {
   if (record->error != HETC_RECORD_OK || record->num_costs <= 0 ||
       record->num_costs > HETC_RECORD_MAX_COSTS) {
@@ -87,7 +83,7 @@ double hetc_record_median_cost(const hetc_record_t *record) {
   double sorted[HETC_RECORD_MAX_COSTS];
   int32_t n = record->num_costs;
   memcpy(sorted, record->costs, (size_t)n * sizeof(double));
-  qsort(sorted, (size_t)n, sizeof(double), compare_doubles);
+  hetc_sort_doubles(sorted, (size_t)n);
   return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "graph/passes.h"
 #include "hetc/hetc.h"
 #include "graph/tasks.h"
@@ -43,12 +44,6 @@ struct hetc_tuner_t {
 /* The global model is refitted once the store holds this many times the
  * records it was fitted on. */
 #define GLOBAL_REFIT_GROWTH 1.25
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 hetc_tune_options_t hetc_tune_default_options(void) {
   hetc_tune_options_t o;
@@ -226,7 +221,7 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
   *out_tuner = NULL;
   hetc_tuner_t *t = calloc(1, sizeof(*t));
   if (!t) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-  t->created = now_seconds();
+  t->created = hetc_now_seconds();
   t->options = options ? *options : hetc_tune_default_options();
   if (t->options.trials <= 0) t->options.trials = 200;
   if (t->options.batch <= 0) t->options.batch = 16;
@@ -280,7 +275,7 @@ void hetc_tuner_free(hetc_tuner_t *t) {
 }
 
 double hetc_tuner_overhead_seconds(const hetc_tuner_t *t) {
-  return now_seconds() - t->created - t->measure_seconds;
+  return hetc_now_seconds() - t->created - t->measure_seconds;
 }
 
 static hetc_status_t measurer_for(hetc_tuner_t *t, const char *target, hetc_measurer_t **out) {
@@ -549,7 +544,7 @@ static void print_progress(const task_t *task, const char *label, double current
 hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, const hetc_plugin_workload_t *workload,
                                    const char *label, int32_t trials, double deadline_s,
                                    hetc_tune_task_result_t *result) {
-  double start = now_seconds(), measuring = 0;
+  double start = hetc_now_seconds(), measuring = 0;
   memset(result, 0, sizeof(*result));
   task_t task;
   memset(&task, 0, sizeof(task));
@@ -641,7 +636,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   if (!status && (!best_after || !records || !configs || !inputs))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
   while (!status && done < wanted) {
-    if (deadline_s > 0 && now_seconds() >= deadline_s) break;
+    if (deadline_s > 0 && hetc_now_seconds() >= deadline_s) break;
     int stopping = tuner->options.early_stopping;
     if (stopping > 0 && since_best >= stopping) break;
     if (stop_at > 0 && run_best >= stop_at) break;
@@ -668,10 +663,10 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
       inputs[i].config = &configs[i].view;
     }
     if (status) break;
-    double before = now_seconds();
+    double before = hetc_now_seconds();
     if (tuner->replay) replay_batch(&task, points, got, records);
     else status = hetc_measurer_run(measurer, workload, inputs, got, records);
-    measuring += tuner->replay ? 0 : now_seconds() - before;
+    measuring += tuner->replay ? 0 : hetc_now_seconds() - before;
     if (status) break;
     status = hetc_records_add(tuner->store, records, got);
     double gflops[MAX_BATCH];
@@ -696,10 +691,10 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
     }
     if (!status) status = hetc_search_update(search, points, gflops, got);
     done += got;
-    print_progress(&task, label, current, best_gflops, result->from_store + done, trials, now_seconds() - start, 0);
+    print_progress(&task, label, current, best_gflops, result->from_store + done, trials, hetc_now_seconds() - start, 0);
   }
   if (!status && tuner->options.progress && isatty(fileno(tuner->options.progress)))
-    print_progress(&task, label, 0, best_gflops, result->from_store + done, trials, now_seconds() - start, 1);
+    print_progress(&task, label, 0, best_gflops, result->from_store + done, trials, hetc_now_seconds() - start, 1);
   double reference = replay_best > run_best ? replay_best : run_best;
   for (int32_t i = 0; i < done; ++i) {
     if (reference > 0 && best_after[i] >= 0.95 * reference) {
@@ -718,7 +713,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   result->trials = done;
   result->best_gflops = best_gflops;
   result->peak_fraction = peak > 0 ? best_gflops / peak : 0;
-  result->seconds = now_seconds() - start;
+  result->seconds = hetc_now_seconds() - start;
   result->measure_seconds = measuring;
   tuner->measure_seconds += measuring;
   free(labels);
@@ -822,7 +817,7 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
     if (selected[i]) weight_left += tasks->tasks[i].flops * tasks->tasks[i].count;
   weight_left *= num_targets;
   if (!status && tuner->overrides) status = check_override_templates(tuner, graph, tasks, targets, num_targets);
-  double budget_end = tuner->options.time_budget_s > 0 ? now_seconds() + tuner->options.time_budget_s : 0;
+  double budget_end = tuner->options.time_budget_s > 0 ? hetc_now_seconds() + tuner->options.time_budget_s : 0;
   int32_t n = 0;
   for (int32_t i = 0; !status && i < tasks->count; ++i) {
     if (!selected[i]) continue;
@@ -836,8 +831,8 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
       double weight = tasks->tasks[i].flops * tasks->tasks[i].count;
       double deadline = 0;
       if (budget_end > 0) {
-        double left = budget_end - now_seconds();
-        deadline = now_seconds() + (left > 0 ? left : 0) * (weight_left > 0 ? weight / weight_left : 1);
+        double left = budget_end - hetc_now_seconds();
+        deadline = hetc_now_seconds() + (left > 0 ? left : 0) * (weight_left > 0 ? weight / weight_left : 1);
       }
       weight_left -= weight;
       if (!entry->plugin->supports(entry->instance, tuner->options.device_index, &workload)) continue;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "plugins/registry.h"
 #include "tune/trial.h"
 #include "tune/wire.h"
@@ -43,12 +44,6 @@ typedef struct worker_t {
   held_artifact_t *held;
   int32_t num_held, held_capacity;
 } worker_t;
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int reply(worker_t *w, hetc_wire_writer_t *message) {
   if (hetc_wire_send(w->fd, message)) {
@@ -107,10 +102,10 @@ static int handle_build(worker_t *w, hetc_wire_reader_t *r, hetc_wire_writer_t *
   }
   const hetc_plugin_t *p = w->entry->plugin;
   hetc_plugin_artifact_t *artifact = NULL;
-  double start = now_seconds();
+  double start = hetc_now_seconds();
   hetc_status_t status = p->build(w->entry->instance, w->device_index, &w->workload.workload, template_index,
                                   &config.config, &artifact);
-  double seconds = now_seconds() - start;
+  double seconds = hetc_now_seconds() - start;
   if (!status && !artifact) status = hetc_status_new(HETC_STATUS_INTERNAL, "build returned no artifact");
   hetc_record_error_t error = HETC_RECORD_OK;
   if (status) error = hetc_trial_build_error(hetc_status_code(status), w->device_kind);
