@@ -102,7 +102,6 @@ hetc_status_t hetc_package_set_input(hetc_package_t *package, int32_t index, con
 
 hetc_status_t hetc_package_run(hetc_package_t *package) { return hetc_runtime_execute(package); }
 
-
 hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,
                                       int64_t count) {
   return hetc_runtime_get_output(package, index, data, count);

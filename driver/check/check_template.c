@@ -25,7 +25,6 @@ typedef struct template_ctx_t {
   int32_t d;
   const check_workload_t *cw;
   int32_t t;
-  const char *name;
 } template_ctx_t;
 
 static hetc_status_t define(const template_ctx_t *c, hetc_plugin_space_t **out_space) {
@@ -71,12 +70,13 @@ static void compare_spaces(const template_ctx_t *c, const hetc_plugin_space_t *a
 }
 
 /* Round trips of one point: config -> index, valid rank -> point, and the
- * constraints answering the same twice. */
-static int round_trip(const template_ctx_t *c, const hetc_plugin_space_t *space, int64_t index) {
-  hetc_space_config_t config;
+ * constraints answering the same twice. *config receives the point's
+ * config (its view points into it: keep it unmoved). */
+static int round_trip(const template_ctx_t *c, const hetc_plugin_space_t *space, int64_t index,
+                      hetc_space_config_t *config) {
   int64_t back = -1, rank = -1, again = -1;
-  hetc_status_t status = hetc_space_config_at(space, index, &config);
-  if (!status) status = hetc_space_index_of(space, &config.view, &back);
+  hetc_status_t status = hetc_space_config_at(space, index, config);
+  if (!status) status = hetc_space_index_of(space, &config->view, &back);
   if (!status && back == index) status = hetc_space_valid_rank(space, index, &rank);
   if (!status && back == index) status = hetc_space_valid_at(space, rank, &again);
   if (status) {
@@ -86,7 +86,7 @@ static int round_trip(const template_ctx_t *c, const hetc_plugin_space_t *space,
   int first = hetc_space_is_valid(space, index), second = hetc_space_is_valid(space, index);
   if (back != index || again != index || !first || first != second) {
     char text[512];
-    check_describe_config(&config.view, text, sizeof(text));
+    check_describe_config(&config->view, text, sizeof(text));
     check_say(c->s, "FAIL", "config #%lld %s does not round-trip: its index comes back as #%lld, its valid rank as #%lld, "
         "and the constraints answer %d then %d (constraints must be pure functions of the knobs they name)",
         (long long)index, text, (long long)back, (long long)again, first, second);
@@ -258,7 +258,7 @@ static int check_invalid_configs(const template_ctx_t *c, const hetc_plugin_spac
 static void check_template(session_t *s, int32_t d, const check_workload_t *cw, int32_t t) {
   const char *name = s->p->template_name(s->entry->instance, d, &cw->workload, t);
   if (!check_item_begin(s, "device %d: %s: template %d (%s)", d, cw->label, t, name ? name : "no name")) return;
-  template_ctx_t c = {s, d, cw, t, name};
+  template_ctx_t c = {s, d, cw, t};
   if (!name || !name[0]) check_say(s, "FAIL", "template_name() returned no name");
   for (int32_t u = 0; name && u < t; ++u) {
     const char *other = s->p->template_name(s->entry->instance, d, &cw->workload, u);
@@ -305,23 +305,19 @@ static void check_template(session_t *s, int32_t d, const check_workload_t *cw, 
   int with_features = 0, matched = 0, refused = 0;
   double max_error = 0;
   hetc_plugin_artifact_t *default_artifact = NULL;
-  hetc_space_config_t default_config;
+  hetc_space_config_t default_config, sampled_config;
   memset(&default_config, 0, sizeof(default_config));
   for (int32_t i = 0; i < count && !s->failures; ++i) {
-    hetc_space_config_t config;
-    if (!round_trip(&c, space, indices[i])) break;
-    hetc_status_free(hetc_space_config_at(space, indices[i], &config));
-    if (i == 0) default_config = config;
+    hetc_space_config_t *config = i == 0 ? &default_config : &sampled_config;
+    if (!round_trip(&c, space, indices[i], config)) break;
     char text[512];
-    check_describe_config(&config.view, text, sizeof(text));
-    with_features |= check_features(&c, &config.view, text);
+    check_describe_config(&config->view, text, sizeof(text));
+    with_features |= check_features(&c, &config->view, text);
     if (s->failures) break;
-    int outcome = check_kernel(&c, &config.view, text, i == 0, &max_error, i == 0 ? &default_artifact : NULL);
+    int outcome = check_kernel(&c, &config->view, text, i == 0, &max_error, i == 0 ? &default_artifact : NULL);
     matched += outcome == 1;
     refused += outcome == 0;
   }
-  /* default_config's view points into itself: fix it up after the copy. */
-  default_config.view.knobs = default_config.knobs;
   if (default_artifact) {
     check_emit_load(&c, &default_config.view, default_artifact, &max_error);
     s->p->artifact_release(s->entry->instance, default_artifact);
@@ -366,7 +362,7 @@ void check_workload(session_t *s, int32_t d, const check_workload_t *cw) {
 }
 
 int check_define_space_once(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *what) {
-  template_ctx_t c = {s, d, cw, t, NULL};
+  template_ctx_t c = {s, d, cw, t};
   hetc_plugin_space_t *space = NULL;
   hetc_status_t status = define(&c, &space);
   hetc_space_free(space);
@@ -376,6 +372,6 @@ int check_define_space_once(session_t *s, int32_t d, const check_workload_t *cw,
 
 int check_default_kernel(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *text,
                          double *max_error) {
-  template_ctx_t c = {s, d, cw, t, NULL};
+  template_ctx_t c = {s, d, cw, t};
   return check_kernel(&c, NULL, text, 1, max_error, NULL) == 1;
 }

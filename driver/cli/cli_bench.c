@@ -14,16 +14,17 @@ static const char usage[] =
 int hetc_cli_bench(int argc, char **argv) {
   const char *package = NULL, *input = NULL, *value;
   long long seed = -1, runs = 100, warmup = 10;
+  int bad_value = 0;
   for (int i = 0; i < argc; ++i) {
     if ((value = hetc_cli_option(argc, argv, &i, "--runs"))) {
       runs = hetc_cli_parse_count(value);
-      if (runs < 1 || runs > 1000000) runs = -1;
+      bad_value |= runs < 1 || runs > 1000000;
     } else if ((value = hetc_cli_option(argc, argv, &i, "--warmup"))) {
       warmup = hetc_cli_parse_count(value);
-      if (warmup > 1000000) warmup = -1;
+      bad_value |= warmup < 0 || warmup > 1000000;
     } else if ((value = hetc_cli_option(argc, argv, &i, "--random-input"))) {
       seed = hetc_cli_parse_count(value);
-      if (seed < 0) runs = -1;
+      bad_value |= seed < 0;
     } else if ((value = hetc_cli_option(argc, argv, &i, "--input"))) {
       input = value;
     } else if (argv[i][0] != '-' && !package) {
@@ -33,7 +34,7 @@ int hetc_cli_bench(int argc, char **argv) {
       return HETC_EXIT_USAGE;
     }
   }
-  if (!package || runs < 1 || warmup < 0 || (input && seed >= 0)) {
+  if (!package || bad_value || (input && seed >= 0)) {
     fputs(usage, stderr);
     return HETC_EXIT_USAGE;
   }

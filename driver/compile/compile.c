@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "common/clock.h"
 #include "common/fileio.h"
@@ -303,7 +302,8 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   hetc_config_source_t source = HETC_CONFIG_DEFAULT;
-  hetc_status_t status = hetc_kernel_build_tuned(c->chooser, entry, device_index, &workload, what, &scratch, &artifact, &source);
+  hetc_status_t status =
+      hetc_kernel_build_tuned(c->chooser, entry, device_index, &workload, what, &scratch, &artifact, &source);
   if (!status && (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE))
     ++c->report.configs[source];
   if (c->options->progress)

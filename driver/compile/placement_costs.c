@@ -52,9 +52,7 @@ static int32_t layout_id(costing_t *c, hetc_plugin_layout_t layout) {
 }
 
 static double tensor_bytes(const hetc_plugin_tensor_t *t) {
-  double elements = 1;
-  for (int32_t d = 0; d < t->rank; ++d) elements *= (double)t->shape[d];
-  return 4 * elements;
+  return (double)sizeof(float) * (double)hetc_tensor_element_count(t);
 }
 
 /* Builds the node's kernel on device d for `workload` (its input layouts

@@ -1,9 +1,9 @@
 #include "place/transfer.h"
-#include "common/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common/clock.h"
 
 /* A small copy prices the latency, a large one the bandwidth. */
 #define SMALL_BYTES ((uint64_t)64 << 10)

@@ -1,9 +1,9 @@
 #include "plugins/registry.h"
 
 #include <dirent.h>
-#include <stddef.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,6 @@
  * timed by the host's clock, summarised as percentiles. */
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "common/clock.h"
 #include "hetc/hetc.h"
