@@ -238,9 +238,11 @@ static int offer(layer_t *l, const int32_t *option, const uint64_t *needs, doubl
   return 1;
 }
 
-static const double *sort_costs;
-static int by_cost(const void *a, const void *b) {
-  double x = sort_costs[*(const int64_t *)a], y = sort_costs[*(const int64_t *)b];
+/* qsort_r's comparator: state indices by their cost (`costs`), so that two
+ * placements may run at once. */
+static int by_cost(const void *a, const void *b, void *costs) {
+  const double *cost = costs;
+  double x = cost[*(const int64_t *)a], y = cost[*(const int64_t *)b];
   return (x > y) - (x < y);
 }
 
@@ -249,8 +251,7 @@ static int prune(layer_t *l, int64_t keep) {
   int64_t *order = malloc(sizeof(int64_t) * (size_t)l->count);
   if (!order) return 0;
   for (int64_t s = 0; s < l->count; ++s) order[s] = s;
-  sort_costs = l->cost;
-  qsort(order, (size_t)l->count, sizeof(int64_t), by_cost);
+  qsort_r(order, (size_t)l->count, sizeof(int64_t), by_cost, l->cost);
   /* Keep the chosen states in cost order, moved to the front. */
   layer_t kept = {0};
   kept.width = l->width;
@@ -278,12 +279,11 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
   values_t values = {p->num_model_inputs + p->num_nodes, p->num_model_inputs, NULL};
   values.last_use = malloc(sizeof(int32_t) * (size_t)(values.count + 1));
   layer_t *layers = calloc((size_t)p->num_nodes + 1, sizeof(layer_t));
-  int32_t *scratch_option = malloc(sizeof(int32_t) * (size_t)(values.count + 1));
   uint64_t *scratch_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 1));
   int32_t *key_option = malloc(sizeof(int32_t) * (size_t)(values.count + 1));
   uint64_t *key_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 1));
   hetc_status_t status = NULL;
-  if (!values.last_use || !layers || !scratch_option || !scratch_needs || !key_option || !key_needs) {
+  if (!values.last_use || !layers || !scratch_needs || !key_option || !key_needs) {
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     goto done;
   }
@@ -301,11 +301,11 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
   }
   for (int32_t v = 0; v < p->num_model_inputs; ++v)
     if (values.last_use[v] >= 0) {
-      scratch_option[first->width] = 0;
-      scratch_needs[first->width] = 0;
+      key_option[first->width] = 0;
+      key_needs[first->width] = 0;
       first->live[first->width++] = v;
     }
-  if (!offer(first, scratch_option, scratch_needs, 0, -1, -1)) {
+  if (!offer(first, key_option, key_needs, 0, -1, -1)) {
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     goto done;
   }
@@ -400,7 +400,6 @@ done:
     for (int32_t n = 0; n <= p->num_nodes; ++n) layer_free(&layers[n]);
   free(layers);
   free(values.last_use);
-  free(scratch_option);
   free(scratch_needs);
   free(key_option);
   free(key_needs);
