@@ -121,6 +121,8 @@ typedef enum hetc_placement_policy_t {
   HETC_PLACEMENT_FIRST = 1,
 } hetc_placement_policy_t;
 
+/* Initialise with designated initialisers ({.targets = t, ...}): later
+ * versions append fields, which then start as 0. */
 typedef struct hetc_compile_options_t {
   const char *const *targets; /* target names, in order of preference */
   int32_t num_targets;
@@ -131,6 +133,9 @@ typedef struct hetc_compile_options_t {
   const char *records_path;
   int32_t placement;          /* hetc_placement_policy_t */
   int32_t explain;            /* 1: print the placement plan on stdout */
+  /* 1: cost the plan even on one target (as explain does, silently), so
+   * that the report's predicted_seconds is set. */
+  int32_t predict;
 } hetc_compile_options_t;
 
 typedef struct hetc_compile_report_t {
@@ -147,8 +152,9 @@ typedef struct hetc_compile_report_t {
    * workload and device, 2 a record of the nearest tuned workload on a
    * device of the same kind, 3 the cost model's best prediction. */
   int32_t configs[4];
-  /* Cost-based placement on several targets: the plan's expected latency
-   * (0 otherwise) and whether it is proven lowest under the cost model. */
+  /* Cost-based placement (several targets, or explain/predict): the plan's
+   * expected latency (0 otherwise) and whether it is proven lowest under
+   * the cost model. */
   double predicted_seconds;
   int32_t placement_exact;
 } hetc_compile_report_t;

@@ -54,7 +54,8 @@ int hetc_cli_compile(int argc, char **argv) {
   hetc_model_t *graph = NULL;
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
-  hetc_compile_options_t options = {targets, num_targets, !quiet && isatty(2), records, placement, explain};
+  hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets, .progress = !quiet && isatty(2),
+                                   .records_path = records, .placement = placement, .explain = explain};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
@@ -65,8 +66,10 @@ int hetc_cli_compile(int argc, char **argv) {
     printf("configs: %d tuned, %d from the nearest tuned workload, %d predicted, %d defaults\n",
            report.configs[1], report.configs[2], report.configs[3], report.configs[0]);
     if (report.predicted_seconds > 0)
-      printf("placement: expected latency %.3f ms (%s under the cost model)\n", report.predicted_seconds * 1e3,
-             report.placement_exact ? "lowest" : "state-capped search, not proven lowest");
+      printf("placement: expected latency %.3f ms (%s)\n", report.predicted_seconds * 1e3,
+             placement == HETC_PLACEMENT_FIRST ? "first fit"
+             : report.placement_exact          ? "lowest under the cost model"
+                                               : "state-capped search, not proven lowest");
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

@@ -251,15 +251,9 @@ static hetc_status_t value_on(compiler_t *c, int32_t graph_value, int32_t device
   return add_transform(c, graph_value, copied, device, layout, out_id);
 }
 
-/* The placement's device, or the first target whose plugin supports the
- * workload. */
-static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_workload_t *workload,
-                           int32_t *out_device) {
-  const hetc_node_t *node = &c->graph->nodes[node_index];
-  if (c->placement.device) {
-    *out_device = c->placement.device[node_index];
-    return NULL;
-  }
+/* The first target whose plugin supports the workload. */
+static hetc_status_t first_fit(const compiler_t *c, int32_t node_index, const hetc_plugin_workload_t *workload,
+                               int32_t *out_device) {
   for (int32_t d = 0; d < c->plan->num_devices; ++d) {
     hetc_plugin_entry_t *entry = c->entries[d];
     if (entry->plugin->supports(entry->instance, c->plan->devices[d].device_index, workload)) {
@@ -271,8 +265,19 @@ static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_
   for (int32_t d = 0; d < c->plan->num_devices; ++d)
     snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets), "%s%s", d ? ", " : "",
              c->plan->devices[d].target);
+  const hetc_node_t *node = &c->graph->nodes[node_index];
   return hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among [%s] supports it",
                          node->name, hetc_op_name(node->op), targets);
+}
+
+/* The placement's device, else the first fit. */
+static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_workload_t *workload,
+                           int32_t *out_device) {
+  if (c->placement.device) {
+    *out_device = c->placement.device[node_index];
+    return NULL;
+  }
+  return first_fit(c, node_index, workload, out_device);
 }
 
 static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
@@ -409,6 +414,8 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   return status;
 }
 
+/* Cost-based placement, or with HETC_PLACEMENT_FIRST the first-fit plan
+ * pinned and only costed (for --explain and predict). */
 static hetc_status_t choose_placement(compiler_t *c) {
   int32_t device_indices[HETC_PLACE_MAX_DEVICES];
   const char *targets[HETC_PLACE_MAX_DEVICES];
@@ -416,11 +423,28 @@ static hetc_status_t choose_placement(compiler_t *c) {
     device_indices[d] = c->plan->devices[d].device_index;
     targets[d] = c->plan->devices[d].target;
   }
+  int32_t *pinned = NULL;
+  if (c->options->placement == HETC_PLACEMENT_FIRST) {
+    if (!(pinned = calloc((size_t)c->graph->num_nodes + 1, sizeof(int32_t))))
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    for (int32_t k = 0; k < c->graph->num_nodes; ++k) {
+      hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+      hetc_plugin_workload_t workload;
+      hetc_status_t status = hetc_graph_node_workload(c->graph, k, inputs, &workload);
+      if (!status) status = first_fit(c, k, &workload, &pinned[k]);
+      if (status) {
+        free(pinned);
+        return status;
+      }
+    }
+  }
   const hetc_placement_request_t request = {c->graph,   c->plan->num_devices,        c->entries,
                                             device_indices, targets,                  c->chooser,
                                             c->options->records_path, c->options->explain ? stdout : NULL,
-                                            c->options->progress};
-  HETC_RETURN_IF_ERROR(hetc_placement_choose(&request, &c->placement));
+                                            c->options->progress, pinned};
+  hetc_status_t status = hetc_placement_choose(&request, &c->placement);
+  free(pinned);
+  HETC_RETURN_IF_ERROR(status);
   c->report.predicted_seconds = c->placement.predicted_seconds;
   c->report.placement_exact = c->placement.exact;
   return NULL;
@@ -440,9 +464,10 @@ static hetc_status_t compile_all(compiler_t *c) {
   c->plan->inputs = calloc((size_t)g->num_inputs, sizeof(hetc_plan_io_t));
   c->plan->outputs = calloc((size_t)g->num_outputs, sizeof(hetc_plan_io_t));
   if (!c->plan->inputs || !c->plan->outputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  /* One target needs no placement, but --explain still wants its plan's
-   * expected latency, so it is costed too. */
-  if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain)
+  /* One target needs no placement, but --explain and predict still want
+   * its plan's expected latency, so it is costed too. */
+  if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain ||
+      c->options->predict)
     HETC_RETURN_IF_ERROR(choose_placement(c));
   /* Graph inputs arrive row-major on the device of their first consumer
    * (the first target's without a placement); other devices get copies

@@ -117,8 +117,10 @@ static hetc_status_t cost_node(costing_t *c, int32_t k) {
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   const int knobless = workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE;
   hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
+  const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
   for (int32_t d = 0; d < c->r->num_devices; ++d) {
     hetc_plugin_entry_t *entry = c->r->entries[d];
+    if (pinned >= 0 && d != pinned) continue;
     if (!entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload)) continue;
     hetc_place_option_t *option = &options[pn->num_options];
     if (!usable(time_kernel(c, d, &workload, what, option), c->r->targets[d])) continue;
@@ -229,7 +231,8 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
   fprintf(out, "expected latency: %.3f ms (kernels %.3f ms, copies and layout transforms %.3f ms); %s plan, at most "
           "%lld states a step\n",
           solution->total_seconds * 1e3, solution->compute_seconds * 1e3, moved * 1e3,
-          solution->exact ? "an optimal" : "a good (state-capped)", (long long)solution->states);
+          c->r->pinned_device ? "a pinned" : solution->exact ? "an optimal" : "a good (state-capped)",
+          (long long)solution->states);
 }
 
 /* ------------------------------------------------------------------------ */

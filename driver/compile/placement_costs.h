@@ -24,6 +24,9 @@ typedef struct hetc_placement_request_t {
   const char *records_path;           /* transfers; NULL: the per-user store */
   FILE *explain;                      /* the plan, printed; NULL: silent */
   int progress;                       /* a line per node to stderr */
+  /* Per node, the device it must run on, or -1 to choose; NULL: choose
+   * every node (a pinned plan is only costed, e.g. first-fit's). */
+  const int32_t *pinned_device;
 } hetc_placement_request_t;
 
 typedef struct hetc_placement_t {

@@ -44,7 +44,7 @@ static int run(const char *model_path, char *targets_arg, const char *package_pa
     failed("loading the plugins", status);
     goto done;
   }
-  hetc_compile_options_t options = {targets, num_targets, 0, NULL, HETC_PLACEMENT_COST, 0};
+  hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets, .placement = HETC_PLACEMENT_COST};
   hetc_compile_report_t report;
   if ((status = hetc_compile(context, model, &options, package_path, &report))) {
     failed("compiling", status);

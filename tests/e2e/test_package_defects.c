@@ -219,7 +219,7 @@ static int setup(void **state) {
   if (system(command) != 0 || hetc_context_create(&context)) return -1;
   hetc_model_t *model = NULL;
   const char *targets[] = {"vec"};
-  hetc_compile_options_t options = {targets, 1, 0, NULL, HETC_PLACEMENT_COST, 0};
+  hetc_compile_options_t options = {.targets = targets, .num_targets = 1, .placement = HETC_PLACEMENT_COST};
   hetc_status_t status = hetc_model_load(e2e_sample_path("tiny_conv.json"), &model);
   if (!status) status = hetc_compile(context, model, &options, pristine, NULL);
   hetc_model_free(model);
