@@ -121,6 +121,18 @@ typedef enum hetc_placement_policy_t {
   HETC_PLACEMENT_FIRST = 1,
 } hetc_placement_policy_t;
 
+/* Splitting a conv2d by output channels across two devices, which then
+ * compute their shares at the same time. */
+typedef enum hetc_split_policy_t {
+  /* Where the expected latency drops: the two devices must not share
+   * cores (two CPU targets of one host gain nothing from running at once). */
+  HETC_SPLIT_AUTO = 0,
+  HETC_SPLIT_NEVER = 1,
+  /* Every conv2d that can be split, between the two devices fastest on it,
+   * gain or not: for testing and experiments. */
+  HETC_SPLIT_ALL = 2,
+} hetc_split_policy_t;
+
 /* Initialise with designated initialisers ({.targets = t, ...}): later
  * versions append fields, which then start as 0. */
 typedef struct hetc_compile_options_t {
@@ -136,6 +148,7 @@ typedef struct hetc_compile_options_t {
   /* 1: cost the plan even on one target (as explain does, silently), so
    * that the report's predicted_seconds is set. */
   int32_t predict;
+  int32_t split; /* hetc_split_policy_t (cost placement only) */
 } hetc_compile_options_t;
 
 typedef struct hetc_compile_report_t {
@@ -157,6 +170,7 @@ typedef struct hetc_compile_report_t {
    * the cost model. */
   double predicted_seconds;
   int32_t placement_exact;
+  int32_t splits; /* conv2d split across two devices */
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

@@ -11,7 +11,7 @@
 
 int hetc_cli_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *targets_arg = NULL, *records = NULL;
-  int quiet = 0, explain = 0, placement = HETC_PLACEMENT_COST;
+  int quiet = 0, explain = 0, placement = HETC_PLACEMENT_COST, split = HETC_SPLIT_AUTO;
   for (int i = 0; i < argc; ++i) {
     if (!strcmp(argv[i], "--targets") && i + 1 < argc) {
       targets_arg = argv[++i];
@@ -28,6 +28,10 @@ int hetc_cli_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--placement") && i + 1 < argc &&
                (!strcmp(argv[i + 1], "cost") || !strcmp(argv[i + 1], "first"))) {
       placement = !strcmp(argv[++i], "first") ? HETC_PLACEMENT_FIRST : HETC_PLACEMENT_COST;
+    } else if (!strcmp(argv[i], "--split") && i + 1 < argc &&
+               (!strcmp(argv[i + 1], "auto") || !strcmp(argv[i + 1], "never") || !strcmp(argv[i + 1], "all"))) {
+      ++i;
+      split = !strcmp(argv[i], "never") ? HETC_SPLIT_NEVER : !strcmp(argv[i], "all") ? HETC_SPLIT_ALL : HETC_SPLIT_AUTO;
     } else if (argv[i][0] != '-' && !model) {
       model = argv[i];
     } else {
@@ -38,9 +42,12 @@ int hetc_cli_compile(int argc, char **argv) {
   }
   if (!model || !out || !targets_arg) {
     fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]\n"
-                    "                    [--placement cost|first] [--explain] [--quiet]\n"
+                    "                    [--placement cost|first] [--split auto|never|all] [--explain] [--quiet]\n"
                     "  --placement cost   (several targets) each node where the model's expected latency is lowest\n"
                     "  --placement first  each node on the first target that supports it\n"
+                    "  --split auto       (cost placement) split a conv2d by output channels across two devices\n"
+                    "                     that do not share cores, where that lowers the expected latency\n"
+                    "  --split never|all  never, or every conv2d that can be split (for testing)\n"
                     "  --explain          print the placement: each node's device, layouts, expected time, the moves\n");
     return HETC_EXIT_USAGE;
   }
@@ -55,7 +62,8 @@ int hetc_cli_compile(int argc, char **argv) {
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
   hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets, .progress = !quiet && isatty(2),
-                                   .records_path = records, .placement = placement, .explain = explain};
+                                   .records_path = records, .placement = placement, .explain = explain,
+                                   .split = split};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
@@ -70,6 +78,7 @@ int hetc_cli_compile(int argc, char **argv) {
              placement == HETC_PLACEMENT_FIRST ? "first fit"
              : report.placement_exact          ? "lowest under the cost model"
                                                : "state-capped search, not proven lowest");
+    if (report.splits > 0) printf("split: %d conv2d across two devices\n", report.splits);
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

@@ -9,6 +9,7 @@
 #include "common/fileio.h"
 #include "compile/buffer_plan.h"
 #include "graph/passes.h"
+#include "graph/split.h"
 #include "graph/tasks.h"
 #include "package/plan.h"
 #include "reference/reference.h"
@@ -42,6 +43,7 @@ typedef struct compiler_t {
   hetc_config_chooser_t *chooser; /* tuned configs; NULL: defaults only */
   const hetc_compile_options_t *options;
   hetc_placement_t placement;     /* device per node; NULL device: first fit */
+  hetc_kernel_times_t *times;     /* kernels timed for placement, owned */
   hetc_compile_report_t report;
 } compiler_t;
 
@@ -351,13 +353,12 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   HETC_RETURN_IF_ERROR(hetc_graph_clone(graph, &c->graph));
   HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
   c->plan = calloc(1, sizeof(hetc_plan_t));
-  c->copies = calloc((size_t)c->graph->num_values, sizeof(copies_t));
   c->entries = calloc((size_t)num_targets, sizeof(hetc_plugin_entry_t *));
   if (c->plan) {
     c->plan->devices = calloc((size_t)num_targets, sizeof(hetc_plan_device_t));
     c->plan->model_name = strdup(graph->name);
   }
-  if (!c->plan || !c->copies || !c->entries || !c->plan->devices || !c->plan->model_name)
+  if (!c->plan || !c->entries || !c->plan->devices || !c->plan->model_name)
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   for (int32_t t = 0; t < num_targets; ++t)
     for (int32_t u = 0; u < t; ++u)
@@ -414,15 +415,62 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   return status;
 }
 
-/* Cost-based placement, or with HETC_PLACEMENT_FIRST the first-fit plan
- * pinned and only costed (for --explain and predict). */
-static hetc_status_t choose_placement(compiler_t *c) {
+/* One costing and solve over the current graph: `pinned` and
+ * `split_partner` as in hetc_placement_request_t. */
+static hetc_status_t place_graph(compiler_t *c, const int32_t *pinned, const int32_t *split_partner, int32_t split,
+                                 FILE *explain, int progress) {
   int32_t device_indices[HETC_PLACE_MAX_DEVICES];
   const char *targets[HETC_PLACE_MAX_DEVICES];
   for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d) {
     device_indices[d] = c->plan->devices[d].device_index;
     targets[d] = c->plan->devices[d].target;
   }
+  const hetc_placement_request_t request = {
+      .graph = c->graph,     .num_devices = c->plan->num_devices, .entries = c->entries,
+      .device_indices = device_indices, .targets = targets,       .chooser = c->chooser,
+      .records_path = c->options->records_path, .explain = explain, .progress = progress,
+      .pinned_device = pinned, .split = split,                     .split_partner = split_partner,
+      .times = &c->times};
+  hetc_placement_release(&c->placement);
+  return hetc_placement_choose(&request, &c->placement);
+}
+
+/* Rewrites the proposed conv2d splits into the graph (from the last node
+ * back, so the proposals' node indices stay valid) and places the result
+ * again with each half pinned to its device. */
+static hetc_status_t split_and_place(compiler_t *c) {
+  const int32_t num_splits = c->placement.num_splits;
+  hetc_place_split_t *splits = c->placement.splits;
+  c->placement.splits = NULL;
+  hetc_status_t status = NULL;
+  for (int32_t i = num_splits - 1; !status && i >= 0; --i)
+    status = hetc_graph_split_conv2d(c->graph, splits[i].node, splits[i].first_channels);
+  const int32_t n = c->graph->num_nodes;
+  int32_t *pinned = status ? NULL : malloc(sizeof(int32_t) * (size_t)(n + 1));
+  int32_t *partner = status ? NULL : malloc(sizeof(int32_t) * (size_t)(n + 1));
+  if (!status && (!pinned || !partner)) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  for (int32_t k = 0; !status && k < n; ++k) pinned[k] = partner[k] = -1;
+  /* Split i's part 0 now sits at its node index plus two per earlier split. */
+  for (int32_t i = 0; !status && i < num_splits; ++i) {
+    const int32_t part0 = splits[i].node + 2 * i;
+    pinned[part0] = splits[i].first_device;
+    pinned[part0 + 1] = splits[i].second_device;
+    partner[part0] = part0 + 1;
+    partner[part0 + 1] = part0;
+    c->report.splits++;
+  }
+  if (!status)
+    status = place_graph(c, pinned, partner, HETC_SPLIT_NEVER, c->options->explain ? stdout : NULL, 0);
+  free(splits);
+  free(pinned);
+  free(partner);
+  return status;
+}
+
+/* Cost-based placement (splitting conv2d where the options say), or with
+ * HETC_PLACEMENT_FIRST the first-fit plan, pinned and only costed (for
+ * --explain and predict). */
+static hetc_status_t choose_placement(compiler_t *c) {
   int32_t *pinned = NULL;
   if (c->options->placement == HETC_PLACEMENT_FIRST) {
     if (!(pinned = calloc((size_t)c->graph->num_nodes + 1, sizeof(int32_t))))
@@ -438,12 +486,15 @@ static hetc_status_t choose_placement(compiler_t *c) {
       }
     }
   }
-  const hetc_placement_request_t request = {c->graph,   c->plan->num_devices,        c->entries,
-                                            device_indices, targets,                  c->chooser,
-                                            c->options->records_path, c->options->explain ? stdout : NULL,
-                                            c->options->progress, pinned};
-  hetc_status_t status = hetc_placement_choose(&request, &c->placement);
+  const int may_split = !pinned && c->plan->num_devices > 1 && c->options->split != HETC_SPLIT_NEVER;
+  /* Where splits may follow, the plan is explained once final. */
+  hetc_status_t status = place_graph(c, pinned, NULL, pinned ? HETC_SPLIT_NEVER : c->options->split,
+                                     c->options->explain && !may_split ? stdout : NULL, c->options->progress);
   free(pinned);
+  if (!status && may_split) {
+    if (c->placement.num_splits > 0) status = split_and_place(c);
+    else if (c->options->explain) status = place_graph(c, NULL, NULL, HETC_SPLIT_NEVER, stdout, 0);
+  }
   HETC_RETURN_IF_ERROR(status);
   c->report.predicted_seconds = c->placement.predicted_seconds;
   c->report.placement_exact = c->placement.exact;
@@ -469,6 +520,9 @@ static hetc_status_t compile_all(compiler_t *c) {
   if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain ||
       c->options->predict)
     HETC_RETURN_IF_ERROR(choose_placement(c));
+  /* Sized now: splitting adds values. */
+  if (!(c->copies = calloc((size_t)g->num_values + 1, sizeof(copies_t))))
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   /* Graph inputs arrive row-major on the device of their first consumer
    * (the first target's without a placement); other devices get copies
    * when they read them. */
@@ -524,7 +578,8 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   free(c.kernel_dir);
   free(c.entries);
   free(c.copies);
-  free(c.placement.device);
+  hetc_placement_release(&c.placement);
+  hetc_kernel_times_free(c.times);
   hetc_plan_free(c.plan);
   hetc_graph_free(c.graph);
   hetc_config_chooser_free(c.chooser);

@@ -6,6 +6,7 @@
 
 #include "check/kernel_check.h"
 #include "compile/kernel_build.h"
+#include "graph/split.h"
 #include "package/plan.h"
 #include "place/placement.h"
 #include "place/transfer.h"
@@ -28,6 +29,73 @@ typedef struct costing_t {
   int32_t *inputs;              /* num_nodes x HETC_MAX_NODE_INPUTS */
   double *model_input_bytes;
 } costing_t;
+
+/* ------------------------------------------------------------------------ */
+/* Kernel times kept for the compile                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct timed_kernel_t {
+  int32_t device;
+  size_t key_bytes;
+  unsigned char *key; /* the workload with its input tensors */
+  hetc_plugin_layout_t in_layout, out_layout;
+  double seconds;
+} timed_kernel_t;
+
+struct hetc_kernel_times_t {
+  int32_t count, capacity;
+  timed_kernel_t *items;
+};
+
+void hetc_kernel_times_free(hetc_kernel_times_t *times) {
+  for (int32_t i = 0; times && i < times->count; ++i) free(times->items[i].key);
+  if (times) free(times->items);
+  free(times);
+}
+
+/* The bytes that identify a workload (its input pointer replaced by the
+ * tensors it points at); *out_key is the caller's to free. */
+static size_t workload_key(const hetc_plugin_workload_t *workload, unsigned char **out_key) {
+  hetc_plugin_workload_t copy;
+  memset(&copy, 0, sizeof(copy));
+  copy = *workload;
+  copy.inputs = NULL;
+  const size_t inputs = sizeof(hetc_plugin_tensor_t) * (size_t)workload->num_inputs;
+  unsigned char *key = malloc(sizeof(copy) + inputs);
+  if (key) {
+    memcpy(key, &copy, sizeof(copy));
+    memcpy(key + sizeof(copy), workload->inputs, inputs);
+  }
+  *out_key = key;
+  return sizeof(copy) + inputs;
+}
+
+static const timed_kernel_t *times_find(const hetc_kernel_times_t *times, int32_t device, const unsigned char *key,
+                                        size_t key_bytes) {
+  for (int32_t i = 0; times && key && i < times->count; ++i) {
+    const timed_kernel_t *t = &times->items[i];
+    if (t->device == device && t->key_bytes == key_bytes && !memcmp(t->key, key, key_bytes)) return t;
+  }
+  return NULL;
+}
+
+/* Keeps a time; takes `key`. Out of memory only means timing it again. */
+static void times_add(hetc_kernel_times_t **times, timed_kernel_t entry) {
+  if (!*times) *times = calloc(1, sizeof(hetc_kernel_times_t));
+  hetc_kernel_times_t *t = *times;
+  if (t && t->count == t->capacity) {
+    int32_t capacity = t->capacity ? 2 * t->capacity : 64;
+    timed_kernel_t *items = realloc(t->items, sizeof(timed_kernel_t) * (size_t)capacity);
+    if (items) t->items = items, t->capacity = capacity;
+  }
+  if (!t || t->count == t->capacity) {
+    free(entry.key);
+    return;
+  }
+  t->items[t->count++] = entry;
+}
+
+/* ------------------------------------------------------------------------ */
 
 static double copy_cost(const void *context, int32_t from, int32_t to, double bytes) {
   const costing_t *c = context;
@@ -57,8 +125,25 @@ static double tensor_bytes(const hetc_plugin_tensor_t *t) {
 
 /* Builds the node's kernel on device d for `workload` (its input layouts
  * are the hints) with the config the records choose, and times it. */
+static hetc_status_t option_of(costing_t *c, int32_t d, hetc_plugin_layout_t in_layout,
+                               hetc_plugin_layout_t out_layout, double seconds, hetc_place_option_t *out_option) {
+  int32_t in = layout_id(c, in_layout), out = layout_id(c, out_layout);
+  if (in < 0 || out < 0)
+    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "placement: more than %d layouts among the targets",
+                           HETC_PLACE_MAX_LAYOUTS);
+  *out_option = (hetc_place_option_t){d, in, out, seconds};
+  return NULL;
+}
+
 static hetc_status_t time_kernel(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
                                  hetc_place_option_t *out_option) {
+  unsigned char *key = NULL;
+  const size_t key_bytes = c->r->times ? workload_key(workload, &key) : 0;
+  const timed_kernel_t *known = c->r->times ? times_find(*c->r->times, d, key, key_bytes) : NULL;
+  if (known) {
+    free(key);
+    return option_of(c, d, known->in_layout, known->out_layout, known->seconds, out_option);
+  }
   hetc_plugin_entry_t *entry = c->r->entries[d];
   const int32_t device_index = c->r->device_indices[d];
   hetc_plan_step_t scratch;
@@ -73,13 +158,15 @@ static hetc_status_t time_kernel(costing_t *c, int32_t d, const hetc_plugin_work
     status = kernel_check_time_artifact(entry, device_index, workload, scratch.template_index, artifact,
                                         TIMED_REPEATS, &timing);
   if (!status) {
-    int32_t in = info->num_inputs > 0 ? layout_id(c, info->input_layouts[0]) : HETC_PLACE_ROW_MAJOR;
-    int32_t out = layout_id(c, info->output_layout);
-    if (in < 0 || out < 0)
-      status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "placement: more than %d layouts among the targets",
-                               HETC_PLACE_MAX_LAYOUTS);
-    *out_option = (hetc_place_option_t){d, in, out, timing.seconds};
+    const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+    const hetc_plugin_layout_t in = info->num_inputs > 0 ? info->input_layouts[0] : row_major;
+    status = option_of(c, d, in, info->output_layout, timing.seconds, out_option);
+    if (!status && key) {
+      times_add(c->r->times, (timed_kernel_t){d, key_bytes, key, in, info->output_layout, timing.seconds});
+      key = NULL;
+    }
   }
+  free(key);
   if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
   hetc_plan_step_release(&scratch);
   return status;
@@ -180,6 +267,77 @@ static hetc_status_t measure_transform_rate(costing_t *c, int32_t d) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Splitting conv2d across two devices                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Two CPU devices of one host run on the same cores: halves of a layer on
+ * them take as long at once as one after the other. */
+static int share_cores(const costing_t *c, int32_t a, int32_t b) {
+  const hetc_plugin_device_t *da = c->r->entries[a]->plugin->device_get(c->r->entries[a]->instance,
+                                                                        c->r->device_indices[a]);
+  const hetc_plugin_device_t *db = c->r->entries[b]->plugin->device_get(c->r->entries[b]->instance,
+                                                                        c->r->device_indices[b]);
+  return !da || !db || (da->kind == HETC_PLUGIN_DEVICE_CPU && db->kind == HETC_PLUGIN_DEVICE_CPU);
+}
+
+/* For each conv2d that can be split: its placed device A, the other
+ * device B fastest on it, and shares in proportion to their speeds, so
+ * that both halves take about tA * tB / (tA + tB). AUTO proposes it when
+ * A and B do not share cores and that, plus copying the input to B, the
+ * half back and concatenating, saves a tenth of tA or more. */
+static hetc_status_t propose_splits(const costing_t *c, const hetc_place_problem_t *problem,
+                                    const hetc_place_costs_t *costs, const int32_t *choice, hetc_placement_t *out) {
+  const hetc_graph_t *g = c->r->graph;
+  if (c->r->split == HETC_SPLIT_NEVER || c->r->pinned_device || c->r->num_devices < 2) return NULL;
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    if (!hetc_graph_can_split_conv2d(g, k)) continue;
+    const hetc_place_node_t *pn = &problem->nodes[k];
+    const hetc_place_option_t *placed = &pn->options[choice[k]];
+    const hetc_place_option_t *other = NULL;
+    for (int32_t o = 0; o < pn->num_options; ++o)
+      if (pn->options[o].device != placed->device && (!other || pn->options[o].seconds < other->seconds))
+        other = &pn->options[o];
+    if (!other) continue;
+    const double ta = placed->seconds, tb = other->seconds;
+    const int64_t channels = g->nodes[k].attrs.channels, step = hetc_split_channel_step(channels);
+    int64_t first = (int64_t)((double)channels * tb / (ta + tb) / (double)step + 0.5) * step;
+    if (first < step) first = step;
+    if (first > channels - step) first = channels - step;
+    if (c->r->split == HETC_SPLIT_AUTO) {
+      if (share_cores(c, placed->device, other->device)) continue;
+      const double share = (double)(channels - first) / (double)channels;
+      const double input_bytes = pn->inputs[0] >= 0 ? problem->nodes[pn->inputs[0]].output_bytes
+                                                    : problem->model_input_bytes[-1 - pn->inputs[0]];
+      double halves = ta * (1 - share) > tb * share ? ta * (1 - share) : tb * share;
+      double moves = costs->copy_seconds(c, placed->device, other->device, input_bytes) +
+                     costs->copy_seconds(c, other->device, placed->device, pn->output_bytes * share) +
+                     pn->output_bytes * c->transform_per_byte[placed->device]; /* the concat, about a copy */
+      if (ta - halves - moves < 0.1 * ta) continue;
+    }
+    hetc_place_split_t *splits = realloc(out->splits, sizeof(hetc_place_split_t) * (size_t)(out->num_splits + 1));
+    if (!splits) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+    out->splits = splits;
+    out->splits[out->num_splits++] = (hetc_place_split_t){k, placed->device, other->device, first};
+  }
+  return NULL;
+}
+
+/* Seconds saved by split halves running at once: for each pair on devices
+ * that do not share cores, the shorter half. */
+static double concurrent_seconds(const costing_t *c, const hetc_place_problem_t *problem, const int32_t *choice) {
+  double saved = 0;
+  for (int32_t k = 0; c->r->split_partner && k < problem->num_nodes; ++k) {
+    const int32_t partner = c->r->split_partner[k];
+    if (partner <= k) continue;
+    const hetc_place_option_t *a = &problem->nodes[k].options[choice[k]];
+    const hetc_place_option_t *b = &problem->nodes[partner].options[choice[partner]];
+    if (a->device != b->device && !share_cores(c, a->device, b->device))
+      saved += a->seconds < b->seconds ? a->seconds : b->seconds;
+  }
+  return saved;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Explaining                                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -189,7 +347,7 @@ static void layout_text(const costing_t *c, int32_t id, char *out, size_t size) 
 }
 
 static void explain(const costing_t *c, const hetc_place_problem_t *problem, const hetc_place_costs_t *costs,
-                    const hetc_place_solution_t *solution) {
+                    const hetc_place_solution_t *solution, double concurrent) {
   FILE *out = c->r->explain;
   const hetc_graph_t *g = c->r->graph;
   fprintf(out, "placement of %s on", g->name);
@@ -228,10 +386,15 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
       if (devices >> d & 1) fprintf(out, " to %s", d == c->r->num_devices ? "host" : c->r->targets[d]);
     fprintf(out, ": %.3f ms\n", seconds * 1e3);
   }
+  if (concurrent > 0)
+    fprintf(out, "  split halves run at once on devices with their own cores: %.3f ms less\n", concurrent * 1e3);
   fprintf(out, "expected latency: %.3f ms (kernels %.3f ms, copies and layout transforms %.3f ms); %s plan, at most "
           "%lld states a step\n",
-          solution->total_seconds * 1e3, solution->compute_seconds * 1e3, moved * 1e3,
-          c->r->pinned_device ? "a pinned" : solution->exact ? "an optimal" : "a good (state-capped)",
+          (solution->total_seconds - concurrent) * 1e3, solution->compute_seconds * 1e3, moved * 1e3,
+          c->r->split_partner    ? (solution->exact ? "an optimal (split halves pinned)" : "a good (state-capped)")
+          : c->r->pinned_device  ? "a pinned"
+          : solution->exact      ? "an optimal"
+                                 : "a good (state-capped)",
           (long long)solution->states);
 }
 
@@ -302,14 +465,16 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   const hetc_place_problem_t problem = {g->num_nodes, c.nodes, g->num_inputs, c.model_input_bytes};
   const hetc_place_costs_t costs = {r->num_devices, copy_cost, transform_cost, &c};
   if (!status) status = hetc_place_solve(&problem, &costs, 200000, &solution);
+  const double concurrent = status ? 0 : concurrent_seconds(&c, &problem, solution.choice);
   if (!status) {
-    if (r->explain) explain(&c, &problem, &costs, &solution);
+    if (r->explain) explain(&c, &problem, &costs, &solution, concurrent);
     out->device = malloc(sizeof(int32_t) * (size_t)(g->num_nodes + 1));
     if (!out->device) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   }
+  if (!status) status = propose_splits(&c, &problem, &costs, solution.choice, out);
   if (!status) {
     for (int32_t k = 0; k < g->num_nodes; ++k) out->device[k] = c.nodes[k].options[solution.choice[k]].device;
-    out->predicted_seconds = solution.total_seconds;
+    out->predicted_seconds = solution.total_seconds - concurrent;
     out->kernel_seconds = solution.compute_seconds;
     out->exact = solution.exact;
   }
@@ -319,4 +484,10 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   free(c.inputs);
   free(c.model_input_bytes);
   return status;
+}
+
+void hetc_placement_release(hetc_placement_t *placement) {
+  free(placement->device);
+  free(placement->splits);
+  memset(placement, 0, sizeof(*placement));
 }

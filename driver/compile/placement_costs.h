@@ -14,6 +14,19 @@
 #include "graph/graph.h"
 #include "plugins/registry.h"
 
+/* Kernel times measured during one compile, so that costing a rewritten
+ * graph (after splits) times only its new kernels. */
+typedef struct hetc_kernel_times_t hetc_kernel_times_t;
+void hetc_kernel_times_free(hetc_kernel_times_t *times);
+
+/* A conv2d to split by output channels: node `node`'s first
+ * `first_channels` on first_device, the rest on second_device. */
+typedef struct hetc_place_split_t {
+  int32_t node;
+  int32_t first_device, second_device;
+  int64_t first_channels;
+} hetc_place_split_t;
+
 typedef struct hetc_placement_request_t {
   const hetc_graph_t *graph;          /* optimized */
   int32_t num_devices;
@@ -27,6 +40,12 @@ typedef struct hetc_placement_request_t {
   /* Per node, the device it must run on, or -1 to choose; NULL: choose
    * every node (a pinned plan is only costed, e.g. first-fit's). */
   const int32_t *pinned_device;
+  int32_t split;                      /* hetc_split_policy_t: which conv2d to propose splitting */
+  /* Per node, the other half of its split conv2d, or -1; NULL: none. Two
+   * halves on devices that do not share cores run at once, and count once
+   * (the longer) in the expected latency. */
+  const int32_t *split_partner;
+  hetc_kernel_times_t **times;        /* the compile's cache (created on first use); NULL: none */
 } hetc_placement_request_t;
 
 typedef struct hetc_placement_t {
@@ -34,9 +53,16 @@ typedef struct hetc_placement_t {
   double predicted_seconds; /* the plan's expected latency */
   double kernel_seconds;    /* of which kernels */
   int32_t exact;
+  int32_t num_splits;
+  hetc_place_split_t *splits; /* owned, free(): proposed splits, by node */
 } hetc_placement_t;
 
-/* Measures and solves. UNSUPPORTED names a node no device supports. */
+/* Measures and solves, and proposes conv2d splits as request->split says
+ * (the caller rewrites the graph and places it again, the halves pinned).
+ * UNSUPPORTED names a node no device supports. */
 hetc_status_t hetc_placement_choose(const hetc_placement_request_t *request, hetc_placement_t *out_placement);
+
+/* Frees what a placement owns and zeroes it. */
+void hetc_placement_release(hetc_placement_t *placement);
 
 #endif

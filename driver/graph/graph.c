@@ -34,7 +34,7 @@ hetc_op_t hetc_op_from_name(const char *name) {
   return HETC_OP_COUNT;
 }
 
-static void node_release(hetc_node_t *node) {
+void hetc_node_release(hetc_node_t *node) {
   free(node->name);
   free(node->inputs);
   free(node->fused_names);
@@ -43,7 +43,7 @@ static void node_release(hetc_node_t *node) {
 
 void hetc_graph_free(hetc_graph_t *graph) {
   if (!graph) return;
-  for (int32_t i = 0; i < graph->num_nodes; ++i) node_release(&graph->nodes[i]);
+  for (int32_t i = 0; i < graph->num_nodes; ++i) hetc_node_release(&graph->nodes[i]);
   for (int32_t i = 0; i < graph->num_values; ++i) free(graph->values[i].name);
   for (int32_t i = 0; i < graph->num_outputs; ++i) free(graph->output_names[i]);
   free(graph->nodes);

@@ -120,6 +120,9 @@ typedef struct hetc_graph_t {
 
 void hetc_graph_free(hetc_graph_t *graph);
 
+/* Frees what a node owns (not the node itself). */
+void hetc_node_release(hetc_node_t *node);
+
 /* Deep copy. *out_graph is owned by the caller. */
 hetc_status_t hetc_graph_clone(const hetc_graph_t *graph,
                                hetc_graph_t **out_graph);

@@ -121,11 +121,7 @@ static hetc_status_t compact_and_sort(hetc_graph_t *graph) {
    * owns every node exactly once. */
   for (int32_t k = 0; k < n; ++k) {
     hetc_node_t *node = &graph->nodes[k];
-    if (node->op != REMOVED) continue;
-    free(node->name);
-    free(node->inputs);
-    free(node->fused_names);
-    for (int p = 0; p < HETC_PARAM_SLOTS; ++p) free(node->params[p].data);
+    if (node->op == REMOVED) hetc_node_release(node);
   }
   free(graph->nodes);
   graph->nodes = sorted;

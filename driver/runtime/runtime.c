@@ -7,18 +7,7 @@
 #include "common/fileio.h"
 #include "graph/graph.h"
 #include "plugins/host.h"
-
-struct hetc_runtime_t {
-  hetc_plan_t *plan;
-  char *kernel_dir;
-  hetc_plugin_entry_t **entries;      /* per plan device */
-  hetc_plugin_buffer_t **slots;       /* per slot */
-  hetc_plugin_artifact_t **artifacts; /* per step (kernels) */
-  hetc_plugin_buffer_t ***params;     /* per step, per param */
-  hetc_plugin_buffer_t **workspaces;  /* per device, the largest a step needs */
-  void *staging;                      /* host bounce buffer for copies */
-  uint64_t staging_bytes;
-};
+#include "runtime/runtime_internal.h"
 
 const hetc_plan_t *hetc_runtime_plan(const hetc_runtime_t *runtime) { return runtime->plan; }
 
@@ -60,11 +49,7 @@ static hetc_status_t resolve_devices(hetc_runtime_t *rt, hetc_registry_t *regist
 
 static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned char *weights) {
   hetc_plan_step_t *step = &rt->plan->steps[s];
-  if (step->kind != HETC_PLAN_STEP_KERNEL) {
-    uint64_t bytes = rt->plan->values[step->output].bytes;
-    if (bytes > rt->staging_bytes) rt->staging_bytes = bytes;
-    return NULL;
-  }
+  if (step->kind != HETC_PLAN_STEP_KERNEL) return NULL;
   hetc_plugin_entry_t *e = entry_of(rt, step->device);
   int32_t device_index = rt->plan->devices[step->device].device_index;
   hetc_plugin_knob_value_t knobs[64];
@@ -115,6 +100,33 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
   return NULL;
 }
 
+/* Slots of host-memory devices are read and written by address: a copy
+ * between two of them is one memcpy that needs neither plugin (so it may
+ * overlap both devices' kernels). A copy with device memory on both ends
+ * goes through a staging buffer. */
+static hetc_status_t map_host_slots(hetc_runtime_t *rt) {
+  const hetc_plan_t *plan = rt->plan;
+  for (int32_t k = 0; k < plan->num_slots; ++k) {
+    hetc_plugin_entry_t *e = entry_of(rt, plan->slots[k].device);
+    const hetc_plugin_device_t *info =
+        e->plugin->device_get(e->instance, plan->devices[plan->slots[k].device].device_index);
+    if (info && info->host_memory && e->plugin->buffer_host_pointer)
+      rt->slot_host[k] = e->plugin->buffer_host_pointer(e->instance, rt->slots[k]);
+  }
+  for (int32_t s = 0; s < plan->num_steps; ++s) {
+    const hetc_plan_step_t *step = &plan->steps[s];
+    if (step->kind != HETC_PLAN_STEP_COPY) continue;
+    const hetc_plan_value_t *src = &plan->values[step->inputs[0]];
+    if (!rt->slot_host[src->slot] && !rt->slot_host[plan->values[step->output].slot] &&
+        src->bytes > rt->staging_bytes)
+      rt->staging_bytes = src->bytes;
+  }
+  if (rt->staging_bytes && !(rt->staging = malloc(rt->staging_bytes)))
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime: %llu bytes of staging",
+                           (unsigned long long)rt->staging_bytes);
+  return NULL;
+}
+
 hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_dir,
                                 hetc_runtime_t **out_runtime) {
   hetc_runtime_t *rt = calloc(1, sizeof(*rt));
@@ -137,10 +149,11 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
   if (!status) {
     hetc_plan_t *plan = rt->plan;
     rt->slots = calloc((size_t)plan->num_slots + 1, sizeof(hetc_plugin_buffer_t *));
+    rt->slot_host = calloc((size_t)plan->num_slots + 1, sizeof(void *));
     rt->artifacts = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plugin_artifact_t *));
     rt->params = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plugin_buffer_t **));
     rt->workspaces = calloc((size_t)plan->num_devices, sizeof(hetc_plugin_buffer_t *));
-    if (!rt->slots || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
+    if (!rt->slots || !rt->slot_host || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
     for (int32_t s = 0; !status && s < plan->num_steps; ++s) {
       status = load_step(rt, s, (const unsigned char *)weights);
@@ -154,8 +167,8 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
         if (plan->steps[s].device == d && plan->steps[s].workspace_bytes > need) need = plan->steps[s].workspace_bytes;
       if (need) status = alloc_buffer(rt, d, need, &rt->workspaces[d]);
     }
-    if (!status && rt->staging_bytes && !(rt->staging = malloc(rt->staging_bytes)))
-      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+    if (!status) status = map_host_slots(rt);
+    if (!status) status = hetc_executor_create(rt);
   }
   free(weights);
   free(weights_path);
@@ -169,6 +182,8 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
 
 void hetc_runtime_close(hetc_runtime_t *rt) {
   if (!rt) return;
+  /* The workers go first: they may hold the plugins' attention. */
+  hetc_executor_destroy(rt->executor);
   hetc_plan_t *plan = rt->plan;
   for (int32_t s = 0; plan && s < plan->num_steps; ++s) {
     hetc_plugin_entry_t *e = rt->entries ? rt->entries[plan->steps[s].device] : NULL;
@@ -188,6 +203,7 @@ void hetc_runtime_close(hetc_runtime_t *rt) {
     if (rt->workspaces[d]) rt->entries[d]->plugin->buffer_free(rt->entries[d]->instance, rt->workspaces[d]);
   free(rt->entries);
   free(rt->slots);
+  free(rt->slot_host);
   free(rt->artifacts);
   free(rt->params);
   free(rt->workspaces);
@@ -229,29 +245,4 @@ hetc_status_t hetc_runtime_get_output(hetc_runtime_t *rt, int32_t index, float *
   if (index < 0 || index >= rt->plan->num_outputs)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no output %d", index);
   return transfer(rt, rt->plan->outputs[index].value, data, count, 0);
-}
-
-static hetc_status_t run_step(hetc_runtime_t *rt, int32_t s) {
-  const hetc_plan_step_t *step = &rt->plan->steps[s];
-  hetc_plugin_entry_t *e = entry_of(rt, step->device);
-  if (step->kind == HETC_PLAN_STEP_COPY) {
-    const hetc_plan_value_t *src = &rt->plan->values[step->inputs[0]];
-    const hetc_plan_value_t *dst = &rt->plan->values[step->output];
-    hetc_plugin_entry_t *from = entry_of(rt, src->device);
-    HETC_RETURN_IF_ERROR(from->plugin->buffer_read(from->instance, rt->slots[src->slot], 0, rt->staging, src->bytes));
-    return e->plugin->buffer_write(e->instance, rt->slots[dst->slot], 0, rt->staging, dst->bytes);
-  }
-  hetc_plugin_buffer_t *args[HETC_MAX_NODE_INPUTS + 8 + 2];
-  int32_t n = 0;
-  for (int32_t i = 0; i < step->num_inputs; ++i) args[n++] = rt->slots[rt->plan->values[step->inputs[i]].slot];
-  for (int32_t p = 0; p < step->num_params; ++p) args[n++] = rt->params[s][p];
-  args[n++] = rt->slots[rt->plan->values[step->output].slot];
-  if (step->workspace_bytes) args[n++] = rt->workspaces[step->device];
-  hetc_status_t status = e->plugin->run(e->instance, rt->artifacts[s], args, n);
-  return status ? hetc_status_annotate(status, "step %d (%s) on %s", s, step->name, e->plugin->name) : NULL;
-}
-
-hetc_status_t hetc_runtime_execute(hetc_runtime_t *rt) {
-  for (int32_t s = 0; s < rt->plan->num_steps; ++s) HETC_RETURN_IF_ERROR(run_step(rt, s));
-  return NULL;
 }

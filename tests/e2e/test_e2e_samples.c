@@ -82,8 +82,9 @@ static void check_model(const char *path, const char *file, const target_set_t *
     FILE *pipe = popen(command, "r");
     assert_non_null(pipe);
     char line[1024] = "";
-    int kernels = -1, transforms = -1, copies = -1;
+    int kernels = -1, transforms = -1, copies = -1, splits = 0;
     while (fgets(line, sizeof(line), pipe)) {
+      sscanf(line, "split: %d conv2d", &splits);
       const char *summary = strstr(line, " kernels (");
       if (summary) {
         while (summary > line && summary[-1] != ' ') --summary;
@@ -102,13 +103,15 @@ static void check_model(const char *path, const char *file, const target_set_t *
       int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
       assert_true(offset + (size_t)count * sizeof(float) <= length);
       double error = e2e_max_relative_error((const float *)(bytes + offset), want[o], count);
-      printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies)\n", file,
-             graph->output_names[o], targets_arg, error, kernels, transforms, copies);
+      printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies, %d splits)\n", file,
+             graph->output_names[o], targets_arg, error, kernels, transforms, copies, splits);
       assert_true(error <= TOLERANCE);
       offset += (size_t)count * sizeof(float);
     }
     assert_int_equal(offset, length);
     if (sets[set].expect_copies) assert_true(copies > 0);
+    /* Every model of the quick set has a conv2d that can be split. */
+    if (sets[set].flags && strstr(sets[set].flags, "--split all")) assert_true(splits > 0);
     free(bytes);
     remove(output);
     hetc_dir_remove_tree(package);
@@ -175,7 +178,8 @@ int main(void) {
   };
   const char *target = getenv("HETC_E2E_TARGET");
   if (target && *target) {
-    each_backend[0] = (target_set_t){target, 0, NULL};
+    /* HETC_E2E_FLAGS: more `hetc compile` flags (e.g. --split all). */
+    each_backend[0] = (target_set_t){target, 0, getenv("HETC_E2E_FLAGS")};
     num_each_backend = 1;
     const struct CMUnitTest tiny_models[] = {
         cmocka_unit_test(tiny_conv),   cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),

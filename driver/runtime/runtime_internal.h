@@ -1,0 +1,31 @@
+/* driver/runtime/runtime_internal.h -- what the runtime's loader
+ * (runtime.c) and its executor (executor.c) share. */
+#ifndef HETC_DRIVER_RUNTIME_RUNTIME_INTERNAL_H_
+#define HETC_DRIVER_RUNTIME_RUNTIME_INTERNAL_H_
+
+#include "runtime/runtime.h"
+
+typedef struct hetc_executor_t hetc_executor_t;
+
+struct hetc_runtime_t {
+  hetc_plan_t *plan;
+  char *kernel_dir;
+  hetc_plugin_entry_t **entries;      /* per plan device */
+  hetc_plugin_buffer_t **slots;       /* per slot */
+  void **slot_host;                   /* per slot: its host address on a host-memory device, else NULL */
+  hetc_plugin_artifact_t **artifacts; /* per step (kernels) */
+  hetc_plugin_buffer_t ***params;     /* per step, per param */
+  hetc_plugin_buffer_t **workspaces;  /* per device, the largest a step needs */
+  void *staging;                      /* host bounce buffer for copies between two device memories */
+  uint64_t staging_bytes;
+  hetc_executor_t *executor;
+};
+
+/* Prepares execution of rt's plan: the steps' dependencies and, when the
+ * plan spans several devices, a worker thread per device and one for
+ * copies. NULL on success; rt->executor is released by
+ * hetc_executor_destroy. */
+hetc_status_t hetc_executor_create(hetc_runtime_t *rt);
+void hetc_executor_destroy(hetc_executor_t *executor);
+
+#endif /* HETC_DRIVER_RUNTIME_RUNTIME_INTERNAL_H_ */
