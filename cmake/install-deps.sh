@@ -15,6 +15,7 @@ packages=(
   llvm-15-dev         # the cpu backend's JIT (LLVM 15: the one PoCL links)
   pocl-opencl-icd     # OpenCL on the CPU (tests load it beside the cpu backend)
   libxgboost-dev      # the tuner's cost model (XGBoost's C API)
+  chromium            # renders `hetc compare`'s HTML report in its smoke test (skipped without it)
 )
 
 # The cuda plugin needs the CUDA toolkit's headers, NVRTC and ptxas (not a

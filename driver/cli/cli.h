@@ -36,6 +36,7 @@ int hetc_cli_plugins(int argc, char **argv);
 int hetc_cli_compile(int argc, char **argv);
 int hetc_cli_run(int argc, char **argv);
 int hetc_cli_bench(int argc, char **argv);
+int hetc_cli_compare(int argc, char **argv);
 
 /* Sets every input of an opened package: from `input` (a file, or
  * NAME=FILE,... for several inputs) when it is not NULL, else the

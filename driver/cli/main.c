@@ -21,6 +21,9 @@ static void usage(FILE *to) {
           "      [--repeat N]                     execute a package\n"
           "  bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED]\n"
           "                                       latency percentiles of whole runs\n"
+          "  compare MODEL.json --targets T1,T2[,...] [--csv F] [--json F] [--html F] ...\n"
+          "                                       each task's best template and each package's\n"
+          "                                       latency on several devices side by side\n"
           "  space MODEL.json --task N --target T [--overrides FILE]\n"
           "                                       print a task's space on a target\n"
           "  tune MODEL.json --targets T[,T...] [--records PATH] [--trials N] ...\n"
@@ -97,6 +100,7 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "compile")) return hetc_cli_compile(argc - 2, argv + 2);
   if (!strcmp(command, "run")) return hetc_cli_run(argc - 2, argv + 2);
   if (!strcmp(command, "bench")) return hetc_cli_bench(argc - 2, argv + 2);
+  if (!strcmp(command, "compare")) return hetc_cli_compare(argc - 2, argv + 2);
   if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);
   if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
   if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);

@@ -136,16 +136,13 @@ static hetc_status_t predict_best(hetc_config_chooser_t *c, const hetc_plugin_t 
   return status;
 }
 
-hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
-                                 int32_t device, const hetc_plugin_workload_t *workload, int32_t *out_template,
-                                 hetc_config_json_t *out_config, hetc_config_source_t *out_source) {
-  *out_source = HETC_CONFIG_DEFAULT;
-  *out_template = 0;
-  memset(out_config, 0, sizeof(*out_config));
-  int32_t n = p->template_count(instance, device, workload);
-  if (!c || n < 1 || n > MAX_TEMPLATES ||
-      (workload->op != HETC_PLUGIN_OP_CONV2D && workload->op != HETC_PLUGIN_OP_DENSE))
-    return NULL;
+/* The best record among the templates (all of them, or only template
+ * `only` when it is not negative): tuned, else nearest when it fits. */
+static hetc_status_t choose_from_records(hetc_config_chooser_t *c, const hetc_plugin_t *p,
+                                         hetc_plugin_instance_t *instance, int32_t device,
+                                         const hetc_plugin_workload_t *workload, int32_t n, int32_t only,
+                                         int32_t *out_template, hetc_config_json_t *out_config,
+                                         hetc_config_source_t *out_source) {
   hetc_template_id_t templates[MAX_TEMPLATES];
   for (int32_t t = 0; t < n; ++t) {
     const char *name = p->template_name(instance, device, workload, t);
@@ -159,7 +156,9 @@ hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *
   hetc_lookup_kind_t found = HETC_LOOKUP_NONE;
   HETC_RETURN_IF_ERROR(hetc_records_lookup(c->store, p->name,
                                            descriptor && descriptor->fingerprint ? descriptor->fingerprint : "",
-                                           hetc_record_device_kind(descriptor), key, templates, n, &record, &found));
+                                           hetc_record_device_kind(descriptor), key,
+                                           only >= 0 ? &templates[only] : templates, only >= 0 ? 1 : n,
+                                           &record, &found));
   int32_t t = -1;
   for (int32_t i = 0; found != HETC_LOOKUP_NONE && i < n; ++i)
     if (!strcmp(templates[i].name, record.template_name)) t = i;
@@ -172,9 +171,40 @@ hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *
     return NULL;
   }
   hetc_config_json_free(out_config);
-  if (!c->model) return NULL;
+  memset(out_config, 0, sizeof(*out_config));
+  return NULL;
+}
+
+static int choosable(const hetc_config_chooser_t *c, const hetc_plugin_workload_t *workload, int32_t n) {
+  return c && n >= 1 && n <= MAX_TEMPLATES &&
+         (workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE);
+}
+
+hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
+                                 int32_t device, const hetc_plugin_workload_t *workload, int32_t *out_template,
+                                 hetc_config_json_t *out_config, hetc_config_source_t *out_source) {
+  *out_source = HETC_CONFIG_DEFAULT;
+  *out_template = 0;
+  memset(out_config, 0, sizeof(*out_config));
+  int32_t n = p->template_count(instance, device, workload);
+  if (!choosable(c, workload, n)) return NULL;
+  HETC_RETURN_IF_ERROR(
+      choose_from_records(c, p, instance, device, workload, n, -1, out_template, out_config, out_source));
+  if (*out_source != HETC_CONFIG_DEFAULT || !c->model) return NULL;
   int predicted = 0;
   HETC_RETURN_IF_ERROR(predict_best(c, p, instance, device, workload, out_template, out_config, &predicted));
   if (predicted) *out_source = HETC_CONFIG_PREDICTED;
   return NULL;
+}
+
+hetc_status_t hetc_config_choose_template(hetc_config_chooser_t *c, const hetc_plugin_t *p,
+                                          hetc_plugin_instance_t *instance, int32_t device,
+                                          const hetc_plugin_workload_t *workload, int32_t template_index,
+                                          hetc_config_json_t *out_config, hetc_config_source_t *out_source) {
+  *out_source = HETC_CONFIG_DEFAULT;
+  memset(out_config, 0, sizeof(*out_config));
+  int32_t n = p->template_count(instance, device, workload);
+  if (!choosable(c, workload, n) || template_index < 0 || template_index >= n) return NULL;
+  int32_t t = 0;
+  return choose_from_records(c, p, instance, device, workload, n, template_index, &t, out_config, out_source);
 }

@@ -39,4 +39,15 @@ hetc_status_t hetc_config_choose(hetc_config_chooser_t *chooser, const hetc_plug
                                  const hetc_plugin_workload_t *workload, int32_t *out_template,
                                  hetc_config_json_t *out_config, hetc_config_source_t *out_source);
 
+/* As hetc_config_choose, restricted to template `template_index`: the
+ * record tuned for this workload and device, else the nearest tuned
+ * workload's that fits; never a prediction (the cost model ranks configs
+ * across templates). A source other than DEFAULT leaves *out_config to be
+ * released with hetc_config_json_free. Used by `hetc compare`, which times
+ * every template. */
+hetc_status_t hetc_config_choose_template(hetc_config_chooser_t *chooser, const hetc_plugin_t *plugin,
+                                          hetc_plugin_instance_t *instance, int32_t device_index,
+                                          const hetc_plugin_workload_t *workload, int32_t template_index,
+                                          hetc_config_json_t *out_config, hetc_config_source_t *out_source);
+
 #endif /* HETC_DRIVER_COMPILE_CONFIG_CHOICE_H_ */

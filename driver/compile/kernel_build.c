@@ -85,3 +85,10 @@ hetc_status_t hetc_kernel_build_tuned(hetc_config_chooser_t *chooser, hetc_plugi
   }
   return hetc_kernel_build_default(entry, device_index, workload, what, step, out_artifact);
 }
+
+hetc_status_t hetc_kernel_build_template(hetc_plugin_entry_t *entry, int32_t device_index,
+                                         const hetc_plugin_workload_t *workload, int32_t template_index,
+                                         const hetc_plugin_config_t *config, const char *what,
+                                         hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact) {
+  return build_config(entry, device_index, workload, template_index, config, what, step, out_artifact);
+}

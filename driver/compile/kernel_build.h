@@ -23,4 +23,12 @@ hetc_status_t hetc_kernel_build_tuned(hetc_config_chooser_t *chooser, hetc_plugi
                                       const char *what, hetc_plan_step_t *step,
                                       hetc_plugin_artifact_t **out_artifact, hetc_config_source_t *out_source);
 
+/* Template `template_index` built with `config` (NULL: the template's
+ * default), recorded in `step` as above; no fallback. For `hetc compare`,
+ * which times every template of a workload. */
+hetc_status_t hetc_kernel_build_template(hetc_plugin_entry_t *entry, int32_t device_index,
+                                         const hetc_plugin_workload_t *workload, int32_t template_index,
+                                         const hetc_plugin_config_t *config, const char *what,
+                                         hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact);
+
 #endif
