@@ -1,20 +1,63 @@
-/* `hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED]`:
- * latency percentiles of whole runs after warm-up. */
+/* `hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED]
+ * [--steps]`: latency percentiles of whole runs after warm-up, and with
+ * --steps each step's median time inside the runs. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/clock.h"
+#include "runtime/runtime.h"
 
 static const char usage[] =
-    "usage: hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED]\n"
+    "usage: hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED] [--steps]\n"
     "  --runs N     timed runs (default 100)\n"
     "  --warmup N   untimed runs first (default 10)\n"
+    "  --steps      then N more runs, each step timed: its median, device and share of the sum\n"
     "  inputs as for `hetc run` (default: --random-input 0)\n";
+
+/* `runs` more runs with every step timed; per step its median. */
+static hetc_status_t print_steps(hetc_runtime_t *rt, int32_t runs) {
+  const hetc_plan_t *plan = hetc_runtime_plan(rt);
+  const int32_t n = plan->num_steps;
+  double *samples = malloc(sizeof(double) * (size_t)n * (size_t)runs + 1);
+  double *column = malloc(sizeof(double) * (size_t)runs + 1);
+  if (!samples || !column) {
+    free(samples);
+    free(column);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "bench: %d steps x %d runs", n, runs);
+  }
+  hetc_status_t status = NULL;
+  for (int32_t r = 0; !status && r < runs; ++r) {
+    hetc_runtime_time_steps(rt, samples + (size_t)r * (size_t)n);
+    status = hetc_runtime_execute(rt);
+  }
+  hetc_runtime_time_steps(rt, NULL);
+  double sum = 0;
+  for (int32_t s = 0; !status && s < n; ++s) {
+    for (int32_t r = 0; r < runs; ++r) column[r] = samples[(size_t)r * (size_t)n + (size_t)s];
+    hetc_sort_doubles(column, (size_t)runs);
+    samples[s] = column[runs / 2]; /* row 0 is read no more: it keeps the medians */
+    sum += samples[s];
+  }
+  if (!status) {
+    printf("steps (median of %d runs; the sum counts steps that ran at once on different devices twice):\n", runs);
+    printf("  %4s  %-6s %-8s %10s %6s  %s\n", "step", "kind", "device", "ms", "share", "name");
+    for (int32_t s = 0; s < n; ++s)
+      printf("  %4d  %-6s %-8s %10.3f %5.1f%%  %s\n", s, plan->steps[s].kind == HETC_PLAN_STEP_COPY ? "copy" : "kernel",
+             plan->devices[plan->steps[s].device].target, samples[s] * 1e3, sum > 0 ? 100 * samples[s] / sum : 0,
+             plan->steps[s].name);
+    printf("  sum of the steps' medians: %.3f ms\n", sum * 1e3);
+  }
+  free(samples);
+  free(column);
+  return status;
+}
 
 int hetc_cli_bench(int argc, char **argv) {
   const char *package = NULL, *input = NULL, *value;
   long long seed = -1, runs = 100, warmup = 10;
-  int bad_value = 0;
+  int bad_value = 0, steps = 0;
   for (int i = 0; i < argc; ++i) {
     if ((value = hetc_cli_option(argc, argv, &i, "--runs"))) {
       runs = hetc_cli_parse_count(value);
@@ -27,6 +70,8 @@ int hetc_cli_bench(int argc, char **argv) {
       bad_value |= seed < 0;
     } else if ((value = hetc_cli_option(argc, argv, &i, "--input"))) {
       input = value;
+    } else if (!strcmp(argv[i], "--steps")) {
+      steps = 1;
     } else if (argv[i][0] != '-' && !package) {
       package = argv[i];
     } else {
@@ -51,6 +96,7 @@ int hetc_cli_bench(int argc, char **argv) {
            "(min %.3f ms, mean %.3f ms, max %.3f ms)\n",
            package, result.runs, options.warmup_runs, result.p50 * 1e3, result.p90 * 1e3, result.p99 * 1e3,
            result.min * 1e3, result.mean * 1e3, result.max * 1e3);
+  if (!status && steps) status = print_steps(rt, (int32_t)runs);
   hetc_package_close(rt);
   hetc_context_destroy(context);
   return hetc_cli_report(status);

@@ -6,6 +6,7 @@
 
 #include "check/kernel_check.h"
 #include "compile/kernel_build.h"
+#include "compile/switch_cost.h"
 #include "graph/split.h"
 #include "package/plan.h"
 #include "place/placement.h"
@@ -24,6 +25,7 @@ typedef struct costing_t {
   int32_t num_layouts;
   hetc_transfer_cost_t to_device[HETC_PLACE_MAX_DEVICES], to_host[HETC_PLACE_MAX_DEVICES];
   double transform_per_byte[HETC_PLACE_MAX_DEVICES];
+  double switch_seconds[HETC_PLACE_MAX_DEVICES * HETC_PLACE_MAX_DEVICES]; /* from * num_devices + to */
   hetc_place_node_t *nodes;
   hetc_place_option_t *options; /* num_nodes x num_devices x OPTIONS_PER_DEVICE */
   int32_t *inputs;              /* num_nodes x HETC_MAX_NODE_INPUTS */
@@ -45,7 +47,14 @@ typedef struct timed_kernel_t {
 struct hetc_kernel_times_t {
   int32_t count, capacity;
   timed_kernel_t *items;
+  int32_t has_switch_seconds;
+  double switch_seconds[HETC_PLACE_MAX_DEVICES * HETC_PLACE_MAX_DEVICES];
 };
+
+static hetc_kernel_times_t *times_get(hetc_kernel_times_t **times) {
+  if (times && !*times) *times = calloc(1, sizeof(hetc_kernel_times_t));
+  return times ? *times : NULL;
+}
 
 void hetc_kernel_times_free(hetc_kernel_times_t *times) {
   for (int32_t i = 0; times && i < times->count; ++i) free(times->items[i].key);
@@ -81,8 +90,7 @@ static const timed_kernel_t *times_find(const hetc_kernel_times_t *times, int32_
 
 /* Keeps a time; takes `key`. Out of memory only means timing it again. */
 static void times_add(hetc_kernel_times_t **times, timed_kernel_t entry) {
-  if (!*times) *times = calloc(1, sizeof(hetc_kernel_times_t));
-  hetc_kernel_times_t *t = *times;
+  hetc_kernel_times_t *t = times_get(times);
   if (t && t->count == t->capacity) {
     int32_t capacity = t->capacity ? 2 * t->capacity : 64;
     timed_kernel_t *items = realloc(t->items, sizeof(timed_kernel_t) * (size_t)capacity);
@@ -109,6 +117,29 @@ static double copy_cost(const void *context, int32_t from, int32_t to, double by
 static double transform_cost(const void *context, int32_t device, int32_t from, int32_t to, double bytes) {
   const costing_t *c = context;
   return from == to || device >= c->r->num_devices ? 0 : bytes * c->transform_per_byte[device];
+}
+
+static double switch_cost(const void *context, int32_t from, int32_t to) {
+  const costing_t *c = context;
+  return c->switch_seconds[from * c->r->num_devices + to];
+}
+
+/* Switch costs are measured once per compile (they depend on the machine's
+ * load more than on anything worth keeping in the records). */
+static hetc_status_t find_switch_costs(costing_t *c) {
+  const int32_t n = c->r->num_devices;
+  hetc_kernel_times_t *kept = times_get(c->r->times);
+  if (n < 2) return NULL;
+  if (kept && kept->has_switch_seconds) {
+    memcpy(c->switch_seconds, kept->switch_seconds, sizeof(double) * (size_t)(n * n));
+    return NULL;
+  }
+  HETC_RETURN_IF_ERROR(hetc_switch_costs_measure(n, c->r->entries, c->r->device_indices, c->switch_seconds));
+  if (kept) {
+    memcpy(kept->switch_seconds, c->switch_seconds, sizeof(double) * (size_t)(n * n));
+    kept->has_switch_seconds = 1;
+  }
+  return NULL;
 }
 
 static int32_t layout_id(costing_t *c, hetc_plugin_layout_t layout) {
@@ -193,49 +224,63 @@ static int32_t producer_layout_on(const costing_t *c, int32_t k, int32_t d) {
   return -1;
 }
 
-static hetc_status_t cost_node(costing_t *c, int32_t k) {
+/* Node k's options on device d (none when d does not support it or its
+ * kernel does not build or run there). */
+static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   const hetc_graph_t *g = c->r->graph;
   const hetc_node_t *node = &g->nodes[k];
   hetc_place_node_t *pn = &c->nodes[k];
   hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
   hetc_plugin_workload_t workload;
   HETC_RETURN_IF_ERROR(hetc_graph_node_workload(g, k, inputs, &workload));
+  hetc_plugin_entry_t *entry = c->r->entries[d];
+  const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
+  if ((pinned >= 0 && d != pinned) || !entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload))
+    return NULL;
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
-  const int knobless = workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE;
   hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
-  const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
-  for (int32_t d = 0; d < c->r->num_devices; ++d) {
-    hetc_plugin_entry_t *entry = c->r->entries[d];
-    if (pinned >= 0 && d != pinned) continue;
-    if (!entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload)) continue;
-    hetc_place_option_t *option = &options[pn->num_options];
-    if (!usable(time_kernel(c, d, &workload, what, option), c->r->targets[d])) continue;
+  hetc_place_option_t *option = &options[pn->num_options];
+  if (!usable(time_kernel(c, d, &workload, what, option), c->r->targets[d])) return NULL;
+  ++pn->num_options;
+  /* An op without knobs follows its producer's layout when it can: its
+   * kernel on that layout is a second option, saving a transform. */
+  const int knobless = workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE;
+  int32_t layout = knobless ? producer_layout_on(c, k, d) : -1;
+  if (layout < 0 || option->in_layout == layout) return NULL;
+  hetc_plugin_tensor_t hinted[HETC_MAX_NODE_INPUTS];
+  hetc_plugin_workload_t variant = workload;
+  for (int32_t i = 0; i < workload.num_inputs; ++i) {
+    hinted[i] = inputs[i];
+    if (hinted[i].rank == 4) hinted[i].layout = c->layouts[layout];
+  }
+  variant.inputs = hinted;
+  hetc_place_option_t *second = &options[pn->num_options];
+  if (usable(time_kernel(c, d, &variant, what, second), c->r->targets[d]) && second->in_layout == layout)
     ++pn->num_options;
-    /* An op without knobs follows its producer's layout when it can: its
-     * kernel on that layout is a second option, saving a transform. */
-    int32_t layout = knobless ? producer_layout_on(c, k, d) : -1;
-    if (layout < 0 || option->in_layout == layout) continue;
-    hetc_plugin_tensor_t hinted[HETC_MAX_NODE_INPUTS];
-    hetc_plugin_workload_t variant = workload;
-    for (int32_t i = 0; i < workload.num_inputs; ++i) {
-      hinted[i] = inputs[i];
-      if (hinted[i].rank == 4) hinted[i].layout = c->layouts[layout];
+  return NULL;
+}
+
+/* Device by device, so that one device's threads still spinning after its
+ * kernel do not slow the next device's measurement (the switch cost
+ * prices that separately). */
+static hetc_status_t cost_nodes(costing_t *c) {
+  const hetc_graph_t *g = c->r->graph;
+  for (int32_t d = 0; d < c->r->num_devices; ++d)
+    for (int32_t k = 0; k < g->num_nodes; ++k) {
+      const hetc_place_node_t *pn = &c->nodes[k];
+      const int32_t before = pn->num_options;
+      HETC_RETURN_IF_ERROR(cost_node_on(c, k, d));
+      if (!c->r->progress || pn->num_options == before) continue;
+      fprintf(stderr, "[%3d/%3d] costing on %-8s %-18s %-28s", k + 1, g->num_nodes, c->r->targets[d],
+              hetc_op_name(g->nodes[k].op), g->nodes[k].name);
+      for (int32_t o = before; o < pn->num_options; ++o) fprintf(stderr, " %.3f ms", pn->options[o].seconds * 1e3);
+      fprintf(stderr, "\n");
     }
-    variant.inputs = hinted;
-    hetc_place_option_t *second = &options[pn->num_options];
-    if (usable(time_kernel(c, d, &variant, what, second), c->r->targets[d]) && second->in_layout == layout)
-      ++pn->num_options;
-  }
-  if (pn->num_options == 0)
-    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: no target among the %d given supports it", what,
-                           c->r->num_devices);
-  if (c->r->progress) {
-    fprintf(stderr, "[%3d/%3d] costing %-18s %-28s", k + 1, g->num_nodes, hetc_op_name(node->op), node->name);
-    for (int32_t o = 0; o < pn->num_options; ++o)
-      fprintf(stderr, " %s %.3f ms", c->r->targets[pn->options[o].device], pn->options[o].seconds * 1e3);
-    fprintf(stderr, "\n");
-  }
+  for (int32_t k = 0; k < g->num_nodes; ++k)
+    if (c->nodes[k].num_options == 0)
+      return hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among the %d given supports it",
+                             g->nodes[k].name, hetc_op_name(g->nodes[k].op), c->r->num_devices);
   return NULL;
 }
 
@@ -386,11 +431,26 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
       if (devices >> d & 1) fprintf(out, " to %s", d == c->r->num_devices ? "host" : c->r->targets[d]);
     fprintf(out, ": %.3f ms\n", seconds * 1e3);
   }
+  /* Switches: between consecutive nodes on different devices. */
+  double switched = 0;
+  int32_t switches = 0;
+  for (int32_t k = 1; k < g->num_nodes; ++k) {
+    const int32_t from = problem->nodes[k - 1].options[solution->choice[k - 1]].device;
+    const int32_t to = problem->nodes[k].options[solution->choice[k]].device;
+    if (from != to) switched += costs->switch_seconds(costs->context, from, to), ++switches;
+  }
+  if (switches > 0) {
+    fprintf(out, "  %d device switches: %.3f ms (per switch:", switches, switched * 1e3);
+    for (int32_t a = 0; a < c->r->num_devices; ++a)
+      for (int32_t b = 0; b < c->r->num_devices; ++b)
+        if (a != b) fprintf(out, " %s->%s %.3f", c->r->targets[a], c->r->targets[b], switch_cost(c, a, b) * 1e3);
+    fprintf(out, " ms)\n");
+  }
   if (concurrent > 0)
     fprintf(out, "  split halves run at once on devices with their own cores: %.3f ms less\n", concurrent * 1e3);
-  fprintf(out, "expected latency: %.3f ms (kernels %.3f ms, copies and layout transforms %.3f ms); %s plan, at most "
-          "%lld states a step\n",
-          (solution->total_seconds - concurrent) * 1e3, solution->compute_seconds * 1e3, moved * 1e3,
+  fprintf(out, "expected latency: %.3f ms (kernels %.3f ms, copies and layout transforms %.3f ms, switches %.3f ms); "
+          "%s plan, at most %lld states a step\n",
+          (solution->total_seconds - concurrent) * 1e3, solution->compute_seconds * 1e3, moved * 1e3, switched * 1e3,
           c->r->split_partner    ? (solution->exact ? "an optimal (split halves pinned)" : "a good (state-capped)")
           : c->r->pinned_device  ? "a pinned"
           : solution->exact      ? "an optimal"
@@ -445,7 +505,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   if (!c.nodes || !c.options || !c.inputs || !c.model_input_bytes)
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   if (!status) status = describe_graph(&c);
-  for (int32_t k = 0; !status && k < g->num_nodes; ++k) status = cost_node(&c, k);
+  if (!status) status = cost_nodes(&c);
   /* Transfers: from the records when measured before, else now. A store
    * that cannot be opened only means measuring every time. */
   hetc_records_t *store = NULL;
@@ -460,10 +520,13 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
     status = hetc_transfer_costs(store, r->entries[d], r->device_indices[d], &c.to_device[d], &c.to_host[d], NULL);
   hetc_records_close(store);
   for (int32_t d = 0; !status && d < r->num_devices; ++d) status = measure_transform_rate(&c, d);
+  if (!status) status = find_switch_costs(&c);
   hetc_place_solution_t solution;
   memset(&solution, 0, sizeof(solution));
   const hetc_place_problem_t problem = {g->num_nodes, c.nodes, g->num_inputs, c.model_input_bytes};
-  const hetc_place_costs_t costs = {r->num_devices, copy_cost, transform_cost, &c};
+  const hetc_place_costs_t costs = {.num_devices = r->num_devices, .copy_seconds = copy_cost,
+                                    .transform_seconds = transform_cost, .context = &c,
+                                    .switch_seconds = switch_cost};
   if (!status) status = hetc_place_solve(&problem, &costs, 200000, &solution);
   const double concurrent = status ? 0 : concurrent_seconds(&c, &problem, solution.choice);
   if (!status) {

@@ -42,6 +42,11 @@ static double deliver(const hetc_place_costs_t *c, source_t s, uint64_t needs) {
   return seconds;
 }
 
+/* From the host (before the first node) or to the same device: nothing. */
+static double switch_cost(const hetc_place_costs_t *c, int32_t from, int32_t to) {
+  return c->switch_seconds && from != to && from < c->num_devices ? c->switch_seconds(c->context, from, to) : 0;
+}
+
 /* Values are numbered model inputs first, then one per node. */
 typedef struct values_t {
   int32_t count, num_model_inputs;
@@ -128,7 +133,11 @@ double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs
   if (!needs) return INFINITY;
   all_needs(p, c, choice, needs);
   double seconds = 0;
-  for (int32_t n = 0; n < p->num_nodes; ++n) seconds += p->nodes[n].options[choice[n]].seconds;
+  for (int32_t n = 0; n < p->num_nodes; ++n) {
+    seconds += p->nodes[n].options[choice[n]].seconds;
+    if (n > 0)
+      seconds += switch_cost(c, p->nodes[n - 1].options[choice[n - 1]].device, p->nodes[n].options[choice[n]].device);
+  }
   for (int32_t v = 0; v < count; ++v)
     if (needs[v]) seconds += deliver(c, source_of(p, c, v, option_of(p, choice, v)), needs[v]);
   free(needs);
@@ -139,11 +148,13 @@ double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs
 /* The DP                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* The states of one step. Every state holds, for each live value in the
- * step's live list, the producing option and the needs so far. */
+/* The states of one step. Every state's key holds, for each live value in
+ * the step's live list, the producing option and the needs so far, then
+ * one more entry: the device of the step's node (the host before the
+ * first) as its option, needs 0. */
 typedef struct layer_t {
   int64_t count, capacity;
-  int32_t width;     /* live values */
+  int32_t width;     /* live values; keys have width + 1 entries */
   int32_t *live;     /* width value ids, ascending */
   double *cost;      /* per state */
   int64_t *prev;     /* per state: the state of the previous layer */
@@ -189,7 +200,7 @@ static int grow(layer_t *l) {
   if (prev) l->prev = prev;
   int32_t *chosen = realloc(l->chosen, sizeof(int32_t) * (size_t)capacity);
   if (chosen) l->chosen = chosen;
-  size_t keys = (size_t)capacity * (size_t)(l->width ? l->width : 1);
+  size_t keys = (size_t)capacity * (size_t)(l->width + 1);
   int32_t *option = realloc(l->option, sizeof(int32_t) * keys);
   if (option) l->option = option;
   uint64_t *needs = realloc(l->needs, sizeof(uint64_t) * keys);
@@ -203,7 +214,8 @@ static int grow(layer_t *l) {
   if (!l->table) return 0;
   memset(l->table, 0xff, sizeof(int64_t) * (size_t)l->table_size);
   for (int64_t s = 0; s < l->count; ++s) {
-    uint64_t h = hash_key(l->option + s * l->width, l->needs + s * l->width, l->width);
+    const int32_t kw = l->width + 1;
+    uint64_t h = hash_key(l->option + s * kw, l->needs + s * kw, kw);
     int64_t at = (int64_t)(h & (uint64_t)(l->table_size - 1));
     while (l->table[at] >= 0) at = (at + 1) & (l->table_size - 1);
     l->table[at] = s;
@@ -215,11 +227,12 @@ static int grow(layer_t *l) {
 static int offer(layer_t *l, const int32_t *option, const uint64_t *needs, double cost, int64_t prev,
                  int32_t chosen) {
   if (l->count == l->capacity && !grow(l)) return 0;
-  const size_t key_bytes32 = sizeof(int32_t) * (size_t)l->width, key_bytes64 = sizeof(uint64_t) * (size_t)l->width;
-  int64_t at = (int64_t)(hash_key(option, needs, l->width) & (uint64_t)(l->table_size - 1));
+  const int32_t kw = l->width + 1;
+  const size_t key_bytes32 = sizeof(int32_t) * (size_t)kw, key_bytes64 = sizeof(uint64_t) * (size_t)kw;
+  int64_t at = (int64_t)(hash_key(option, needs, kw) & (uint64_t)(l->table_size - 1));
   for (; l->table[at] >= 0; at = (at + 1) & (l->table_size - 1)) {
     int64_t s = l->table[at];
-    if (!memcmp(l->option + s * l->width, option, key_bytes32) && !memcmp(l->needs + s * l->width, needs, key_bytes64)) {
+    if (!memcmp(l->option + s * kw, option, key_bytes32) && !memcmp(l->needs + s * kw, needs, key_bytes64)) {
       if (cost < l->cost[s]) {
         l->cost[s] = cost;
         l->prev[s] = prev;
@@ -230,8 +243,8 @@ static int offer(layer_t *l, const int32_t *option, const uint64_t *needs, doubl
   }
   int64_t s = l->count++;
   l->table[at] = s;
-  memcpy(l->option + s * l->width, option, key_bytes32);
-  memcpy(l->needs + s * l->width, needs, key_bytes64);
+  memcpy(l->option + s * kw, option, key_bytes32);
+  memcpy(l->needs + s * kw, needs, key_bytes64);
   l->cost[s] = cost;
   l->prev[s] = prev;
   l->chosen[s] = chosen;
@@ -258,7 +271,8 @@ static int prune(layer_t *l, int64_t keep) {
   int ok = 1;
   for (int64_t k = 0; ok && k < keep; ++k) {
     int64_t s = order[k];
-    ok = offer(&kept, l->option + s * l->width, l->needs + s * l->width, l->cost[s], l->prev[s], l->chosen[s]);
+    ok = offer(&kept, l->option + s * (l->width + 1), l->needs + s * (l->width + 1), l->cost[s], l->prev[s],
+               l->chosen[s]);
   }
   free(order);
   if (!ok) {
@@ -280,8 +294,8 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
   values.last_use = malloc(sizeof(int32_t) * (size_t)(values.count + 1));
   layer_t *layers = calloc((size_t)p->num_nodes + 1, sizeof(layer_t));
   uint64_t *scratch_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 1));
-  int32_t *key_option = malloc(sizeof(int32_t) * (size_t)(values.count + 1));
-  uint64_t *key_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 1));
+  int32_t *key_option = malloc(sizeof(int32_t) * (size_t)(values.count + 2));
+  uint64_t *key_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 2));
   hetc_status_t status = NULL;
   if (!values.last_use || !layers || !scratch_needs || !key_option || !key_needs) {
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
@@ -305,6 +319,8 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
       key_needs[first->width] = 0;
       first->live[first->width++] = v;
     }
+  key_option[first->width] = c->num_devices; /* the host ran "before" */
+  key_needs[first->width] = 0;
   if (!offer(first, key_option, key_needs, 0, -1, -1)) {
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     goto done;
@@ -336,10 +352,10 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
     for (int64_t s = 0; s < from->count && !status; ++s) {
       for (int32_t o = 0; o < node->num_options && !status; ++o) {
         const hetc_place_option_t *opt = &node->options[o];
-        double cost = from->cost[s] + opt->seconds;
         /* Needs after this node, for the previous live values. */
-        const int32_t *old_option = from->option + s * from->width;
-        const uint64_t *old_needs = from->needs + s * from->width;
+        const int32_t *old_option = from->option + s * (from->width + 1);
+        const uint64_t *old_needs = from->needs + s * (from->width + 1);
+        double cost = from->cost[s] + opt->seconds + switch_cost(c, old_option[from->width], opt->device);
         memcpy(scratch_needs, old_needs, sizeof(uint64_t) * (size_t)from->width);
         for (int32_t i = 0; i < node->num_inputs; ++i) {
           int32_t value = value_of_input(&values, node->inputs[i]);
@@ -365,6 +381,8 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
           key_needs[to->width - 1] =
               node->is_model_output ? pair_bit(c->num_devices, HETC_PLACE_ROW_MAJOR) : 0;
         }
+        key_option[to->width] = opt->device;
+        key_needs[to->width] = 0;
         if (!offer(to, key_option, key_needs, cost, s, o))
           status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
       }

@@ -19,10 +19,14 @@
  * runtime does. Model inputs start on the host in row-major; model outputs
  * end there.
  *
+ * Nodes run in the order given; when one runs on another device than the
+ * node before it, the switch costs switch_seconds.
+ *
  * The method: dynamic programming over the nodes in topological order. A
  * state is what later nodes' costs can depend on: for every live value
  * (produced, with consumers still to come) the option that produced it and
- * the set of (device, layout) pairs its consumers so far need. Choosing a
+ * the set of (device, layout) pairs its consumers so far need, and the
+ * device of the last node. Choosing a
  * node's option adds its seconds and, for each input, the delivery cost's
  * increase; states that become equal once a value dies are merged, keeping
  * the cheaper. On a chain a state is one (option, set) pair, so the DP is
@@ -72,6 +76,10 @@ typedef struct hetc_place_costs_t {
   double (*transform_seconds)(const void *context, int32_t device, int32_t from_layout, int32_t to_layout,
                               double bytes);
   const void *context;
+  /* Seconds lost when a node on device `to` runs right after one on
+   * another device `from` (the order is the nodes'): one device's threads
+   * still holding shared cores, the other's waking. NULL: none. */
+  double (*switch_seconds)(const void *context, int32_t from_device, int32_t to_device);
 } hetc_place_costs_t;
 
 typedef struct hetc_place_problem_t {

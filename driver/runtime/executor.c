@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "runtime/runtime_internal.h"
 
 typedef struct executor_worker_t {
@@ -49,6 +50,7 @@ struct hetc_executor_t {
   int32_t finished;    /* workers done with this run */
   int stopping;
   hetc_status_t error; /* the first failure of this run */
+  double *step_seconds; /* the caller's, or NULL: not timed */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -90,6 +92,7 @@ static hetc_status_t run_copy(hetc_executor_t *ex, const hetc_plan_step_t *step)
 static hetc_status_t run_step(hetc_executor_t *ex, int32_t s) {
   hetc_runtime_t *rt = ex->rt;
   const hetc_plan_step_t *step = &rt->plan->steps[s];
+  const double start = ex->step_seconds ? hetc_now_seconds() : 0;
   hetc_status_t status;
   if (step->kind == HETC_PLAN_STEP_COPY) {
     status = run_copy(ex, step);
@@ -105,6 +108,7 @@ static hetc_status_t run_step(hetc_executor_t *ex, int32_t s) {
     status = e->plugin->run(e->instance, rt->artifacts[s], args, n);
     pthread_mutex_unlock(lock_of(ex, step->device));
   }
+  if (ex->step_seconds) ex->step_seconds[s] = hetc_now_seconds() - start;
   return status ? hetc_status_annotate(status, "step %d (%s) on %s", s, step->name,
                                        entry_of(rt, step->device)->plugin->name)
                 : NULL;
@@ -313,3 +317,5 @@ hetc_status_t hetc_runtime_execute(hetc_runtime_t *rt) {
   pthread_mutex_unlock(&ex->mutex);
   return status;
 }
+
+void hetc_runtime_time_steps(hetc_runtime_t *rt, double *step_seconds) { rt->executor->step_seconds = step_seconds; }

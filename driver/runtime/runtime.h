@@ -29,6 +29,11 @@ int64_t hetc_runtime_output_count(const hetc_runtime_t *runtime, int32_t index);
 /* Copies `count` floats (== the input's element count) into input `index`. */
 hetc_status_t hetc_runtime_set_input(hetc_runtime_t *runtime, int32_t index, const float *data,
                                      int64_t count);
+/* While step_seconds is set (the caller's, one entry per plan step), each
+ * execute writes there how long each step took (wall clock around its
+ * plugin calls: what a kernel costs inside the whole run). NULL: off. */
+void hetc_runtime_time_steps(hetc_runtime_t *runtime, double *step_seconds);
+
 /* Executes every step once. */
 hetc_status_t hetc_runtime_execute(hetc_runtime_t *runtime);
 /* Copies output `index` (count == its element count) into data. */

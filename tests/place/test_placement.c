@@ -3,7 +3,8 @@
  * branches; up to three devices and three layouts), checked against brute
  * force over every choice; hand-made cases check the model itself (a value
  * is copied once per device, copies move row-major tensors, outputs end on
- * the host); a capped state count says the plan is no longer exact. */
+ * the host, switching devices costs); a capped state count says the plan is
+ * no longer exact. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@ typedef struct cost_model_t {
   double latency[HETC_PLACE_MAX_DEVICES + 1][HETC_PLACE_MAX_DEVICES + 1];
   double per_byte[HETC_PLACE_MAX_DEVICES + 1][HETC_PLACE_MAX_DEVICES + 1];
   double transform_per_byte[HETC_PLACE_MAX_DEVICES + 1];
+  double switch_[HETC_PLACE_MAX_DEVICES + 1][HETC_PLACE_MAX_DEVICES + 1];
 } cost_model_t;
 
 static double copy_seconds(const void *context, int32_t from, int32_t to, double bytes) {
@@ -35,6 +37,11 @@ static double copy_seconds(const void *context, int32_t from, int32_t to, double
 static double transform_seconds(const void *context, int32_t device, int32_t from, int32_t to, double bytes) {
   const cost_model_t *m = context;
   return from == to ? 0 : bytes * m->transform_per_byte[device];
+}
+
+static double switch_seconds(const void *context, int32_t from, int32_t to) {
+  const cost_model_t *m = context;
+  return m->switch_[from][to];
 }
 
 typedef struct graph_t {
@@ -58,7 +65,7 @@ static int32_t below(int32_t n) { return (int32_t)(uniform() * n); }
 
 static void finish(graph_t *g, int32_t num_nodes, int32_t num_model_inputs) {
   g->problem = (hetc_place_problem_t){num_nodes, g->nodes, num_model_inputs, g->model_input_bytes};
-  g->costs = (hetc_place_costs_t){g->model.devices, copy_seconds, transform_seconds, &g->model};
+  g->costs = (hetc_place_costs_t){g->model.devices, copy_seconds, transform_seconds, &g->model, switch_seconds};
 }
 
 /* A random graph: shape 0 a chain, 1 residual blocks, 2 concat branches. */
@@ -72,6 +79,7 @@ static void random_graph(graph_t *g, int shape) {
       g->model.per_byte[a][b] = a == b ? 0 : 1e-9 * (0.1 + uniform());
     }
     g->model.transform_per_byte[a] = 1e-10 * (0.1 + uniform());
+    for (int32_t b = 0; b <= devices; ++b) g->model.switch_[a][b] = a == b ? 0 : 3e-5 * uniform();
   }
   for (int32_t i = 0; i < model_inputs; ++i) g->model_input_bytes[i] = 1e4 * (1 + below(100));
   for (int32_t v = 0; v < n; ++v) {
@@ -145,6 +153,7 @@ static void two_devices(graph_t *g) {
       g->model.per_byte[a][b] = free_copy ? 0 : 1e-9;
     }
     g->model.transform_per_byte[a] = 1e-10;
+    for (int32_t b = 0; b <= 2; ++b) g->model.switch_[a][b] = 0;
   }
 }
 
@@ -184,6 +193,33 @@ static void chain_moves_when_it_pays(void **state) {
   for (int v = 0; v < 3; ++v) assert_int_equal(s.choice[v], 0);
   assert_true(fabs(s.total_seconds - 3e-3) < 1e-12);
   hetc_place_solution_free(&s);
+}
+
+/* A node in the middle of a chain moves to a faster device only when the
+ * time saved outweighs switching there and back. */
+static void switching_devices_costs(void **state) {
+  (void)state;
+  graph_t g;
+  two_devices(&g);
+  for (int32_t a = 0; a <= 2; ++a)
+    for (int32_t b = 0; b <= 2; ++b) g.model.latency[a][b] = g.model.per_byte[a][b] = 0; /* free copies */
+  g.model_input_bytes[0] = 1e5;
+  set_node(&g, 0, 1, -1, 0, 1e5, 0, 1e-3, 2e-3);
+  set_node(&g, 1, 1, 0, 0, 1e5, 0, 1e-3, 8e-4); /* 0.2 ms faster on device 1 */
+  set_node(&g, 2, 1, 1, 0, 1e5, 1, 1e-3, 2e-3);
+  finish(&g, 3, 1);
+  const double switches[] = {1.5e-4, 5e-5};
+  for (int i = 0; i < 2; ++i) {
+    g.model.switch_[0][1] = g.model.switch_[1][0] = switches[i];
+    hetc_place_solution_t s;
+    assert_null(hetc_place_solve(&g.problem, &g.costs, 0, &s));
+    /* 2 x 0.15 ms > 0.2 ms: stay; 2 x 0.05 ms < 0.2 ms: go. */
+    assert_int_equal(s.choice[1], i == 0 ? 0 : 1);
+    const double want = i == 0 ? 3e-3 : 2.8e-3 + 2 * switches[i];
+    assert_true(fabs(s.total_seconds - want) < 1e-12);
+    assert_true(fabs(hetc_place_evaluate(&g.problem, &g.costs, s.choice) - want) < 1e-12);
+    hetc_place_solution_free(&s);
+  }
 }
 
 /* One value, two consumers on the other device: copied once. */
@@ -269,6 +305,7 @@ int main(void) {
       cmocka_unit_test(optimal_against_brute_force),   cmocka_unit_test(chain_moves_when_it_pays),
       cmocka_unit_test(a_value_is_copied_once_per_device), cmocka_unit_test(copies_move_row_major),
       cmocka_unit_test(capped_states_are_not_exact),   cmocka_unit_test(malformed_problems_are_refused),
+      cmocka_unit_test(switching_devices_costs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
