@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/kernel_check.h"
 #include "compile/kernel_build.h"
+#include "compile/kernel_rounds.h"
 #include "compile/switch_cost.h"
 #include "graph/split.h"
 #include "package/plan.h"
@@ -15,9 +15,19 @@
 /* A device's options for a node: its kernel on row-major inputs, and for
  * ops that follow their producer's layout, on that layout too. */
 #define OPTIONS_PER_DEVICE 2
-#define TIMED_REPEATS 5
+/* Timed rounds over every kernel (kernel_rounds.h), after a warm-up one. */
+#define TIMED_ROUNDS 5
 /* The tensor a device's layout-transform rate is measured on. */
 static const int64_t transform_probe_shape[4] = {1, 64, 56, 56};
+
+/* A kernel waiting in the rounds: what identifies it, for the cache and
+ * for nodes with the same workload, and the layouts it reads and writes. */
+typedef struct queued_t {
+  int32_t device;
+  size_t key_bytes;
+  unsigned char *key; /* owned until handed to the cache */
+  hetc_plugin_layout_t in_layout, out_layout;
+} queued_t;
 
 typedef struct costing_t {
   const hetc_placement_request_t *r;
@@ -28,6 +38,10 @@ typedef struct costing_t {
   double switch_seconds[HETC_PLACE_MAX_DEVICES * HETC_PLACE_MAX_DEVICES]; /* from * num_devices + to */
   hetc_place_node_t *nodes;
   hetc_place_option_t *options; /* num_nodes x num_devices x OPTIONS_PER_DEVICE */
+  int32_t *option_job;          /* per option slot: its kernel in `rounds`, -1 when its time is known */
+  int32_t transform_job[HETC_PLACE_MAX_DEVICES]; /* the layout-transform probe's kernel, or -1 */
+  hetc_kernel_rounds_t *rounds; /* the kernels to time */
+  struct queued_t *queued;      /* per kernel in `rounds` */
   int32_t *inputs;              /* num_nodes x HETC_MAX_NODE_INPUTS */
   double *model_input_bytes;
 } costing_t;
@@ -166,14 +180,29 @@ static hetc_status_t option_of(costing_t *c, int32_t d, hetc_plugin_layout_t in_
   return NULL;
 }
 
-static hetc_status_t time_kernel(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
-                                 hetc_place_option_t *out_option) {
+/* Fills *out_option for the kernel of `workload` on device d, built with
+ * the config the records choose: its layouts now, its seconds from the
+ * compile's cache or, once the rounds have run, from its kernel there
+ * (*out_job, else -1). Nodes with the same workload share one kernel. */
+static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
+                                  hetc_place_option_t *out_option, int32_t *out_job) {
+  *out_job = -1;
   unsigned char *key = NULL;
-  const size_t key_bytes = c->r->times ? workload_key(workload, &key) : 0;
+  const size_t key_bytes = workload_key(workload, &key);
+  if (!key) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   const timed_kernel_t *known = c->r->times ? times_find(*c->r->times, d, key, key_bytes) : NULL;
   if (known) {
     free(key);
     return option_of(c, d, known->in_layout, known->out_layout, known->seconds, out_option);
+  }
+  const int32_t count = hetc_kernel_rounds_count(c->rounds);
+  for (int32_t j = 0; j < count; ++j) {
+    const queued_t *q = &c->queued[j];
+    if (q->device == d && q->key_bytes == key_bytes && !memcmp(q->key, key, key_bytes)) {
+      free(key);
+      *out_job = j;
+      return option_of(c, d, q->in_layout, q->out_layout, 0, out_option);
+    }
   }
   hetc_plugin_entry_t *entry = c->r->entries[d];
   const int32_t device_index = c->r->device_indices[d];
@@ -183,24 +212,39 @@ static hetc_status_t time_kernel(costing_t *c, int32_t d, const hetc_plugin_work
   hetc_config_source_t source;
   hetc_status_t status = hetc_kernel_build_tuned(c->r->chooser, entry, device_index, workload, what, &scratch,
                                                  &artifact, &source);
-  const hetc_plugin_artifact_info_t *info = status ? NULL : entry->plugin->artifact_info(artifact);
-  kernel_check_result_t timing;
-  if (!status)
-    status = kernel_check_time_artifact(entry, device_index, workload, scratch.template_index, artifact,
-                                        TIMED_REPEATS, &timing);
-  if (!status) {
-    const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
-    const hetc_plugin_layout_t in = info->num_inputs > 0 ? info->input_layouts[0] : row_major;
-    status = option_of(c, d, in, info->output_layout, timing.seconds, out_option);
-    if (!status && key) {
-      times_add(c->r->times, (timed_kernel_t){d, key_bytes, key, in, info->output_layout, timing.seconds});
-      key = NULL;
-    }
-  }
-  free(key);
-  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
   hetc_plan_step_release(&scratch);
-  return status;
+  const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  hetc_plugin_layout_t in = row_major, out = row_major;
+  if (!status) {
+    const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
+    if (info->num_inputs > 0) in = info->input_layouts[0];
+    out = info->output_layout;
+    status = option_of(c, d, in, out, 0, out_option);
+  }
+  if (!status && (count & (count - 1)) == 0) { /* the queue grows at powers of two */
+    queued_t *queued = realloc(c->queued, sizeof(queued_t) * (size_t)(count ? 2 * count : 1));
+    if (!queued) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+    else c->queued = queued;
+  }
+  int32_t job = -1;
+  if (!status) {
+    status = hetc_kernel_rounds_add(c->rounds, entry, device_index, workload, artifact, &job);
+    artifact = NULL; /* the rounds' now */
+  }
+  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
+  if (status) {
+    free(key);
+    return status;
+  }
+  c->queued[job] = (queued_t){d, key_bytes, key, in, out};
+  *out_job = job;
+  return NULL;
+}
+
+/* Queues node k's kernel on device d as option slot `slot`. */
+static hetc_status_t queue_option(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
+                                  hetc_place_option_t *slot) {
+  return queue_kernel(c, d, workload, what, slot, &c->option_job[slot - c->options]);
 }
 
 /* A kernel that does not build or run on a device is not placed there:
@@ -241,7 +285,7 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
   hetc_place_option_t *option = &options[pn->num_options];
-  if (!usable(time_kernel(c, d, &workload, what, option), c->r->targets[d])) return NULL;
+  if (!usable(queue_option(c, d, &workload, what, option), c->r->targets[d])) return NULL;
   ++pn->num_options;
   /* An op without knobs follows its producer's layout when it can: its
    * kernel on that layout is a second option, saving a transform. */
@@ -256,37 +300,15 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   }
   variant.inputs = hinted;
   hetc_place_option_t *second = &options[pn->num_options];
-  if (usable(time_kernel(c, d, &variant, what, second), c->r->targets[d]) && second->in_layout == layout)
+  if (usable(queue_option(c, d, &variant, what, second), c->r->targets[d]) && second->in_layout == layout)
     ++pn->num_options;
   return NULL;
 }
 
-/* Device by device, so that one device's threads still spinning after its
- * kernel do not slow the next device's measurement (the switch cost
- * prices that separately). */
-static hetc_status_t cost_nodes(costing_t *c) {
-  const hetc_graph_t *g = c->r->graph;
-  for (int32_t d = 0; d < c->r->num_devices; ++d)
-    for (int32_t k = 0; k < g->num_nodes; ++k) {
-      const hetc_place_node_t *pn = &c->nodes[k];
-      const int32_t before = pn->num_options;
-      HETC_RETURN_IF_ERROR(cost_node_on(c, k, d));
-      if (!c->r->progress || pn->num_options == before) continue;
-      fprintf(stderr, "[%3d/%3d] costing on %-8s %-18s %-28s", k + 1, g->num_nodes, c->r->targets[d],
-              hetc_op_name(g->nodes[k].op), g->nodes[k].name);
-      for (int32_t o = before; o < pn->num_options; ++o) fprintf(stderr, " %.3f ms", pn->options[o].seconds * 1e3);
-      fprintf(stderr, "\n");
-    }
-  for (int32_t k = 0; k < g->num_nodes; ++k)
-    if (c->nodes[k].num_options == 0)
-      return hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among the %d given supports it",
-                             g->nodes[k].name, hetc_op_name(g->nodes[k].op), c->r->num_devices);
-  return NULL;
-}
-
-/* Seconds per byte of a layout transform on device d: one timed on a
- * ResNet-sized activation into the first other layout the device uses. */
-static hetc_status_t measure_transform_rate(costing_t *c, int32_t d) {
+/* A device's layout-transform probe: a ResNet-sized activation into the
+ * first other layout the device uses (none for a row-major-only device). */
+static hetc_status_t queue_transform_probe(costing_t *c, int32_t d) {
+  c->transform_job[d] = -1;
   int32_t layout = -1;
   for (int32_t k = 0; k < c->r->graph->num_nodes && layout < 0; ++k)
     for (int32_t o = 0; o < c->nodes[k].num_options; ++o) {
@@ -295,7 +317,7 @@ static hetc_status_t measure_transform_rate(costing_t *c, int32_t d) {
       if (opt->out_layout != HETC_PLACE_ROW_MAJOR) layout = opt->out_layout;
       if (opt->in_layout != HETC_PLACE_ROW_MAJOR) layout = opt->in_layout;
     }
-  if (layout < 0) return NULL; /* row-major only: no transforms there */
+  if (layout < 0) return NULL;
   hetc_plugin_tensor_t input = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {0}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
   memcpy(input.shape, transform_probe_shape, sizeof(transform_probe_shape));
   hetc_plugin_workload_t workload;
@@ -305,10 +327,76 @@ static hetc_status_t measure_transform_rate(costing_t *c, int32_t d) {
   workload.inputs = &input;
   workload.output = input;
   workload.output.layout = c->layouts[layout];
-  hetc_place_option_t timed;
-  HETC_RETURN_IF_ERROR(time_kernel(c, d, &workload, "the layout-transform probe", &timed));
-  c->transform_per_byte[d] = timed.seconds / tensor_bytes(&input);
+  hetc_place_option_t probe;
+  HETC_RETURN_IF_ERROR(queue_kernel(c, d, &workload, "the layout-transform probe", &probe, &c->transform_job[d]));
+  c->transform_per_byte[d] = probe.seconds / tensor_bytes(&input); /* known already when cached */
   return NULL;
+}
+
+/* Every node's kernels on every device, then the transform probes, queued
+ * device by device (so that the rounds run one device's kernels in a row,
+ * as a model placed there would). */
+static hetc_status_t queue_kernels(costing_t *c) {
+  const hetc_graph_t *g = c->r->graph;
+  for (int32_t d = 0; d < c->r->num_devices; ++d)
+    for (int32_t k = 0; k < g->num_nodes; ++k) HETC_RETURN_IF_ERROR(cost_node_on(c, k, d));
+  for (int32_t d = 0; d < c->r->num_devices; ++d) HETC_RETURN_IF_ERROR(queue_transform_probe(c, d));
+  return NULL;
+}
+
+/* Runs the rounds and hands each kernel's time to the options waiting for
+ * it (and to the compile's cache). A kernel that failed to run is not an
+ * option (a warning says why). */
+static hetc_status_t time_kernels(costing_t *c) {
+  const hetc_graph_t *g = c->r->graph;
+  const int32_t jobs = hetc_kernel_rounds_count(c->rounds);
+  double *seconds = malloc(sizeof(double) * (size_t)(jobs + 1));
+  hetc_status_t *errors = malloc(sizeof(hetc_status_t) * (size_t)(jobs + 1));
+  hetc_status_t status = !seconds || !errors ? hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement") : NULL;
+  if (!status && c->r->progress && jobs > 0)
+    fprintf(stderr, "placement: timing %d kernels, %d rounds\n", jobs, TIMED_ROUNDS + 1);
+  if (!status) status = hetc_kernel_rounds_time(c->rounds, TIMED_ROUNDS, seconds, errors);
+  for (int32_t j = 0; !status && j < jobs; ++j) {
+    queued_t *q = &c->queued[j];
+    if (errors[j]) {
+      (void)usable(errors[j], c->r->targets[q->device]);
+      continue;
+    }
+    if (c->r->times) {
+      times_add(c->r->times, (timed_kernel_t){q->device, q->key_bytes, q->key, q->in_layout, q->out_layout, seconds[j]});
+      q->key = NULL;
+    }
+  }
+  for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
+    hetc_place_node_t *pn = &c->nodes[k];
+    hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
+    int32_t kept = 0;
+    for (int32_t o = 0; o < pn->num_options; ++o) {
+      const int32_t job = c->option_job[&options[o] - c->options];
+      if (job >= 0) options[o].seconds = seconds[job];
+      if (options[o].seconds >= 0) options[kept++] = options[o];
+    }
+    pn->num_options = kept;
+    if (kept == 0)
+      status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among the %d given supports it",
+                               g->nodes[k].name, hetc_op_name(g->nodes[k].op), c->r->num_devices);
+    if (!status && c->r->progress) {
+      fprintf(stderr, "[%3d/%3d] %-18s %-28s", k + 1, g->num_nodes, hetc_op_name(g->nodes[k].op), g->nodes[k].name);
+      for (int32_t o = 0; o < pn->num_options; ++o)
+        fprintf(stderr, " %s %.3f ms", c->r->targets[pn->options[o].device], pn->options[o].seconds * 1e3);
+      fprintf(stderr, "\n");
+    }
+  }
+  for (int32_t d = 0; !status && d < c->r->num_devices; ++d) {
+    const int32_t job = c->transform_job[d];
+    if (job < 0) continue;
+    hetc_plugin_tensor_t probe = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {0}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+    memcpy(probe.shape, transform_probe_shape, sizeof(transform_probe_shape));
+    c->transform_per_byte[d] = seconds[job] > 0 ? seconds[job] / tensor_bytes(&probe) : 0;
+  }
+  free(seconds);
+  free(errors);
+  return status;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -501,11 +589,19 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   c.options = calloc((size_t)(g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE) + 1, sizeof(hetc_place_option_t));
   c.inputs = calloc((size_t)(g->num_nodes * HETC_MAX_NODE_INPUTS) + 1, sizeof(int32_t));
   c.model_input_bytes = calloc((size_t)g->num_inputs + 1, sizeof(double));
-  hetc_status_t status = NULL;
-  if (!c.nodes || !c.options || !c.inputs || !c.model_input_bytes)
+  const int32_t slots = g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE;
+  c.option_job = malloc(sizeof(int32_t) * (size_t)(slots + 1));
+  hetc_status_t status = hetc_kernel_rounds_create(&c.rounds);
+  if (!status && (!c.nodes || !c.options || !c.inputs || !c.model_input_bytes || !c.option_job))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+  for (int32_t i = 0; !status && i < slots; ++i) c.option_job[i] = -1;
   if (!status) status = describe_graph(&c);
-  if (!status) status = cost_nodes(&c);
+  if (!status) status = queue_kernels(&c);
+  if (!status) status = time_kernels(&c);
+  /* The kernels and their buffers go before the solve: they may be large. */
+  for (int32_t j = 0; c.rounds && c.queued && j < hetc_kernel_rounds_count(c.rounds); ++j) free(c.queued[j].key);
+  free(c.queued);
+  hetc_kernel_rounds_free(c.rounds);
   /* Transfers: from the records when measured before, else now. A store
    * that cannot be opened only means measuring every time. */
   hetc_records_t *store = NULL;
@@ -519,7 +615,6 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   for (int32_t d = 0; !status && d < r->num_devices; ++d)
     status = hetc_transfer_costs(store, r->entries[d], r->device_indices[d], &c.to_device[d], &c.to_host[d], NULL);
   hetc_records_close(store);
-  for (int32_t d = 0; !status && d < r->num_devices; ++d) status = measure_transform_rate(&c, d);
   if (!status) status = find_switch_costs(&c);
   hetc_place_solution_t solution;
   memset(&solution, 0, sizeof(solution));
@@ -544,6 +639,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   hetc_place_solution_free(&solution);
   free(c.nodes);
   free(c.options);
+  free(c.option_job);
   free(c.inputs);
   free(c.model_input_bytes);
   return status;
