@@ -1,9 +1,10 @@
 /* driver/compile/compile.h -- graph + targets -> a package directory.
  *
  * Placement: on several targets, each node runs where the cost model puts
- * it (compile/placement_costs.h), or, with HETC_PLACEMENT_FIRST, on the
- * first target in the list whose plugin supports its workload; always on
- * the plugin's device 0. Each kernel gets the config the records choose,
+ * it (compile/placement_costs.h), a conv2d possibly split by output
+ * channels across two devices (graph/split.h, as options->split says), or,
+ * with HETC_PLACEMENT_FIRST, on the first target in the list whose plugin
+ * supports its workload; always on the plugin's device 0. Each kernel gets the config the records choose,
  * else its template's default. Where a kernel reads a layout or a device
  * other than the one its producer wrote, a LAYOUT_TRANSFORM kernel and/or
  * a copy through the host is inserted. */
