@@ -18,16 +18,8 @@
 /* Timed rounds over every kernel (kernel_rounds.h), after a warm-up one. */
 #define TIMED_ROUNDS 5
 /* The tensor a device's layout-transform rate is measured on. */
-static const int64_t transform_probe_shape[4] = {1, 64, 56, 56};
-
-/* A kernel waiting in the rounds: what identifies it, for the cache and
- * for nodes with the same workload, and the layouts it reads and writes. */
-typedef struct queued_t {
-  int32_t device;
-  size_t key_bytes;
-  unsigned char *key; /* owned until handed to the cache */
-  hetc_plugin_layout_t in_layout, out_layout;
-} queued_t;
+static const hetc_plugin_tensor_t transform_probe = {
+    HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 64, 56, 56}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
 
 typedef struct costing_t {
   const hetc_placement_request_t *r;
@@ -41,7 +33,7 @@ typedef struct costing_t {
   int32_t *option_job;          /* per option slot: its kernel in `rounds`, -1 when its time is known */
   int32_t transform_job[HETC_PLACE_MAX_DEVICES]; /* the layout-transform probe's kernel, or -1 */
   hetc_kernel_rounds_t *rounds; /* the kernels to time */
-  struct queued_t *queued;      /* per kernel in `rounds` */
+  struct timed_kernel_t *queued; /* per kernel in `rounds`, its seconds not yet known */
   int32_t *inputs;              /* num_nodes x HETC_MAX_NODE_INPUTS */
   double *model_input_bytes;
 } costing_t;
@@ -50,10 +42,12 @@ typedef struct costing_t {
 /* Kernel times kept for the compile                                        */
 /* ------------------------------------------------------------------------ */
 
+/* A kernel of one device: what identifies it (for the cache and for nodes
+ * with the same workload), the layouts it reads and writes, its time. */
 typedef struct timed_kernel_t {
   int32_t device;
   size_t key_bytes;
-  unsigned char *key; /* the workload with its input tensors */
+  unsigned char *key; /* the workload with its input tensors; owned */
   hetc_plugin_layout_t in_layout, out_layout;
   double seconds;
 } timed_kernel_t;
@@ -79,9 +73,7 @@ void hetc_kernel_times_free(hetc_kernel_times_t *times) {
 /* The bytes that identify a workload (its input pointer replaced by the
  * tensors it points at); *out_key is the caller's to free. */
 static size_t workload_key(const hetc_plugin_workload_t *workload, unsigned char **out_key) {
-  hetc_plugin_workload_t copy;
-  memset(&copy, 0, sizeof(copy));
-  copy = *workload;
+  hetc_plugin_workload_t copy = *workload;
   copy.inputs = NULL;
   const size_t inputs = sizeof(hetc_plugin_tensor_t) * (size_t)workload->num_inputs;
   unsigned char *key = malloc(sizeof(copy) + inputs);
@@ -93,13 +85,14 @@ static size_t workload_key(const hetc_plugin_workload_t *workload, unsigned char
   return sizeof(copy) + inputs;
 }
 
-static const timed_kernel_t *times_find(const hetc_kernel_times_t *times, int32_t device, const unsigned char *key,
-                                        size_t key_bytes) {
-  for (int32_t i = 0; times && key && i < times->count; ++i) {
-    const timed_kernel_t *t = &times->items[i];
-    if (t->device == device && t->key_bytes == key_bytes && !memcmp(t->key, key, key_bytes)) return t;
+/* The index of device's kernel with `key` among items[0, count), or -1. */
+static int32_t find_kernel(const timed_kernel_t *items, int32_t count, int32_t device, const unsigned char *key,
+                           size_t key_bytes) {
+  for (int32_t i = 0; i < count; ++i) {
+    const timed_kernel_t *t = &items[i];
+    if (t->device == device && t->key_bytes == key_bytes && !memcmp(t->key, key, key_bytes)) return i;
   }
-  return NULL;
+  return -1;
 }
 
 /* Keeps a time; takes `key`. Out of memory only means timing it again. */
@@ -168,8 +161,8 @@ static double tensor_bytes(const hetc_plugin_tensor_t *t) {
   return (double)sizeof(float) * (double)hetc_tensor_element_count(t);
 }
 
-/* Builds the node's kernel on device d for `workload` (its input layouts
- * are the hints) with the config the records choose, and times it. */
+/* An option of device d reading in_layout and writing out_layout, with
+ * the layouts numbered for the optimiser. */
 static hetc_status_t option_of(costing_t *c, int32_t d, hetc_plugin_layout_t in_layout,
                                hetc_plugin_layout_t out_layout, double seconds, hetc_place_option_t *out_option) {
   int32_t in = layout_id(c, in_layout), out = layout_id(c, out_layout);
@@ -190,19 +183,19 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
   unsigned char *key = NULL;
   const size_t key_bytes = workload_key(workload, &key);
   if (!key) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
-  const timed_kernel_t *known = c->r->times ? times_find(*c->r->times, d, key, key_bytes) : NULL;
-  if (known) {
+  const hetc_kernel_times_t *kept = c->r->times ? *c->r->times : NULL;
+  const int32_t known = kept ? find_kernel(kept->items, kept->count, d, key, key_bytes) : -1;
+  if (known >= 0) {
     free(key);
-    return option_of(c, d, known->in_layout, known->out_layout, known->seconds, out_option);
+    const timed_kernel_t *t = &kept->items[known];
+    return option_of(c, d, t->in_layout, t->out_layout, t->seconds, out_option);
   }
   const int32_t count = hetc_kernel_rounds_count(c->rounds);
-  for (int32_t j = 0; j < count; ++j) {
-    const queued_t *q = &c->queued[j];
-    if (q->device == d && q->key_bytes == key_bytes && !memcmp(q->key, key, key_bytes)) {
-      free(key);
-      *out_job = j;
-      return option_of(c, d, q->in_layout, q->out_layout, 0, out_option);
-    }
+  const int32_t queued = find_kernel(c->queued, count, d, key, key_bytes);
+  if (queued >= 0) {
+    free(key);
+    *out_job = queued;
+    return option_of(c, d, c->queued[queued].in_layout, c->queued[queued].out_layout, 0, out_option);
   }
   hetc_plugin_entry_t *entry = c->r->entries[d];
   const int32_t device_index = c->r->device_indices[d];
@@ -222,9 +215,9 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
     status = option_of(c, d, in, out, 0, out_option);
   }
   if (!status && (count & (count - 1)) == 0) { /* the queue grows at powers of two */
-    queued_t *queued = realloc(c->queued, sizeof(queued_t) * (size_t)(count ? 2 * count : 1));
-    if (!queued) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
-    else c->queued = queued;
+    timed_kernel_t *grown = realloc(c->queued, sizeof(timed_kernel_t) * (size_t)(count ? 2 * count : 1));
+    if (!grown) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+    else c->queued = grown;
   }
   int32_t job = -1;
   if (!status) {
@@ -236,7 +229,7 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
     free(key);
     return status;
   }
-  c->queued[job] = (queued_t){d, key_bytes, key, in, out};
+  c->queued[job] = (timed_kernel_t){d, key_bytes, key, in, out, 0};
   *out_job = job;
   return NULL;
 }
@@ -318,8 +311,7 @@ static hetc_status_t queue_transform_probe(costing_t *c, int32_t d) {
       if (opt->in_layout != HETC_PLACE_ROW_MAJOR) layout = opt->in_layout;
     }
   if (layout < 0) return NULL;
-  hetc_plugin_tensor_t input = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {0}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
-  memcpy(input.shape, transform_probe_shape, sizeof(transform_probe_shape));
+  hetc_plugin_tensor_t input = transform_probe;
   hetc_plugin_workload_t workload;
   memset(&workload, 0, sizeof(workload));
   workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
@@ -357,13 +349,14 @@ static hetc_status_t time_kernels(costing_t *c) {
     fprintf(stderr, "placement: timing %d kernels, %d rounds\n", jobs, TIMED_ROUNDS + 1);
   if (!status) status = hetc_kernel_rounds_time(c->rounds, TIMED_ROUNDS, seconds, errors);
   for (int32_t j = 0; !status && j < jobs; ++j) {
-    queued_t *q = &c->queued[j];
+    timed_kernel_t *q = &c->queued[j];
     if (errors[j]) {
       (void)usable(errors[j], c->r->targets[q->device]);
       continue;
     }
+    q->seconds = seconds[j];
     if (c->r->times) {
-      times_add(c->r->times, (timed_kernel_t){q->device, q->key_bytes, q->key, q->in_layout, q->out_layout, seconds[j]});
+      times_add(c->r->times, *q);
       q->key = NULL;
     }
   }
@@ -390,9 +383,7 @@ static hetc_status_t time_kernels(costing_t *c) {
   for (int32_t d = 0; !status && d < c->r->num_devices; ++d) {
     const int32_t job = c->transform_job[d];
     if (job < 0) continue;
-    hetc_plugin_tensor_t probe = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {0}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
-    memcpy(probe.shape, transform_probe_shape, sizeof(transform_probe_shape));
-    c->transform_per_byte[d] = seconds[job] > 0 ? seconds[job] / tensor_bytes(&probe) : 0;
+    c->transform_per_byte[d] = seconds[job] > 0 ? seconds[job] / tensor_bytes(&transform_probe) : 0;
   }
   free(seconds);
   free(errors);

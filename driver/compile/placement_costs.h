@@ -16,8 +16,9 @@
 #include "graph/graph.h"
 #include "plugins/registry.h"
 
-/* Kernel times measured during one compile, so that costing a rewritten
- * graph (after splits) times only its new kernels. */
+/* Kernel times (and device-switch costs) measured during one compile, so
+ * that costing a rewritten graph (after splits) times only its new
+ * kernels. */
 typedef struct hetc_kernel_times_t hetc_kernel_times_t;
 void hetc_kernel_times_free(hetc_kernel_times_t *times);
 

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/infer.h"
 
 int64_t hetc_split_channel_step(int64_t channels) { return channels >= 32 ? 8 : 1; }
 

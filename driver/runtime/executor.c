@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/thread_pool.h"
 #include "runtime/runtime_internal.h"
 
 typedef struct executor_worker_t {
@@ -56,8 +57,6 @@ struct hetc_executor_t {
 /* ------------------------------------------------------------------------ */
 /* One step                                                                 */
 /* ------------------------------------------------------------------------ */
-
-static hetc_plugin_entry_t *entry_of(const hetc_runtime_t *rt, int32_t device) { return rt->entries[device]; }
 
 static pthread_mutex_t *lock_of(const hetc_executor_t *ex, int32_t device) {
   return &ex->instance_locks[ex->lock_of[device]];
@@ -236,7 +235,7 @@ static hetc_status_t start_workers(hetc_executor_t *ex) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   /* Kernels run on these threads: the stack hetc's pool threads have. */
-  pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+  pthread_attr_setstacksize(&attr, HETC_THREAD_STACK_BYTES);
   hetc_status_t status = NULL;
   for (int32_t w = 0; !status && w < ex->num_workers; ++w) {
     if (!ex->workers[w].num_steps) continue;

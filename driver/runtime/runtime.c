@@ -11,9 +11,6 @@
 
 const hetc_plan_t *hetc_runtime_plan(const hetc_runtime_t *runtime) { return runtime->plan; }
 
-static hetc_plugin_entry_t *entry_of(const hetc_runtime_t *rt, int32_t device) {
-  return rt->entries[device];
-}
 
 static hetc_status_t alloc_buffer(hetc_runtime_t *rt, int32_t device, uint64_t bytes,
                                   hetc_plugin_buffer_t **out) {

@@ -21,6 +21,10 @@ struct hetc_runtime_t {
   hetc_executor_t *executor;
 };
 
+static inline hetc_plugin_entry_t *entry_of(const hetc_runtime_t *rt, int32_t device) {
+  return rt->entries[device];
+}
+
 /* Prepares execution of rt's plan: the steps' dependencies and, when the
  * plan spans several devices, a worker thread per device and one for
  * copies. NULL on success; rt->executor is released by
