@@ -3,11 +3,24 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One job at a time: a parallel_for posts it, workers and the caller take
  * chunks from a shared counter, the caller waits for the stragglers. Calls
- * from different threads are serialised by job_lock. */
+ * from different threads are serialised by job_lock.
+ *
+ * The team stays hot between jobs: after a job a worker spins on the job
+ * generation for HOT_SPIN_NS before it sleeps on the condition variable,
+ * so the steps of a package, which follow each other within microseconds,
+ * find every worker awake on its own core. A sleeping worker costs each
+ * job a wake-up of 20 to 100 us, and on virtual machines that pack woken
+ * threads onto the busy vCPU the woken worker may only start when the
+ * caller has done every chunk itself. The caller never spins while it
+ * waits for the stragglers: a worker placed on its core must be able to
+ * run. */
+#define HOT_SPIN_NS 300000
+
 typedef struct job_t {
   hetc_plugin_parallel_body_fn_t body;
   void *user_data;
@@ -24,8 +37,9 @@ static pthread_t *workers;
 static int32_t worker_count;   /* threads started, excluding callers */
 static atomic_int wanted_threads; /* 0: decide from the machine */
 static job_t *current;
-static uint64_t generation;
-static int stopping;
+static atomic_ullong generation; /* written under state_lock, read anywhere */
+static int sleepers;             /* workers waiting on work_ready */
+static atomic_int stopping;
 static _Thread_local int inside_body;
 
 static int32_t default_threads(void) {
@@ -43,14 +57,14 @@ int32_t hetc_thread_pool_threads(void) {
 /* Stops and joins the workers; the caller holds job_lock. */
 static void stop_workers(void) {
   pthread_mutex_lock(&state_lock);
-  stopping = 1;
+  atomic_store(&stopping, 1);
   pthread_cond_broadcast(&work_ready);
   pthread_mutex_unlock(&state_lock);
   for (int32_t i = 0; i < worker_count; ++i) pthread_join(workers[i], NULL);
   free(workers);
   workers = NULL;
   worker_count = 0;
-  stopping = 0;
+  atomic_store(&stopping, 0);
 }
 
 static void run_chunks(job_t *job) {
@@ -64,20 +78,63 @@ static void run_chunks(job_t *job) {
   inside_body = 0;
 }
 
+static int64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spins until the generation moves past `seen` or HOT_SPIN_NS pass. */
+static void spin_for_work(uint64_t seen) {
+  const int64_t deadline = monotonic_ns() + HOT_SPIN_NS;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (atomic_load_explicit(&generation, memory_order_acquire) != seen ||
+          atomic_load_explicit(&stopping, memory_order_relaxed))
+        return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (monotonic_ns() > deadline) return;
+  }
+}
+
+/* Spins while workers still run chunks of `job`, at most HOT_SPIN_NS. */
+static void spin_while_active(job_t *job) {
+  const int64_t deadline = monotonic_ns() + HOT_SPIN_NS;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (atomic_load_explicit(&job->active, memory_order_acquire) == 0) return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (monotonic_ns() > deadline) return;
+  }
+}
+
 static void *worker_main(void *unused) {
   (void)unused;
   uint64_t seen = 0;
-  pthread_mutex_lock(&state_lock);
   for (;;) {
-    while (!stopping && (generation == seen || !current)) pthread_cond_wait(&work_ready, &state_lock);
-    if (stopping) break;
-    seen = generation;
+    spin_for_work(seen);
+    pthread_mutex_lock(&state_lock);
+    while (!atomic_load(&stopping) && (atomic_load(&generation) == seen || !current)) {
+      seen = atomic_load(&generation); /* a job that ended unseen is skipped */
+      ++sleepers;
+      pthread_cond_wait(&work_ready, &state_lock);
+      --sleepers;
+    }
+    if (atomic_load(&stopping)) break;
+    seen = atomic_load(&generation);
     job_t *job = current;
     atomic_fetch_add(&job->active, 1);
     pthread_mutex_unlock(&state_lock);
     run_chunks(job);
     pthread_mutex_lock(&state_lock);
     if (atomic_fetch_sub(&job->active, 1) == 1) pthread_cond_broadcast(&work_done);
+    pthread_mutex_unlock(&state_lock);
   }
   pthread_mutex_unlock(&state_lock);
   return NULL;
@@ -91,7 +148,6 @@ static void ensure_workers(void) {
   if (want <= 0) return;
   workers = calloc((size_t)want, sizeof(pthread_t));
   if (!workers) return;
-  stopping = 0;
   /* Kernels keep scratch panels on the stack (plugin.h, parallel_for): the
    * size is set rather than inherited from RLIMIT_STACK. */
   pthread_attr_t attr;
@@ -129,10 +185,14 @@ void hetc_parallel_for(int64_t count, int64_t grain, hetc_plugin_parallel_body_f
   job_t job = {body, user_data, count, chunk < grain ? grain : chunk, 0, 0};
   pthread_mutex_lock(&state_lock);
   current = &job;
-  ++generation;
-  pthread_cond_broadcast(&work_ready);
+  atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+  const int woke_sleepers = sleepers > 0;
+  if (woke_sleepers) pthread_cond_broadcast(&work_ready);
   pthread_mutex_unlock(&state_lock);
   run_chunks(&job);
+  /* Every worker was spinning on a core of its own: the stragglers finish
+   * within a chunk, so wait for them hot too. */
+  if (!woke_sleepers) spin_while_active(&job);
   pthread_mutex_lock(&state_lock);
   while (atomic_load(&job.active) > 0) pthread_cond_wait(&work_done, &state_lock);
   current = NULL;
