@@ -13,13 +13,14 @@
  * The team stays hot between jobs: after a job a worker spins on the job
  * generation for HOT_SPIN_NS before it sleeps on the condition variable,
  * so the steps of a package, which follow each other within microseconds,
- * find every worker awake on its own core. A sleeping worker costs each
- * job a wake-up of 20 to 100 us, and on virtual machines that pack woken
- * threads onto the busy vCPU the woken worker may only start when the
- * caller has done every chunk itself. The caller never spins while it
- * waits for the stragglers: a worker placed on its core must be able to
- * run. */
-#define HOT_SPIN_NS 300000
+ * find every worker awake on its own core. Woken from sleep, a worker
+ * arrives 20 to 100 us (on a virtual machine whose idle vCPU must be
+ * scheduled again, up to milliseconds) after the caller posted the job,
+ * which on a small kernel means the caller has done most chunks alone.
+ * The caller waits for stragglers hot only when no worker slept (every
+ * worker is then running on a core of its own); otherwise it sleeps, so
+ * that a woken worker placed on its core can run. */
+#define HOT_SPIN_NS 200000
 
 typedef struct job_t {
   hetc_plugin_parallel_body_fn_t body;
