@@ -64,6 +64,19 @@ static const char transfers_sql[] =
     " hetc_version TEXT NOT NULL,"
     " PRIMARY KEY (device_fingerprint, direction));";
 
+/* Since version 3: the best fp32 peak measured for each device over every
+ * run that measured it (hetc_kept_peak_t). A peak measured on a shared
+ * machine only ever comes out low, so the maximum converges on the device's
+ * real one and everything that shows or uses a peak agrees on it. */
+static const char peaks_sql[] =
+    "CREATE TABLE peaks ("
+    " device_fingerprint TEXT PRIMARY KEY,"
+    " target TEXT NOT NULL,"
+    " peak_gflops REAL NOT NULL CHECK (peak_gflops > 0),"
+    " runs INTEGER NOT NULL CHECK (runs >= 1),"
+    " timestamp INTEGER NOT NULL,"
+    " hetc_version TEXT NOT NULL);";
+
 /* Every SELECT that reads whole records lists these columns in this order
  * (read_record's indexes follow it). */
 #define RECORD_COLUMNS                                                                  \
@@ -230,7 +243,7 @@ static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_ident
                            store->path);
   }
   if (out_identity->user_version < 1 || out_identity->user_version > HETC_RECORDS_SCHEMA_VERSION) {
-    /* Older versions (1) are upgraded on open. */
+    /* Older versions (1, 2) are upgraded on open. */
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: records schema version %lld, this hetc reads version %d%s",
                            store->path, (long long)out_identity->user_version,
@@ -253,22 +266,26 @@ static hetc_status_t create_schema(hetc_records_t *store) {
              HETC_RECORDS_APPLICATION_ID, HETC_RECORDS_SCHEMA_VERSION);
     status = exec(store, schema_sql, "creating the schema");
     if (!status) status = exec(store, transfers_sql, "creating the schema");
+    if (!status) status = exec(store, peaks_sql, "creating the schema");
     if (!status) status = exec(store, pragmas, "creating the schema");
   }
   return end_write(store, status);
 }
 
-/* Version 1 to 2: the transfers table. Records are untouched, so a store
- * upgraded by a newer hetc is still readable by this one, not by older. */
+/* Version 1 to 2: the transfers table; 2 to 3: the peaks table. Records
+ * are untouched, so a store upgraded by a newer hetc is still readable by
+ * this one, not by older. */
 static hetc_status_t upgrade_schema(hetc_records_t *store) {
   HETC_RETURN_IF_ERROR(begin_write(store));
   identity_t identity;
   hetc_status_t status = check_identity(store, &identity);
-  if (!status && identity.user_version == 1) {
-    char pragma[64];
+  if (!status && identity.user_version < HETC_RECORDS_SCHEMA_VERSION) {
+    char doing[64], pragma[64];
+    snprintf(doing, sizeof(doing), "upgrading the schema to version %d", HETC_RECORDS_SCHEMA_VERSION);
     snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", HETC_RECORDS_SCHEMA_VERSION);
-    status = exec(store, transfers_sql, "upgrading the schema to version 2");
-    if (!status) status = exec(store, pragma, "upgrading the schema to version 2");
+    if (identity.user_version < 2) status = exec(store, transfers_sql, doing);
+    if (!status && identity.user_version < 3) status = exec(store, peaks_sql, doing);
+    if (!status) status = exec(store, pragma, doing);
   }
   return end_write(store, status);
 }
@@ -1055,5 +1072,80 @@ hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *devic
     status = sqlite_failure(store, rc, "reading a transfer cost");
   }
   sqlite3_finalize(stmt);
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Peaks                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static hetc_status_t read_peak(hetc_records_t *store, const char *device_fingerprint, hetc_kept_peak_t *out_peak,
+                               int *out_found) {
+  *out_found = 0;
+  sqlite3_stmt *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store,
+                               "SELECT peak_gflops, runs, timestamp FROM peaks WHERE device_fingerprint = ?1",
+                               &stmt));
+  sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
+  hetc_status_t status = NULL;
+  int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) {
+    out_peak->gflops = sqlite3_column_double(stmt, 0);
+    out_peak->runs = sqlite3_column_int64(stmt, 1);
+    out_peak->timestamp = sqlite3_column_int64(stmt, 2);
+    *out_found = 1;
+  } else if (rc != SQLITE_DONE) {
+    status = sqlite_failure(store, rc, "reading a device peak");
+  }
+  sqlite3_finalize(stmt);
+  return status;
+}
+
+/* One statement folds the measurement in: every expression of an upsert's
+ * UPDATE reads the row as it was, so the best, its time and the hetc that
+ * measured it change together, only when the new figure is higher. */
+static const char note_peak_sql[] =
+    "INSERT INTO peaks (device_fingerprint, target, peak_gflops, runs, timestamp, hetc_version)"
+    " VALUES (?1, ?2, ?3, 1, ?4, ?5)"
+    " ON CONFLICT (device_fingerprint) DO UPDATE SET"
+    " target = excluded.target,"
+    " runs = runs + 1,"
+    " timestamp = CASE WHEN excluded.peak_gflops > peak_gflops THEN excluded.timestamp ELSE timestamp END,"
+    " hetc_version = CASE WHEN excluded.peak_gflops > peak_gflops THEN excluded.hetc_version ELSE hetc_version END,"
+    " peak_gflops = max(peak_gflops, excluded.peak_gflops)";
+
+hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_fingerprint, const char *target,
+                                     double gflops, hetc_kept_peak_t *out_peak) {
+  if (!device_fingerprint || !device_fingerprint[0])
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: a peak needs a device fingerprint");
+  if (!(gflops > 0) || isinf(gflops))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: peak %g GFLOPS of %s (expected a finite "
+                           "number > 0)", gflops, device_fingerprint);
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  sqlite3_stmt *stmt = NULL;
+  hetc_status_t status = prepare(store, note_peak_sql, &stmt);
+  if (!status) {
+    sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, target ? target : "", -1, SQLITE_STATIC);
+    sqlite3_bind_double(stmt, 3, gflops);
+    sqlite3_bind_int64(stmt, 4, (sqlite3_int64)time(NULL));
+    sqlite3_bind_text(stmt, 5, HETC_VERSION_STRING, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "keeping a device peak");
+  }
+  sqlite3_finalize(stmt);
+  hetc_kept_peak_t kept = {0, 0, 0};
+  int found = 0;
+  if (!status) status = read_peak(store, device_fingerprint, &kept, &found);
+  status = end_write(store, status);
+  if (!status && out_peak) *out_peak = kept;
+  return status;
+}
+
+hetc_status_t hetc_records_get_peak(hetc_records_t *store, const char *device_fingerprint,
+                                    hetc_kept_peak_t *out_peak, int *out_found) {
+  hetc_kept_peak_t kept = {0, 0, 0};
+  hetc_status_t status = read_peak(store, device_fingerprint ? device_fingerprint : "", &kept, out_found);
+  if (!status && *out_found) *out_peak = kept;
   return status;
 }

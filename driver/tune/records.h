@@ -25,7 +25,7 @@
 
 /* The schema this build writes (PRAGMA user_version) and the file's
  * identity (PRAGMA application_id, "hetc" in ASCII). */
-#define HETC_RECORDS_SCHEMA_VERSION 2
+#define HETC_RECORDS_SCHEMA_VERSION 3
 #define HETC_RECORDS_APPLICATION_ID 0x68657463
 #define HETC_RECORDS_BUSY_TIMEOUT_MS 60000
 
@@ -190,5 +190,25 @@ hetc_status_t hetc_records_put_transfer(hetc_records_t *store, const char *devic
 hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *device_fingerprint,
                                         hetc_transfer_direction_t direction, hetc_transfer_cost_t *out_cost,
                                         int *out_found);
+
+/* A device's fp32 peak kept over runs: the best (highest) figure measured
+ * for its fingerprint. Load on a shared machine only ever lowers a
+ * measurement, so the maximum converges on the real peak. */
+typedef struct hetc_kept_peak_t {
+  double gflops;     /* the best measured, > 0 */
+  int64_t runs;      /* measurements folded in, >= 1 */
+  int64_t timestamp; /* Unix seconds of the best measurement */
+} hetc_kept_peak_t;
+
+/* Folds one measurement (finite, > 0; INVALID_ARGUMENT otherwise, or for an
+ * empty fingerprint) into the fingerprint's kept peak in one transaction:
+ * the best becomes the higher of the two, runs grows by one.
+ * *out_peak (may be NULL) receives the kept peak after it. */
+hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_fingerprint, const char *target,
+                                     double gflops, hetc_kept_peak_t *out_peak);
+/* The fingerprint's kept peak; *out_found is 0 (and *out_peak untouched)
+ * when the store has none. */
+hetc_status_t hetc_records_get_peak(hetc_records_t *store, const char *device_fingerprint,
+                                    hetc_kept_peak_t *out_peak, int *out_found);
 
 #endif /* HETC_DRIVER_TUNE_RECORDS_H_ */

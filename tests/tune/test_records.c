@@ -689,9 +689,9 @@ static void not_a_records_database(void **state) {
   assert_ok(hetc_records_open(newer, &store));
   hetc_records_close(store);
   store = NULL;
-  sqlite_exec_file(newer, "PRAGMA user_version = 3");
+  sqlite_exec_file(newer, "PRAGMA user_version = 4");
   snprintf(expected, sizeof(expected),
-           "%s: records schema version 3, this hetc reads version 2 (written by a newer hetc)",
+           "%s: records schema version 4, this hetc reads version 3 (written by a newer hetc)",
            newer);
   assert_failure(hetc_records_open(newer, &store), HETC_STATUS_BAD_INPUT, expected);
 
@@ -702,8 +702,20 @@ static void not_a_records_database(void **state) {
                  expected);
 }
 
+static int64_t schema_version(const char *path) {
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_stmt *stmt = NULL;
+  assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+  int64_t version = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return version;
+}
+
 /* A version-1 store (records only) is upgraded on open: its records stay,
- * it gains the transfers table and version 2. */
+ * it gains the transfers and peaks tables and the current version. */
 static void version_1_is_upgraded(void **state) {
   (void)state;
   const char *path = in_dir("v1.sqlite");
@@ -714,7 +726,7 @@ static void version_1_is_upgraded(void **state) {
   hetc_record_clear(&r);
   hetc_records_close(store);
   /* Back to what version 1 wrote. */
-  sqlite_exec_file(path, "DROP TABLE transfers; PRAGMA user_version = 1");
+  sqlite_exec_file(path, "DROP TABLE transfers; DROP TABLE peaks; PRAGMA user_version = 1");
   assert_ok(hetc_records_open(path, &store));
   int64_t count = 0;
   assert_ok(hetc_records_count(store, &count));
@@ -724,15 +736,135 @@ static void version_1_is_upgraded(void **state) {
   assert_ok(hetc_records_get_transfer(store, "cpu:a", HETC_TRANSFER_TO_HOST, &back, &found));
   assert_int_equal(found, 0);
   assert_ok(hetc_records_put_transfer(store, "cpu:a", HETC_TRANSFER_TO_HOST, &cost));
+  hetc_kept_peak_t peak;
+  assert_ok(hetc_records_get_peak(store, "cpu:a", &peak, &found));
+  assert_int_equal(found, 0);
+  assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 200, &peak));
+  assert_true(peak.gflops == 200 && peak.runs == 1);
   hetc_records_close(store);
-  sqlite3 *db = NULL;
-  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-  sqlite3_stmt *stmt = NULL;
-  assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, NULL), SQLITE_OK);
-  assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
-  assert_int_equal(sqlite3_column_int(stmt, 0), 2);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
+  assert_int_equal(schema_version(path), 3);
+}
+
+/* A version-2 store (records and transfers) is upgraded on open: both
+ * stay as they were, and it gains the peaks table and version 3. */
+static void version_2_is_upgraded(void **state) {
+  (void)state;
+  const char *path = in_dir("v2.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 0, HETC_RECORD_OK, 2e-3, 0);
+  assert_ok(hetc_records_add(store, &r, 1));
+  hetc_record_clear(&r);
+  hetc_transfer_cost_t cost = {2.5e-6, 1.25e-10}, back;
+  assert_ok(hetc_records_put_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_DEVICE, &cost));
+  hetc_records_close(store);
+  /* Back to what version 2 wrote. */
+  sqlite_exec_file(path, "DROP TABLE peaks; PRAGMA user_version = 2");
+  assert_int_equal(schema_version(path), 2);
+  assert_ok(hetc_records_open(path, &store));
+  int64_t count = 0;
+  assert_ok(hetc_records_count(store, &count));
+  assert_int_equal(count, 1);
+  int found = 0;
+  assert_ok(hetc_records_get_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_DEVICE, &back, &found));
+  assert_int_equal(found, 1);
+  assert_true(back.latency_seconds == 2.5e-6 && back.seconds_per_byte == 1.25e-10);
+  hetc_kept_peak_t peak;
+  assert_ok(hetc_records_get_peak(store, "opencl|pocl", &peak, &found));
+  assert_int_equal(found, 0);
+  assert_ok(hetc_records_note_peak(store, "opencl|pocl", "opencl", 233.5, &peak));
+  assert_true(peak.gflops == 233.5 && peak.runs == 1);
+  hetc_records_close(store);
+  assert_int_equal(schema_version(path), 3);
+  /* Opening an upgraded store again changes nothing. */
+  assert_ok(hetc_records_open(path, &store));
+  assert_ok(hetc_records_get_peak(store, "opencl|pocl", &peak, &found));
+  assert_true(found && peak.gflops == 233.5 && peak.runs == 1);
+  hetc_records_close(store);
+}
+
+/* The kept peak of a fingerprint is the best measurement folded in, with
+ * the number of measurements and the time of the best; fingerprints are
+ * kept apart; nonsense is refused and changes nothing. */
+static void peaks_keep_the_best(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(in_dir("p.sqlite"), &store));
+  hetc_kept_peak_t peak = {0, 0, 0}, back = {0, 0, 0};
+  int found = -1;
+  assert_ok(hetc_records_get_peak(store, "cpu:a", &back, &found));
+  assert_int_equal(found, 0);
+  assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 118.25, &peak));
+  assert_true(peak.gflops == 118.25 && peak.runs == 1 && peak.timestamp > 1700000000);
+  assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 233.5, &peak));
+  assert_true(peak.gflops == 233.5 && peak.runs == 2);
+  /* A lower measurement counts as a run but never lowers the best. */
+  sqlite_exec_file(in_dir("p.sqlite"), "UPDATE peaks SET timestamp = 1700000000");
+  assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 7.75, &peak));
+  assert_true(peak.gflops == 233.5 && peak.runs == 3 && peak.timestamp == 1700000000);
+  assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 233.5, NULL));
+  assert_ok(hetc_records_get_peak(store, "cpu:a", &back, &found));
+  assert_true(found == 1 && back.gflops == 233.5 && back.runs == 4 && back.timestamp == 1700000000);
+  /* Another fingerprint has its own. */
+  assert_ok(hetc_records_note_peak(store, "vec:a", "vec", 50, &peak));
+  assert_true(peak.gflops == 50 && peak.runs == 1);
+  assert_ok(hetc_records_get_peak(store, "cpu:a", &back, &found));
+  assert_true(back.gflops == 233.5 && back.runs == 4);
+  assert_ok(hetc_records_get_peak(store, "cuda|x", &back, &found));
+  assert_int_equal(found, 0);
+  assert_failure(hetc_records_note_peak(store, "cpu:a", "cpu", 0, NULL), HETC_STATUS_INVALID_ARGUMENT,
+                 "records store: peak 0 GFLOPS of cpu:a (expected a finite number > 0)");
+  assert_failure(hetc_records_note_peak(store, "cpu:a", "cpu", INFINITY, NULL), HETC_STATUS_INVALID_ARGUMENT,
+                 "records store: peak inf GFLOPS of cpu:a (expected a finite number > 0)");
+  assert_failure(hetc_records_note_peak(store, "cpu:a", "cpu", NAN, NULL), HETC_STATUS_INVALID_ARGUMENT,
+                 "records store: peak nan GFLOPS of cpu:a (expected a finite number > 0)");
+  assert_failure(hetc_records_note_peak(store, "", "cpu", 1, NULL), HETC_STATUS_INVALID_ARGUMENT,
+                 "records store: a peak needs a device fingerprint");
+  assert_ok(hetc_records_get_peak(store, "cpu:a", &back, &found));
+  assert_true(back.gflops == 233.5 && back.runs == 4);
+  hetc_records_close(store);
+}
+
+/* Processes folding measurements into one store at once lose none: every
+ * run is counted and the best is the best of all. */
+#define PEAK_WRITERS 4
+#define PEAK_NOTES 25
+static void concurrent_peaks(void **state) {
+  (void)state;
+  const char *path = in_dir("peaks.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_records_close(store);
+  pid_t children[PEAK_WRITERS];
+  for (int c = 0; c < PEAK_WRITERS; ++c) {
+    fflush(NULL);
+    children[c] = fork();
+    assert_true(children[c] >= 0);
+    if (children[c] == 0) {
+      hetc_records_t *own = NULL;
+      hetc_status_t status = hetc_records_open(path, &own);
+      for (int i = 0; !status && i < PEAK_NOTES; ++i)
+        status = hetc_records_note_peak(own, "cpu:shared", "cpu", 100 + c * PEAK_NOTES + i, NULL);
+      int failed = status != NULL;
+      hetc_status_free(status);
+      hetc_records_close(own);
+      _exit(failed);
+    }
+  }
+  for (int c = 0; c < PEAK_WRITERS; ++c) {
+    int status = 0;
+    assert_int_equal(waitpid(children[c], &status, 0), children[c]);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  assert_ok(hetc_records_open(path, &store));
+  hetc_kept_peak_t peak;
+  int found = 0;
+  assert_ok(hetc_records_get_peak(store, "cpu:shared", &peak, &found));
+  assert_int_equal(found, 1);
+  assert_int_equal(peak.runs, PEAK_WRITERS * PEAK_NOTES);
+  assert_true(peak.gflops == 100 + PEAK_WRITERS * PEAK_NOTES - 1);
+  hetc_records_close(store);
 }
 
 /* Transfer costs come back exactly, per device and direction; a second
@@ -1075,6 +1207,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(jsonl_malformed_lines, setup, teardown),
       cmocka_unit_test_setup_teardown(not_a_records_database, setup, teardown),
       cmocka_unit_test_setup_teardown(version_1_is_upgraded, setup, teardown),
+      cmocka_unit_test_setup_teardown(version_2_is_upgraded, setup, teardown),
+      cmocka_unit_test_setup_teardown(peaks_keep_the_best, setup, teardown),
+      cmocka_unit_test_setup_teardown(concurrent_peaks, setup, teardown),
       cmocka_unit_test_setup_teardown(transfers_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(default_path, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
