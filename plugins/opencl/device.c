@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "ocl.h"
 
@@ -124,9 +125,27 @@ static const char peak_source[] =
     "  out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 + s.s7;\n"
     "}\n";
 
-/* Best of several short runs, timed with profiling events: a shared
- * machine's one slow run must not become the device's peak. 0 when the
- * probe cannot run (the descriptor then says unknown). */
+/* Samples of about PEAK_SAMPLE_SECONDS, as many as fit in
+ * PEAK_BUDGET_SECONDS per device (at least PEAK_MIN_SAMPLES), timed with
+ * profiling events; the fastest counts. Load on a shared machine only ever
+ * lowers a sample's rate, and on a CPU device a core is often taken for a
+ * few milliseconds at a time: many short samples spread over the budget
+ * catch a moment when every worker runs, where a few long ones would each
+ * include the interruption (PoCL on two cores read 118 GFLOPS instead of
+ * 233 that way). The driver keeps the best over runs as well
+ * (driver/plugins/peaks.h). 0 when the probe cannot run (the descriptor
+ * then says unknown). */
+#define PEAK_SAMPLE_SECONDS 0.001
+#define PEAK_BUDGET_SECONDS 0.025
+#define PEAK_MIN_SAMPLES 4
+#define PEAK_MAX_SAMPLES 64
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static double measure_peak(ocl_device_t *dev, ocl_program_cache_t *cache) {
   ocl_program_t *program = NULL;
   hetc_plugin_status_t s = ocl_program_get(cache, dev, peak_source, sizeof(peak_source) - 1, NULL, 0, &program);
@@ -136,18 +155,21 @@ static double measure_peak(ocl_device_t *dev, ocl_program_cache_t *cache) {
     ocl_host->status_free(s);
     return 0;
   }
-  const size_t items = (size_t)dev->desc.compute_units * 256;
-  const cl_int iters = 2048;
+  const size_t items = (size_t)(dev->desc.compute_units > 0 ? dev->desc.compute_units : 1) * 256;
+  const double flops_per_iter = (double)items * 8 * 8 * 2;
+  cl_int iters = 64; /* the first run warms up (and may compile the work-group function) */
   cl_int err;
   cl_kernel kernel = clCreateKernel(program->program, "hetc_peak", &err);
   cl_mem out = clCreateBuffer(dev->context, CL_MEM_WRITE_ONLY, items * sizeof(float), NULL, &err);
-  double best = 0;
+  double best = 0, start = 0;
   if (kernel && out) {
     const float x = 0.5f;
     clSetKernelArg(kernel, 0, sizeof(out), &out);
     clSetKernelArg(kernel, 1, sizeof(x), &x);
-    clSetKernelArg(kernel, 2, sizeof(iters), &iters);
-    for (int run = 0; run < 8; ++run) {
+    for (int run = 0; run <= PEAK_MAX_SAMPLES; ++run) {
+      if (run == 1) start = now_seconds();
+      if (run > PEAK_MIN_SAMPLES && now_seconds() - start > PEAK_BUDGET_SECONDS - PEAK_SAMPLE_SECONDS) break;
+      clSetKernelArg(kernel, 2, sizeof(iters), &iters);
       cl_event ev = NULL;
       if (clEnqueueNDRangeKernel(dev->queue, kernel, 1, NULL, &items, NULL, 0, NULL, &ev) != CL_SUCCESS) break;
       clWaitForEvents(1, &ev);
@@ -155,9 +177,13 @@ static double measure_peak(ocl_device_t *dev, ocl_program_cache_t *cache) {
       clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL);
       clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL);
       clReleaseEvent(ev);
-      if (run == 0 || t1 <= t0) continue; /* the first run warms up */
-      const double gflops = (double)items * iters * 8 * 8 * 2 / (double)(t1 - t0);
-      if (gflops > best) best = gflops;
+      if (t1 <= t0) continue;
+      const double gflops = flops_per_iter * iters / (double)(t1 - t0);
+      if (run > 0 && gflops > best) best = gflops;
+      /* The next sample sized to about PEAK_SAMPLE_SECONDS at the best
+       * rate so far (the warm-up's own rate before there is one). */
+      const double next = PEAK_SAMPLE_SECONDS * (best > 0 ? best : gflops) * 1e9 / flops_per_iter;
+      iters = next < 16 ? 16 : next > (1 << 24) ? (1 << 24) : (cl_int)next;
     }
   }
   if (out) clReleaseMemObject(out);
