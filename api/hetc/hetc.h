@@ -171,6 +171,9 @@ typedef struct hetc_compile_report_t {
   double predicted_seconds;
   int32_t placement_exact;
   int32_t splits; /* conv2d split across two devices */
+  /* Concats whose inputs were written straight into their slices (no
+   * concat kernel runs; see README.md, "What compile does"). */
+  int32_t concat_views;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

@@ -61,9 +61,11 @@ extern "C" {
 /* ABI version spoken by this header. A change of major breaks every plugin;
  * a minor only appends fields at the ends of tables.
  *   minor 1: hetc_plugin_host_t.space_mark_optional; HETC_PLUGIN_SPLIT_BOTH;
- *            feature schema 1 (the indices features() fills). */
+ *            feature schema 1 (the indices features() fills).
+ *   minor 2: hetc_plugin_t.buffer_view (buffers that alias part of another,
+ *            so that producers write a concat's inputs into its slices). */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 1
+#define HETC_PLUGIN_ABI_MINOR 2
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -867,6 +869,24 @@ typedef struct hetc_plugin_t {
                                         const hetc_plugin_config_t *config,
                                         const char *dir, const char *prefix,
                                         hetc_plugin_artifact_t **out_artifact);
+
+  /* ---- Since minor 2: read only when HETC_PLUGIN_HAS_FIELD(plugin,
+   * hetc_plugin_t, buffer_view) (a minor-1 plugin's table ends above). ---- */
+
+  /* A buffer for bytes [offset, offset + bytes) of `parent`, which stays
+   * the owner of the memory: what a kernel writes through the view is in
+   * the parent, and the reverse. The driver asks only for offsets that are
+   * multiples of 64 and ranges inside the parent, frees every view with
+   * buffer_free before its parent, and never passes a view and a buffer it
+   * overlaps as the output and an input of one run. With views, the
+   * producers of a concat's inputs write straight into the slices of its
+   * output and no concat kernel runs. Optional: NULL (or a failure) means
+   * the driver copies instead. out_view is the caller's, freed with
+   * buffer_free. */
+  hetc_plugin_status_t (*buffer_view)(hetc_plugin_instance_t *instance,
+                                      hetc_plugin_buffer_t *parent,
+                                      uint64_t offset, uint64_t bytes,
+                                      hetc_plugin_buffer_t **out_view);
 } hetc_plugin_t;
 
 /* The exported entry point. host_abi_major is HETC_PLUGIN_ABI_MAJOR of the

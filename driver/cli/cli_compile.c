@@ -79,6 +79,8 @@ int hetc_cli_compile(int argc, char **argv) {
              : report.placement_exact          ? "lowest under the cost model"
                                                : "state-capped search, not proven lowest");
     if (report.splits > 0) printf("split: %d conv2d across two devices\n", report.splits);
+    if (report.concat_views > 0)
+      printf("concat: %d written in place by the producers of their inputs (no kernel)\n", report.concat_views);
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "compile/buffer_plan.h"
+#include "compile/concat_view.h"
 #include "graph/passes.h"
 #include "graph/split.h"
 #include "graph/tasks.h"
@@ -44,6 +45,8 @@ typedef struct compiler_t {
   const hetc_compile_options_t *options;
   hetc_placement_t placement;     /* device per node; NULL device: first fit */
   hetc_kernel_times_t *times;     /* kernels timed for placement, owned */
+  int32_t *view_of;               /* per plan value: the value whose slot holds it, -1 (buffer_plan.h) */
+  int32_t view_capacity;
   hetc_compile_report_t report;
 } compiler_t;
 
@@ -57,6 +60,14 @@ static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t 
            c->plan->devices[device].target, layout_name);
   int32_t id = hetc_plan_add_value(c->plan);
   if (id < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  if (id >= c->view_capacity) {
+    const int32_t capacity = c->view_capacity ? 2 * c->view_capacity : 256;
+    int32_t *grown = realloc(c->view_of, sizeof(int32_t) * (size_t)capacity);
+    if (!grown) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    c->view_of = grown;
+    c->view_capacity = capacity;
+  }
+  c->view_of[id] = -1;
   hetc_plan_value_t *v = &c->plan->values[id];
   v->name = strdup(name);
   v->type = type;
@@ -282,6 +293,58 @@ static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_
   return first_fit(c, node_index, workload, out_device);
 }
 
+/* The kernel step on `device` that writes plan value `value`, or -1. */
+static int32_t kernel_writing(const compiler_t *c, int32_t value, int32_t device) {
+  for (int32_t s = c->plan->num_steps - 1; s >= 0; --s) {
+    const hetc_plan_step_t *step = &c->plan->steps[s];
+    if (step->output == value)
+      return step->kind == HETC_PLAN_STEP_KERNEL && step->device == device ? s : -1;
+  }
+  return -1;
+}
+
+static int is_model_output(const hetc_graph_t *g, int32_t value) {
+  for (int32_t o = 0; o < g->num_outputs; ++o)
+    if (g->outputs[o] == value) return 1;
+  return 0;
+}
+
+/* Lays a concat out as views (compile/concat_view.h) when its inputs were
+ * all written by kernels on `device` in one layout and may live in the
+ * output's slices: *out_done is then 1 and no step is added. */
+static hetc_status_t try_concat_views(compiler_t *c, int32_t node_index, int32_t device, int *out_done) {
+  const hetc_node_t *node = &c->graph->nodes[node_index];
+  *out_done = 0;
+  if (node->op != HETC_OP_CONCAT || !hetc_plugin_buffer_view_call(c->entries[device]->plugin) ||
+      is_model_output(c->graph, node->output))
+    return NULL;
+  int32_t parts[HETC_MAX_NODE_INPUTS];
+  hetc_plugin_layout_t layout = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  for (int32_t i = 0; i < node->num_inputs; ++i) {
+    const copies_t *copies = &c->copies[node->inputs[i]];
+    parts[i] = -1;
+    for (int32_t k = 0; k < copies->count && parts[i] < 0; ++k) {
+      const copy_of_t *copy = &copies->items[k];
+      if (copy->device != device || (i > 0 && !hetc_layout_equal(copy->layout, layout))) continue;
+      if (kernel_writing(c, copy->plan_value, device) < 0 || c->view_of[copy->plan_value] >= 0) continue;
+      parts[i] = copy->plan_value;
+      layout = copy->layout;
+    }
+    if (parts[i] < 0 || is_model_output(c->graph, node->inputs[i])) return NULL;
+  }
+  uint64_t offsets[HETC_MAX_NODE_INPUTS];
+  if (!hetc_concat_view_offsets(c->graph, node_index, layout, offsets)) return NULL;
+  int32_t whole;
+  HETC_RETURN_IF_ERROR(new_plan_value(c, node->output, device, layout, &whole));
+  for (int32_t i = 0; i < node->num_inputs; ++i) {
+    c->view_of[parts[i]] = whole;
+    c->plan->values[parts[i]].offset = offsets[i];
+  }
+  ++c->report.concat_views;
+  *out_done = 1;
+  return NULL;
+}
+
 static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   const hetc_node_t *node = &c->graph->nodes[node_index];
   hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
@@ -289,6 +352,14 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, node_index, inputs, &workload));
   int32_t device = 0;
   HETC_RETURN_IF_ERROR(place(c, node_index, &workload, &device));
+  int viewed = 0;
+  HETC_RETURN_IF_ERROR(try_concat_views(c, node_index, device, &viewed));
+  if (viewed) {
+    if (c->options->progress)
+      fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (its inputs written into its slices)\n", node_index + 1,
+              c->graph->num_nodes, hetc_op_name(node->op), node->name, c->entries[device]->plugin->name);
+    return NULL;
+  }
   /* Hint each input's layout: what already exists on this device. */
   for (int32_t i = 0; i < workload.num_inputs; ++i) {
     const copies_t *copies = &c->copies[node->inputs[i]];
@@ -542,7 +613,7 @@ static hetc_status_t compile_all(compiler_t *c) {
     int32_t device = c->copies[g->outputs[o]].items[0].device;
     HETC_RETURN_IF_ERROR(value_on(c, g->outputs[o], device, row_major, &io->value));
   }
-  HETC_RETURN_IF_ERROR(hetc_buffer_plan_assign(c->plan));
+  HETC_RETURN_IF_ERROR(hetc_buffer_plan_assign(c->plan, c->view_of));
   if (fclose(c->weights) != 0) {
     c->weights = NULL;
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
@@ -578,6 +649,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   free(c.kernel_dir);
   free(c.entries);
   free(c.copies);
+  free(c.view_of);
   hetc_placement_release(&c.placement);
   hetc_kernel_times_free(c.times);
   hetc_plan_free(c.plan);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/concat_view.h"
 #include "compile/kernel_build.h"
 #include "compile/kernel_rounds.h"
 #include "compile/switch_cost.h"
@@ -336,6 +337,15 @@ static hetc_status_t queue_kernels(costing_t *c) {
   return NULL;
 }
 
+/* A concat whose inputs its producers can write into its slices
+ * (compile/concat_view.h) runs no kernel. */
+static int concat_costs_nothing(const costing_t *c, int32_t k, const hetc_place_option_t *option) {
+  uint64_t offsets[HETC_MAX_NODE_INPUTS];
+  return c->r->graph->nodes[k].op == HETC_OP_CONCAT && option->in_layout == option->out_layout &&
+         hetc_plugin_buffer_view_call(c->r->entries[option->device]->plugin) &&
+         hetc_concat_view_offsets(c->r->graph, k, c->layouts[option->in_layout], offsets);
+}
+
 /* Runs the rounds and hands each kernel's time to the options waiting for
  * it (and to the compile's cache). A kernel that failed to run is not an
  * option (a warning says why). */
@@ -367,6 +377,7 @@ static hetc_status_t time_kernels(costing_t *c) {
     for (int32_t o = 0; o < pn->num_options; ++o) {
       const int32_t job = c->option_job[&options[o] - c->options];
       if (job >= 0) options[o].seconds = seconds[job];
+      if (options[o].seconds >= 0 && concat_costs_nothing(c, k, &options[o])) options[o].seconds = 0;
       if (options[o].seconds >= 0) options[kept++] = options[o];
     }
     pn->num_options = kept;

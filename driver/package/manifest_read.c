@@ -241,10 +241,14 @@ static void read_step(reader_t *r, const cJSON *object, int32_t index, hetc_plan
   const hetc_plan_value_t *out = &plan->values[s->output];
   at(r, base, "output");
   if (out->device != s->device) bad(r, "value %d lives on device %d, the step runs on %d", s->output, out->device, s->device);
-  /* Kernels may assume their output aliases no input (plugin.h). */
+  /* Kernels may assume their output aliases no input (plugin.h); values
+   * in one slot at disjoint offsets (a concat's inputs) do not alias. */
   at(r, base, "inputs");
-  for (int32_t i = 0; i < s->num_inputs; ++i)
-    if (plan->values[s->inputs[i]].slot == out->slot) bad(r, "input %d shares its buffer slot with the output", i);
+  for (int32_t i = 0; i < s->num_inputs; ++i) {
+    const hetc_plan_value_t *in = &plan->values[s->inputs[i]];
+    if (in->slot == out->slot && in->offset < out->offset + out->bytes && out->offset < in->offset + in->bytes)
+      bad(r, "input %d shares its buffer slot with the output", i);
+  }
   if (s->kind == HETC_PLAN_STEP_COPY) {
     const hetc_plan_value_t *in = &plan->values[s->inputs[0]];
     if (s->num_inputs != 1 || !same_logical_shape(&in->type, &out->type) ||
@@ -302,7 +306,8 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
   char *format = get_string(r, root, "", "format");
   if (format && strcmp(format, HETC_PACKAGE_FORMAT)) bad(r, "expected \"%s\"", HETC_PACKAGE_FORMAT);
   free(format);
-  get_int(r, root, "", "version", HETC_PACKAGE_VERSION, HETC_PACKAGE_VERSION);
+  /* Version 1 packages have no value offsets; they read as 0. */
+  const int64_t version = get_int(r, root, "", "version", 1, HETC_PACKAGE_VERSION);
   plan->model_name = get_string(r, root, "", "model");
   plan->weights_bytes = (uint64_t)get_int(r, root, "", "weights_bytes", 0, INT64_C(1) << 40);
   if (r->status) return r->status;
@@ -362,10 +367,14 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
     value->device = (int32_t)get_int(r, v, base, "device", 0, plan->num_devices - 1);
     value->slot = (int32_t)get_int(r, v, base, "slot", 0, plan->num_slots - 1);
     value->bytes = (uint64_t)get_int(r, v, base, "bytes", 0, INT64_C(1) << 40);
+    if (version >= 2) value->offset = (uint64_t)get_int(r, v, base, "offset", 0, INT64_C(1) << 40);
     if (r->status) break;
+    at(r, base, "offset");
+    if (value->offset % 64 != 0) bad(r, "%llu is not a multiple of 64", (unsigned long long)value->offset);
     at(r, base, "bytes");
     if (value->bytes != tensor_bytes(&value->type)) bad(r, "does not match the shape and layout");
-    if (plan->slots[value->slot].device != value->device || plan->slots[value->slot].bytes < value->bytes)
+    if (plan->slots[value->slot].device != value->device ||
+        plan->slots[value->slot].bytes < value->offset + value->bytes)
       bad(r, "slot %d cannot hold it", value->slot);
   }
   hetc_plan_io_t *io_lists[2] = {plan->inputs, plan->outputs};

@@ -104,6 +104,7 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
     cJSON_AddStringToObject(object, "layout_name", layout);
     cJSON_AddNumberToObject(object, "device", v->device);
     cJSON_AddNumberToObject(object, "slot", v->slot);
+    cJSON_AddNumberToObject(object, "offset", (double)v->offset);
     cJSON_AddNumberToObject(object, "bytes", (double)v->bytes);
     cJSON_AddItemToArray(values, object);
   }

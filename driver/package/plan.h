@@ -15,7 +15,8 @@
 #include "graph/graph.h"
 
 #define HETC_PACKAGE_FORMAT "hetc-package"
-#define HETC_PACKAGE_VERSION 1
+/* Version 2 added each value's offset in its slot (views for concats). */
+#define HETC_PACKAGE_VERSION 2
 #define HETC_PACKAGE_MANIFEST "manifest.json"
 #define HETC_PACKAGE_WEIGHTS "weights.bin"
 #define HETC_PACKAGE_KERNEL_DIR "kernels"
@@ -32,6 +33,8 @@ typedef struct hetc_plan_value_t {
   hetc_plugin_tensor_t type; /* logical shape and physical layout */
   int32_t device;            /* index into plan devices */
   int32_t slot;              /* buffer slot */
+  uint64_t offset;           /* bytes into the slot, a multiple of 64: a concat's input
+                              * lives in its slice of the concat's value */
   uint64_t bytes;            /* bytes in its layout */
 } hetc_plan_value_t;
 

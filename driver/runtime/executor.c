@@ -66,7 +66,7 @@ static hetc_status_t run_copy(hetc_executor_t *ex, const hetc_plan_step_t *step)
   hetc_runtime_t *rt = ex->rt;
   const hetc_plan_value_t *src = &rt->plan->values[step->inputs[0]];
   const hetc_plan_value_t *dst = &rt->plan->values[step->output];
-  void *src_host = rt->slot_host[src->slot], *dst_host = rt->slot_host[dst->slot];
+  void *src_host = value_host(rt, step->inputs[0]), *dst_host = value_host(rt, step->output);
   if (src_host && dst_host) {
     memcpy(dst_host, src_host, src->bytes);
     return NULL;
@@ -77,13 +77,13 @@ static hetc_status_t run_copy(hetc_executor_t *ex, const hetc_plan_step_t *step)
   if (!data) {
     void *landing = dst_host ? dst_host : rt->staging;
     pthread_mutex_lock(lock_of(ex, src->device));
-    status = from->plugin->buffer_read(from->instance, rt->slots[src->slot], 0, landing, src->bytes);
+    status = from->plugin->buffer_read(from->instance, value_buffer(rt, step->inputs[0]), 0, landing, src->bytes);
     pthread_mutex_unlock(lock_of(ex, src->device));
     if (status || dst_host) return status;
     data = landing;
   }
   pthread_mutex_lock(lock_of(ex, dst->device));
-  status = to->plugin->buffer_write(to->instance, rt->slots[dst->slot], 0, data, dst->bytes);
+  status = to->plugin->buffer_write(to->instance, value_buffer(rt, step->output), 0, data, dst->bytes);
   pthread_mutex_unlock(lock_of(ex, dst->device));
   return status;
 }
@@ -99,9 +99,9 @@ static hetc_status_t run_step(hetc_executor_t *ex, int32_t s) {
     hetc_plugin_entry_t *e = entry_of(rt, step->device);
     hetc_plugin_buffer_t *args[HETC_MAX_NODE_INPUTS + 8 + 2];
     int32_t n = 0;
-    for (int32_t i = 0; i < step->num_inputs; ++i) args[n++] = rt->slots[rt->plan->values[step->inputs[i]].slot];
+    for (int32_t i = 0; i < step->num_inputs; ++i) args[n++] = value_buffer(rt, step->inputs[i]);
     for (int32_t p = 0; p < step->num_params; ++p) args[n++] = rt->params[s][p];
-    args[n++] = rt->slots[rt->plan->values[step->output].slot];
+    args[n++] = value_buffer(rt, step->output);
     if (step->workspace_bytes) args[n++] = rt->workspaces[step->device];
     pthread_mutex_lock(lock_of(ex, step->device));
     status = e->plugin->run(e->instance, rt->artifacts[s], args, n);
@@ -125,9 +125,11 @@ static void add_dependency(int32_t *deps, int32_t first, int32_t *count, int32_t
   deps[(*count)++] = dep;
 }
 
-/* Builds the CSR lists. A step has at most (inputs + 1) producers plus the
- * readers of its output slot since its last write; the bound below counts
- * every read of the plan once per slot write, which covers them all. */
+/* Builds the CSR lists. A step has at most 2 x inputs + 1 writers to wait
+ * for (each input's producer and its slot's last writer, and its output
+ * slot's) plus the readers of its output slot since its last write; the
+ * bound below counts every read of the plan once per slot write, which
+ * covers them all. */
 static hetc_status_t find_dependencies(hetc_executor_t *ex) {
   const hetc_plan_t *plan = ex->rt->plan;
   int64_t reads = 0;
@@ -139,7 +141,7 @@ static hetc_status_t find_dependencies(hetc_executor_t *ex) {
   int32_t *reader_step = malloc(sizeof(int32_t) * ((size_t)reads + 1));
   int32_t *reader_next = malloc(sizeof(int32_t) * ((size_t)reads + 1));
   ex->dep_begin = calloc((size_t)plan->num_steps + 1, sizeof(int32_t));
-  ex->deps = malloc(sizeof(int32_t) * ((size_t)(2 * reads + 2 * plan->num_steps) + 1));
+  ex->deps = malloc(sizeof(int32_t) * ((size_t)(3 * reads + 2 * plan->num_steps) + 1));
   hetc_status_t status = NULL;
   if (!producer || !last_writer || !reader_head || !reader_step || !reader_next || !ex->dep_begin || !ex->deps)
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime: step dependencies");
@@ -149,7 +151,12 @@ static hetc_status_t find_dependencies(hetc_executor_t *ex) {
   for (int32_t s = 0; !status && s < plan->num_steps; ++s) {
     const hetc_plan_step_t *step = &plan->steps[s];
     const int32_t first = count;
-    for (int32_t i = 0; i < step->num_inputs; ++i) add_dependency(ex->deps, first, &count, producer[step->inputs[i]]);
+    /* A value no step writes (a concat laid out as views) is complete once
+     * the last writer of its slot has run. */
+    for (int32_t i = 0; i < step->num_inputs; ++i) {
+      add_dependency(ex->deps, first, &count, producer[step->inputs[i]]);
+      add_dependency(ex->deps, first, &count, last_writer[plan->values[step->inputs[i]].slot]);
+    }
     const int32_t slot = plan->values[step->output].slot;
     add_dependency(ex->deps, first, &count, last_writer[slot]);
     for (int32_t r = reader_head[slot]; r >= 0; r = reader_next[r])

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "compile/concat_view.h"
 #include "graph/graph.h"
 #include "plugins/host.h"
 #include "runtime/runtime_internal.h"
@@ -97,6 +98,27 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
   return NULL;
 }
 
+/* Values at an offset in their slot get a view of it (plugin.h,
+ * buffer_view); a plugin without views cannot run such a package. */
+static hetc_status_t make_views(hetc_runtime_t *rt) {
+  const hetc_plan_t *plan = rt->plan;
+  for (int32_t v = 0; v < plan->num_values; ++v) {
+    const hetc_plan_value_t *value = &plan->values[v];
+    if (value->offset == 0) continue;
+    hetc_plugin_entry_t *e = entry_of(rt, value->device);
+    hetc_buffer_view_fn_t view = hetc_plugin_buffer_view_call(e->plugin);
+    if (!view)
+      return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                             "value %d (%s) lives at an offset in its buffer, and target '%s' cannot make views of "
+                             "buffers (ABI minor 2); recompile the package",
+                             v, value->name, e->plugin->name);
+    hetc_status_t status = view(e->instance, rt->slots[value->slot], value->offset, value->bytes, &rt->views[v]);
+    if (!status && !rt->views[v]) status = hetc_status_new(HETC_STATUS_INTERNAL, "buffer_view returned no buffer");
+    if (status) return hetc_status_annotate(status, "value %d (%s): a view of slot %d", v, value->name, value->slot);
+  }
+  return NULL;
+}
+
 /* Slots of host-memory devices are read and written by address: a copy
  * between two of them is one memcpy that needs neither plugin (so it may
  * overlap both devices' kernels). A copy with device memory on both ends
@@ -114,8 +136,7 @@ static hetc_status_t map_host_slots(hetc_runtime_t *rt) {
     const hetc_plan_step_t *step = &plan->steps[s];
     if (step->kind != HETC_PLAN_STEP_COPY) continue;
     const hetc_plan_value_t *src = &plan->values[step->inputs[0]];
-    if (!rt->slot_host[src->slot] && !rt->slot_host[plan->values[step->output].slot] &&
-        src->bytes > rt->staging_bytes)
+    if (!value_host(rt, step->inputs[0]) && !value_host(rt, step->output) && src->bytes > rt->staging_bytes)
       rt->staging_bytes = src->bytes;
   }
   if (rt->staging_bytes && !(rt->staging = malloc(rt->staging_bytes)))
@@ -147,10 +168,11 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
     hetc_plan_t *plan = rt->plan;
     rt->slots = calloc((size_t)plan->num_slots + 1, sizeof(hetc_plugin_buffer_t *));
     rt->slot_host = calloc((size_t)plan->num_slots + 1, sizeof(void *));
+    rt->views = calloc((size_t)plan->num_values + 1, sizeof(hetc_plugin_buffer_t *));
     rt->artifacts = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plugin_artifact_t *));
     rt->params = calloc((size_t)plan->num_steps + 1, sizeof(hetc_plugin_buffer_t **));
     rt->workspaces = calloc((size_t)plan->num_devices, sizeof(hetc_plugin_buffer_t *));
-    if (!rt->slots || !rt->slot_host || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
+    if (!rt->slots || !rt->slot_host || !rt->views || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
     for (int32_t s = 0; !status && s < plan->num_steps; ++s) {
       status = load_step(rt, s, (const unsigned char *)weights);
@@ -164,6 +186,7 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
         if (plan->steps[s].device == d && plan->steps[s].workspace_bytes > need) need = plan->steps[s].workspace_bytes;
       if (need) status = alloc_buffer(rt, d, need, &rt->workspaces[d]);
     }
+    if (!status) status = make_views(rt);
     if (!status) status = map_host_slots(rt);
     if (!status) status = hetc_executor_create(rt);
   }
@@ -192,6 +215,9 @@ void hetc_runtime_close(hetc_runtime_t *rt) {
     }
     if (rt->artifacts && rt->artifacts[s]) e->plugin->artifact_release(e->instance, rt->artifacts[s]);
   }
+  for (int32_t v = 0; plan && rt->views && rt->entries && v < plan->num_values; ++v)
+    if (rt->views[v]) entry_of(rt, plan->values[v].device)->plugin->buffer_free(
+        entry_of(rt, plan->values[v].device)->instance, rt->views[v]);
   for (int32_t k = 0; plan && rt->slots && rt->entries && k < plan->num_slots; ++k) {
     if (rt->slots[k]) entry_of(rt, plan->slots[k].device)->plugin->buffer_free(
         entry_of(rt, plan->slots[k].device)->instance, rt->slots[k]);
@@ -201,6 +227,7 @@ void hetc_runtime_close(hetc_runtime_t *rt) {
   free(rt->entries);
   free(rt->slots);
   free(rt->slot_host);
+  free(rt->views);
   free(rt->artifacts);
   free(rt->params);
   free(rt->workspaces);
@@ -228,8 +255,8 @@ static hetc_status_t transfer(hetc_runtime_t *rt, int32_t value, void *data, int
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "'%s' has %lld elements, got %lld", v->name,
                            (long long)hetc_tensor_element_count(&v->type), (long long)count);
   hetc_plugin_entry_t *e = entry_of(rt, v->device);
-  return write ? e->plugin->buffer_write(e->instance, rt->slots[v->slot], 0, data, v->bytes)
-               : e->plugin->buffer_read(e->instance, rt->slots[v->slot], 0, data, v->bytes);
+  return write ? e->plugin->buffer_write(e->instance, value_buffer(rt, value), 0, data, v->bytes)
+               : e->plugin->buffer_read(e->instance, value_buffer(rt, value), 0, data, v->bytes);
 }
 
 hetc_status_t hetc_runtime_set_input(hetc_runtime_t *rt, int32_t index, const float *data, int64_t count) {

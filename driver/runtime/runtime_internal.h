@@ -13,6 +13,7 @@ struct hetc_runtime_t {
   hetc_plugin_entry_t **entries;      /* per plan device */
   hetc_plugin_buffer_t **slots;       /* per slot */
   void **slot_host;                   /* per slot: its host address on a host-memory device, else NULL */
+  hetc_plugin_buffer_t **views;       /* per value: a view of its slot at its offset, NULL at offset 0 */
   hetc_plugin_artifact_t **artifacts; /* per step (kernels) */
   hetc_plugin_buffer_t ***params;     /* per step, per param */
   hetc_plugin_buffer_t **workspaces;  /* per device, the largest a step needs */
@@ -23,6 +24,17 @@ struct hetc_runtime_t {
 
 static inline hetc_plugin_entry_t *entry_of(const hetc_runtime_t *rt, int32_t device) {
   return rt->entries[device];
+}
+
+/* The buffer a kernel reads or writes plan value `value` through. */
+static inline hetc_plugin_buffer_t *value_buffer(const hetc_runtime_t *rt, int32_t value) {
+  return rt->views[value] ? rt->views[value] : rt->slots[rt->plan->values[value].slot];
+}
+
+/* A plan value's host address on a host-memory device, else NULL. */
+static inline void *value_host(const hetc_runtime_t *rt, int32_t value) {
+  const hetc_plan_value_t *v = &rt->plan->values[value];
+  return rt->slot_host[v->slot] ? (char *)rt->slot_host[v->slot] + v->offset : NULL;
 }
 
 /* Prepares execution of rt's plan: the steps' dependencies and, when the

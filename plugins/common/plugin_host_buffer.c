@@ -23,13 +23,14 @@ hetc_plugin_status_t hpc_buffer_alloc(const hetc_plugin_host_t *host, const char
   memset(data, 0, size);
   b->data = data;
   b->bytes = bytes;
+  b->owns_data = 1;
   *out_buffer = b;
   return NULL;
 }
 
 void hpc_buffer_free(const hetc_plugin_host_t *host, hetc_plugin_buffer_t *buffer) {
   if (!buffer) return;
-  host->free(buffer->data);
+  if (buffer->owns_data) host->free(buffer->data);
   free(buffer);
 }
 
@@ -73,5 +74,21 @@ hetc_plugin_status_t hpc_buffer_copy(const hetc_plugin_host_t *host, const char 
   if (!s) s = check_range(host, plugin, src, src_offset, bytes, "buffer_copy source");
   if (s) return s;
   if (bytes) memmove((char *)dst->data + dst_offset, (const char *)src->data + src_offset, (size_t)bytes);
+  return NULL;
+}
+
+hetc_plugin_status_t hpc_buffer_view(const hetc_plugin_host_t *host, const char *plugin,
+                                     hetc_plugin_buffer_t *parent, uint64_t offset, uint64_t bytes,
+                                     hetc_plugin_buffer_t **out_view) {
+  if (!out_view)
+    return host->status_new(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: buffer_view: null out_view", plugin);
+  *out_view = NULL;
+  hetc_plugin_status_t s = check_range(host, plugin, parent, offset, bytes, "buffer_view");
+  if (s) return s;
+  hetc_plugin_buffer_t *view = calloc(1, sizeof(*view));
+  if (!view) return host->status_new(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "%s: buffer_view", plugin);
+  view->data = (char *)parent->data + offset;
+  view->bytes = bytes;
+  *out_view = view;
   return NULL;
 }

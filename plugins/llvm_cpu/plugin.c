@@ -337,6 +337,13 @@ static hetc_plugin_status_t cpu_buffer_copy(hetc_plugin_instance_t *instance,
   return hpc_buffer_copy(cpu_host, "cpu", dst, dst_offset, src, src_offset, bytes);
 }
 
+static hetc_plugin_status_t cpu_buffer_view(hetc_plugin_instance_t *instance,
+                                            hetc_plugin_buffer_t *parent, uint64_t offset,
+                                            uint64_t bytes, hetc_plugin_buffer_t **out_view) {
+  (void)instance;
+  return hpc_buffer_view(cpu_host, "cpu", parent, offset, bytes, out_view);
+}
+
 static void *cpu_buffer_host_pointer(hetc_plugin_instance_t *instance,
                                      hetc_plugin_buffer_t *buffer) {
   (void)instance;
@@ -620,6 +627,7 @@ static const hetc_plugin_t cpu_plugin = {
     .features = cpu_features,
     .artifact_emit = cpu_artifact_emit,
     .artifact_load = cpu_artifact_load,
+    .buffer_view = cpu_buffer_view,
 };
 
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,

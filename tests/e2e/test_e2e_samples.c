@@ -33,11 +33,13 @@ static void assert_ok(hetc_status_t status) {
 }
 
 /* A way to compile a model: the --targets list, whether the plan must
- * move data between devices, and more flags for `hetc compile`. */
+ * move data between devices, more flags for `hetc compile`, and how many
+ * concats must be laid out as views of their inputs (0: not checked). */
 typedef struct target_set_t {
   const char *targets;
   int expect_copies;
   const char *flags;
+  int expect_concat_views;
 } target_set_t;
 
 static const char *hetc_path(void) {
@@ -82,9 +84,10 @@ static void check_model(const char *path, const char *file, const target_set_t *
     FILE *pipe = popen(command, "r");
     assert_non_null(pipe);
     char line[1024] = "";
-    int kernels = -1, transforms = -1, copies = -1, splits = 0;
+    int kernels = -1, transforms = -1, copies = -1, splits = 0, views = 0;
     while (fgets(line, sizeof(line), pipe)) {
       sscanf(line, "split: %d conv2d", &splits);
+      sscanf(line, "concat: %d written in place", &views);
       const char *summary = strstr(line, " kernels (");
       if (summary) {
         while (summary > line && summary[-1] != ' ') --summary;
@@ -103,13 +106,15 @@ static void check_model(const char *path, const char *file, const target_set_t *
       int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
       assert_true(offset + (size_t)count * sizeof(float) <= length);
       double error = e2e_max_relative_error((const float *)(bytes + offset), want[o], count);
-      printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies, %d splits)\n", file,
-             graph->output_names[o], targets_arg, error, kernels, transforms, copies, splits);
+      printf("%-20s output %-10s %s: max rel error %.2e (%d kernels, %d transforms, %d copies, %d splits, "
+             "%d concat views)\n",
+             file, graph->output_names[o], targets_arg, error, kernels, transforms, copies, splits, views);
       assert_true(error <= TOLERANCE);
       offset += (size_t)count * sizeof(float);
     }
     assert_int_equal(offset, length);
     if (sets[set].expect_copies) assert_true(copies > 0);
+    if (sets[set].expect_concat_views) assert_int_equal(views, sets[set].expect_concat_views);
     /* Every model of the quick set has a conv2d that can be split. */
     if (sets[set].flags && strstr(sets[set].flags, "--split all")) assert_true(splits > 0);
     free(bytes);
@@ -130,9 +135,9 @@ static void check_sample(const char *file, const target_set_t *sets, int num_set
 /* Every built-in backend on its own (or HETC_E2E_TARGET's, which may list
  * several: cost-based placement); then vec split over two devices, each
  * conv2d on the first (placement by order), the rest on the second. */
-static target_set_t each_backend[] = {{"vec", 0, NULL}, {"cpu", 0, NULL}};
+static target_set_t each_backend[] = {{"vec", 0, NULL, 0}, {"cpu", 0, NULL, 0}};
 static int num_each_backend = 2;
-static const target_set_t two_devices[] = {{"vecconv,vec", 1, "--placement first"}};
+static const target_set_t two_devices[] = {{"vecconv,vec", 1, "--placement first", 0}};
 #define NUM_SETS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #define SAMPLE_TEST(fn, file) \
@@ -158,6 +163,19 @@ TWO_DEVICE_TEST(tiny_allops_two_devices, "tiny_allops.json")
 TWO_DEVICE_TEST(tiny_concat_two_devices, "tiny_concat.json")
 TWO_DEVICE_TEST(resnet18_two_devices, "resnet18.json")
 
+/* Concats laid out as views of their inputs (compile/concat_view.h): the
+ * cpu backend can alias buffers, so of concat_views.json's three concats
+ * the two of block-aligned conv outputs run no kernel (one whose second
+ * input reads its first), and the one of a model input twice stays a
+ * kernel; on vec they are kernels. */
+static void concat_views(void **state) {
+  (void)state;
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/tests/e2e/models/concat_views.json", getenv("HETC_SOURCE_DIR"));
+  const target_set_t sets[] = {{"cpu", 0, NULL, 2}, {"vec", 0, NULL, 0}, {"vec,cpu", 0, NULL, 0}};
+  check_model(path, "concat_views.json", sets, NUM_SETS(sets));
+}
+
 /* bias_add, batch_norm and activations that cannot be fused (their input
  * has two readers or is not a conv) run as kernels of their own. */
 static void unfused_ops(void **state) {
@@ -175,11 +193,12 @@ int main(void) {
       cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
       cmocka_unit_test(tiny_allops_two_devices), cmocka_unit_test(tiny_concat_two_devices),
       cmocka_unit_test(resnet18_two_devices), cmocka_unit_test(unfused_ops),
+      cmocka_unit_test(concat_views),
   };
   const char *target = getenv("HETC_E2E_TARGET");
   if (target && *target) {
     /* HETC_E2E_FLAGS: more `hetc compile` flags (e.g. --split all). */
-    each_backend[0] = (target_set_t){target, 0, getenv("HETC_E2E_FLAGS")};
+    each_backend[0] = (target_set_t){target, 0, getenv("HETC_E2E_FLAGS"), 0};
     num_each_backend = 1;
     const struct CMUnitTest tiny_models[] = {
         cmocka_unit_test(tiny_conv),   cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
