@@ -7,6 +7,7 @@
 #include "graph/passes.h"
 #include "graph/tasks.h"
 #include "model/model.h"
+#include "plugins/peaks.h"
 #include "runtime/runtime.h"
 
 hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model) {
@@ -55,6 +56,10 @@ hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
                            hetc_compile_report_t *out_report) {
   if (!options || !out_path)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "hetc_compile needs options and a path");
+  /* The cost model's predictions see each device's kept peak, as the tuner
+   * that trained the model did (plugins/peaks.h); compile writes nothing
+   * there. */
+  hetc_registry_keep_peaks(context, options->records_path, HETC_PEAKS_READ);
   return hetc_compile_graph(context, model, options, out_path, out_report);
 }
 

@@ -1,8 +1,13 @@
-/* `hetc plugins`: every candidate found, loaded or refused, with devices. */
+/* `hetc plugins [--records PATH]`: every candidate found, loaded or
+ * refused, with devices. Each device's peak is the effective one
+ * (plugins/peaks.h): the best kept for its fingerprint in the records store
+ * when that is above what the plugin measured this run, which this run's
+ * figure is folded into. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "plugins/peaks.h"
 #include "plugins/registry.h"
 
 static const char *state_name(hetc_plugin_state_t state) {
@@ -22,15 +27,32 @@ static const char *kind_name(int32_t kind) {
   }
 }
 
+/* "peak 233.1 GFLOPS fp32", and where the figure is the kept one, what
+ * it is the best of and what this run measured. */
+static void print_peak(const hetc_plugin_device_t *dev) {
+  hetc_device_peak_t peak;
+  hetc_device_peak(dev, &peak);
+  char source[96];
+  hetc_device_peak_source(&peak, source, sizeof(source));
+  printf("peak %.1f GFLOPS fp32%s", peak.gflops, source);
+}
+
 int hetc_cli_plugins(int argc, char **argv) {
-  (void)argv;
-  if (argc != 0) {
-    fprintf(stderr, "usage: hetc plugins\n");
+  const char *records = NULL;
+  for (int i = 0; i < argc; ++i) {
+    const char *value = hetc_cli_option(argc, argv, &i, "--records");
+    if (value) {
+      records = value;
+      continue;
+    }
+    fprintf(stderr, "usage: hetc plugins [--records PATH]\n");
     return HETC_EXIT_USAGE;
   }
   hetc_registry_t *registry = NULL;
   hetc_status_t status = hetc_registry_open(&registry);
   if (status) return hetc_cli_report(status);
+  /* Every peak measured here counts towards its device's kept one. */
+  hetc_registry_keep_peaks(registry, records, HETC_PEAKS_RECORD_CREATE);
   char *path = hetc_registry_search_path();
   printf("search path: %s\n", path ? path : "?");
   free(path);
@@ -53,10 +75,10 @@ int hetc_cli_plugins(int argc, char **argv) {
       for (int32_t d = 0; d < devices; ++d) {
         const hetc_plugin_device_t *dev = p->device_get(entry->instance, d);
         if (!dev) continue;
-        printf("  device %d: %s (%s), %d compute units, SIMD %d, peak %.1f GFLOPS fp32\n"
-               "            fingerprint %s\n",
-               d, dev->name ? dev->name : "?", kind_name(dev->kind), dev->compute_units,
-               dev->simd_width_fp32, dev->peak_gflops_fp32, dev->fingerprint ? dev->fingerprint : "?");
+        printf("  device %d: %s (%s), %d compute units, SIMD %d, ", d, dev->name ? dev->name : "?",
+               kind_name(dev->kind), dev->compute_units, dev->simd_width_fp32);
+        print_peak(dev);
+        printf("\n            fingerprint %s\n", dev->fingerprint ? dev->fingerprint : "?");
       }
     }
   }

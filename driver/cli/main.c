@@ -12,7 +12,7 @@ static void usage(FILE *to) {
           "\n"
           "commands:\n"
           "  tasks MODEL.json                     print the model's tunable tasks\n"
-          "  plugins                              list backend plugins found, loaded, refused\n"
+          "  plugins [--records PATH]             list backend plugins found, loaded, refused\n"
           "  plugin-check PLUGIN.so [--device N] [--quick] [--timeout S]\n"
           "                                       put a plugin through the conformance checks\n"
           "  compile MODEL.json --targets T[,T..] -o OUT.hetc\n"

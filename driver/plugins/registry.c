@@ -13,6 +13,7 @@
 
 #include "common/fileio.h"
 #include "plugins/host.h"
+#include "plugins/peaks.h"
 
 #ifndef HETC_INSTALL_PLUGIN_DIR
 #define HETC_INSTALL_PLUGIN_DIR "/usr/local/lib/hetc/plugins"
@@ -227,6 +228,7 @@ hetc_status_t hetc_registry_open_file(const char *path, const hetc_plugin_host_t
   registry->count = 1;
   registry->entries = entry;
   entry->path = copy;
+  entry->registry = registry;
   negotiate(entry, host ? host : hetc_host_services());
   if (entry->plugin) probe(entry);
   *out_registry = registry;
@@ -265,7 +267,10 @@ hetc_status_t hetc_registry_open(hetc_registry_t **out_registry) {
   }
   for (int32_t d = 0; d < dirs.count; ++d) free(dirs.dirs[d]);
   /* Load only after the list stops moving: entries point at each other. */
-  for (int32_t i = 0; i < registry->count; ++i) load_candidate(registry, &registry->entries[i]);
+  for (int32_t i = 0; i < registry->count; ++i) {
+    registry->entries[i].registry = registry;
+    load_candidate(registry, &registry->entries[i]);
+  }
   *out_registry = registry;
   return NULL;
 }
@@ -281,6 +286,7 @@ void hetc_registry_free(hetc_registry_t *registry) {
     free(entry->reason);
   }
   free(registry->entries);
+  free(registry->peaks_path);
   free(registry);
 }
 
@@ -300,6 +306,7 @@ hetc_status_t hetc_registry_instance(hetc_plugin_entry_t *entry) {
     return hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' (%s): %s", entry->plugin->name,
                            entry->path, entry->reason);
   }
+  hetc_peaks_resolve(entry);
   return NULL;
 }
 

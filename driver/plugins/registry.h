@@ -18,6 +18,8 @@ typedef enum hetc_plugin_state_t {
   HETC_PLUGIN_STATE_REFUSED,     /* not loaded: dlopen, symbol, ABI, duplicate */
 } hetc_plugin_state_t;
 
+struct hetc_registry_t;
+
 typedef struct hetc_plugin_entry_t {
   char *path;  /* owned; the candidate file */
   hetc_plugin_state_t state;
@@ -25,11 +27,17 @@ typedef struct hetc_plugin_entry_t {
   void *handle; /* dlopen handle while loaded */
   const hetc_plugin_t *plugin;       /* the plugin's table when loaded */
   hetc_plugin_instance_t *instance;  /* created on first use */
+  struct hetc_registry_t *registry;  /* the registry holding the entry */
+  int peaks_resolved;                /* the hetc_peaks_mode_t its peaks were resolved in (plugins/peaks.h) */
 } hetc_plugin_entry_t;
 
 typedef struct hetc_registry_t {
   int32_t count;
   hetc_plugin_entry_t *entries; /* owned */
+  /* Where device peaks are kept (plugins/peaks.h). */
+  char *peaks_path; /* owned; NULL: the per-user store */
+  int peaks_mode;   /* hetc_peaks_mode_t; 0: the plugins' own figures */
+  int peaks_warned; /* the store's trouble was reported */
 } hetc_registry_t;
 
 /* Discovers and loads every candidate. Never fails for a bad plugin (that
@@ -63,7 +71,8 @@ hetc_status_t hetc_registry_target(hetc_registry_t *registry, const char *target
                                    hetc_plugin_entry_t **out_entry);
 
 /* Creates the entry's instance if needed (an instance failure marks the
- * entry unavailable and returns the reason). */
+ * entry unavailable and returns the reason), then resolves its device peaks
+ * when the registry keeps them (hetc_registry_keep_peaks, plugins/peaks.h). */
 hetc_status_t hetc_registry_instance(hetc_plugin_entry_t *entry);
 
 #endif /* HETC_DRIVER_PLUGINS_REGISTRY_H_ */

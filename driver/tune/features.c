@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "plugins/peaks.h"
+
 /* The level features sit where HETC_FEATURE_AT_LEVEL says; the plugin's
  * indices end where the driver's begin; the enum, the table below and
  * feature-schema.md count the same features. */
@@ -196,7 +198,10 @@ static void put_workload(const hetc_plugin_workload_t *wl, float *out) {
 
 static void put_device(const hetc_plugin_device_t *d, float *out) {
   out[HETC_FEATURE_DEV_KIND] = d->kind > 0 ? (float)d->kind : NAN;
-  out[HETC_FEATURE_DEV_PEAK_GFLOPS] = known_log2p(d->peak_gflops_fp32);
+  /* The effective peak: the best kept for the fingerprint when it is above
+   * the plugin's figure of this run (plugins/peaks.h), so that rows of one
+   * device agree from run to run and with the saved model's. */
+  out[HETC_FEATURE_DEV_PEAK_GFLOPS] = known_log2p(hetc_device_peak_gflops(d));
   out[HETC_FEATURE_DEV_BANDWIDTH_GBPS] = known_log2p(d->memory_bandwidth_gbps);
   out[HETC_FEATURE_DEV_COMPUTE_UNITS] = known_log2p(d->compute_units);
   out[HETC_FEATURE_DEV_SIMD_WIDTH] = d->simd_width_fp32 > 0 ? (float)d->simd_width_fp32 : NAN;

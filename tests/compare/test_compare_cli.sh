@@ -9,7 +9,11 @@ hetc=$1
 source_dir=$2
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The records store (device peaks too) of the runs without --records: its
+# own folder, so that no run reads or writes the user's.
+state=$(mktemp -d)
+trap 'rm -rf "$work" "$state"' EXIT
+export HETC_RECORDS=$state/records.sqlite
 model=$source_dir/samples/tiny_conv.json
 
 "$hetc" compare "$model" --targets cpu,vec --runs 3 --warmup 1 --csv "$work/r.csv" --json "$work/r.json" \

@@ -18,6 +18,8 @@ build=$1 src=$2 work=$3 libdir=$4 sanitize=$5
 prefix=$work/prefix
 rm -rf "$work"
 mkdir -p "$work"
+# `hetc plugins` keeps device peaks in the records store: this one, not the user's.
+export HETC_RECORDS=$work/records.sqlite
 unset HETC_PLUGIN_PATH
 
 step() { echo; echo "== $*"; }

@@ -5,7 +5,8 @@
  *   5 the run hangs    6 the run crashes      7 a wrong answer
  *   8 exceeds device limits
  * and `tile` (1, 2, 4) changes nothing but the config, so that several
- * configs are good. Kernels are plain row-major loops on host memory. */
+ * configs are good. Kernels are plain row-major loops on host memory. The
+ * device's peak is HETC_FAULT_PEAK GFLOPS (default 1). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <signal.h>
@@ -47,6 +48,10 @@ static hetc_plugin_status_t instance_create(hetc_plugin_instance_t **out) {
   memset(inst, 0, sizeof(*inst));
   inst->device = (hetc_plugin_device_t){sizeof(hetc_plugin_device_t), HETC_PLUGIN_DEVICE_CPU, "fault device",
                                         "fault:0", 1, 1, 1.0, 1.0, 0, 0, 0, 0, {0, 0, 0}, 1, 0};
+  /* The peak it "measured" (HETC_FAULT_PEAK GFLOPS, default 1): the kept
+   * peak's tests give one run a high figure and the next a low one. */
+  const char *peak = getenv("HETC_FAULT_PEAK");
+  if (peak && *peak) inst->device.peak_gflops_fp32 = strtod(peak, NULL);
   *out = inst;
   return NULL;
 }

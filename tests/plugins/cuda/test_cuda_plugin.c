@@ -56,14 +56,16 @@ static char *slurp(const char *path) {
   return text;
 }
 
-/* Runs `env <env> hetc <args>` in the work folder with its own kernel cache;
+/* Runs `env <env> hetc <args>` in the work folder with its own kernel cache
+ * and records store (where `hetc plugins` keeps device peaks);
  * HETC_CUDA_DRIVER_LIBRARY is always in env. */
 static result_t run_hetc(const char *env, const char *args) {
   char command[4096], out_path[128], err_path[128];
   snprintf(out_path, sizeof out_path, "%s/stdout", work);
   snprintf(err_path, sizeof err_path, "%s/stderr", work);
-  snprintf(command, sizeof command, "cd '%s' && env XDG_CACHE_HOME='%s/cache' %s '%s' %s >'%s' 2>'%s'", work, work,
-           env, hetc, args, out_path, err_path);
+  snprintf(command, sizeof command,
+           "cd '%s' && env XDG_CACHE_HOME='%s/cache' HETC_RECORDS='%s/records.sqlite' %s '%s' %s >'%s' 2>'%s'", work,
+           work, work, env, hetc, args, out_path, err_path);
   const int raw = system(command);
   result_t r = {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out_path), slurp(err_path)};
   assert_non_null(r.out);

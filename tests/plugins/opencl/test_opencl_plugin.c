@@ -249,8 +249,11 @@ static void no_platform_is_explained(void **state) {
   (void)state;
   char dir[] = "/tmp/hetc-no-vendors-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  char command[1024];
-  snprintf(command, sizeof(command), "OCL_ICD_VENDORS=%s %s/bin/hetc plugins 2>&1", dir, getenv("HETC_BINARY_DIR"));
+  char command[1024], records[64];
+  /* The devices' peaks are kept beside the folder, not in the user's store. */
+  snprintf(records, sizeof(records), "%s.sqlite", dir);
+  snprintf(command, sizeof(command), "OCL_ICD_VENDORS=%s %s/bin/hetc plugins --records %s 2>&1", dir,
+           getenv("HETC_BINARY_DIR"), records);
   FILE *pipe = popen(command, "r");
   assert_non_null(pipe);
   char line[1024], want[512];
@@ -266,6 +269,12 @@ static void no_platform_is_explained(void **state) {
   }
   assert_int_equal(pclose(pipe), 0);
   rmdir(dir);
+  const char *suffixes[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; ++i) {
+    char path[96];
+    snprintf(path, sizeof(path), "%s%s", records, suffixes[i]);
+    remove(path);
+  }
   assert_true(unavailable);
   assert_true(explained);
 }
