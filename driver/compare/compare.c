@@ -14,6 +14,7 @@
 #include "graph/passes.h"
 #include "graph/tasks.h"
 #include "package/plan.h"
+#include "plugins/peaks.h"
 #include "runtime/runtime.h"
 
 /* As placement times kernels: the median of 5 runs on random data. */
@@ -100,7 +101,7 @@ static hetc_status_t add_devices(comparison_t *c) {
     HETC_RETURN_IF_ERROR(status);
     const hetc_plugin_device_t *descriptor = entry->plugin->device_get(entry->instance, 0);
     copy_text(device->name, sizeof(device->name), descriptor ? descriptor->name : entry->plugin->name);
-    device->peak_gflops = descriptor ? descriptor->peak_gflops_fp32 : 0;
+    device->peak_gflops = descriptor ? hetc_device_peak_gflops(descriptor) : 0;
     c->entries[t] = entry;
     ++available;
   }
@@ -387,6 +388,12 @@ hetc_status_t hetc_compare_run(hetc_registry_t *registry, const hetc_graph_t *gr
   c.model = graph;
   c.options = options;
   c.result = out_result;
+  /* Fractions of peak divide by each device's kept peak (plugins/peaks.h),
+   * this run's measurement folded into the store the configs come from
+   * (a named one is created, as the config chooser would; the per-user one
+   * only counts when it exists). */
+  hetc_registry_keep_peaks(registry, options->records_path,
+                           options->records_path ? HETC_PEAKS_RECORD_CREATE : HETC_PEAKS_RECORD);
   hetc_status_t status = add_devices(&c);
   if (!status) status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = measure_tasks(&c);

@@ -37,7 +37,7 @@ const char *hetc_compare_state_name(hetc_compare_state_t state);
 typedef struct hetc_compare_device_t {
   char target[HETC_COMPARE_NAME_SIZE];
   char name[HETC_COMPARE_NAME_SIZE]; /* the device's own description; "" when skipped */
-  double peak_gflops;                /* fp32 peak the plugin reports; 0 unknown */
+  double peak_gflops;                /* fp32 peak, the effective one (plugins/peaks.h); 0 unknown */
   /* Owned (free): why the target is not compared here (no GPU, no
    * driver); NULL when it is. */
   char *skipped_reason;

@@ -10,6 +10,7 @@
 #include "graph/passes.h"
 #include "hetc/hetc.h"
 #include "graph/tasks.h"
+#include "plugins/peaks.h"
 #include "plugins/registry.h"
 #include "space/space_override.h"
 #include "space/task_space.h"
@@ -238,6 +239,10 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
   if (status && hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT)
     status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
   if (!status) status = hetc_registry_open(&t->registry);
+  /* Device peaks (the dev_peak_gflops feature, the end table's fraction of
+   * peak) are the best the store keeps for each device, this run's
+   * measurement folded in, before any feature row is computed. */
+  if (!status) hetc_registry_keep_peaks(t->registry, t->records_path, HETC_PEAKS_RECORD);
   if (!status) status = hetc_transfer_model_create(HETC_FEATURE_COUNT, NULL, &t->model);
   if (!status && t->options.transfer) {
     /* A saved global model spares a new process the retraining; without
@@ -571,7 +576,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   snprintf(result->workload_key, sizeof(result->workload_key), "%s", task.key);
   snprintf(result->target, sizeof(result->target), "%s", target);
   task.flops = result->flops = hetc_workload_flops(workload);
-  double peak = task.descriptor ? task.descriptor->peak_gflops_fp32 : 0;
+  double peak = task.descriptor ? hetc_device_peak_gflops(task.descriptor) : 0;
   double best_gflops = 0;
   int64_t best_point = -1;
 

@@ -1,7 +1,7 @@
 /* `hetc tune` end to end: faulty candidates give typed records and the run
  * finishes; a run killed with SIGKILL leaves no worker behind and resumes
  * without measuring anything twice; `hetc compile` then takes the tuned
- * configs. */
+ * configs; the end table's fraction of peak uses the device's kept peak. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -225,11 +225,57 @@ static void tasks_selects_what_is_tuned(void **state) {
   hetc_record_list_free(&list);
 }
 
+/* The end table's line of the one task of `hetc tune` on the fault target,
+ * whose device reports `fresh_peak` GFLOPS this run, up to its fraction of
+ * peak. */
+static void tune_table_line(const char *fresh_peak, const char *records, char *line, size_t size) {
+  char command[4096];
+  snprintf(command, sizeof(command),
+           "HETC_FAULT_PEAK=%s '%s' tune '%s' --targets fault --records '%s' --search grid --trials 1 "
+           "--no-transfer -q 2>/dev/null",
+           fresh_peak, hetc_path, model_path, records);
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  char text[1024];
+  line[0] = 0;
+  /* Up to the peak column: trials and "to 95%" are this run's own. */
+  while (fgets(text, sizeof(text), pipe)) {
+    const char *percent = strchr(text, '%');
+    if (!strncmp(text, "   1  fault ", 12) && percent) snprintf(line, size, "%.*s", (int)(percent - text + 1), text);
+  }
+  assert_int_equal(pclose(pipe), 0);
+  if (!line[0]) fail_msg("no table line for task 1 on fault");
+}
+
+/* The fraction of peak divides by the device's kept peak: a rerun that
+ * measures nothing new but whose device measured a lower peak prints the
+ * same best GFLOPS and fraction, and `hetc plugins` on the store says
+ * where its figure is from. */
+static void the_end_table_uses_the_kept_peak(void **state) {
+  (void)state;
+  char records[512], first[1024], second[1024], command[4096];
+  snprintf(records, sizeof(records), "%s/peaks.sqlite", temp_dir);
+  tune_table_line("4", records, first, sizeof(first));
+  assert_int_equal(count_records(records), 1);
+  tune_table_line("0.5", records, second, sizeof(second));
+  assert_int_equal(count_records(records), 1);
+  assert_string_equal(first, second);
+  double gflops = 0, percent = 0;
+  assert_int_equal(sscanf(first, "   1  fault   fault_conv2d %lf %lf%%", &gflops, &percent), 2);
+  assert_true(gflops > 0 && percent > 0);
+  snprintf(command, sizeof(command),
+           "HETC_FAULT_PEAK=0.5 '%s' plugins --records '%s' 2>/dev/null | grep -qx '  device 0: fault device (cpu), 1 "
+           "compute units, SIMD 1, peak 4.0 GFLOPS fp32 (best of 3 runs; this run 0.5)'",
+           hetc_path, records);
+  assert_int_equal(system(command), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(faults_give_typed_records_and_the_run_finishes),
       cmocka_unit_test(a_killed_run_resumes_without_measuring_twice),
       cmocka_unit_test(tasks_selects_what_is_tuned),
+      cmocka_unit_test(the_end_table_uses_the_kept_peak),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

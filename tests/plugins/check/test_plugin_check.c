@@ -1,6 +1,7 @@
 /* `hetc plugin-check` passes the example_c sample and catches each defect
  * of the broken plugins (broken_plugin.c) with its own message, exiting 1;
- * a crash is reported and the checks after it still run. */
+ * a crash is reported and the checks after it still run; the descriptor
+ * line shows the device's kept peak without writing to the store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "hetc/plugin.h"
+#include "tune/records.h"
 
 /* Runs plugin-check on `plugin` (a path under HETC_CHECK_DIR) and returns
  * its output (static buffer) and exit status. */
@@ -123,11 +125,59 @@ static void missing_file_is_bad_input(void **state) {
   expect_text(out, "no_such_plugin.so: No such file or directory\n");
 }
 
+static void remove_store(const char *path) {
+  const char *suffixes[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; ++i) {
+    char file[600];
+    snprintf(file, sizeof(file), "%s%s", path, suffixes[i]);
+    remove(file);
+  }
+}
+
+/* The peak on the descriptor line is the effective one: with a store that
+ * keeps a higher figure for the sample's fingerprint than it measures, the
+ * line says so; plugin-check only reads the store. */
+static void descriptor_shows_the_kept_peak(void **state) {
+  (void)state;
+  char store[512], fingerprint[512];
+  snprintf(store, sizeof(store), "%s/kept-peak.sqlite", getenv("HETC_CHECK_DIR"));
+  remove_store(store);
+  setenv("HETC_RECORDS", store, 1);
+  int exit_status;
+  const char *out = check("example_c/libhetc_test_plugin_example_c.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 0);
+  const char *line = strstr(out, "PASS  device 0: descriptor: ");
+  assert_non_null(line);
+  const char *fp = strstr(line, ", fingerprint ");
+  assert_non_null(fp);
+  fp += strlen(", fingerprint ");
+  snprintf(fingerprint, sizeof(fingerprint), "%.*s", (int)(strchr(fp, '\n') - fp), fp);
+  assert_null(strstr(line, "best of"));
+
+  hetc_records_t *records = NULL;
+  assert_null(hetc_records_open(store, &records));
+  assert_null(hetc_records_note_peak(records, fingerprint, "example_c", 1e6, NULL));
+  hetc_records_close(records);
+  out = check("example_c/libhetc_test_plugin_example_c.so", "--quick", &exit_status);
+  assert_int_equal(exit_status, 0);
+  expect_line(out, "PASS  device 0: descriptor: ");
+  expect_text(out, ", peak 1000000.0 GFLOPS fp32 (best of 1 run; this run ");
+  hetc_kept_peak_t kept;
+  int found = 0;
+  assert_null(hetc_records_open(store, &records));
+  assert_null(hetc_records_get_peak(records, fingerprint, &kept, &found));
+  hetc_records_close(records);
+  assert_true(found && kept.gflops == 1e6 && kept.runs == 1);
+  unsetenv("HETC_RECORDS");
+  remove_store(store);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sample_passes), cmocka_unit_test(wrong_major),   cmocka_unit_test(bad_descriptor),
       cmocka_unit_test(space_drift),   cmocka_unit_test(crash),         cmocka_unit_test(wrong_numbers),
       cmocka_unit_test(leak),          cmocka_unit_test(missing_file_is_bad_input),
+      cmocka_unit_test(descriptor_shows_the_kept_peak),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
