@@ -73,6 +73,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     default: return cpu_status(HETC_PLUGIN_STATUS_INTERNAL, "cpu: template kind %d", g->kind);
   }
   g->outer = walk_outer(out, g->output_layout);
+  if (g->kind == CPU_T_POOL && cpu_pool_vectorized(wl, g->output_layout)) g->outer *= out->shape[2];
   g->grain = grain_for(g->outer, work * (g->kind == CPU_T_POOL ? wl->kernel[0] * wl->kernel[1] : 1));
   if (out->rank == 4) {
     int64_t b = hpc_layout_block(g->output_layout, out->shape[1]);
@@ -262,7 +263,10 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
     case CPU_T_CONV_WINOGRAD: cpu_gen_conv_ir(g, r); break;
     case CPU_T_DENSE: cpu_gen_dense(g, r); break;
     case CPU_T_SOFTMAX: gen_softmax(g, r); break;
-    case CPU_T_POOL: fn = pool_elem; break;
+    case CPU_T_POOL:
+      if (cpu_pool_vectorized(wl, g->output_layout)) cpu_gen_pool_nchwc(g, r);
+      else fn = pool_elem;
+      break;
     case CPU_T_GLOBAL_POOL: fn = global_pool_elem; break;
     case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;

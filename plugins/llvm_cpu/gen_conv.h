@@ -49,4 +49,10 @@ void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r);   /* gen_im2col.c */
 void cpu_gen_winograd(const cpu_gen_t *g, irb_t *r); /* gen_winograd.c */
 void cpu_gen_dense(const cpu_gen_t *g, irb_t *r);    /* gen_gemm.c */
 
+/* Pooling on NCHW[b]c, b a multiple of 8 (gen_pool.c): whether a pool
+ * kernel reading `layout` is generated there; its outer axis is N x CB x
+ * OH. */
+int cpu_pool_vectorized(const hetc_plugin_workload_t *wl, hetc_plugin_layout_t layout);
+void cpu_gen_pool_nchwc(const cpu_gen_t *g, irb_t *r);
+
 #endif /* HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_ */
