@@ -3,7 +3,9 @@
  *
  * Compiler: HETC_VEC_CC (default "cc", may carry arguments, e.g.
  * "ccache gcc"); flags: HETC_VEC_CFLAGS (default "-O3 -march=native
- * -fopenmp"), always followed by -shared -fPIC and, at link, -lm.
+ * -fopenmp-simd": the kernels' `#pragma omp simd` hints without an OpenMP
+ * runtime, since their parallel loops run on the host's pool, emit.c),
+ * always followed by -shared -fPIC and, at link, -lm.
  * Disk cache: ${XDG_CACHE_HOME:-$HOME/.cache}/hetc/vec/<key>.so where key is
  * the FNV-1a 64 hash of the source seeded with a hash of the compiler
  * command, its version and the CPU model (-march=native code is only valid
@@ -13,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@
 
 extern char **environ;
 
-#define DEFAULT_CFLAGS "-O3 -march=native -fopenmp"
+#define DEFAULT_CFLAGS "-O3 -march=native -fopenmp-simd"
 /* Zero-reference objects kept loaded beyond this many are unloaded. */
 #define MAX_OBJECTS 256
 /* Compiler output kept in a BUILD_FAILED message. */
@@ -354,15 +355,6 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   return s;
 }
 
-/* Keeps the OpenMP runtime loaded for good: unloading the last kernel
- * would otherwise unload libgomp under its idle worker threads. */
-static void pin_runtime(const char *path) {
-  static atomic_int pinned;
-  if (atomic_exchange(&pinned, 1)) return;
-  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  (void)handle; /* deliberately never closed */
-}
-
 static hetc_plugin_status_t load(const char *path, const char *symbol, int32_t fail_code,
                                  void **out_handle, void **out_symbol) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -375,7 +367,6 @@ static hetc_plugin_status_t load(const char *path, const char *symbol, int32_t f
     dlclose(handle);
     return vec_status(fail_code, "vec: %s has no symbol %s", path, symbol);
   }
-  pin_runtime(path);
   *out_handle = handle;
   *out_symbol = fn;
   return NULL;
@@ -393,7 +384,6 @@ static int try_load(const char *path, const char *symbol, void **out_handle,
     dlclose(handle);
     return 0;
   }
-  pin_runtime(path);
   *out_handle = handle;
   *out_symbol = fn;
   return 1;

@@ -1,8 +1,9 @@
 /* conv2d templates: plain NCHW direct convolution and NCHW[x]c direct
  * convolution with the innermost loop over the output channel block.
  *
- * Both emit one function over fixed shapes (every extent is a constant the
- * compiler sees), OpenMP on the fused coarse axis, the epilogue (bias,
+ * Both emit one body over fixed shapes (every extent is a constant the
+ * compiler sees) for a range of the fused coarse axis, which the entry
+ * runs through the caller's parallel_for (emit.c), the epilogue (bias,
  * residual, activation) applied while the output is written. Padding never
  * appears as a test in the innermost loop: the valid output column range
  * of each kernel column is precomputed (OWLO/OWHI), rows are skipped at the
@@ -80,6 +81,13 @@ static double sum_valid_rows(const conv_geom_t *g) {
   return total;
 }
 
+/* Multiply-adds of the whole convolution, each output reading `per_output`
+ * channels (for the grain of the parallel loop). */
+static double conv_macs(const conv_geom_t *g, int64_t per_output) {
+  return (double)g->N * (double)g->K * (double)g->OH * (double)g->OW * (double)per_output *
+         (double)g->KH * (double)g->KW;
+}
+
 static void emit_consts(hpc_strbuf_t *s, const conv_geom_t *g) {
   hpc_strbuf_line(s, 1,
                   "const long N = %lld, C = %lld, H = %lld, W = %lld, K = %lld,"
@@ -108,19 +116,18 @@ static void emit_ow_tables(hpc_strbuf_t *s, const conv_geom_t *g) {
   hpc_strbuf_line(s, 1, "(void)OWLO; (void)OWHI;");
 }
 
-/* The parallel loop head: t over N*OUTER (parallel 0) or N*OUTER*OH
- * (parallel 1), decomposed into n, `outer` and (for 1) oh. Returns the
- * indent of the body and leaves an OH loop open for parallel 0. */
+/* The parallel loop head: t over the body's range [t0, t1) of N*OUTER
+ * (parallel 0) or N*OUTER*OH (parallel 1), decomposed into n, `outer` and
+ * (for 1) oh. Returns the indent of the body. */
 static int emit_parallel_head(hpc_strbuf_t *s, int64_t parallel,
                               const char *outer, const char *outer_count) {
-  hpc_strbuf_line(s, 0, "#pragma omp parallel for num_threads(threads) schedule(static)");
   if (parallel) {
-    hpc_strbuf_line(s, 1, "for (long t = 0; t < N * %s * OH; ++t) {", outer_count);
+    hpc_strbuf_line(s, 1, "for (long t = t0; t < t1; ++t) {");
     hpc_strbuf_line(s, 2, "const long n = t / (%s * OH), %s = (t / OH) %% %s, oh = t %% OH;",
                     outer_count, outer, outer_count);
     return 2;
   }
-  hpc_strbuf_line(s, 1, "for (long t = 0; t < N * %s; ++t) {", outer_count);
+  hpc_strbuf_line(s, 1, "for (long t = t0; t < t1; ++t) {");
   hpc_strbuf_line(s, 2, "const long n = t / %s, %s = t %% %s;", outer_count, outer,
                   outer_count);
   return 2;
@@ -189,12 +196,12 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 
   hpc_strbuf_t *s = &e->src;
   vec_emit_preamble(e, ep->activation);
-  hpc_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
+  vec_emit_body_open(e);
   emit_conv_args(e);
   emit_consts(s, &g);
   hpc_strbuf_line(s, 1, "const long CG = %lld, KG = %lld; /* per group */",
                   (long long)CG, (long long)KG);
-  hpc_strbuf_line(s, 1, "(void)DW; (void)PL;");
+  hpc_strbuf_line(s, 1, "(void)N; (void)DW; (void)PL;");
   if (row && !unroll) emit_ow_tables(s, &g);
   int ind = emit_parallel_head(s, e->cfg.parallel, "k", "K");
   hpc_strbuf_line(s, ind, "const long g = k / KG;");
@@ -279,7 +286,8 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
   }
   if (!e->cfg.parallel) hpc_strbuf_line(s, --ind, "}");
   hpc_strbuf_line(s, 1, "}");
-  hpc_strbuf_line(s, 0, "}");
+  const int64_t count = g.N * g.K * (e->cfg.parallel ? g.OH : 1);
+  vec_emit_body_close(e, count, conv_macs(&g, CG) / (double)count);
   return NULL;
 }
 
@@ -558,7 +566,7 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
 
   hpc_strbuf_t *s = &e->src;
   vec_emit_preamble(e, ep->activation);
-  hpc_strbuf_line(s, 0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
+  vec_emit_body_open(e);
   emit_conv_args(e);
   emit_consts(s, &g);
   hpc_strbuf_line(s, 1,
@@ -566,7 +574,7 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
                   " OWT = %lld;",
                   (long long)ICBN, (long long)OCBN, (long long)ICB, (long long)OCB,
                   (long long)ICL, (long long)OWT);
-  hpc_strbuf_line(s, 1, "(void)ICB; (void)ICL; (void)ICBN; (void)C; (void)K;");
+  hpc_strbuf_line(s, 1, "(void)N; (void)ICB; (void)ICL; (void)ICBN; (void)C; (void)K;");
   if (!unroll) emit_ow_tables(s, &g);
   const double pixels_rows = (double)g.N * (double)OCB; /* per output row */
   const double taps_rows = sum_valid_rows(&g);
@@ -643,6 +651,7 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
   hpc_strbuf_line(s, e->cfg.parallel ? 2 : 3, "}");
   if (!e->cfg.parallel) hpc_strbuf_line(s, 2, "}");
   hpc_strbuf_line(s, 1, "}");
-  hpc_strbuf_line(s, 0, "}");
+  const int64_t count = g.N * OCB * (e->cfg.parallel ? g.OH : 1);
+  vec_emit_body_close(e, count, conv_macs(&g, depthwise ? 1 : g.C) / (double)count);
   return NULL;
 }

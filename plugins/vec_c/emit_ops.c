@@ -32,12 +32,17 @@ static hetc_plugin_layout_t normalized(hetc_plugin_layout_t l) {
   return l;
 }
 
+/* The preamble and the kernel's first (usually only) parallel body. */
 static void begin_kernel(vec_emit_t *e, int32_t activation) {
   vec_emit_preamble(e, activation);
-  L(0, "void HETC_VEC_KERNEL(float *const *args, int threads) {");
+  vec_emit_body_open(e);
 }
 
-static void end_kernel(vec_emit_t *e) { L(0, "}"); }
+/* Closes the body: its loop has `count` iterations of `work` element
+ * operations each (emit.c sizes the grain by it). */
+static void end_kernel(vec_emit_t *e, int64_t count, double work) {
+  vec_emit_body_close(e, count, work);
+}
 
 /* ------------------------------------------------------------------------ */
 
@@ -61,9 +66,8 @@ hetc_plugin_status_t vec_emit_dense(vec_emit_t *e) {
   vec_emit_arg(e, "wt", index++, 0);
   if (ep->has_bias) vec_emit_arg(e, "bias", index++, 0);
   vec_emit_arg(e, "out", index++, 1);
-  L(1, "const long N = %lld, K = %lld, U = %lld;", ll(N), ll(K), ll(U));
-  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-  L(1, "for (long t = 0; t < N * U; ++t) {");
+  L(1, "const long N = %lld, K = %lld, U = %lld; (void)N;", ll(N), ll(K), ll(U));
+  L(1, "for (long t = t0; t < t1; ++t) {");
   L(2, "const long n = t / U, u = t %% U;");
   L(2, "const float *restrict x = in + n * K;");
   L(2, "const float *restrict w = wt + u * K;");
@@ -74,7 +78,7 @@ hetc_plugin_status_t vec_emit_dense(vec_emit_t *e) {
     ep->has_residual ? " + res[t]" : "");
   L(2, "out[t] = %s;", ep->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
   L(1, "}");
-  end_kernel(e);
+  end_kernel(e, N * U, (double)K);
   vec_emit_stat(e, (double)K, (double)(N * U));
   return NULL;
 }
@@ -104,7 +108,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     ll(N), ll(C), ll(H), ll(W), ll(OH), ll(OW));
   L(1, "const long KH = %lld, KW = %lld, SH = %lld, SW = %lld, PT = %lld, PL = %lld;",
     ll(KH), ll(KW), ll(SH), ll(SW), ll(PT), ll(PL));
-  L(1, "const long B = %lld, CB = %lld; (void)B; (void)C; (void)CB;", ll(B), ll(CB));
+  L(1, "const long B = %lld, CB = %lld; (void)N; (void)B; (void)C; (void)CB;", ll(B), ll(CB));
   if (!is_max) {
     /* PyTorch's divisor factorises into a row and a column count: the
      * window clipped to the padded input (count_include_pad) or to the
@@ -153,8 +157,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     for (int64_t kw = 0; kw < KW; ++kw)
       hpc_strbuf_printf(&e->src, "%s%lld", kw ? ", " : "", ll(hi[kw]));
     hpc_strbuf_printf(&e->src, "};\n");
-    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-    L(1, "for (long t = 0; t < N * C * OH; ++t) {");
+    L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const long nc = t / OH, oh = t %% OH;");
     L(2, "const float *restrict plane = in + nc * H * W;");
     L(2, "float *restrict orow = out + t * OW;");
@@ -177,14 +180,14 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     if (!is_max)
       L(2, "for (long ow = 0; ow < OW; ++ow) orow[ow] = orow[ow] / (DIVH[oh] * DIVW[ow]);");
     L(1, "}");
+    end_kernel(e, N * C * OH, (double)(OW * KH * KW));
     double rows = (double)(N * C);
     vec_emit_stat(e, (double)OW, rows * (double)OH * (is_max ? 1 : 2));
     for (int64_t kw = 0; kw < KW; ++kw)
       vec_emit_stat(e, (double)(hi[kw] - lo[kw]), rows * valid_rows);
   } else {
     /* Blocked: innermost over the channel block. */
-    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-    L(1, "for (long t = 0; t < N * CB * OH; ++t) {");
+    L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const long ncb = t / OH, oh = t %% OH;");
     L(2, "const float *restrict plane = in + ncb * H * W * B;");
     L(2, "float *restrict orow = out + t * OW * B;");
@@ -213,6 +216,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     }
     L(2, "}");
     L(1, "}");
+    end_kernel(e, N * CB * OH, (double)(OW * B * KH * KW));
     double pixels = (double)(N * CB * OH * OW);
     double valid_cols = 0;
     for (int64_t ow = 0; ow < OW; ++ow)
@@ -223,7 +227,6 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
     vec_emit_stat(e, (double)B, pixels * (is_max ? 1 : 2));
     vec_emit_stat(e, (double)B, (double)(N * CB) * valid_rows * valid_cols);
   }
-  end_kernel(e);
   return NULL;
 }
 
@@ -241,9 +244,9 @@ hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e) {
   begin_kernel(e, HETC_PLUGIN_ACT_NONE);
   vec_emit_arg(e, "in", 0, 0);
   vec_emit_arg(e, "out", 1, 1);
-  L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld;", ll(N), ll(CB), ll(B), ll(P));
-  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-  L(1, "for (long t = 0; t < N * CB; ++t) {");
+  L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld; (void)N; (void)CB;", ll(N), ll(CB),
+    ll(B), ll(P));
+  L(1, "for (long t = t0; t < t1; ++t) {");
   L(2, "const float *restrict x = in + t * P * B;");
   if (B == 1) {
     L(2, "float s = 0.f;");
@@ -263,7 +266,7 @@ hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e) {
     vec_emit_stat(e, (double)B, (double)(N * CB) * (double)(P + 2));
   }
   L(1, "}");
-  end_kernel(e);
+  end_kernel(e, N * CB, (double)(P * B));
   return NULL;
 }
 
@@ -292,28 +295,31 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     begin_kernel(e, wl->activation);
     vec_emit_arg(e, "in", 0, 0);
     vec_emit_arg(e, "out", 1, 1);
-    L(1, "const long P = %lld;", ll(P));
-    L(0, "#pragma omp parallel for simd num_threads(threads) schedule(static)");
-    L(1, "for (long i = 0; i < P; ++i) {");
+    L(1, "const long P = %lld; (void)P;", ll(P));
+    L(0, "#pragma omp simd");
+    L(1, "for (long i = t0; i < t1; ++i) {");
     L(2, "const float v = in[i];");
     L(2, "out[i] = %s;", wl->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
     L(1, "}");
+    end_kernel(e, P, 1);
     vec_emit_stat(e, (double)P, 1);
     if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
         wl->activation == HETC_PLUGIN_ACT_SIGMOID && a->shape[1] % layout.block) {
       /* sigmoid(0) != 0: put the padding channels back to zero. */
       const int64_t B = layout.block, CB = hpc_ceil_div(a->shape[1], B);
       const int64_t CL = a->shape[1] - (CB - 1) * B, HW = a->shape[2] * a->shape[3];
-      L(1, "const long NT = %lld, HW = %lld, CB = %lld, B = %lld;", ll(a->shape[0]),
+      /* A second body, after the first has written every element. */
+      vec_emit_body_open(e);
+      vec_emit_arg(e, "out", 1, 1);
+      L(1, "const long NT = %lld, HW = %lld, CB = %lld, B = %lld; (void)NT;", ll(a->shape[0]),
         ll(HW), ll(CB), ll(B));
-      L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-      L(1, "for (long t = 0; t < NT * HW; ++t) {");
+      L(1, "for (long t = t0; t < t1; ++t) {");
       L(2, "float *restrict o = out + (((t / HW) * CB + CB - 1) * HW + t %% HW) * B;");
       L(2, "for (long c = %lld; c < B; ++c) o[c] = 0.f;", ll(CL));
       L(1, "}");
+      end_kernel(e, a->shape[0] * HW, (double)(B - CL));
       vec_emit_stat(e, (double)(B - CL), (double)(a->shape[0] * HW));
     }
-    end_kernel(e);
     return NULL;
   }
 
@@ -330,10 +336,10 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     vec_emit_arg(e, "a", 0, 0);
     vec_emit_arg(e, "b", 1, 0);
     vec_emit_arg(e, "out", 2, 1);
-    L(1, "const long P = %lld;", ll(P));
-    L(0, "#pragma omp parallel for simd num_threads(threads) schedule(static)");
-    L(1, "for (long i = 0; i < P; ++i) out[i] = a[i] %s b[i];", op);
-    end_kernel(e);
+    L(1, "const long P = %lld; (void)P;", ll(P));
+    L(0, "#pragma omp simd");
+    L(1, "for (long i = t0; i < t1; ++i) out[i] = a[i] %s b[i];", op);
+    end_kernel(e, P, 1);
     vec_emit_stat(e, (double)P, 1);
     return NULL;
   }
@@ -371,9 +377,8 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   vec_emit_arg(e, "a", 0, 0);
   vec_emit_arg(e, "b", 1, 0);
   vec_emit_arg(e, "out", 2, 1);
-  L(1, "const long OUTER = %lld, INNER = %lld;", ll(outer), ll(inner));
-  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-  L(1, "for (long t = 0; t < OUTER; ++t) {");
+  L(1, "const long OUTER = %lld, INNER = %lld; (void)OUTER;", ll(outer), ll(inner));
+  L(1, "for (long t = t0; t < t1; ++t) {");
   L(2, "long r = t, boff = 0;");
   for (int32_t j = groups - 1; j >= 0; --j) {
     if (bstride[j]) L(2, "boff += (r %% %lld) * %lld;", ll(ext[j]), ll(bstride[j]));
@@ -392,7 +397,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     L(2, "for (long i = 0; i < INNER; ++i) po[i] = pa[i] %s pb[i];", op);
   }
   L(1, "}");
-  end_kernel(e);
+  end_kernel(e, outer, (double)inner);
   vec_emit_stat(e, (double)inner, (double)outer);
   return NULL;
 }
@@ -409,9 +414,8 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e) {
   begin_kernel(e, HETC_PLUGIN_ACT_NONE);
   vec_emit_arg(e, "in", 0, 0);
   vec_emit_arg(e, "out", 1, 1);
-  L(1, "const long O = %lld, A = %lld, I = %lld;", ll(outer), ll(extent), ll(inner));
-  L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-  L(1, "for (long t = 0; t < O * I; ++t) {");
+  L(1, "const long O = %lld, A = %lld, I = %lld; (void)O;", ll(outer), ll(extent), ll(inner));
+  L(1, "for (long t = t0; t < t1; ++t) {");
   L(2, "const long o = t / I, i = t %% I;");
   L(2, "const float *restrict x = in + o * A * I + i;");
   L(2, "float *restrict y = out + o * A * I + i;");
@@ -427,7 +431,7 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e) {
   L(0, "#pragma omp simd");
   L(2, "for (long a = 0; a < A; ++a) y[a * I] *= r;");
   L(1, "}");
-  end_kernel(e);
+  end_kernel(e, outer * inner, 3.0 * (double)extent);
   vec_emit_stat(e, (double)extent, 3.0 * (double)(outer * inner));
   return NULL;
 }
@@ -456,31 +460,58 @@ hetc_plugin_status_t vec_emit_concat(vec_emit_t *e) {
   int64_t outer = 1, inner = 1;
   for (int32_t i = 0; i < wl->axis; ++i) outer *= out->shape[i];
   for (int32_t i = wl->axis + 1; i < out->rank; ++i) inner *= out->shape[i];
-  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
-  char name[16];
-  for (int32_t j = 0; j < wl->num_inputs; ++j) {
-    snprintf(name, sizeof(name), "in%d", j);
-    vec_emit_arg(e, name, j, 0);
-  }
-  vec_emit_arg(e, "out", wl->num_inputs, 1);
   const int64_t row = out->shape[wl->axis] * inner;
-  L(1, "const long OUTER = %lld, ROW = %lld;", ll(outer), ll(row));
-  /* Few outer rows: parallelise each copy instead. */
-  const int outer_parallel = outer >= 16;
-  if (outer_parallel) L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-  L(1, "for (long o = 0; o < OUTER; ++o) {");
-  L(2, "float *restrict po = out + o * ROW;");
+  if (outer >= 16) {
+    /* One parallel loop over the outer rows, each copying every input's
+     * chunk. */
+    begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+    char name[16];
+    for (int32_t j = 0; j < wl->num_inputs; ++j) {
+      snprintf(name, sizeof(name), "in%d", j);
+      vec_emit_arg(e, name, j, 0);
+    }
+    vec_emit_arg(e, "out", wl->num_inputs, 1);
+    L(1, "const long OUTER = %lld, ROW = %lld; (void)OUTER;", ll(outer), ll(row));
+    L(1, "for (long o = t0; o < t1; ++o) {");
+    L(2, "float *restrict po = out + o * ROW;");
+    int64_t at = 0;
+    for (int32_t j = 0; j < wl->num_inputs; ++j) {
+      const int64_t chunk = wl->inputs[j].shape[wl->axis] * inner;
+      L(2, "{ const float *restrict p = in%d + o * %lld;", j, ll(chunk));
+      L(0, "#pragma omp simd");
+      L(3, "for (long i = 0; i < %lld; ++i) po[%lld + i] = p[i]; }", ll(chunk), ll(at));
+      vec_emit_stat(e, (double)chunk, (double)outer);
+      at += chunk;
+    }
+    L(1, "}");
+    end_kernel(e, outer, (double)row);
+    return NULL;
+  }
+  /* Few outer rows: each input's copy is a parallel loop of its own over
+   * its OUTER x CHUNK elements, one body per input, run one after the
+   * other. */
+  vec_emit_preamble(e, HETC_PLUGIN_ACT_NONE);
   int64_t at = 0;
   for (int32_t j = 0; j < wl->num_inputs; ++j) {
     const int64_t chunk = wl->inputs[j].shape[wl->axis] * inner;
-    L(2, "{ const float *restrict p = in%d + o * %lld;", j, ll(chunk));
-    L(0, "#pragma omp %s", outer_parallel ? "simd" : "parallel for simd schedule(static)");
-    L(3, "for (long i = 0; i < %lld; ++i) po[%lld + i] = p[i]; }", ll(chunk), ll(at));
+    vec_emit_body_open(e);
+    vec_emit_arg(e, "in", j, 0);
+    vec_emit_arg(e, "out", wl->num_inputs, 1);
+    L(1, "const long ROW = %lld, CHUNK = %lld, AT = %lld; /* input %d */", ll(row), ll(chunk),
+      ll(at), (int)j);
+    L(1, "for (long t = t0; t < t1;) {");
+    L(2, "const long o = t / CHUNK, i0 = t %% CHUNK;");
+    L(2, "const long n = CHUNK - i0 < t1 - t ? CHUNK - i0 : t1 - t;");
+    L(2, "const float *restrict p = in + o * CHUNK + i0;");
+    L(2, "float *restrict po = out + o * ROW + AT + i0;");
+    L(0, "#pragma omp simd");
+    L(2, "for (long i = 0; i < n; ++i) po[i] = p[i];");
+    L(2, "t += n;");
+    L(1, "}");
+    end_kernel(e, outer * chunk, 1);
     vec_emit_stat(e, (double)chunk, (double)outer);
     at += chunk;
   }
-  L(1, "}");
-  end_kernel(e);
   return NULL;
 }
 
@@ -502,28 +533,29 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
   if (B == 1) {
     int64_t outer = t->shape[0], inner = 1;
     for (int32_t i = 2; i < t->rank; ++i) inner *= t->shape[i];
-    L(1, "const long O = %lld, C = %lld, I = %lld; (void)I;", ll(outer), ll(C), ll(inner));
-    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
+    L(1, "const long O = %lld, C = %lld, I = %lld; (void)O; (void)I;", ll(outer), ll(C),
+      ll(inner));
     if (inner == 1) {
-      L(1, "for (long o = 0; o < O; ++o) {");
+      L(1, "for (long o = t0; o < t1; ++o) {");
       L(0, "#pragma omp simd");
       L(2, "for (long c = 0; c < C; ++c) out[o * C + c] = in[o * C + c] + bias[c];");
       L(1, "}");
+      end_kernel(e, outer, (double)C);
       vec_emit_stat(e, (double)C, (double)outer);
     } else {
-      L(1, "for (long t = 0; t < O * C; ++t) {");
+      L(1, "for (long t = t0; t < t1; ++t) {");
       L(2, "const float bv = bias[t %% C];");
       L(0, "#pragma omp simd");
       L(2, "for (long i = 0; i < I; ++i) out[t * I + i] = in[t * I + i] + bv;");
       L(1, "}");
+      end_kernel(e, outer * C, (double)inner);
       vec_emit_stat(e, (double)inner, (double)(outer * C));
     }
   } else {
     const int64_t CB = hpc_ceil_div(C, B), P = t->shape[2] * t->shape[3];
-    L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld;", ll(t->shape[0]), ll(CB),
+    L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld; (void)N;", ll(t->shape[0]), ll(CB),
       ll(B), ll(P));
-    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-    L(1, "for (long t = 0; t < N * CB; ++t) {");
+    L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const float *restrict bp = bias + (t %% CB) * B;");
     L(2, "const float *restrict x = in + t * P * B;");
     L(2, "float *restrict y = out + t * P * B;");
@@ -531,9 +563,9 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
     L(0, "#pragma omp simd");
     L(3, "for (long c = 0; c < B; ++c) y[p * B + c] = x[p * B + c] + bp[c];");
     L(1, "}");
+    end_kernel(e, t->shape[0] * CB, (double)(P * B));
     vec_emit_stat(e, (double)B, (double)(t->shape[0] * CB * P));
   }
-  end_kernel(e);
   return NULL;
 }
 
@@ -573,9 +605,10 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
   if ((same && hpc_layout_equal(li, lo)) || (in_rm && out_rm)) {
     /* Nothing moves: a reshape between row-major tensors or the identity. */
     const int64_t P = hpc_physical_count(in, li);
-    L(1, "const long P = %lld;", ll(P));
-    L(0, "#pragma omp parallel for simd num_threads(threads) schedule(static)");
-    L(1, "for (long i = 0; i < P; ++i) out[i] = in[i];");
+    L(1, "const long P = %lld; (void)P;", ll(P));
+    L(0, "#pragma omp simd");
+    L(1, "for (long i = t0; i < t1; ++i) out[i] = in[i];");
+    end_kernel(e, P, 1);
     vec_emit_stat(e, (double)P, 1);
   } else if (out_rm) {
     /* Input is 4-d blocked; walk it in logical order, which is the
@@ -583,14 +616,14 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
     const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2], W = in->shape[3];
     const int64_t bi = hpc_layout_block(li, C);
     offset_expr(src, sizeof(src), bi, C, H, W, "n", "c", "h", "w");
-    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-    L(1, "for (long t = 0; t < %lld; ++t) {", ll(N * C * H));
+    L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const long n = t / %lld, c = (t / %lld) %% %lld, h = t %% %lld;", ll(C * H), ll(H),
       ll(C), ll(H));
     L(2, "float *restrict y = out + t * %lld;", ll(W));
     L(0, "#pragma omp simd");
     L(2, "for (long w = 0; w < %lld; ++w) y[w] = in[%s];", ll(W), src);
     L(1, "}");
+    end_kernel(e, N * C * H, (double)W);
     vec_emit_stat(e, (double)W, (double)(N * C * H));
   } else {
     /* Output is 4-d blocked: innermost over its channel block. */
@@ -613,8 +646,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
       snprintf(wi, sizeof(wi), "FLAT(n, c, h, w) %% %lld", ll(Wi));
       offset_expr(src, sizeof(src), hpc_layout_block(li, Ci), Ci, Hi, Wi, ni, ci, hi, wi);
     }
-    L(0, "#pragma omp parallel for num_threads(threads) schedule(static)");
-    L(1, "for (long t = 0; t < %lld; ++t) {", ll(N * CBo * H));
+    L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const long n = t / %lld, cb = (t / %lld) %% %lld, h = t %% %lld;", ll(CBo * H),
       ll(H), ll(CBo), ll(H));
     L(2, "float *restrict y = out + t * %lld;", ll(W * bo));
@@ -629,8 +661,8 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
     L(3, "}");
     L(2, "}");
     L(1, "}");
+    end_kernel(e, N * CBo * H, (double)(W * bo));
     vec_emit_stat(e, (double)bo, (double)(N * CBo * H * W));
   }
-  end_kernel(e);
   return NULL;
 }

@@ -382,6 +382,13 @@ static hetc_plugin_status_t gather_args(const hetc_plugin_artifact_t *a,
   return NULL;
 }
 
+/* The runtime a kernel runs on: the host's pool (emit.c, vec.h). The
+ * thread count is read at each call, so kernels follow the user's setting. */
+static vec_rt_t host_runtime(void) {
+  vec_rt_t rt = {vec_host->parallel_for, vec_host->thread_count()};
+  return rt;
+}
+
 static hetc_plugin_status_t vec_run(hetc_plugin_instance_t *instance,
                                     const hetc_plugin_artifact_t *artifact,
                                     hetc_plugin_buffer_t *const *args, int32_t num_args) {
@@ -389,7 +396,8 @@ static hetc_plugin_status_t vec_run(hetc_plugin_instance_t *instance,
   float *pointers[VEC_MAX_INPUTS + 3];
   hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
   if (s) return s;
-  artifact->fn(pointers, vec_host->thread_count());
+  const vec_rt_t rt = host_runtime();
+  artifact->fn(pointers, &rt);
   return NULL;
 }
 
@@ -410,11 +418,12 @@ static hetc_plugin_status_t vec_time(hetc_plugin_instance_t *instance,
   float *pointers[VEC_MAX_INPUTS + 3];
   hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
   if (s) return s;
-  /* One untimed run: starts the OpenMP team and warms the caches. */
-  artifact->fn(pointers, vec_host->thread_count());
+  /* One untimed run: wakes the pool's workers and warms the caches. */
+  const vec_rt_t rt = host_runtime();
+  artifact->fn(pointers, &rt);
   for (int32_t r = 0; r < repeat; ++r) {
     double t0 = now_seconds();
-    for (int32_t i = 0; i < number; ++i) artifact->fn(pointers, vec_host->thread_count());
+    for (int32_t i = 0; i < number; ++i) artifact->fn(pointers, &rt);
     out_seconds[r] = (now_seconds() - t0) / number;
   }
   return NULL;
@@ -492,6 +501,22 @@ static hetc_plugin_status_t vec_artifact_emit(hetc_plugin_instance_t *instance,
   return s;
 }
 
+/* Why a packaged source is not the one this plugin emits. A package made
+ * before 0.2.0, whose kernels were OpenMP functions of a thread count, gets
+ * its own message; the advice to recompile is the same for both. */
+static hetc_plugin_status_t stale_source_status(const char *c_path, const char *packaged) {
+  if (strstr(packaged, "HETC_VEC_KERNEL(float *const *args, int threads)"))
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                      "vec: %s was emitted by an older vec plugin (before 0.2.0: an OpenMP "
+                      "kernel taking a thread count, not hetc's thread pool); "
+                      "recompile the package with this hetc",
+                      c_path);
+  return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                    "vec: %s was emitted for another workload, template, config or plugin "
+                    "version; recompile the package",
+                    c_path);
+}
+
 static hetc_plugin_status_t vec_artifact_load(hetc_plugin_instance_t *instance,
                                               int32_t device_index,
                                               const hetc_plugin_workload_t *workload,
@@ -516,10 +541,7 @@ static hetc_plugin_status_t vec_artifact_load(hetc_plugin_instance_t *instance,
       s = vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: cannot read %s (missing from the package?)",
                      c_path);
     else if (length != a->source_length || memcmp(packaged, a->source, length) != 0)
-      s = vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                     "vec: %s was emitted for another workload, template, config or "
-                     "plugin version",
-                     c_path);
+      s = stale_source_status(c_path, packaged);
     free(packaged);
   }
   if (!s) {
@@ -547,8 +569,9 @@ static const hetc_plugin_t vec_plugin = {
     .name = VEC_PLUGIN_NAME,
     .vendor = "hetc",
     .version = VEC_PLUGIN_VERSION,
-    .description = "C emitter for vector multicores: plain C with OpenMP and long "
-                   "NCHW[x]c channel-block inner loops, built by the host C compiler",
+    .description = "C emitter for vector multicores: plain C with long NCHW[x]c "
+                   "channel-block inner loops, built by the host C compiler, run on "
+                   "the host's thread pool",
     .probe = vec_probe,
     .instance_create = vec_instance_create,
     .instance_destroy = vec_instance_destroy,

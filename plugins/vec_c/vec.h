@@ -22,12 +22,18 @@
 #ifndef VEC_PLUGIN_NAME /* overridden by a test build */
 #define VEC_PLUGIN_NAME "vec"
 #endif
-#define VEC_PLUGIN_VERSION "0.1.0"
+/* 0.2.0: kernels run on the host's thread pool (emit.c); 0.1.0's took an
+ * OpenMP thread count. */
+#define VEC_PLUGIN_VERSION "0.2.0"
 /* The one function every emitted kernel exports (a vendor may rename it by
- * compiling with -DHETC_VEC_KERNEL=name). */
-#define VEC_KERNEL_SYMBOL "hetc_vec_kernel"
+ * compiling with -DHETC_VEC_KERNEL=name). Named for its signature: the
+ * objects of 0.1.0 packages export hetc_vec_kernel(float *const *, int), so
+ * none of them is ever called with the new arguments. */
+#define VEC_KERNEL_SYMBOL "hetc_vec_kernel_v2"
 /* Activation inputs an op may have (concat takes up to 64). */
 #define VEC_MAX_INPUTS 64
+/* Outlined parallel bodies a kernel may have (concat: one per input). */
+#define VEC_MAX_BODIES (VEC_MAX_INPUTS + 2)
 
 /* The host table handed to hetc_plugin_query; services for every file. */
 extern const hetc_plugin_host_t *vec_host;
@@ -143,6 +149,12 @@ typedef struct vec_emit_t {
    * innermost loop instances (static: computed from the shapes). */
   double inner_iterations;
   double inner_loops;
+  /* The outlined parallel bodies, run by the entry in this order: body i
+   * over [0, body_count[i]) in chunks of at least body_grain[i]. */
+  int32_t num_bodies;
+  int body_open;
+  int64_t body_count[VEC_MAX_BODIES];
+  int64_t body_grain[VEC_MAX_BODIES];
 } vec_emit_t;
 
 /* Emits the kernel for e->wl / e->kind / e->cfg and fills the boundary. */
@@ -157,6 +169,20 @@ void vec_emit_preamble(vec_emit_t *e, int32_t activation);
 const char *vec_act_expr(int32_t activation);
 /* Emits "const float *restrict NAME = args[I];" lines. */
 void vec_emit_arg(vec_emit_t *e, const char *name, int index, int is_output);
+/* Opens the next outlined parallel body: a static function over the range
+ * [t0, t1) of its parallel loop's iterations, with `args` bound from its
+ * context. The emitter then declares the arguments and constants it uses
+ * and writes the loop as "for (long t = t0; t < t1; ++t)". */
+void vec_emit_body_open(vec_emit_t *e);
+/* Closes the body. The entry runs it over [0, count) in chunks of at least
+ * the grain that gives a chunk about VEC_CHUNK_WORK of `work` (inner-loop
+ * element operations per iteration), so that a small loop runs on the
+ * calling thread alone. */
+void vec_emit_body_close(vec_emit_t *e, int64_t count, double work);
+/* Element operations below which a parallel loop is not split. */
+#define VEC_CHUNK_WORK 16384.0
+/* The exported entry: every body in order through rt->parallel_for. */
+void vec_emit_entry(vec_emit_t *e);
 
 hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e);
 /* The NCHWc loop orders (rows of 5 axes: icb, kh, kw, ic, ow) into
@@ -202,10 +228,18 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
 /* Compiler, object cache, loading (compile.c)                              */
 /* ------------------------------------------------------------------------ */
 
-/* A compiled kernel. `threads` sizes its OpenMP parallel regions: the
- * host's thread_count(), so kernels follow the user's setting and never
- * oversubscribe the cores. */
-typedef void (*vec_kernel_fn_t)(float *const *args, int threads);
+/* The parallel runtime a kernel is called with; emitted kernels declare the
+ * same struct as hetc_vec_rt_t (emit.c). The plugin passes the host's
+ * parallel_for and thread_count(), so vec's kernels run on hetc's one pool
+ * of hot workers, as every CPU backend's do. */
+typedef struct vec_rt_t {
+  void (*parallel_for)(int64_t count, int64_t grain, hetc_plugin_parallel_body_fn_t body,
+                       void *ctx);
+  int32_t threads;
+} vec_rt_t;
+
+/* A compiled kernel (VEC_KERNEL_SYMBOL). */
+typedef void (*vec_kernel_fn_t)(float *const *args, const vec_rt_t *rt);
 
 /* A loaded shared object. Reference counted; owned by the toolchain. */
 typedef struct vec_object_t {
@@ -220,7 +254,7 @@ typedef struct vec_object_t {
 typedef struct vec_toolchain_t {
   char **argv;        /* compiler and flags, NULL-terminated; owned */
   int32_t argc;
-  char *command_text; /* "cc -O3 -march=native -fopenmp -shared -fPIC" */
+  char *command_text; /* "cc -O3 -march=native -fopenmp-simd -shared -fPIC" */
   char *version;      /* compiler identity, e.g. "gcc-12.2.0" */
   char *cache_dir;    /* on-disk cache, or NULL when unusable */
   uint64_t key_seed;  /* hash of compiler, flags, version and CPU */
@@ -273,7 +307,8 @@ typedef struct vec_device_t {
   char *cpu_model;
 } vec_device_t;
 
-/* Fills the descriptor; measures peak GFLOPS with a compiled FMA loop. */
+/* Fills the descriptor; measures peak GFLOPS with a compiled FMA loop on
+ * the host's thread pool. */
 hetc_plugin_status_t vec_device_init(vec_device_t *dev, vec_toolchain_t *tc);
 void vec_device_fini(vec_device_t *dev);
 
