@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/status.h"
+#include "common/thread_pool.h"
 
 static void *fake_alloc(size_t size) {
   size_t rounded = (size + 63) / 64 * 64;
@@ -165,13 +166,37 @@ static const hetc_plugin_knob_value_t *fake_config_find(const hetc_plugin_config
   return NULL;
 }
 
-static void fake_parallel_for(int64_t count, int64_t grain, hetc_plugin_parallel_body_fn_t body,
-                              void *user_data) {
-  (void)grain;
-  if (count > 0) body(0, count, user_data);
+static _Atomic int parallel_mode = FAKE_PARALLEL_POOL;
+
+void fake_host_set_parallel(fake_parallel_t mode) { parallel_mode = (int)mode; }
+
+/* Serial, in chunks of 1, 2 or 3 iterations from the last to the first:
+ * a body that reads anything but its own range, or assumes chunks come in
+ * order, gives wrong numbers. */
+static void scattered(int64_t count, hetc_plugin_parallel_body_fn_t body, void *user_data) {
+  int64_t end = count, k = 0;
+  while (end > 0) {
+    int64_t size = 1 + k++ % 3;
+    int64_t begin = end > size ? end - size : 0;
+    body(begin, end, user_data);
+    end = begin;
+  }
 }
 
-static int32_t fake_thread_count(void) { return 1; }
+static void fake_parallel_for(int64_t count, int64_t grain, hetc_plugin_parallel_body_fn_t body,
+                              void *user_data) {
+  switch (parallel_mode) {
+    case FAKE_PARALLEL_SERIAL:
+      if (count > 0) body(0, count, user_data);
+      break;
+    case FAKE_PARALLEL_SCATTERED: scattered(count, body, user_data); break;
+    default: hetc_parallel_for(count, grain, body, user_data); break;
+  }
+}
+
+static int32_t fake_thread_count(void) {
+  return parallel_mode == FAKE_PARALLEL_POOL ? hetc_thread_pool_threads() : 1;
+}
 
 static const hetc_plugin_host_t host = {
     .header = {HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR, sizeof(hetc_plugin_host_t), 0},

@@ -1,6 +1,7 @@
 /* tests/plugins/vec/fake_host.h -- a minimal host services table for
  * driving a plugin without the driver: libc allocation, stderr logging,
- * hetc_status_new statuses, a knob-space recorder, a serial parallel_for. */
+ * hetc_status_new statuses, a knob-space recorder, and parallel_for on
+ * hetc's own thread pool (or serially, for checks of the kernels' ranges). */
 #ifndef HETC_TESTS_PLUGINS_VEC_FAKE_HOST_H_
 #define HETC_TESTS_PLUGINS_VEC_FAKE_HOST_H_
 
@@ -40,6 +41,14 @@ struct hetc_plugin_space_t {
 };
 
 const hetc_plugin_host_t *fake_host(void);
+
+/* What the fake host's parallel_for does (process-wide; POOL by default). */
+typedef enum fake_parallel_t {
+  FAKE_PARALLEL_POOL = 0,  /* hetc_parallel_for, thread_count() = the pool's threads */
+  FAKE_PARALLEL_SERIAL,    /* body(0, count) on the caller, thread_count() = 1 */
+  FAKE_PARALLEL_SCATTERED, /* serial, chunks of 1-3 iterations, last chunk first */
+} fake_parallel_t;
+void fake_host_set_parallel(fake_parallel_t mode);
 /* Index of a knob in the space, or -1. */
 int32_t fake_space_find(const hetc_plugin_space_t *space, const char *name);
 
