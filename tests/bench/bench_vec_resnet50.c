@@ -5,8 +5,8 @@
  * is also checked against the reference before it is timed.
  *
  * usage: bench_vec_resnet50 [--threads N] [--repeat R] [--model PATH]
- * (--threads sets OMP_NUM_THREADS for the emitted kernels; default: all
- * cores). */
+ * (--threads sets HETC_NUM_THREADS, the threads of hetc's pool that the
+ * emitted kernels run on; default: all cores). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,6 @@ int main(int argc, char **argv) {
   }
   char threads_text[16];
   snprintf(threads_text, sizeof(threads_text), "%d", threads);
-  setenv("OMP_NUM_THREADS", threads_text, 1);
   setenv("HETC_NUM_THREADS", threads_text, 1);
 
   double peak = machine_peak_gflops(threads);
