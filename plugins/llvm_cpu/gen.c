@@ -73,7 +73,9 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     default: return cpu_status(HETC_PLUGIN_STATUS_INTERNAL, "cpu: template kind %d", g->kind);
   }
   g->outer = walk_outer(out, g->output_layout);
-  if (g->kind == CPU_T_POOL && cpu_pool_vectorized(wl, g->output_layout)) g->outer *= out->shape[2];
+  if ((g->kind == CPU_T_POOL && cpu_pool_vectorized(wl, g->output_layout)) ||
+      (g->kind == CPU_T_LAYOUT && cpu_layout_vectorized(wl, g->input_layouts[0], g->output_layout)))
+    g->outer *= out->shape[2];
   g->grain = grain_for(g->outer, work * (g->kind == CPU_T_POOL ? wl->kernel[0] * wl->kernel[1] : 1));
   if (out->rank == 4) {
     int64_t b = hpc_layout_block(g->output_layout, out->shape[1]);
@@ -271,7 +273,10 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
     case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
     case CPU_T_CONCAT: fn = concat_elem; break;
-    case CPU_T_LAYOUT: fn = layout_elem; break;
+    case CPU_T_LAYOUT:
+      if (cpu_layout_vectorized(wl, g->input_layouts[0], g->output_layout)) cpu_gen_layout_blocks(g, r);
+      else fn = layout_elem;
+      break;
     default: break;
   }
   if (fn) {

@@ -270,6 +270,20 @@ static void other_ops(void **state) {
     snprintf(what, sizeof(what), "layout %d", i);
     e = check(&w, 0, NULL, (uint64_t)i, what);
     worst = e > worst ? e : worst;
+    /* Between two blocks of 8k channels (the vector copy), padding
+     * channels included. */
+    {
+      static const int32_t blocks[] = {8, 16, 24};
+      hetc_plugin_tensor_t blocked = tensor4(next(1, 2), next(1, 40), next(1, 5), next(1, 5));
+      blocked.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_NCHWC, blocks[i % 3]};
+      w.inputs = &blocked;
+      w.output = blocked;
+      w.output.layout.block = blocks[(i / 3 + 1 + i % 3) % 3];
+      snprintf(what, sizeof(what), "layout NCHW%dc->NCHW%dc %d", blocked.layout.block, w.output.layout.block, i);
+      e = check(&w, 0, NULL, (uint64_t)i, what);
+      worst = e > worst ? e : worst;
+      w.inputs = in;
+    }
     w.output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2,
                                       {in[0].shape[0], in[0].shape[1] * in[0].shape[2] * in[0].shape[3]},
                                       {0, 0}};
