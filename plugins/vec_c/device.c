@@ -1,6 +1,7 @@
 /* The one CPU device: identity from /proc/cpuinfo, caches from sysfs, peak
  * fp32 throughput measured with a compiled FMA loop on the host's thread
- * pool, as the kernels run (about 60 ms). */
+ * pool, as the kernels run: the best of many samples of about 2 ms within
+ * 30 ms. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +83,22 @@ static void peak_body(int64_t begin, int64_t end, void *user) {
   (void)sink;
 }
 
-/* Samples and their target length. The work is cut into many more pieces
- * than threads: the pool hands pieces out dynamically, and with one piece
- * per thread the calling thread could take both before a sleeping worker
- * woke, halving the figure. Of several short samples the fastest counts:
- * another process, a worker still waking or a core clocking up only ever
- * lowers a sample's rate. */
-#define PEAK_SAMPLES 10
-#define PEAK_SAMPLE_SECONDS 0.005
+/* Samples of about PEAK_SAMPLE_SECONDS, as many as fit in
+ * PEAK_BUDGET_SECONDS (at least PEAK_MIN_SAMPLES): the fastest counts.
+ * Another process, a worker still waking or a core clocking up only ever
+ * lowers a sample's rate, and on a shared machine a core is often taken for
+ * a few milliseconds at a time: many short samples spread over the budget
+ * catch a moment when every thread runs, where a few long ones would each
+ * include the interruption. Each sample's flops are counted exactly and its
+ * time includes the whole parallel_for, so the figure never overestimates
+ * (the driver keeps the best over runs). The work is cut into many more
+ * pieces than threads: the pool hands pieces out dynamically, and with one
+ * piece per thread the calling thread could take both before a sleeping
+ * worker woke, halving the figure. */
+#define PEAK_SAMPLE_SECONDS 0.002
+#define PEAK_BUDGET_SECONDS 0.030
+#define PEAK_MIN_SAMPLES 4
+#define PEAK_MAX_SAMPLES 64
 
 static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double *out_gflops) {
   char *source = peak_source(lanes);
@@ -105,21 +114,24 @@ static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double 
   const int32_t threads = vec_host->thread_count() > 0 ? vec_host->thread_count() : 1;
   const int64_t pieces = (int64_t)threads * 16;
   const double flops_per_iter = (double)pieces * PEAK_CHAINS * (double)lanes * 2.0;
-  ctx.iters = 200;
+  const double start = now_seconds();
+  ctx.iters = 100;
   vec_host->parallel_for(pieces, 1, peak_body, &ctx); /* wakes the pool */
-  ctx.iters = 2000;
   double best = 0;
-  for (int sample = 0; sample < PEAK_SAMPLES; ++sample) {
+  for (int sample = 0; sample < PEAK_MAX_SAMPLES; ++sample) {
+    if (sample >= PEAK_MIN_SAMPLES &&
+        now_seconds() - start > PEAK_BUDGET_SECONDS - PEAK_SAMPLE_SECONDS)
+      break;
     const double t0 = now_seconds();
     vec_host->parallel_for(pieces, 1, peak_body, &ctx);
     const double t = now_seconds() - t0;
     if (!(t > 0)) continue;
     const double gflops = flops_per_iter * (double)ctx.iters / t * 1e-9;
     if (gflops > best) best = gflops;
-    /* The next sample lasts about PEAK_SAMPLE_SECONDS at the best rate
-     * seen so far (samples only grow). */
-    const double wanted = best * 1e9 * PEAK_SAMPLE_SECONDS / flops_per_iter;
-    if (wanted > (double)ctx.iters) ctx.iters = (long)wanted;
+    /* The next sample sized to about PEAK_SAMPLE_SECONDS at the best rate
+     * so far (the first, tiny, one only calibrates). */
+    const double iters = PEAK_SAMPLE_SECONDS * best * 1e9 / flops_per_iter;
+    ctx.iters = iters < 10 ? 10 : iters > 1e7 ? 10000000 : (long)iters;
   }
   *out_gflops = best;
   vec_toolchain_release(tc, object);
