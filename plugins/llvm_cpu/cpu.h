@@ -98,8 +98,6 @@ typedef struct cpu_space_t {
   cpu_knob_spec_t knobs[CPU_MAX_KNOBS];
   int reg_constraint;   /* reg_n * tile_oc / 8 + tile_oc / 8 + 1 <= 16 */
   int panel_constraint; /* im2col: the packed panel fits CPU_STACK_BUFFER_BYTES */
-  int wino_constraint;  /* Winograd: transformed input fits CPU_STACK_BUFFER_BYTES */
-  int64_t channels;     /* for the Winograd constraint: input channels */
 } cpu_space_t;
 
 /* The largest scratch buffer a kernel keeps on its thread's stack (the
@@ -107,11 +105,14 @@ typedef struct cpu_space_t {
 #define CPU_STACK_BUFFER_BYTES (512 * 1024)
 /* Bytes of the im2col kernel's packed panel (at most; whole rows). */
 int64_t cpu_im2col_panel_bytes(int64_t tiles, int64_t reg_n, int64_t tile_k);
-/* Bytes of the Winograd kernel's transformed-input buffer. */
-int64_t cpu_winograd_buffer_bytes(int64_t tile_m, int64_t tiles, int64_t channels,
-                                  int64_t tile_ic);
-/* Output tiles of Winograd F(m x m, 3 x 3) over the workload's plane. */
+/* Output tiles of Winograd F(m x m, 3 x 3) over the workload's plane; the
+ * kernel's tiles padded to a multiple of reg_n, tiles per main iteration
+ * and workspace (the transformed input), gen_winograd.c. */
 int64_t cpu_winograd_tiles(const hetc_plugin_workload_t *wl, int64_t tile_m);
+struct cpu_config_t;
+int64_t cpu_winograd_padded_tiles(const hetc_plugin_workload_t *wl, const struct cpu_config_t *cfg);
+int64_t cpu_winograd_chunk_tiles(const hetc_plugin_workload_t *wl, const struct cpu_config_t *cfg);
+uint64_t cpu_winograd_workspace_bytes(const hetc_plugin_workload_t *wl, const struct cpu_config_t *cfg);
 /* (icb, kh, kw) rows per im2col reduction chunk: tile_k elements in whole
  * rows of tile_ic, at least one, at most all. */
 int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg);
@@ -144,10 +145,16 @@ int32_t cpu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cpu_
 /* Code generation (gen.c, gen_conv.c)                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Every kernel is `void k(float **args, i64 begin, i64 end)`: it computes
- * iterations [begin, end) of its outer (fused, parallel) axis; run() spreads
- * [0, outer) over the host's parallel_for. */
-typedef void (*cpu_kernel_fn_t)(float *const *args, int64_t begin, int64_t end);
+/* Every kernel is `void k(float **args, i64 begin, i64 end, i64 phase)`:
+ * it computes iterations [begin, end) of its outer (fused, parallel) axis;
+ * run() spreads [0, outer) over the host's parallel_for with phase 1. A
+ * kernel with a prologue (prologue_outer > 0) is first run over [0,
+ * prologue_outer) with phase 0, and every prologue iteration is done
+ * before the main phase starts (Winograd's input transform into the
+ * workspace, read by every output-channel block). */
+typedef void (*cpu_kernel_fn_t)(float *const *args, int64_t begin, int64_t end, int64_t phase);
+#define CPU_PHASE_PROLOGUE 0
+#define CPU_PHASE_MAIN 1
 
 typedef struct cpu_gen_t {
   /* In. */
@@ -162,6 +169,8 @@ typedef struct cpu_gen_t {
   uint64_t param_bytes[2];
   int64_t outer;       /* extent of the parallel axis */
   int64_t grain;       /* parallel_for grain */
+  int64_t prologue_outer, prologue_grain; /* 0: no prologue phase */
+  uint64_t workspace_bytes; /* scratch the runtime passes after the output */
   double avg_inner;    /* avg innermost trip count (vector-length indicator) */
   /* Out: IR (cpu_gen_module). */
   LLVMContextRef ctx;

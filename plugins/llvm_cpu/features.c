@@ -19,8 +19,10 @@
  *                  block: tiles x R pixels of one image, all channel blocks
  *                  or (parallel 1) one.
  *   winograd       register: R tiles x tile_oc per transformed position;
- *                  cache: all (m + 2)^2 positions of the task's transformed
- *                  input against one channel block; block: R output tiles.
+ *                  cache: one position's chunk of transformed tiles
+ *                  against one channel block's panel; block: a main
+ *                  iteration, every position of a chunk of tiles for one
+ *                  output-channel block.
  *   dense          register, cache and block: R rows x tile_oc outputs over
  *                  the whole reduction (rows are read in place). */
 #include "cpu.h"
@@ -187,38 +189,32 @@ static void conv_winograd(const hetc_plugin_workload_t *wl, const cpu_config_t *
   const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc, t = (double)cfg->reg_n;
   const double m = (double)cfg->tile_m, a2 = (m + 2) * (m + 2);
   const double cp = hpc_fceil_div(s.C, ic) * ic, kp = hpc_fceil_div(s.K, oc) * oc;
-  const double tiles = (double)cpu_winograd_tiles(wl, cfg->tile_m);
-  const double tiles_w = hpc_fceil_div(s.OW, m), tiles_h = hpc_fceil_div(s.OH, m);
+  const double padded = (double)cpu_winograd_padded_tiles(wl, cfg);
+  const double chunk = (double)cpu_winograd_chunk_tiles(wl, cfg);
   /* The GEMM per transformed position reduces over the padded channels. */
   const hpc_feature_tile_t reg = {
       .spatial = t * oc, .reduction = cp, .in = t * cp, .weight = oc * cp, .out = t * oc};
-  const hpc_feature_tile_t cache = {.spatial = a2 * t * oc,
+  const hpc_feature_tile_t cache = {
+      .spatial = chunk * oc, .reduction = cp, .in = chunk * cp, .weight = cp * oc, .out = chunk * oc};
+  /* A main iteration: one output-channel block over a chunk of tiles, every
+   * transformed position. */
+  const hpc_feature_tile_t block = {.spatial = chunk * m * m * oc,
                                     .reduction = cp,
-                                    .in = a2 * t * cp,
+                                    .in = a2 * chunk * cp,
                                     .weight = a2 * cp * oc,
-                                    .out = a2 * t * oc};
-  const double tile_rows = t >= tiles ? tiles_h : hpc_min2(tiles_h, hpc_fceil_div(t, tiles_w) + 1);
-  const double channels = cfg->parallel ? oc : kp;
-  const hpc_feature_tile_t block = {.spatial = t * m * m * channels,
-                                    .reduction = cp,
-                                    .in = cp * hpc_min2(s.H, tile_rows * m + 2) * s.W,
-                                    .weight = a2 * cp * channels,
-                                    .out = t * m * m * channels,
-                                    .macs = a2 * t * cp * channels};
+                                    .out = a2 * chunk * oc,
+                                    .macs = a2 * chunk * cp * oc};
   hpc_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
   hpc_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &cache);
   hpc_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
-  /* Tiles past the end of the last task repeat the last tile. */
-  const double blocks = hpc_fceil_div(tiles, t);
-  const double macs = s.N * blocks * t * a2 * cp * kp;
+  const double macs = s.N * padded * a2 * cp * kp;
   put_grid_nchwc(f, &s, cp, kp, cp, a2 * cp * kp, macs);
-  put_nchwc_loop(
-      f, cfg,
-      (hpc_loop_t){.exec_macs = macs,
-                   .unroll = t * (oc / CPU_VECTOR_LANES),
-                   .inner_loop = cp,
-                   .parallel_units = s.N * blocks * (cfg->parallel ? hpc_fceil_div(s.K, oc) : 1),
-                   .algo = HETC_FEATURE_ALGO_WINOGRAD});
+  put_nchwc_loop(f, cfg,
+                 (hpc_loop_t){.exec_macs = macs,
+                              .unroll = t * (oc / CPU_VECTOR_LANES),
+                              .inner_loop = cp,
+                              .parallel_units = s.N * hpc_fceil_div(s.K, oc) * hpc_fceil_div(padded, chunk),
+                              .algo = HETC_FEATURE_ALGO_WINOGRAD});
 }
 
 static void dense(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, hpc_features_t *f) {

@@ -46,16 +46,14 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
     if (wl->epilogue.has_residual) g->input_layouts[1] = hpc_layout_nchwc(g->cfg.tile_oc);
     g->output_layout = hpc_layout_nchwc(g->cfg.tile_oc);
     const int64_t C = wl->inputs[0].shape[1], P = wl->output.shape[2] * wl->output.shape[3];
-    int64_t blocks;
     if (g->kind == CPU_T_CONV_IM2COL) {
       /* The micro-kernel's reduction: one chunk of whole (icb, kh, kw) rows. */
       g->avg_inner = (double)(cpu_im2col_chunk_rows(wl, &g->cfg) * ICBN);
-      blocks = hpc_ceil_div(P, g->cfg.reg_n * g->cfg.tiles);
+      g->outer = N * hpc_ceil_div(P, g->cfg.reg_n * g->cfg.tiles) * (g->cfg.parallel ? OCB : 1);
     } else {
       g->avg_inner = (double)(hpc_ceil_div(C, ICBN) * ICBN);
-      blocks = hpc_ceil_div(cpu_winograd_tiles(wl, g->cfg.tile_m), g->cfg.reg_n);
+      cpu_winograd_boundary(g);
     }
-    g->outer = N * blocks * (g->cfg.parallel ? OCB : 1);
   } else if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
     const int64_t OCB = hpc_ceil_div(K, g->cfg.tile_oc);
     g->input_layouts[0] = hpc_layout_nchwc(g->cfg.tile_ic);

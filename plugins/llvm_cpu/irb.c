@@ -14,12 +14,13 @@ void irb_open(irb_t *r, LLVMContextRef ctx, LLVMModuleRef mod) {
   r->v8 = LLVMVectorType(r->f32, 8);
   r->ptr = LLVMPointerTypeInContext(ctx, 0);
   r->void_t = LLVMVoidTypeInContext(ctx);
-  LLVMTypeRef params[3] = {r->ptr, r->i64, r->i64};
-  LLVMTypeRef fty = LLVMFunctionType(r->void_t, params, 3, 0);
+  LLVMTypeRef params[4] = {r->ptr, r->i64, r->i64, r->i64};
+  LLVMTypeRef fty = LLVMFunctionType(r->void_t, params, 4, 0);
   r->fn = LLVMAddFunction(mod, "hetc_cpu_kernel", fty);
   r->args = LLVMGetParam(r->fn, 0);
   r->begin = LLVMGetParam(r->fn, 1);
   r->end = LLVMGetParam(r->fn, 2);
+  r->phase = LLVMGetParam(r->fn, 3);
   /* Every pointer argument points to distinct memory (the output never
    * aliases an input). */
   unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);

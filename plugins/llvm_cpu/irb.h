@@ -12,13 +12,13 @@ typedef struct irb_t {
   LLVMModuleRef mod;
   LLVMBuilderRef b;
   LLVMBuilderRef ab; /* at the end of the alloca block */
-  LLVMValueRef fn, args, begin, end;
+  LLVMValueRef fn, args, begin, end, phase;
   LLVMBasicBlockRef alloca_block;
   LLVMTypeRef i1, i32, i64, f32, v8, ptr, void_t;
 } irb_t;
 
 /* Creates the module and `void hetc_cpu_kernel(ptr args, i64 begin,
- * i64 end)`, positioned in its body. */
+ * i64 end, i64 phase)`, positioned in its body. */
 void irb_open(irb_t *r, LLVMContextRef ctx, LLVMModuleRef mod);
 /* Returns void and links the alloca block. */
 void irb_close(irb_t *r);

@@ -44,9 +44,10 @@ static void pack_dense_weight(const hetc_plugin_workload_t *wl, int64_t bn, cons
       }
 }
 
-/* conv [K][C][3][3] -> U = G g GT as (alpha^2, K/ocbn, C/icbn * icbn,
- * ocbn), zero-padded: for each transformed position, one GEMM operand
- * panel per output-channel block, rows over input channels. */
+/* conv [K][C][3][3] -> U = G g GT as (K/ocbn, alpha^2, C/icbn * icbn,
+ * ocbn), zero-padded: per output-channel block, one GEMM operand panel per
+ * transformed position, rows over input channels. A block's weights are
+ * contiguous, so the kernel streams each once (gen_winograd.c). */
 static void pack_winograd_weight(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
                                  const float *w, float *out) {
   const cpu_winograd_t *t = cpu_winograd(cfg->tile_m);
@@ -69,7 +70,7 @@ static void pack_winograd_weight(const hetc_plugin_workload_t *wl, const cpu_con
           double sum = 0;
           for (int64_t l = 0; l < 3; ++l) sum += gg[i][l] * t->g[j * 3 + l];
           const int64_t xi = i * a + j;
-          out[((xi * OCB + k / OCBN) * CP + c) * OCBN + k % OCBN] = (float)sum;
+          out[(((k / OCBN) * a * a + xi) * CP + c) * OCBN + k % OCBN] = (float)sum;
         }
     }
 }

@@ -41,8 +41,9 @@ struct hetc_plugin_artifact_t {
   uint64_t key;
   cpu_kernel_t *kernel; /* owned by the instance's JIT cache */
   int64_t outer, grain;
+  int64_t prologue_outer, prologue_grain;
   int32_t num_args;
-  uint64_t arg_bytes[CPU_MAX_INPUTS + 3]; /* minimum buffer size per arg */
+  uint64_t arg_bytes[CPU_MAX_INPUTS + 4]; /* minimum buffer size per arg */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -226,16 +227,19 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   info->output_layout = g.output_layout;
   info->num_params = g.num_params;
   info->param_bytes = a->param_bytes;
-  info->workspace_bytes = 0;
+  info->workspace_bytes = g.workspace_bytes;
   info->avg_inner_loop_length = g.avg_inner;
   info->description = a->description;
   a->outer = g.outer;
   a->grain = g.grain < 1 ? 1 : g.grain;
+  a->prologue_outer = g.prologue_outer;
+  a->prologue_grain = g.prologue_grain < 1 ? 1 : g.prologue_grain;
   int32_t n = 0;
   for (int32_t i = 0; i < g.num_inputs; ++i)
     a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
   for (int32_t i = 0; i < g.num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
   a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, g.output_layout) * 4;
+  if (g.workspace_bytes) a->arg_bytes[n++] = g.workspace_bytes;
   a->num_args = n;
   *out = a;
   return NULL;
@@ -379,28 +383,36 @@ static hetc_plugin_status_t gather_args(const hetc_plugin_artifact_t *a,
 typedef struct run_ctx_t {
   cpu_kernel_fn_t fn;
   float *const *args;
+  int64_t phase;
 } run_ctx_t;
 
 static void run_body(int64_t begin, int64_t end, void *user) {
   const run_ctx_t *c = user;
-  c->fn(c->args, begin, end);
+  c->fn(c->args, begin, end, c->phase);
+}
+
+static void run_phase(run_ctx_t *c, int64_t phase, int64_t outer, int64_t grain) {
+  c->phase = phase;
+  if (outer <= 0) return;
+  if (outer == 1) run_body(0, 1, c);
+  else cpu_host->parallel_for(outer, grain, run_body, c);
 }
 
 /* The kernel's outer axis over the host's thread pool: the thread count is
  * the host's setting, and nested calls run serially, so kernels never
- * oversubscribe the cores. */
+ * oversubscribe the cores. parallel_for returns when every iteration is
+ * done, which is the barrier between a prologue and the main phase. */
 static void launch(const hetc_plugin_artifact_t *a, float *const *pointers) {
-  run_ctx_t c = {a->kernel->fn, pointers};
-  if (a->outer <= 0) return;
-  if (a->outer == 1) run_body(0, 1, &c);
-  else cpu_host->parallel_for(a->outer, a->grain, run_body, &c);
+  run_ctx_t c = {a->kernel->fn, pointers, CPU_PHASE_MAIN};
+  run_phase(&c, CPU_PHASE_PROLOGUE, a->prologue_outer, a->prologue_grain);
+  run_phase(&c, CPU_PHASE_MAIN, a->outer, a->grain);
 }
 
 static hetc_plugin_status_t cpu_run(hetc_plugin_instance_t *instance,
                                     const hetc_plugin_artifact_t *artifact,
                                     hetc_plugin_buffer_t *const *args, int32_t num_args) {
   (void)instance;
-  float *pointers[CPU_MAX_INPUTS + 3];
+  float *pointers[CPU_MAX_INPUTS + 4];
   hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
   if (s) return s;
   launch(artifact, pointers);
@@ -421,7 +433,7 @@ static hetc_plugin_status_t cpu_time(hetc_plugin_instance_t *instance,
   if (number < 1 || repeat < 1 || !out_seconds)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "cpu: time: number %d and repeat %d must be positive", number, repeat);
-  float *pointers[CPU_MAX_INPUTS + 3];
+  float *pointers[CPU_MAX_INPUTS + 4];
   hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
   if (s) return s;
   /* One untimed run: wakes the pool and warms the caches. */

@@ -15,7 +15,7 @@ static const struct {
     [CPU_T_CONV_DEPTHWISE] = {"cpu_depthwise_nchwc", 1},
     [CPU_T_CONV_NCHW] = {"cpu_conv2d_nchw", 1},
     [CPU_T_CONV_IM2COL] = {"cpu_conv2d_im2col", 1},
-    [CPU_T_CONV_WINOGRAD] = {"cpu_conv2d_winograd", 1},
+    [CPU_T_CONV_WINOGRAD] = {"cpu_conv2d_winograd", 2},
     [CPU_T_DENSE] = {"cpu_dense", 2},
     [CPU_T_POOL] = {"cpu_pool2d", 1},
     [CPU_T_GLOBAL_POOL] = {"cpu_global_avg_pool2d", 1},
@@ -50,12 +50,9 @@ static int op_template(int32_t op) {
 }
 
 int cpu_winograd_applicable(const hetc_plugin_workload_t *wl) {
-  /* The smallest transformed-input buffer (m 2, one tile, 8-channel
-   * blocks) must fit on the stack. */
   return wl->op == HETC_PLUGIN_OP_CONV2D && wl->groups == 1 && wl->kernel[0] == 3 &&
          wl->kernel[1] == 3 && wl->strides[0] == 1 && wl->strides[1] == 1 &&
-         wl->dilation[0] == 1 && wl->dilation[1] == 1 &&
-         cpu_winograd_buffer_bytes(2, 1, wl->inputs[0].shape[1], 8) <= CPU_STACK_BUFFER_BYTES;
+         wl->dilation[0] == 1 && wl->dilation[1] == 1;
 }
 
 /* The conv2d templates that apply to a workload, the default first. */
@@ -107,12 +104,6 @@ int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config
       hpc_ceil_div(wl->inputs[0].shape[1], cfg->tile_ic) * wl->kernel[0] * wl->kernel[1];
   const int64_t chunk = cfg->tile_k / cfg->tile_ic;
   return chunk < 1 ? 1 : chunk > rows ? rows : chunk;
-}
-
-int64_t cpu_winograd_buffer_bytes(int64_t tile_m, int64_t tiles, int64_t channels,
-                                  int64_t tile_ic) {
-  const int64_t alpha = tile_m + 2;
-  return alpha * alpha * tiles * hpc_ceil_div(channels, tile_ic) * tile_ic * 4;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -233,31 +224,28 @@ static void describe_im2col(const hetc_plugin_workload_t *wl, cpu_space_t *out) 
   add_parallel_knob(out, blocks < MIN_PARALLEL_BLOCKS);
 }
 
+/* Winograd (gen_winograd.c): the product buffer of one main iteration is
+ * bounded by construction, so every register-feasible config is offered.
+ * Defaults: 16-channel blocks, the tile block default_reg_n picks over the
+ * tiles, F(4 x 4) where the planes are at least 28 x 28, else F(2 x 2),
+ * whose weights are 16/9 rather than 36/9 the direct kernel's and, inside
+ * a model, come from memory; whole chunks per iteration unless that leaves
+ * fewer than MIN_PARALLEL_BLOCKS iterations a thread. */
 static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out) {
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
   add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 0);
   add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0);
   const int64_t tiles2 = cpu_winograd_tiles(wl, 2), tiles4 = cpu_winograd_tiles(wl, 4);
+  const int big = wl->output.shape[2] * wl->output.shape[3] >= 28 * 28;
+  const int64_t tiles = big ? tiles4 : tiles2;
   add_reg_knob(out, tiles2, out->knobs[1].default_value);
-  out->knobs[2].default_value = default_reg_n(tiles4, tiles4 < 16 ? tiles4 : 16, out->knobs[1].default_value);
+  out->knobs[2].default_value = default_reg_n(tiles, tiles < 16 ? tiles : 16, out->knobs[1].default_value);
   cpu_knob_spec_t *k = add_knob(out, "tile_m", 0, offsetof(cpu_config_t, tile_m));
   add_value(k, 2);
   add_value(k, 4);
-  k->default_value = 4;
-  out->wino_constraint = 1;
-  out->channels = C;
-  /* A default inside the constraint: fewer tiles, then the smaller m. */
-  cpu_knob_spec_t *reg = &out->knobs[2], *tile_ic = &out->knobs[0];
-  while (reg->default_value > 1 &&
-         cpu_winograd_buffer_bytes(k->default_value, reg->default_value, C,
-                                   tile_ic->default_value) > CPU_STACK_BUFFER_BYTES)
-    --reg->default_value;
-  if (cpu_winograd_buffer_bytes(k->default_value, reg->default_value, C, tile_ic->default_value) >
-      CPU_STACK_BUFFER_BYTES)
-    k->default_value = 2;
-  const int64_t tiles = k->default_value == 4 ? tiles4 : tiles2;
-  add_parallel_knob(out, wl->inputs[0].shape[0] * hpc_ceil_div(tiles, reg->default_value) <
-                             MIN_PARALLEL_BLOCKS);
+  k->default_value = big ? 4 : 2;
+  const int64_t ocb = hpc_ceil_div(K, out->knobs[1].default_value);
+  add_parallel_knob(out, wl->inputs[0].shape[0] * ocb < MIN_PARALLEL_BLOCKS * 4);
 }
 
 void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t *out) {
@@ -319,14 +307,6 @@ static int panel_fn(const hetc_plugin_config_t *config, const void *user_data) {
                                 knob_value(config, 2)) <= CPU_STACK_BUFFER_BYTES;
 }
 
-/* user_data carries the input channel count. */
-static int wino_fn(const hetc_plugin_config_t *config, const void *user_data) {
-  if (!config || config->num_knobs != 3) return 0;
-  return cpu_winograd_buffer_bytes(knob_value(config, 0), knob_value(config, 1),
-                                   (int64_t)(uintptr_t)user_data,
-                                   knob_value(config, 2)) <= CPU_STACK_BUFFER_BYTES;
-}
-
 hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
                                       hetc_plugin_space_t *host_space) {
   const hetc_plugin_host_t *h = cpu_host;
@@ -344,11 +324,6 @@ hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
   if (!s && space->panel_constraint) {
     static const char *const names[3] = {"tiles", "reg_n", "tile_k"};
     s = h->space_add_constraint(host_space, names, 3, panel_fn, NULL);
-  }
-  if (!s && space->wino_constraint) {
-    static const char *const names[3] = {"tile_m", "reg_n", "tile_ic"};
-    s = h->space_add_constraint(host_space, names, 3, wino_fn,
-                                (const void *)(uintptr_t)space->channels);
   }
   if (s) return s;
   hetc_plugin_knob_value_t knobs[CPU_MAX_KNOBS];
@@ -428,16 +403,6 @@ hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
                       "stack budget is %d",
                       (long long)out->tiles, (long long)out->reg_n, (long long)out->tile_k,
                       (long long)cpu_im2col_panel_bytes(out->tiles, out->reg_n, out->tile_k),
-                      CPU_STACK_BUFFER_BYTES);
-  if (space->wino_constraint &&
-      cpu_winograd_buffer_bytes(out->tile_m, out->reg_n, space->channels, out->tile_ic) >
-          CPU_STACK_BUFFER_BYTES)
-    return cpu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
-                      "cpu: tile_m %lld x reg_n %lld x tile_ic %lld needs a %lld-byte buffer, "
-                      "the stack budget is %d",
-                      (long long)out->tile_m, (long long)out->reg_n, (long long)out->tile_ic,
-                      (long long)cpu_winograd_buffer_bytes(out->tile_m, out->reg_n,
-                                                           space->channels, out->tile_ic),
                       CPU_STACK_BUFFER_BYTES);
   return NULL;
 }
