@@ -293,6 +293,29 @@ static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_
   return first_fit(c, node_index, workload, out_device);
 }
 
+/* The kernel of a node: the candidate placement chose (graph-level
+ * selection: the template and config whose whole-model latency was
+ * lowest), else the config the records choose for the node alone. */
+static hetc_status_t build_node_kernel(compiler_t *c, int32_t node_index, hetc_plugin_entry_t *entry,
+                                       int32_t device_index, const hetc_plugin_workload_t *workload,
+                                       const char *what, hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact,
+                                       hetc_config_source_t *out_source) {
+  const int tunable = workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
+  if (!c->placement.candidate || !tunable)
+    return hetc_kernel_build_tuned(c->chooser, entry, device_index, workload, what, step, out_artifact, out_source);
+  const hetc_kernel_candidate_t *chosen = &c->placement.candidate[node_index];
+  *out_source = chosen->source;
+  if (!chosen->config_json)
+    return hetc_kernel_build_template(entry, device_index, workload, chosen->template_index, NULL, what, step,
+                                      out_artifact);
+  hetc_config_json_t config;
+  HETC_RETURN_IF_ERROR(hetc_config_from_json(chosen->config_json, &config));
+  hetc_status_t status = hetc_kernel_build_template(entry, device_index, workload, chosen->template_index,
+                                                    &config.config, what, step, out_artifact);
+  hetc_config_json_free(&config);
+  return status;
+}
+
 /* The kernel step on `device` that writes plan value `value`, or -1. */
 static int32_t kernel_writing(const compiler_t *c, int32_t value, int32_t device) {
   for (int32_t s = c->plan->num_steps - 1; s >= 0; --s) {
@@ -380,8 +403,8 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   hetc_config_source_t source = HETC_CONFIG_DEFAULT;
-  hetc_status_t status =
-      hetc_kernel_build_tuned(c->chooser, entry, device_index, &workload, what, &scratch, &artifact, &source);
+  hetc_status_t status = build_node_kernel(c, node_index, entry, device_index, &workload, what, &scratch, &artifact,
+                                           &source);
   if (!status && (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE))
     ++c->report.configs[source];
   if (c->options->progress)
@@ -580,6 +603,28 @@ static int32_t first_consumer_device(const compiler_t *c, int32_t value) {
   return 0;
 }
 
+/* Whether the records (or the cost model beside them) offer any tunable
+ * node on the first device a config besides its templates' defaults. */
+static hetc_status_t records_offer_configs(compiler_t *c, int *out_offered) {
+  *out_offered = 0;
+  hetc_plugin_entry_t *entry = c->entries[0];
+  for (int32_t k = 0; c->chooser && k < c->graph->num_nodes && !*out_offered; ++k) {
+    hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+    hetc_plugin_workload_t workload;
+    HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, k, inputs, &workload));
+    if (workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE) continue;
+    if (!entry->plugin->supports(entry->instance, c->plan->devices[0].device_index, &workload)) continue;
+    hetc_kernel_candidate_t *candidates = NULL;
+    int32_t count = 0;
+    HETC_RETURN_IF_ERROR(hetc_config_candidates(c->chooser, entry->plugin, entry->instance,
+                                                c->plan->devices[0].device_index, &workload, 1, &candidates,
+                                                &count));
+    for (int32_t i = 0; i < count; ++i) *out_offered |= candidates[i].source != HETC_CONFIG_DEFAULT;
+    hetc_kernel_candidates_free(candidates, count);
+  }
+  return NULL;
+}
+
 static hetc_status_t compile_all(compiler_t *c) {
   hetc_graph_t *g = c->graph;
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
@@ -587,9 +632,14 @@ static hetc_status_t compile_all(compiler_t *c) {
   c->plan->outputs = calloc((size_t)g->num_outputs, sizeof(hetc_plan_io_t));
   if (!c->plan->inputs || !c->plan->outputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   /* One target needs no placement, but --explain and predict still want
-   * its plan's expected latency, so it is costed too. */
+   * its plan's expected latency, and records that offer configs besides
+   * the defaults want graph-level selection (config_choice.h), so it is
+   * costed too. */
+  int offered = 0;
+  if (c->plan->num_devices == 1 && !c->options->explain && !c->options->predict)
+    HETC_RETURN_IF_ERROR(records_offer_configs(c, &offered));
   if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain ||
-      c->options->predict)
+      c->options->predict || offered)
     HETC_RETURN_IF_ERROR(choose_placement(c));
   /* Sized now: splitting adds values. */
   if (!(c->copies = calloc((size_t)g->num_values + 1, sizeof(copies_t))))

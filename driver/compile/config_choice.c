@@ -10,6 +10,7 @@
 #include "space/space.h"
 #include "space/task_space.h"
 #include "tune/features.h"
+#include "tune/record.h"
 #include "tune/records.h"
 #include "tune/transfer.h"
 
@@ -207,4 +208,147 @@ hetc_status_t hetc_config_choose_template(hetc_config_chooser_t *c, const hetc_p
   if (!choosable(c, workload, n) || template_index < 0 || template_index >= n) return NULL;
   int32_t t = 0;
   return choose_from_records(c, p, instance, device, workload, n, template_index, &t, out_config, out_source);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Candidates for graph-level selection                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct candidate_list_t {
+  hetc_kernel_candidate_t *items;
+  int32_t count, capacity;
+} candidate_list_t;
+
+/* Adds (template, config) unless an equal one is listed; takes `canonical`
+ * (the canonical config text, NULL for a default). */
+static hetc_status_t add_candidate(candidate_list_t *list, int32_t t, char *canonical, const char *default_text,
+                                   hetc_config_source_t source, double seconds) {
+  if (canonical && default_text && !strcmp(canonical, default_text)) {
+    free(canonical);
+    canonical = NULL;
+  }
+  for (int32_t i = 0; i < list->count; ++i) {
+    const hetc_kernel_candidate_t *c = &list->items[i];
+    if (c->template_index == t && (c->config_json == canonical ||
+                                   (c->config_json && canonical && !strcmp(c->config_json, canonical)))) {
+      free(canonical);
+      return NULL;
+    }
+  }
+  if (list->count == list->capacity) {
+    const int32_t capacity = list->capacity ? 2 * list->capacity : 8;
+    hetc_kernel_candidate_t *grown = realloc(list->items, sizeof(hetc_kernel_candidate_t) * (size_t)capacity);
+    if (!grown) {
+      free(canonical);
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile: kernel candidates");
+    }
+    list->items = grown;
+    list->capacity = capacity;
+  }
+  list->items[list->count++] = (hetc_kernel_candidate_t){t, canonical, source, seconds};
+  return NULL;
+}
+
+/* The canonical text of template t's default config (*out NULL when it has
+ * no space to speak of). */
+static hetc_status_t default_text(const hetc_plugin_t *p, hetc_plugin_instance_t *instance, int32_t device,
+                                  const hetc_plugin_workload_t *workload, int32_t t, char **out) {
+  *out = NULL;
+  hetc_plugin_space_t *space = NULL;
+  int64_t index = 0;
+  hetc_space_config_t config;
+  hetc_status_t status = hetc_space_create(&space);
+  if (!status) status = p->template_define_space(instance, device, workload, t, space);
+  if (!status) status = hetc_space_default(space, &index);
+  if (!status) status = hetc_space_config_at(space, index, &config);
+  char *text = status ? NULL : hetc_config_to_json(&config.view);
+  if (!status && !text) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  if (!status) status = hetc_record_config_canonical(text, out);
+  free(text);
+  hetc_space_free(space);
+  return status;
+}
+
+hetc_status_t hetc_config_candidates(hetc_config_chooser_t *c, const hetc_plugin_t *p,
+                                     hetc_plugin_instance_t *instance, int32_t device,
+                                     const hetc_plugin_workload_t *workload, int32_t per_template,
+                                     hetc_kernel_candidate_t **out_candidates, int32_t *out_count) {
+  *out_candidates = NULL;
+  *out_count = 0;
+  candidate_list_t list = {0};
+  const int32_t n = p->template_count(instance, device, workload);
+  const int tunable = workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
+  const int32_t templates = tunable ? (n < MAX_TEMPLATES ? n : MAX_TEMPLATES) : (n > 0 ? 1 : 0);
+  char *defaults[MAX_TEMPLATES] = {0};
+  hetc_status_t status = NULL;
+  for (int32_t t = 0; t < templates && !status; ++t) {
+    status = tunable ? default_text(p, instance, device, workload, t, &defaults[t]) : NULL;
+    if (!status) status = add_candidate(&list, t, NULL, NULL, HETC_CONFIG_DEFAULT, 0);
+  }
+  const hetc_plugin_device_t *descriptor = p->device_get(instance, device);
+  char key[HETC_TASK_KEY_SIZE];
+  hetc_workload_key(workload, key, sizeof(key));
+  for (int32_t t = 0; tunable && c && t < templates && !status; ++t) {
+    hetc_record_filter_t filter = hetc_record_filter_any();
+    filter.target = p->name;
+    filter.device_fingerprint = descriptor && descriptor->fingerprint ? descriptor->fingerprint : "";
+    filter.workload_key = key;
+    filter.template_name = p->template_name(instance, device, workload, t);
+    filter.template_version = p->template_version(instance, device, workload, t);
+    if (!filter.template_name) continue;
+    hetc_record_list_t best;
+    status = hetc_records_best_configs(c->store, &filter, per_template, &best);
+    for (int32_t i = 0; !status && i < best.count; ++i) {
+      char *canonical = NULL;
+      status = hetc_record_config_canonical(best.items[i].config_json, &canonical);
+      if (!status)
+        status = add_candidate(&list, t, canonical, defaults[t], HETC_CONFIG_TUNED,
+                               hetc_record_median_cost(&best.items[i]));
+    }
+    const int tuned = !status && best.count > 0;
+    hetc_record_list_free(&best);
+    /* Nothing tuned for this template here: the nearest workload's best. */
+    hetc_config_json_t near;
+    memset(&near, 0, sizeof(near));
+    hetc_config_source_t source = HETC_CONFIG_DEFAULT;
+    int32_t only = 0;
+    if (!status && !tuned)
+      status = choose_from_records(c, p, instance, device, workload, templates, t, &only, &near, &source);
+    if (!status && source == HETC_CONFIG_NEAREST) {
+      char *text = hetc_config_to_json(&near.config), *canonical = NULL;
+      status = text ? hetc_record_config_canonical(text, &canonical)
+                    : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+      free(text);
+      if (!status) status = add_candidate(&list, t, canonical, defaults[t], HETC_CONFIG_NEAREST, 0);
+    }
+    if (source != HETC_CONFIG_DEFAULT) hetc_config_json_free(&near);
+  }
+  if (tunable && c && c->model && !status) {
+    int32_t t = 0;
+    int found = 0;
+    hetc_config_json_t predicted;
+    memset(&predicted, 0, sizeof(predicted));
+    status = predict_best(c, p, instance, device, workload, &t, &predicted, &found);
+    if (!status && found && t < templates) {
+      char *text = hetc_config_to_json(&predicted.config), *canonical = NULL;
+      status = text ? hetc_record_config_canonical(text, &canonical)
+                    : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+      free(text);
+      if (!status) status = add_candidate(&list, t, canonical, defaults[t], HETC_CONFIG_PREDICTED, 0);
+    }
+    if (found) hetc_config_json_free(&predicted);
+  }
+  for (int32_t t = 0; t < templates; ++t) free(defaults[t]);
+  if (status) {
+    hetc_kernel_candidates_free(list.items, list.count);
+    return status;
+  }
+  *out_candidates = list.items;
+  *out_count = list.count;
+  return NULL;
+}
+
+void hetc_kernel_candidates_free(hetc_kernel_candidate_t *candidates, int32_t count) {
+  for (int32_t i = 0; candidates && i < count; ++i) free(candidates[i].config_json);
+  free(candidates);
 }

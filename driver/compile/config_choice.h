@@ -50,4 +50,26 @@ hetc_status_t hetc_config_choose_template(hetc_config_chooser_t *chooser, const 
                                           const hetc_plugin_workload_t *workload, int32_t template_index,
                                           hetc_config_json_t *out_config, hetc_config_source_t *out_source);
 
+/* One way to build a kernel: a template and a config of its space. */
+typedef struct hetc_kernel_candidate_t {
+  int32_t template_index;
+  char *config_json;           /* owned; NULL: the template's default config */
+  hetc_config_source_t source; /* where the config comes from */
+  double recorded_seconds;     /* the record's median, 0 for others */
+} hetc_kernel_candidate_t;
+
+/* What graph-level selection weighs for `workload` on the plugin's device
+ * (README.md, "Tuning"): every template's default config, and per template
+ * the `per_template` best distinct configs tuned for this workload and
+ * device (else the best of the nearest tuned workload, when it fits), and
+ * the cost model's prediction; duplicates removed, defaults first. An op
+ * without knobs, or a NULL chooser, has template 0's default only among
+ * its own (a NULL chooser still lists every template's default).
+ * *out_candidates is freed with hetc_kernel_candidates_free. */
+hetc_status_t hetc_config_candidates(hetc_config_chooser_t *chooser, const hetc_plugin_t *plugin,
+                                     hetc_plugin_instance_t *instance, int32_t device_index,
+                                     const hetc_plugin_workload_t *workload, int32_t per_template,
+                                     hetc_kernel_candidate_t **out_candidates, int32_t *out_count);
+void hetc_kernel_candidates_free(hetc_kernel_candidate_t *candidates, int32_t count);
+
 #endif /* HETC_DRIVER_COMPILE_CONFIG_CHOICE_H_ */

@@ -13,9 +13,16 @@
 #include "place/placement.h"
 #include "place/transfer.h"
 
-/* A device's options for a node: its kernel on row-major inputs, and for
- * ops that follow their producer's layout, on that layout too. */
-#define OPTIONS_PER_DEVICE 2
+/* A device's options for a node: one per kernel candidate (every
+ * template's default and the records' best configs, config_choice.h) for
+ * tunable ops, and for ops without knobs one per layout their producer can
+ * deliver there (and row-major). */
+#define OPTIONS_PER_DEVICE 24
+/* Tuned configs per template the selection weighs (besides the default). */
+#define CONFIGS_PER_TEMPLATE 3
+/* Layout ids while costing (the solver takes fewer, hetc_place_layout_limit:
+ * options in the least useful layouts are dropped before it runs). */
+#define COSTING_LAYOUTS 64
 /* Timed rounds over every kernel (kernel_rounds.h), after a warm-up one. */
 #define TIMED_ROUNDS 5
 /* The tensor a device's layout-transform rate is measured on. */
@@ -24,13 +31,14 @@ static const hetc_plugin_tensor_t transform_probe = {
 
 typedef struct costing_t {
   const hetc_placement_request_t *r;
-  hetc_plugin_layout_t layouts[HETC_PLACE_MAX_LAYOUTS];
+  hetc_plugin_layout_t layouts[COSTING_LAYOUTS];
   int32_t num_layouts;
   hetc_transfer_cost_t to_device[HETC_PLACE_MAX_DEVICES], to_host[HETC_PLACE_MAX_DEVICES];
   double transform_per_byte[HETC_PLACE_MAX_DEVICES];
   double switch_seconds[HETC_PLACE_MAX_DEVICES * HETC_PLACE_MAX_DEVICES]; /* from * num_devices + to */
   hetc_place_node_t *nodes;
   hetc_place_option_t *options; /* num_nodes x num_devices x OPTIONS_PER_DEVICE */
+  hetc_kernel_candidate_t *candidates; /* per option slot: how its kernel is built (tunable ops) */
   int32_t *option_job;          /* per option slot: its kernel in `rounds`, -1 when its time is known */
   int32_t transform_job[HETC_PLACE_MAX_DEVICES]; /* the layout-transform probe's kernel, or -1 */
   hetc_kernel_rounds_t *rounds; /* the kernels to time */
@@ -71,19 +79,26 @@ void hetc_kernel_times_free(hetc_kernel_times_t *times) {
   free(times);
 }
 
-/* The bytes that identify a workload (its input pointer replaced by the
- * tensors it points at); *out_key is the caller's to free. */
-static size_t workload_key(const hetc_plugin_workload_t *workload, unsigned char **out_key) {
+/* The bytes that identify a kernel: its workload (the input pointer
+ * replaced by the tensors it points at) and, for a tunable op, the
+ * template and config; *out_key is the caller's to free. */
+static size_t kernel_key(const hetc_plugin_workload_t *workload, const hetc_kernel_candidate_t *candidate,
+                         unsigned char **out_key) {
   hetc_plugin_workload_t copy = *workload;
   copy.inputs = NULL;
   const size_t inputs = sizeof(hetc_plugin_tensor_t) * (size_t)workload->num_inputs;
-  unsigned char *key = malloc(sizeof(copy) + inputs);
+  const int32_t template_index = candidate ? candidate->template_index : -1;
+  const char *config = candidate && candidate->config_json ? candidate->config_json : "";
+  const size_t bytes = sizeof(copy) + inputs + sizeof(template_index) + strlen(config);
+  unsigned char *key = malloc(bytes);
   if (key) {
     memcpy(key, &copy, sizeof(copy));
     memcpy(key + sizeof(copy), workload->inputs, inputs);
+    memcpy(key + sizeof(copy) + inputs, &template_index, sizeof(template_index));
+    memcpy(key + sizeof(copy) + inputs + sizeof(template_index), config, strlen(config));
   }
   *out_key = key;
-  return sizeof(copy) + inputs;
+  return bytes;
 }
 
 /* The index of device's kernel with `key` among items[0, count), or -1. */
@@ -153,7 +168,7 @@ static hetc_status_t find_switch_costs(costing_t *c) {
 static int32_t layout_id(costing_t *c, hetc_plugin_layout_t layout) {
   for (int32_t i = 0; i < c->num_layouts; ++i)
     if (hetc_layout_equal(c->layouts[i], layout)) return i;
-  if (c->num_layouts == HETC_PLACE_MAX_LAYOUTS) return -1;
+  if (c->num_layouts == COSTING_LAYOUTS) return -1;
   c->layouts[c->num_layouts] = layout;
   return c->num_layouts++;
 }
@@ -168,21 +183,47 @@ static hetc_status_t option_of(costing_t *c, int32_t d, hetc_plugin_layout_t in_
                                hetc_plugin_layout_t out_layout, double seconds, hetc_place_option_t *out_option) {
   int32_t in = layout_id(c, in_layout), out = layout_id(c, out_layout);
   if (in < 0 || out < 0)
-    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "placement: more than %d layouts among the targets",
-                           HETC_PLACE_MAX_LAYOUTS);
+    return hetc_status_new(HETC_STATUS_UNSUPPORTED, "placement: more than %d layouts among the candidates",
+                           COSTING_LAYOUTS);
   *out_option = (hetc_place_option_t){d, in, out, seconds};
   return NULL;
 }
 
-/* Fills *out_option for the kernel of `workload` on device d, built with
- * the config the records choose: its layouts now, its seconds from the
- * compile's cache or, once the rounds have run, from its kernel there
- * (*out_job, else -1). Nodes with the same workload share one kernel. */
-static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
+/* Builds `workload` on device d as `candidate` says (NULL: template 0's
+ * default, for ops without knobs and transform probes). */
+static hetc_status_t build_candidate(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload,
+                                     const hetc_kernel_candidate_t *candidate, const char *what,
+                                     hetc_plugin_artifact_t **out_artifact) {
+  hetc_plugin_entry_t *entry = c->r->entries[d];
+  const int32_t device_index = c->r->device_indices[d];
+  hetc_plan_step_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  hetc_status_t status;
+  if (candidate && candidate->config_json) {
+    hetc_config_json_t config;
+    status = hetc_config_from_json(candidate->config_json, &config);
+    if (!status)
+      status = hetc_kernel_build_template(entry, device_index, workload, candidate->template_index, &config.config,
+                                          what, &scratch, out_artifact);
+    hetc_config_json_free(&config);
+  } else {
+    status = hetc_kernel_build_template(entry, device_index, workload, candidate ? candidate->template_index : 0,
+                                        NULL, what, &scratch, out_artifact);
+  }
+  hetc_plan_step_release(&scratch);
+  return status;
+}
+
+/* Fills *out_option for the kernel of `workload` on device d built as
+ * `candidate` says: its layouts now, its seconds from the compile's cache
+ * or, once the rounds have run, from its kernel there (*out_job, else -1).
+ * Nodes with the same workload and candidate share one kernel. */
+static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload,
+                                  const hetc_kernel_candidate_t *candidate, const char *what,
                                   hetc_place_option_t *out_option, int32_t *out_job) {
   *out_job = -1;
   unsigned char *key = NULL;
-  const size_t key_bytes = workload_key(workload, &key);
+  const size_t key_bytes = kernel_key(workload, candidate, &key);
   if (!key) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   const hetc_kernel_times_t *kept = c->r->times ? *c->r->times : NULL;
   const int32_t known = kept ? find_kernel(kept->items, kept->count, d, key, key_bytes) : -1;
@@ -199,14 +240,8 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
     return option_of(c, d, c->queued[queued].in_layout, c->queued[queued].out_layout, 0, out_option);
   }
   hetc_plugin_entry_t *entry = c->r->entries[d];
-  const int32_t device_index = c->r->device_indices[d];
-  hetc_plan_step_t scratch;
-  memset(&scratch, 0, sizeof(scratch));
   hetc_plugin_artifact_t *artifact = NULL;
-  hetc_config_source_t source;
-  hetc_status_t status = hetc_kernel_build_tuned(c->r->chooser, entry, device_index, workload, what, &scratch,
-                                                 &artifact, &source);
-  hetc_plan_step_release(&scratch);
+  hetc_status_t status = build_candidate(c, d, workload, candidate, what, &artifact);
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   hetc_plugin_layout_t in = row_major, out = row_major;
   if (!status) {
@@ -222,7 +257,7 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
   }
   int32_t job = -1;
   if (!status) {
-    status = hetc_kernel_rounds_add(c->rounds, entry, device_index, workload, artifact, &job);
+    status = hetc_kernel_rounds_add(c->rounds, entry, c->r->device_indices[d], workload, artifact, &job);
     artifact = NULL; /* the rounds' now */
   }
   if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
@@ -235,12 +270,6 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
   return NULL;
 }
 
-/* Queues node k's kernel on device d as option slot `slot`. */
-static hetc_status_t queue_option(costing_t *c, int32_t d, const hetc_plugin_workload_t *workload, const char *what,
-                                  hetc_place_option_t *slot) {
-  return queue_kernel(c, d, workload, what, slot, &c->option_job[slot - c->options]);
-}
-
 /* A kernel that does not build or run on a device is not placed there:
  * the plan must not depend on it (a warning says why). */
 static int usable(hetc_status_t status, const char *target) {
@@ -250,20 +279,43 @@ static int usable(hetc_status_t status, const char *target) {
   return 0;
 }
 
-/* The layout (not row-major) that a producer of node k's first input
- * writes on device d, or -1. */
-static int32_t producer_layout_on(const costing_t *c, int32_t k, int32_t d) {
-  const hetc_place_node_t *node = &c->nodes[k];
-  if (node->num_inputs < 1 || node->inputs[0] < 0) return -1;
-  const hetc_place_node_t *producer = &c->nodes[node->inputs[0]];
-  for (int32_t o = 0; o < producer->num_options; ++o)
-    if (producer->options[o].device == d && producer->options[o].out_layout != HETC_PLACE_ROW_MAJOR)
-      return producer->options[o].out_layout;
-  return -1;
+static hetc_place_option_t *option_slots(const costing_t *c, int32_t k) {
+  return &c->options[(size_t)k * (size_t)c->r->num_devices * OPTIONS_PER_DEVICE];
 }
 
-/* Node k's options on device d (none when d does not support it or its
- * kernel does not build or run there). */
+static size_t slot_index(const costing_t *c, const hetc_place_option_t *slot) {
+  return (size_t)(slot - c->options);
+}
+
+/* Queues the next option of node k on device d, built as `candidate` says
+ * (copied; NULL for an op without knobs): 1 when it became an option. An
+ * option whose layouts another option of the node already has on d, or
+ * whose input layout is not `want_in` (>= 0), is dropped. */
+static int add_option(costing_t *c, int32_t k, int32_t d, const hetc_plugin_workload_t *workload,
+                      const hetc_kernel_candidate_t *candidate, int32_t want_in, const char *what) {
+  hetc_place_node_t *pn = &c->nodes[k];
+  if (pn->num_options == c->r->num_devices * OPTIONS_PER_DEVICE) return 0;
+  hetc_place_option_t *slot = &option_slots(c, k)[pn->num_options];
+  if (!usable(queue_kernel(c, d, workload, candidate, what, slot, &c->option_job[slot_index(c, slot)]),
+              c->r->targets[d]))
+    return 0;
+  if (want_in >= 0 && slot->in_layout != want_in) return 0;
+  if (!candidate)
+    for (int32_t o = 0; o < pn->num_options; ++o) {
+      const hetc_place_option_t *other = &option_slots(c, k)[o];
+      if (other->device == d && other->in_layout == slot->in_layout && other->out_layout == slot->out_layout) return 0;
+    }
+  hetc_kernel_candidate_t *kept = &c->candidates[slot_index(c, slot)];
+  *kept = candidate ? *candidate : (hetc_kernel_candidate_t){0, NULL, HETC_CONFIG_DEFAULT, 0};
+  if (candidate && candidate->config_json && !(kept->config_json = strdup(candidate->config_json))) return 0;
+  ++pn->num_options;
+  return 1;
+}
+
+/* Node k's options on device d (none when d does not support it or no
+ * kernel builds and runs there): a tunable op's candidates; an op without
+ * knobs on row-major inputs and on each layout its first input's producer
+ * can deliver on d (saving a transform). */
 static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   const hetc_graph_t *g = c->r->graph;
   const hetc_node_t *node = &g->nodes[k];
@@ -277,25 +329,38 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
     return NULL;
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
-  hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
-  hetc_place_option_t *option = &options[pn->num_options];
-  if (!usable(queue_option(c, d, &workload, what, option), c->r->targets[d])) return NULL;
-  ++pn->num_options;
-  /* An op without knobs follows its producer's layout when it can: its
-   * kernel on that layout is a second option, saving a transform. */
-  const int knobless = workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE;
-  int32_t layout = knobless ? producer_layout_on(c, k, d) : -1;
-  if (layout < 0 || option->in_layout == layout) return NULL;
-  hetc_plugin_tensor_t hinted[HETC_MAX_NODE_INPUTS];
-  hetc_plugin_workload_t variant = workload;
-  for (int32_t i = 0; i < workload.num_inputs; ++i) {
-    hinted[i] = inputs[i];
-    if (hinted[i].rank == 4) hinted[i].layout = c->layouts[layout];
+  if (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE) {
+    hetc_kernel_candidate_t *candidates = NULL;
+    int32_t count = 0;
+    HETC_RETURN_IF_ERROR(hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance,
+                                                c->r->device_indices[d], &workload, CONFIGS_PER_TEMPLATE,
+                                                &candidates, &count));
+    for (int32_t i = 0; i < count; ++i) add_option(c, k, d, &workload, &candidates[i], -1, what);
+    hetc_kernel_candidates_free(candidates, count);
+    return NULL;
   }
-  variant.inputs = hinted;
-  hetc_place_option_t *second = &options[pn->num_options];
-  if (usable(queue_option(c, d, &variant, what, second), c->r->targets[d]) && second->in_layout == layout)
-    ++pn->num_options;
+  add_option(c, k, d, &workload, NULL, -1, what);
+  if (node->num_inputs < 1 || pn->inputs[0] < 0) return NULL;
+  /* The layouts the producer writes on d, each once. */
+  const hetc_place_node_t *producer = &c->nodes[pn->inputs[0]];
+  for (int32_t o = 0; o < producer->num_options; ++o) {
+    const hetc_place_option_t *p = &producer->options[o];
+    if (p->device != d || p->out_layout == HETC_PLACE_ROW_MAJOR) continue;
+    int seen = 0;
+    for (int32_t e = 0; e < o && !seen; ++e)
+      seen = producer->options[e].device == d && producer->options[e].out_layout == p->out_layout;
+    for (int32_t e = 0; e < pn->num_options && !seen; ++e)
+      seen = pn->options[e].device == d && pn->options[e].in_layout == p->out_layout;
+    if (seen) continue;
+    hetc_plugin_tensor_t hinted[HETC_MAX_NODE_INPUTS];
+    hetc_plugin_workload_t variant = workload;
+    for (int32_t i = 0; i < workload.num_inputs; ++i) {
+      hinted[i] = inputs[i];
+      if (hinted[i].rank == 4) hinted[i].layout = c->layouts[p->out_layout];
+    }
+    variant.inputs = hinted;
+    add_option(c, k, d, &variant, NULL, p->out_layout, what);
+  }
   return NULL;
 }
 
@@ -321,7 +386,8 @@ static hetc_status_t queue_transform_probe(costing_t *c, int32_t d) {
   workload.output = input;
   workload.output.layout = c->layouts[layout];
   hetc_place_option_t probe;
-  HETC_RETURN_IF_ERROR(queue_kernel(c, d, &workload, "the layout-transform probe", &probe, &c->transform_job[d]));
+  HETC_RETURN_IF_ERROR(
+      queue_kernel(c, d, &workload, NULL, "the layout-transform probe", &probe, &c->transform_job[d]));
   c->transform_per_byte[d] = probe.seconds / tensor_bytes(&input); /* known already when cached */
   return NULL;
 }
@@ -372,22 +438,36 @@ static hetc_status_t time_kernels(costing_t *c) {
   }
   for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
     hetc_place_node_t *pn = &c->nodes[k];
-    hetc_place_option_t *options = &c->options[k * c->r->num_devices * OPTIONS_PER_DEVICE];
+    hetc_place_option_t *options = option_slots(c, k);
     int32_t kept = 0;
     for (int32_t o = 0; o < pn->num_options; ++o) {
-      const int32_t job = c->option_job[&options[o] - c->options];
+      const int32_t job = c->option_job[slot_index(c, &options[o])];
       if (job >= 0) options[o].seconds = seconds[job];
       if (options[o].seconds >= 0 && concat_costs_nothing(c, k, &options[o])) options[o].seconds = 0;
-      if (options[o].seconds >= 0) options[kept++] = options[o];
+      hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &options[o])];
+      if (options[o].seconds < 0) {
+        free(candidate->config_json);
+        candidate->config_json = NULL;
+        continue;
+      }
+      c->candidates[slot_index(c, &options[kept])] = *candidate;
+      options[kept++] = options[o];
     }
+    /* The slots past the kept options hold nothing of their own now. */
+    for (int32_t o = kept; o < pn->num_options; ++o)
+      memset(&c->candidates[slot_index(c, &options[o])], 0, sizeof(hetc_kernel_candidate_t));
     pn->num_options = kept;
     if (kept == 0)
       status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among the %d given supports it",
                                g->nodes[k].name, hetc_op_name(g->nodes[k].op), c->r->num_devices);
     if (!status && c->r->progress) {
       fprintf(stderr, "[%3d/%3d] %-18s %-28s", k + 1, g->num_nodes, hetc_op_name(g->nodes[k].op), g->nodes[k].name);
-      for (int32_t o = 0; o < pn->num_options; ++o)
-        fprintf(stderr, " %s %.3f ms", c->r->targets[pn->options[o].device], pn->options[o].seconds * 1e3);
+      for (int32_t d = 0; d < c->r->num_devices; ++d) {
+        int32_t best = -1;
+        for (int32_t o = 0; o < pn->num_options; ++o)
+          if (pn->options[o].device == d && (best < 0 || pn->options[o].seconds < pn->options[best].seconds)) best = o;
+        if (best >= 0) fprintf(stderr, " %s %.3f ms", c->r->targets[d], pn->options[best].seconds * 1e3);
+      }
       fprintf(stderr, "\n");
     }
   }
@@ -399,6 +479,75 @@ static hetc_status_t time_kernels(costing_t *c) {
   free(seconds);
   free(errors);
   return status;
+}
+
+/* The solver's states hold a bit per (device, layout) (placement.h): when
+ * the candidates use more layouts than that allows, the least useful go,
+ * with the options that read or write them. Kept first: row-major and the
+ * layouts of the template defaults (so every node keeps an option), then
+ * those of the fastest option of most nodes. Ids are renumbered densely. */
+static void prune_layouts(costing_t *c) {
+  const int32_t limit = hetc_place_layout_limit(c->r->num_devices);
+  const hetc_graph_t *g = c->r->graph;
+  if (c->num_layouts <= limit) return;
+  int32_t score[COSTING_LAYOUTS] = {0};
+  const int32_t must = 1 << 20; /* outranks any count of nodes */
+  score[HETC_PLACE_ROW_MAJOR] = 2 * must;
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    const hetc_place_node_t *pn = &c->nodes[k];
+    int32_t best = 0;
+    for (int32_t o = 0; o < pn->num_options; ++o) {
+      const hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &pn->options[o])];
+      if (candidate->template_index == 0 && !candidate->config_json) {
+        score[pn->options[o].in_layout] |= must;
+        score[pn->options[o].out_layout] |= must;
+      }
+      if (pn->options[o].seconds < pn->options[best].seconds) best = o;
+    }
+    if (pn->num_options > 0) {
+      ++score[pn->options[best].in_layout];
+      ++score[pn->options[best].out_layout];
+    }
+  }
+  int32_t order[COSTING_LAYOUTS], renumber[COSTING_LAYOUTS];
+  for (int32_t l = 0; l < c->num_layouts; ++l) order[l] = l;
+  for (int32_t i = 1; i < c->num_layouts; ++i) /* by score, descending; ties keep the first seen */
+    for (int32_t j = i; j > 0 && score[order[j]] > score[order[j - 1]]; --j) {
+      const int32_t t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int32_t l = 0; l < c->num_layouts; ++l) renumber[l] = -1;
+  hetc_plugin_layout_t kept_layouts[COSTING_LAYOUTS];
+  /* Row-major stays id 0. */
+  for (int32_t i = 0; i < limit; ++i) renumber[order[i]] = order[i] == HETC_PLACE_ROW_MAJOR ? 0 : -2;
+  int32_t next = 1;
+  for (int32_t l = 0; l < c->num_layouts; ++l)
+    if (renumber[l] == -2) renumber[l] = next++;
+  for (int32_t l = 0; l < c->num_layouts; ++l)
+    if (renumber[l] >= 0) kept_layouts[renumber[l]] = c->layouts[l];
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    hetc_place_node_t *pn = &c->nodes[k];
+    hetc_place_option_t *options = option_slots(c, k);
+    int32_t kept = 0;
+    for (int32_t o = 0; o < pn->num_options; ++o) {
+      hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &options[o])];
+      if (renumber[options[o].in_layout] < 0 || renumber[options[o].out_layout] < 0) {
+        free(candidate->config_json);
+        candidate->config_json = NULL;
+        continue;
+      }
+      options[o].in_layout = renumber[options[o].in_layout];
+      options[o].out_layout = renumber[options[o].out_layout];
+      c->candidates[slot_index(c, &options[kept])] = *candidate;
+      options[kept++] = options[o];
+    }
+    for (int32_t o = kept; o < pn->num_options; ++o)
+      memset(&c->candidates[slot_index(c, &options[o])], 0, sizeof(hetc_kernel_candidate_t));
+    pn->num_options = kept;
+  }
+  memcpy(c->layouts, kept_layouts, sizeof(hetc_plugin_layout_t) * (size_t)limit);
+  c->num_layouts = limit;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -488,21 +637,33 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
   fprintf(out, "placement of %s on", g->name);
   for (int32_t d = 0; d < c->r->num_devices; ++d) fprintf(out, " %s", c->r->targets[d]);
   fprintf(out, " (kernel times measured with the configs the records choose):\n");
-  fprintf(out, "  %4s  %-18s %-28s %-8s %-16s %10s   %s\n", "node", "op", "name", "device", "layouts", "ms",
-          "on each device (ms)");
+  fprintf(out, "  %4s  %-18s %-28s %-8s %-16s %10s  %-9s  %s\n", "node", "op", "name", "device", "layouts", "ms",
+          "config", "fastest on each device (ms, of n options)");
   for (int32_t k = 0; k < g->num_nodes; ++k) {
     const hetc_place_node_t *pn = &problem->nodes[k];
     const hetc_place_option_t *o = &pn->options[solution->choice[k]];
+    const hetc_kernel_candidate_t *chosen = &c->candidates[slot_index(c, o)];
+    const hetc_node_t *node = &g->nodes[k];
+    const int tunable = node->op == HETC_OP_CONV2D || node->op == HETC_OP_DENSE;
     char in[32], outl[32], layouts[80], others[512] = "";
     layout_text(c, o->in_layout, in, sizeof(in));
     layout_text(c, o->out_layout, outl, sizeof(outl));
     snprintf(layouts, sizeof(layouts), "%s->%s", in, outl);
     size_t used = 0;
-    for (int32_t j = 0; j < pn->num_options && used < sizeof(others); ++j)
-      used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s %.3f", j ? ", " : "",
-                               c->r->targets[pn->options[j].device], pn->options[j].seconds * 1e3);
-    fprintf(out, "  %4d  %-18s %-28s %-8s %-16s %10.3f   %s\n", k + 1, hetc_op_name(g->nodes[k].op),
-            g->nodes[k].name, c->r->targets[o->device], layouts, o->seconds * 1e3, others);
+    for (int32_t d = 0; d < c->r->num_devices && used < sizeof(others); ++d) {
+      int32_t best = -1, count = 0;
+      for (int32_t j = 0; j < pn->num_options; ++j)
+        if (pn->options[j].device == d) {
+          ++count;
+          if (best < 0 || pn->options[j].seconds < pn->options[best].seconds) best = j;
+        }
+      if (best >= 0)
+        used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s %.3f (%d)", used ? ", " : "",
+                                 c->r->targets[d], pn->options[best].seconds * 1e3, count);
+    }
+    fprintf(out, "  %4d  %-18s %-28s %-8s %-16s %10.3f  %-9s  %s\n", k + 1, hetc_op_name(node->op), node->name,
+            c->r->targets[o->device], layouts, o->seconds * 1e3,
+            tunable ? hetc_config_source_name(chosen->source) : "-", others);
   }
   /* Moves: per value, its deliveries' cost (copies and transforms). */
   double moved = 0;
@@ -589,17 +750,20 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   c.num_layouts = 1; /* id 0: row-major */
   c.nodes = calloc((size_t)g->num_nodes + 1, sizeof(hetc_place_node_t));
   c.options = calloc((size_t)(g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE) + 1, sizeof(hetc_place_option_t));
+  c.candidates =
+      calloc((size_t)(g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE) + 1, sizeof(hetc_kernel_candidate_t));
   c.inputs = calloc((size_t)(g->num_nodes * HETC_MAX_NODE_INPUTS) + 1, sizeof(int32_t));
   c.model_input_bytes = calloc((size_t)g->num_inputs + 1, sizeof(double));
   const int32_t slots = g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE;
   c.option_job = malloc(sizeof(int32_t) * (size_t)(slots + 1));
   hetc_status_t status = hetc_kernel_rounds_create(&c.rounds);
-  if (!status && (!c.nodes || !c.options || !c.inputs || !c.model_input_bytes || !c.option_job))
+  if (!status && (!c.nodes || !c.options || !c.candidates || !c.inputs || !c.model_input_bytes || !c.option_job))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   for (int32_t i = 0; !status && i < slots; ++i) c.option_job[i] = -1;
   if (!status) status = describe_graph(&c);
   if (!status) status = queue_kernels(&c);
   if (!status) status = time_kernels(&c);
+  if (!status) prune_layouts(&c);
   /* The kernels and their buffers go before the solve: they may be large. */
   for (int32_t j = 0; c.rounds && c.queued && j < hetc_kernel_rounds_count(c.rounds); ++j) free(c.queued[j].key);
   free(c.queued);
@@ -620,7 +784,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   if (!status) status = find_switch_costs(&c);
   hetc_place_solution_t solution;
   memset(&solution, 0, sizeof(solution));
-  const hetc_place_problem_t problem = {g->num_nodes, c.nodes, g->num_inputs, c.model_input_bytes};
+  const hetc_place_problem_t problem = {g->num_nodes, c.nodes, g->num_inputs, c.model_input_bytes, c.num_layouts};
   const hetc_place_costs_t costs = {.num_devices = r->num_devices, .copy_seconds = copy_cost,
                                     .transform_seconds = transform_cost, .context = &c,
                                     .switch_seconds = switch_cost};
@@ -633,12 +797,26 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   }
   if (!status) status = propose_splits(&c, &problem, &costs, solution.choice, out);
   if (!status) {
-    for (int32_t k = 0; k < g->num_nodes; ++k) out->device[k] = c.nodes[k].options[solution.choice[k]].device;
+    out->candidate = calloc((size_t)g->num_nodes + 1, sizeof(hetc_kernel_candidate_t));
+    if (!out->candidate) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+    else out->num_nodes = g->num_nodes;
+  }
+  if (!status) {
+    for (int32_t k = 0; k < g->num_nodes; ++k) {
+      const hetc_place_option_t *chosen = &c.nodes[k].options[solution.choice[k]];
+      hetc_kernel_candidate_t *candidate = &c.candidates[slot_index(&c, chosen)];
+      out->device[k] = chosen->device;
+      out->candidate[k] = *candidate; /* the placement's now */
+      candidate->config_json = NULL;
+    }
     out->predicted_seconds = solution.total_seconds - concurrent;
     out->kernel_seconds = solution.compute_seconds;
     out->exact = solution.exact;
   }
   hetc_place_solution_free(&solution);
+  for (int32_t k = 0; c.nodes && c.candidates && k < g->num_nodes; ++k)
+    for (int32_t o = 0; o < c.nodes[k].num_options; ++o) free(c.candidates[slot_index(&c, &c.nodes[k].options[o])].config_json);
+  free(c.candidates);
   free(c.nodes);
   free(c.options);
   free(c.option_job);
@@ -648,6 +826,8 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
 }
 
 void hetc_placement_release(hetc_placement_t *placement) {
+  for (int32_t k = 0; placement->candidate && k < placement->num_nodes; ++k) free(placement->candidate[k].config_json);
+  free(placement->candidate);
   free(placement->device);
   free(placement->splits);
   memset(placement, 0, sizeof(*placement));

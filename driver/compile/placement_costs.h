@@ -52,7 +52,11 @@ typedef struct hetc_placement_request_t {
 } hetc_placement_request_t;
 
 typedef struct hetc_placement_t {
+  int32_t num_nodes;
   int32_t *device;          /* per node: the chosen device; owned, free() */
+  /* Per node: how to build its kernel there (template and config; for ops
+   * without knobs template 0's default); owned with their strings. */
+  hetc_kernel_candidate_t *candidate;
   double predicted_seconds; /* the plan's expected latency */
   double kernel_seconds;    /* of which kernels */
   int32_t exact;

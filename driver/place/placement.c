@@ -4,10 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A (device, layout) pair a value's consumers need, as one bit: device * 8
- * + layout, the host included (at most 8 devices of 8 layouts). */
-static uint64_t pair_bit(int32_t device, int32_t layout) {
-  return UINT64_C(1) << (device * HETC_PLACE_MAX_LAYOUTS + layout);
+/* A (device, layout) pair a value's consumers need, as one bit: device x
+ * layouts + layout, the host included (hetc_place_layout_limit). */
+static uint64_t pair_bit(int32_t layouts, int32_t device, int32_t layout) {
+  return UINT64_C(1) << (device * layouts + layout);
+}
+
+/* The bits of one device's layouts in a needs set. */
+static uint64_t device_needs(int32_t layouts, uint64_t needs, int32_t device) {
+  return (needs >> (device * layouts)) & ((UINT64_C(1) << layouts) - 1);
+}
+
+int32_t hetc_place_layout_limit(int32_t num_devices) { return 64 / (num_devices + 1); }
+
+static int32_t layouts_of(const hetc_place_problem_t *p) {
+  return p->num_layouts > 0 ? p->num_layouts : HETC_PLACE_MAX_LAYOUTS;
 }
 
 /* Where a value starts: a node's option, or the host for a model input. */
@@ -17,25 +28,25 @@ typedef struct source_t {
 } source_t;
 
 /* Seconds to deliver a value from its source to every (device, layout) in
- * `needs` (see placement.h for the rules). */
-static double deliver(const hetc_place_costs_t *c, source_t s, uint64_t needs) {
+ * `needs` (see placement.h for the rules), with `layouts` layout ids. */
+static double deliver(const hetc_place_costs_t *c, int32_t layouts, source_t s, uint64_t needs) {
   const int32_t devices = c->num_devices + 1;
   int remote = 0;
   double seconds = 0;
   for (int32_t d = 0; d < devices; ++d) {
-    const uint64_t of_device = (needs >> (d * HETC_PLACE_MAX_LAYOUTS)) & 0xff;
+    const uint64_t of_device = device_needs(layouts, needs, d);
     if (!of_device || d == s.device) continue;
     remote = 1;
     seconds += c->copy_seconds(c->context, s.device, d, s.bytes);
-    for (int32_t l = 1; l < HETC_PLACE_MAX_LAYOUTS; ++l)
+    for (int32_t l = 1; l < layouts; ++l)
       if (of_device >> l & 1) seconds += c->transform_seconds(c->context, d, HETC_PLACE_ROW_MAJOR, l, s.bytes);
   }
   /* Copies leave in row-major: one transform on the source when it holds
    * another layout, which local consumers needing row-major share. */
   const int source_rm = remote && s.layout != HETC_PLACE_ROW_MAJOR;
   if (source_rm) seconds += c->transform_seconds(c->context, s.device, s.layout, HETC_PLACE_ROW_MAJOR, s.bytes);
-  const uint64_t local = (needs >> (s.device * HETC_PLACE_MAX_LAYOUTS)) & 0xff;
-  for (int32_t l = 0; l < HETC_PLACE_MAX_LAYOUTS; ++l) {
+  const uint64_t local = device_needs(layouts, needs, s.device);
+  for (int32_t l = 0; l < layouts; ++l) {
     if (!(local >> l & 1) || l == s.layout || (l == HETC_PLACE_ROW_MAJOR && source_rm)) continue;
     seconds += c->transform_seconds(c->context, s.device, s.layout, l, s.bytes);
   }
@@ -70,6 +81,10 @@ static hetc_status_t check_problem(const hetc_place_problem_t *p, const hetc_pla
   if (c->num_devices < 1 || c->num_devices > HETC_PLACE_MAX_DEVICES)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "placement: %d devices (1 to %d)", c->num_devices,
                            HETC_PLACE_MAX_DEVICES);
+  const int32_t layouts = layouts_of(p);
+  if (layouts < 1 || layouts > hetc_place_layout_limit(c->num_devices))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "placement: %d layouts on %d devices (at most %d)", layouts,
+                           c->num_devices, hetc_place_layout_limit(c->num_devices));
   for (int32_t n = 0; n < p->num_nodes; ++n) {
     const hetc_place_node_t *node = &p->nodes[n];
     if (node->num_options < 1)
@@ -81,8 +96,8 @@ static hetc_status_t check_problem(const hetc_place_problem_t *p, const hetc_pla
     for (int32_t o = 0; o < node->num_options; ++o) {
       const hetc_place_option_t *opt = &node->options[o];
       if (opt->device < 0 || opt->device >= c->num_devices || opt->in_layout < 0 ||
-          opt->in_layout >= HETC_PLACE_MAX_LAYOUTS || opt->out_layout < 0 ||
-          opt->out_layout >= HETC_PLACE_MAX_LAYOUTS || !(opt->seconds >= 0))
+          opt->in_layout >= layouts || opt->out_layout < 0 || opt->out_layout >= layouts ||
+          !(opt->seconds >= 0))
         return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                                "placement: option %d of node %d (device %d, layouts %d -> %d, %g s) is out of range",
                                o, n, opt->device, opt->in_layout, opt->out_layout, opt->seconds);
@@ -101,9 +116,10 @@ static void all_needs(const hetc_place_problem_t *p, const hetc_place_costs_t *c
     const hetc_place_option_t *o = &node->options[choice[n]];
     for (int32_t i = 0; i < node->num_inputs; ++i) {
       int32_t input = node->inputs[i];
-      needs[input < 0 ? -1 - input : p->num_model_inputs + input] |= pair_bit(o->device, o->in_layout);
+      needs[input < 0 ? -1 - input : p->num_model_inputs + input] |= pair_bit(layouts_of(p), o->device, o->in_layout);
     }
-    if (node->is_model_output) needs[p->num_model_inputs + n] |= pair_bit(c->num_devices, HETC_PLACE_ROW_MAJOR);
+    if (node->is_model_output)
+      needs[p->num_model_inputs + n] |= pair_bit(layouts_of(p), c->num_devices, HETC_PLACE_ROW_MAJOR);
   }
 }
 
@@ -120,9 +136,9 @@ double hetc_place_value_seconds(const hetc_place_problem_t *p, const hetc_place_
   if (out_devices) {
     *out_devices = 0;
     for (int32_t d = 0; d <= c->num_devices; ++d)
-      if (d != source.device && (needs[value] >> (d * HETC_PLACE_MAX_LAYOUTS) & 0xff)) *out_devices |= 1 << d;
+      if (d != source.device && device_needs(layouts_of(p), needs[value], d)) *out_devices |= 1 << d;
   }
-  double seconds = needs[value] ? deliver(c, source, needs[value]) : 0;
+  double seconds = needs[value] ? deliver(c, layouts_of(p), source, needs[value]) : 0;
   free(needs);
   return seconds;
 }
@@ -139,7 +155,7 @@ double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs
       seconds += switch_cost(c, p->nodes[n - 1].options[choice[n - 1]].device, p->nodes[n].options[choice[n]].device);
   }
   for (int32_t v = 0; v < count; ++v)
-    if (needs[v]) seconds += deliver(c, source_of(p, c, v, option_of(p, choice, v)), needs[v]);
+    if (needs[v]) seconds += deliver(c, layouts_of(p), source_of(p, c, v, option_of(p, choice, v)), needs[v]);
   free(needs);
   return seconds;
 }
@@ -290,6 +306,7 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
                                hetc_place_solution_t *out) {
   memset(out, 0, sizeof(*out));
   HETC_RETURN_IF_ERROR(check_problem(p, c));
+  const int32_t layouts = layouts_of(p);
   values_t values = {p->num_model_inputs + p->num_nodes, p->num_model_inputs, NULL};
   values.last_use = malloc(sizeof(int32_t) * (size_t)(values.count + 1));
   layer_t *layers = calloc((size_t)p->num_nodes + 1, sizeof(layer_t));
@@ -362,14 +379,14 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
           int32_t k = 0;
           while (k < from->width && from->live[k] != value) ++k;
           if (k == from->width) continue; /* unreachable: an input is live until its last use */
-          uint64_t want = scratch_needs[k] | pair_bit(opt->device, opt->in_layout);
+          uint64_t want = scratch_needs[k] | pair_bit(layouts, opt->device, opt->in_layout);
           if (want == scratch_needs[k]) continue;
           source_t src = source_of(p, c, value, old_option[k]);
-          cost += deliver(c, src, want) - deliver(c, src, scratch_needs[k]);
+          cost += deliver(c, layouts, src, want) - deliver(c, layouts, src, scratch_needs[k]);
           scratch_needs[k] = want;
         }
         if (node->is_model_output)
-          cost += deliver(c, source_of(p, c, produced, o), pair_bit(c->num_devices, HETC_PLACE_ROW_MAJOR));
+          cost += deliver(c, layouts, source_of(p, c, produced, o), pair_bit(layouts, c->num_devices, HETC_PLACE_ROW_MAJOR));
         /* The new state's key, in to->live's order. */
         for (int32_t k = 0; k < from->width; ++k)
           if (slot_in_to[k] >= 0) {
@@ -379,7 +396,7 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
         if (keeps_output) {
           key_option[to->width - 1] = o;
           key_needs[to->width - 1] =
-              node->is_model_output ? pair_bit(c->num_devices, HETC_PLACE_ROW_MAJOR) : 0;
+              node->is_model_output ? pair_bit(layouts, c->num_devices, HETC_PLACE_ROW_MAJOR) : 0;
         }
         key_option[to->width] = opt->device;
         key_needs[to->width] = 0;

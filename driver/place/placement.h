@@ -42,10 +42,13 @@
 
 #include "common/status.h"
 
-/* Layout ids are the caller's small integers below HETC_PLACE_MAX_LAYOUTS;
- * 0 means row-major, the layout copies move and the host holds. */
+/* Layout ids are the caller's small integers below the problem's
+ * num_layouts; 0 means row-major, the layout copies move and the host
+ * holds. A state keeps a value's needs as one bit per (device, layout),
+ * the host included, in 64 bits: num_layouts x (num_devices + 1) <= 64
+ * (hetc_place_layout_limit). */
 #define HETC_PLACE_ROW_MAJOR 0
-#define HETC_PLACE_MAX_LAYOUTS 8
+#define HETC_PLACE_MAX_LAYOUTS 8 /* num_layouts 0 means this many */
 /* Devices 0..num_devices-1, plus the host as device num_devices. */
 #define HETC_PLACE_MAX_DEVICES 7
 
@@ -87,7 +90,11 @@ typedef struct hetc_place_problem_t {
   const hetc_place_node_t *nodes;
   int32_t num_model_inputs;
   const double *model_input_bytes; /* num_model_inputs entries */
+  int32_t num_layouts;             /* layout ids in use; 0: HETC_PLACE_MAX_LAYOUTS */
 } hetc_place_problem_t;
+
+/* The most layouts a problem on num_devices devices may use. */
+int32_t hetc_place_layout_limit(int32_t num_devices);
 
 typedef struct hetc_place_solution_t {
   int32_t *choice;        /* per node, the chosen option; owned, free() */

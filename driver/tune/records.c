@@ -692,6 +692,24 @@ hetc_status_t hetc_records_best_each(hetc_records_t *store, const hetc_record_fi
   return status;
 }
 
+hetc_status_t hetc_records_best_configs(hetc_records_t *store, const hetc_record_filter_t *filter, int64_t count,
+                                       hetc_record_list_t *out_list) {
+  out_list->count = 0;
+  out_list->items = NULL;
+  HETC_RETURN_IF_ERROR(check_filter(filter));
+  hetc_json_text_t sql = {0};
+  hetc_json_text_raw(&sql,
+                     "SELECT " RECORD_COLUMNS " FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY"
+                     " config_json" BEST_ORDER ") AS rank FROM records WHERE 1" OK_WITH_COSTS);
+  append_filter(&sql, filter);
+  hetc_json_text_raw(&sql, ") WHERE rank = 1" BEST_ORDER " LIMIT ?");
+  char *text = hetc_json_text_take(&sql);
+  if (!text) return out_of_memory("querying");
+  hetc_status_t status = run_list_query(store, text, filter, 1, count, out_list);
+  free(text);
+  return status;
+}
+
 hetc_status_t hetc_records_count(hetc_records_t *store, int64_t *out_count) {
   *out_count = 0;
   int rc = read_integer(store->db, "SELECT count(*) FROM records", out_count);

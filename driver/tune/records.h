@@ -105,6 +105,12 @@ hetc_status_t hetc_records_best(hetc_records_t *store, const hetc_record_filter_
 hetc_status_t hetc_records_best_each(hetc_records_t *store, const hetc_record_filter_t *filter,
                                      hetc_record_list_t *out_list);
 
+/* The `count` best distinct configs among the matching records: for each
+ * config_json its best record (as hetc_records_best), fastest first. The
+ * filter's limit is ignored. */
+hetc_status_t hetc_records_best_configs(hetc_records_t *store, const hetc_record_filter_t *filter, int64_t count,
+                                       hetc_record_list_t *out_list);
+
 /* What hetc_records_lookup found. */
 typedef enum hetc_lookup_kind_t {
   HETC_LOOKUP_NONE,    /* nothing usable: the caller falls back to the
