@@ -710,6 +710,66 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
 }
 
 /* ------------------------------------------------------------------------ */
+/* The problem as data                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* With HETC_PLACEMENT_PROBLEM=path, the solved problem and its plan are
+ * written there as JSON (README.md, "Placement"): every node's options
+ * (device, layout ids, seconds, and for tunable ops the template and
+ * config), the cost model's parameters and the chosen options, so that the
+ * plan can be checked or explored outside hetc (tests/e2e/test_selection
+ * solves it again by brute force). A file that cannot be written is a
+ * warning. */
+static void write_problem(const costing_t *c, const hetc_place_problem_t *problem,
+                          const hetc_place_solution_t *solution, double predicted) {
+  const char *path = getenv("HETC_PLACEMENT_PROBLEM");
+  if (!path || !*path) return;
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "hetc: warning: HETC_PLACEMENT_PROBLEM: cannot write %s\n", path);
+    return;
+  }
+  const int32_t D = c->r->num_devices;
+  fprintf(f, "{\n \"devices\": %d, \"layouts\": %d, \"predicted_seconds\": %.17g,\n", D, c->num_layouts,
+          predicted);
+  fprintf(f, " \"targets\": [");
+  for (int32_t d = 0; d < D; ++d) fprintf(f, "%s\"%s\"", d ? ", " : "", c->r->targets[d]);
+  fprintf(f, "],\n \"transform_seconds_per_byte\": [");
+  for (int32_t d = 0; d < D; ++d) fprintf(f, "%s%.17g", d ? ", " : "", c->transform_per_byte[d]);
+  fprintf(f, "],\n \"to_device\": [");
+  for (int32_t d = 0; d < D; ++d)
+    fprintf(f, "%s[%.17g, %.17g]", d ? ", " : "", c->to_device[d].latency_seconds, c->to_device[d].seconds_per_byte);
+  fprintf(f, "],\n \"to_host\": [");
+  for (int32_t d = 0; d < D; ++d)
+    fprintf(f, "%s[%.17g, %.17g]", d ? ", " : "", c->to_host[d].latency_seconds, c->to_host[d].seconds_per_byte);
+  fprintf(f, "],\n \"switch_seconds\": [");
+  for (int32_t i = 0; i < D * D; ++i) fprintf(f, "%s%.17g", i ? ", " : "", c->switch_seconds[i]);
+  fprintf(f, "],\n \"model_input_bytes\": [");
+  for (int32_t m = 0; m < problem->num_model_inputs; ++m)
+    fprintf(f, "%s%.17g", m ? ", " : "", problem->model_input_bytes[m]);
+  fprintf(f, "],\n \"nodes\": [\n");
+  for (int32_t k = 0; k < problem->num_nodes; ++k) {
+    const hetc_place_node_t *pn = &problem->nodes[k];
+    fprintf(f, "  {\"name\": \"%s\", \"inputs\": [", c->r->graph->nodes[k].name);
+    for (int32_t i = 0; i < pn->num_inputs; ++i) fprintf(f, "%s%d", i ? ", " : "", pn->inputs[i]);
+    fprintf(f, "], \"output_bytes\": %.17g, \"is_model_output\": %d, \"chosen\": %d, \"options\": [\n",
+            pn->output_bytes, pn->is_model_output, solution->choice[k]);
+    for (int32_t o = 0; o < pn->num_options; ++o) {
+      const hetc_place_option_t *opt = &pn->options[o];
+      const hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, opt)];
+      fprintf(f, "   {\"device\": %d, \"in\": %d, \"out\": %d, \"seconds\": %.17g, \"template\": %d, "
+                 "\"source\": \"%s\", \"config\": %s}%s\n",
+              opt->device, opt->in_layout, opt->out_layout, opt->seconds, candidate->template_index,
+              hetc_config_source_name(candidate->source), candidate->config_json ? candidate->config_json : "null",
+              o + 1 < pn->num_options ? "," : "");
+    }
+    fprintf(f, "  ]}%s\n", k + 1 < problem->num_nodes ? "," : "");
+  }
+  fprintf(f, " ]\n}\n");
+  if (fclose(f) != 0) fprintf(stderr, "hetc: warning: HETC_PLACEMENT_PROBLEM: cannot write %s\n", path);
+}
+
+/* ------------------------------------------------------------------------ */
 
 static hetc_status_t describe_graph(costing_t *c) {
   const hetc_graph_t *g = c->r->graph;
@@ -792,6 +852,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   const double concurrent = status ? 0 : concurrent_seconds(&c, &problem, solution.choice);
   if (!status) {
     if (r->explain) explain(&c, &problem, &costs, &solution, concurrent);
+    write_problem(&c, &problem, &solution, solution.total_seconds - concurrent);
     out->device = malloc(sizeof(int32_t) * (size_t)(g->num_nodes + 1));
     if (!out->device) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   }

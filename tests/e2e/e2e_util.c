@@ -1,8 +1,19 @@
 #include "e2e_util.h"
 
 #include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fileio.h"
+#include "model/model.h"
+#include "reference/graph_exec.h"
 
 double e2e_max_relative_error(const float *got, const float *want, int64_t count) {
   double max_diff = 0, max_ref = 0;
@@ -34,4 +45,66 @@ float **e2e_make_inputs(const hetc_graph_t *graph, uint64_t seed) {
 void e2e_free_arrays(float **arrays, int32_t count) {
   for (int32_t i = 0; arrays && i < count; ++i) free(arrays[i]);
   free(arrays);
+}
+
+const char *e2e_hetc(void) {
+  static char path[512];
+  const char *installed = getenv("HETC_E2E_HETC");
+  const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
+  if (installed && *installed) return installed;
+  snprintf(path, sizeof(path), "%s/bin/hetc", bin);
+  return path;
+}
+
+double e2e_compile_and_check(const char *model_path, const char *targets, const char *flags, const char *env,
+                             char *printed, size_t size) {
+  hetc_graph_t *graph = NULL;
+  hetc_status_t status = hetc_model_load_file(model_path, &graph);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  float **inputs = e2e_make_inputs(graph, 7);
+  float **want = calloc((size_t)graph->num_outputs, sizeof(float *));
+  status = hetc_reference_run_graph(graph, (const float *const *)inputs, want);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
+  char package[512], output[600], command[4096];
+  snprintf(package, sizeof(package), "%s/e2e-check-%d.hetc", bin, (int)getpid());
+  snprintf(output, sizeof(output), "%s.out", package);
+  snprintf(command, sizeof(command), "%s %s compile %s --targets %s -o %s --quiet %s", env ? env : "", e2e_hetc(),
+           model_path, targets, package, flags ? flags : "");
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  size_t used = 0;
+  if (printed && size) printed[0] = 0;
+  char line[1024];
+  while (fgets(line, sizeof(line), pipe)) {
+    fputs(line, stdout);
+    if (printed && used + strlen(line) < size) {
+      memcpy(printed + used, line, strlen(line) + 1);
+      used += strlen(line);
+    }
+  }
+  if (pclose(pipe) != 0) fail_msg("failed: %s", command);
+  snprintf(command, sizeof(command), "%s run %s --random-input 7 --repeat 1 --output %s > /dev/null", e2e_hetc(),
+           package, output);
+  assert_int_equal(system(command), 0);
+  char *bytes = NULL;
+  size_t length = 0, offset = 0;
+  status = hetc_file_read_all(output, (size_t)1 << 31, &bytes, &length);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  double worst = 0;
+  for (int32_t o = 0; o < graph->num_outputs; ++o) {
+    const int64_t count = hetc_tensor_element_count(&graph->values[graph->outputs[o]].type);
+    assert_true(offset + (size_t)count * sizeof(float) <= length);
+    const double error = e2e_max_relative_error((const float *)(bytes + offset), want[o], count);
+    worst = error > worst ? error : worst;
+    offset += (size_t)count * sizeof(float);
+  }
+  assert_int_equal(offset, length);
+  free(bytes);
+  remove(output);
+  hetc_dir_remove_tree(package);
+  e2e_free_arrays(want, graph->num_outputs);
+  e2e_free_arrays(inputs, graph->num_inputs);
+  hetc_graph_free(graph);
+  return worst;
 }

@@ -17,4 +17,15 @@ const char *e2e_sample_path(const char *name);
 float **e2e_make_inputs(const hetc_graph_t *graph, uint64_t seed);
 void e2e_free_arrays(float **arrays, int32_t count);
 
+/* The hetc under test: HETC_E2E_HETC, else HETC_BINARY_DIR/bin/hetc; static. */
+const char *e2e_hetc(void);
+
+/* `[env] hetc compile MODEL --targets TARGETS -o PKG --quiet FLAGS`, then
+ * `hetc run PKG --random-input 7 --output OUT`, against the reference
+ * executor on the model as loaded: returns the largest max relative error
+ * over its outputs (fails the test when hetc fails). What compile printed
+ * goes to `printed` (size bytes; may be NULL). The package is removed. */
+double e2e_compile_and_check(const char *model_path, const char *targets, const char *flags, const char *env,
+                             char *printed, size_t size);
+
 #endif
