@@ -20,6 +20,7 @@
 #include "tune/transfer.h"
 
 #define MAX_MEASURERS 8
+#define HETC_TUNER_MAX_DEFAULTS 16
 #define MAX_BATCH 256
 
 typedef struct measurer_slot_t {
@@ -617,6 +618,26 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
       result->best_seconds = cost;
     }
   }
+  /* Every template's default config is measured first (unless stored):
+   * graph-level selection weighs it against the tuned ones, and a search
+   * that never tried it could keep a config slower than the default. */
+  int64_t defaults[HETC_TUNER_MAX_DEFAULTS];
+  int32_t num_defaults = 0;
+  for (int32_t t = 0; !status && task.space && t < hetc_task_space_template_count(task.space) &&
+                      num_defaults < HETC_TUNER_MAX_DEFAULTS;
+       ++t) {
+    const hetc_plugin_space_t *ts = hetc_task_space_template_space(task.space, t);
+    int64_t local = 0;
+    hetc_status_t none = ts ? hetc_space_default(ts, &local) : NULL;
+    const int64_t point = ts && !none ? hetc_task_space_global(task.space, t, local) : -1;
+    hetc_status_free(none);
+    int stored_already = 0;
+    for (int32_t i = 0; i < stored.count && !stored_already; ++i) stored_already = record_point(&task, &stored.items[i]) == point;
+    if (point >= 0 && !stored_already && adapter_is_valid(&task, point)) {
+      defaults[num_defaults++] = point;
+      status = hetc_search_mark_visited(search, &point, 1);
+    }
+  }
   hetc_record_list_free(&stored);
 
   double replay_best = 0;
@@ -659,7 +680,10 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
     int32_t want = tuner->options.batch < wanted - done ? tuner->options.batch : wanted - done;
     int64_t points[MAX_BATCH];
     int32_t got = 0;
-    status = hetc_search_next_batch(search, want, points, &got);
+    while (num_defaults > 0 && got < want) points[got++] = defaults[--num_defaults];
+    int32_t searched = 0;
+    if (got < want) status = hetc_search_next_batch(search, want - got, points + got, &searched);
+    got += searched;
     if (status || got == 0) break;
     for (int32_t i = 0; i < got && !status; ++i) {
       hetc_record_clear(&records[i]);
