@@ -174,6 +174,13 @@ typedef struct hetc_compile_report_t {
   /* Concats whose inputs were written straight into their slices (no
    * concat kernel runs; see README.md, "What compile does"). */
   int32_t concat_views;
+  /* Graph-level selection: the expected latency of the best plan with every
+   * tunable kernel at its first template's default config (0 when there
+   * was nothing else to choose), to compare with predicted_seconds; and 1
+   * when the plan was the one `hetc tune` chose and kept in the records
+   * store, built without costing the candidates again. */
+  double default_seconds;
+  int32_t selection_kept;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

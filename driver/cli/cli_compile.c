@@ -76,8 +76,12 @@ int hetc_cli_compile(int argc, char **argv) {
     if (report.predicted_seconds > 0)
       printf("placement: expected latency %.3f ms (%s)\n", report.predicted_seconds * 1e3,
              placement == HETC_PLACEMENT_FIRST ? "first fit"
+             : report.selection_kept           ? "the plan `hetc tune` chose, kept in the records"
              : report.placement_exact          ? "lowest under the cost model"
                                                : "state-capped search, not proven lowest");
+    if (report.default_seconds > 0)
+      printf("graph-level selection: %.3f ms expected with every kernel at its template's default\n",
+             report.default_seconds * 1e3);
     if (report.splits > 0) printf("split: %d conv2d across two devices\n", report.splits);
     if (report.concat_views > 0)
       printf("concat: %d written in place by the producers of their inputs (no kernel)\n", report.concat_views);

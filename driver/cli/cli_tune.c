@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "compile/compile.h"
 #include "tune/tuner.h"
 
 #define MAX_TARGETS 16
@@ -49,6 +50,28 @@ static int usage_error(const char *format, const char *arg) {
   fprintf(stderr, format, arg);
   fprintf(stderr, "\n%s", usage_text);
   return HETC_EXIT_USAGE;
+}
+
+/* The tuning run ends with graph-level selection over what it measured:
+ * the plan is kept in the store for `hetc compile`. */
+static hetc_status_t select_plan(const hetc_model_t *model, const char *const *targets, int32_t num_targets,
+                                 const hetc_tune_options_t *tuning) {
+  hetc_context_t *context = NULL;
+  hetc_compile_report_t report;
+  const hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets,
+                                          .progress = tuning->progress != NULL,
+                                          .records_path = tuning->records_path};
+  if (tuning->progress) fprintf(tuning->progress, "graph-level selection: costing every candidate in the model\n");
+  hetc_status_t status = hetc_context_create(&context);
+  if (!status) status = hetc_compile_select(context, model, &options, &report);
+  if (!status) {
+    printf("graph-level selection: expected latency %.3f ms", report.predicted_seconds * 1e3);
+    if (report.default_seconds > 0)
+      printf(" (with every kernel at its template's default: %.3f ms)", report.default_seconds * 1e3);
+    printf("; kept in the records for hetc compile (%.1f s)\n", report.build_seconds);
+  }
+  hetc_context_destroy(context);
+  return status;
 }
 
 static void print_summary(const hetc_tune_task_result_t *results, int32_t count, double seconds, double overhead) {
@@ -162,6 +185,7 @@ int hetc_cli_tune(int argc, char **argv) {
   if (!status)
     print_summary(results, count, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
                   hetc_tuner_overhead_seconds(tuner));
+  if (!status && !options.simulate_path) status = select_plan(model, targets, num_targets, &options);
   free(results);
   hetc_tuner_free(tuner);
   hetc_model_free(model);

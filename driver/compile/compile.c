@@ -18,6 +18,7 @@
 #include "compile/config_choice.h"
 #include "compile/kernel_build.h"
 #include "compile/placement_costs.h"
+#include "compile/selection_store.h"
 #include "place/placement.h"
 
 /* A graph value as it exists on one device in one layout. */
@@ -442,7 +443,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
 }
 
 static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_graph_t *graph,
-                           const char *const *targets, int32_t num_targets, const char *out_path) {
+                           const char *const *targets, int32_t num_targets) {
   if (num_targets < 1) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no targets given");
   HETC_RETURN_IF_ERROR(hetc_graph_clone(graph, &c->graph));
   HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
@@ -495,6 +496,11 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
     fprintf(stderr, "\n");
   }
   hetc_status_free(unavailable);
+  return NULL;
+}
+
+/* The package's temporary directory, its kernels folder and weights.bin. */
+static hetc_status_t open_package(compiler_t *c, const char *out_path) {
   HETC_RETURN_IF_ERROR(hetc_dir_create_temp_beside(out_path, &c->temp_dir));
   c->kernel_dir = hetc_path_join(c->temp_dir, HETC_PACKAGE_KERNEL_DIR);
   char *weights_path = hetc_path_join(c->temp_dir, HETC_PACKAGE_WEIGHTS);
@@ -591,7 +597,49 @@ static hetc_status_t choose_placement(compiler_t *c) {
   }
   HETC_RETURN_IF_ERROR(status);
   c->report.predicted_seconds = c->placement.predicted_seconds;
+  c->report.default_seconds = c->placement.default_seconds;
   c->report.placement_exact = c->placement.exact;
+  return NULL;
+}
+
+static void selection_key(const compiler_t *c, hetc_selection_key_t *out_key) {
+  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+  for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d)
+    device_indices[d] = c->plan->devices[d].device_index;
+  hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, out_key);
+}
+
+/* The plan graph-level selection kept for this model and these targets
+ * (compile/selection_store.h), else a new one, kept for next time. A
+ * first-fit placement and --explain or predict always cost anew. */
+static hetc_status_t place_or_reuse(compiler_t *c) {
+  hetc_records_t *store = hetc_config_chooser_records(c->chooser);
+  const int reusable = store && c->options->placement == HETC_PLACEMENT_COST && !c->options->explain &&
+                       !c->options->predict && c->plan->num_devices <= HETC_PLACE_MAX_DEVICES;
+  hetc_selection_key_t key;
+  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+  for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d)
+    device_indices[d] = c->plan->devices[d].device_index;
+  if (store) selection_key(c, &key);
+  int found = 0;
+  if (reusable) {
+    hetc_placement_release(&c->placement);
+    HETC_RETURN_IF_ERROR(hetc_selection_find(store, &key, c->graph, c->plan->num_devices, c->entries,
+                                             device_indices, &c->placement, &found));
+  }
+  if (found) {
+    c->report.predicted_seconds = c->placement.predicted_seconds;
+    c->report.placement_exact = c->placement.exact;
+    c->report.selection_kept = 1;
+    return NULL;
+  }
+  HETC_RETURN_IF_ERROR(choose_placement(c));
+  if (store && c->options->placement == HETC_PLACEMENT_COST) {
+    hetc_status_t kept =
+        hetc_selection_keep(store, &key, c->graph, c->entries, device_indices, &c->placement);
+    if (kept) fprintf(stderr, "hetc: warning: the plan chosen is not kept: %s\n", hetc_status_message(kept));
+    hetc_status_free(kept);
+  }
   return NULL;
 }
 
@@ -640,7 +688,7 @@ static hetc_status_t compile_all(compiler_t *c) {
     HETC_RETURN_IF_ERROR(records_offer_configs(c, &offered));
   if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain ||
       c->options->predict || offered)
-    HETC_RETURN_IF_ERROR(choose_placement(c));
+    HETC_RETURN_IF_ERROR(place_or_reuse(c));
   /* Sized now: splitting adds values. */
   if (!(c->copies = calloc((size_t)g->num_values + 1, sizeof(copies_t))))
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
@@ -684,7 +732,8 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   c.options = options;
   double start = hetc_now_seconds();
   hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
-  if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets, out_path);
+  if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
+  if (!status) status = open_package(&c, out_path);
   if (!status) status = compile_all(&c);
   if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
   if (c.weights) fclose(c.weights);
@@ -706,5 +755,36 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   hetc_graph_free(c.graph);
   hetc_config_chooser_free(c.chooser);
   free(out_path);
+  return status;
+}
+
+hetc_status_t hetc_compile_select(hetc_registry_t *registry, const hetc_graph_t *graph,
+                                  const hetc_compile_options_t *options, hetc_compile_report_t *out_report) {
+  compiler_t c;
+  memset(&c, 0, sizeof(c));
+  c.options = options;
+  double start = hetc_now_seconds();
+  hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
+  if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
+  if (!status) status = choose_placement(&c);
+  hetc_records_t *store = hetc_config_chooser_records(c.chooser);
+  if (!status && store) {
+    hetc_selection_key_t key;
+    int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+    for (int32_t d = 0; d < c.plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d)
+      device_indices[d] = c.plan->devices[d].device_index;
+    selection_key(&c, &key);
+    status = hetc_selection_keep(store, &key, c.graph, c.entries, device_indices, &c.placement);
+  }
+  if (!status && out_report) {
+    c.report.build_seconds = hetc_now_seconds() - start;
+    *out_report = c.report;
+  }
+  free(c.entries);
+  hetc_placement_release(&c.placement);
+  hetc_kernel_times_free(c.times);
+  hetc_plan_free(c.plan);
+  hetc_graph_free(c.graph);
+  hetc_config_chooser_free(c.chooser);
   return status;
 }

@@ -62,6 +62,8 @@ hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_cho
   return NULL;
 }
 
+struct hetc_records_t *hetc_config_chooser_records(hetc_config_chooser_t *c) { return c ? c->store : NULL; }
+
 void hetc_config_chooser_free(hetc_config_chooser_t *c) {
   if (!c) return;
   hetc_transfer_model_free(c->model);

@@ -29,6 +29,8 @@ typedef struct hetc_config_chooser_t hetc_config_chooser_t;
  * hetc_config_chooser_free. */
 hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_chooser_t **out_chooser);
 void hetc_config_chooser_free(hetc_config_chooser_t *chooser);
+/* The store the chooser reads (borrowed), NULL for a NULL chooser. */
+struct hetc_records_t *hetc_config_chooser_records(hetc_config_chooser_t *chooser);
 
 /* The config for `workload` on the plugin's device: on success with a
  * source other than DEFAULT, *out_template and *out_config (released with

@@ -709,6 +709,48 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
           (long long)solution->states);
 }
 
+/* The expected latency of the best plan whose tunable kernels all keep
+ * their first template's default config (what compile builds without
+ * records), under the same costs: the yardstick of graph-level selection.
+ * 0 when no node had anything else to choose, or out of memory. */
+static double default_plan_seconds(costing_t *c, const hetc_place_problem_t *problem,
+                                   const hetc_place_costs_t *costs) {
+  const hetc_graph_t *g = c->r->graph;
+  hetc_place_node_t *nodes = calloc((size_t)problem->num_nodes + 1, sizeof(hetc_place_node_t));
+  hetc_place_option_t *options =
+      calloc((size_t)(problem->num_nodes * c->r->num_devices * OPTIONS_PER_DEVICE) + 1, sizeof(hetc_place_option_t));
+  double seconds = 0;
+  int other = 0, complete = nodes && options;
+  for (int32_t k = 0; complete && k < problem->num_nodes; ++k) {
+    nodes[k] = problem->nodes[k];
+    nodes[k].options = &options[(size_t)k * (size_t)c->r->num_devices * OPTIONS_PER_DEVICE];
+    nodes[k].num_options = 0;
+    const int tunable = g->nodes[k].op == HETC_OP_CONV2D || g->nodes[k].op == HETC_OP_DENSE;
+    for (int32_t o = 0; o < problem->nodes[k].num_options; ++o) {
+      const hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &problem->nodes[k].options[o])];
+      if (tunable && (candidate->template_index != 0 || candidate->config_json)) {
+        other = 1;
+        continue;
+      }
+      options[(size_t)k * (size_t)c->r->num_devices * OPTIONS_PER_DEVICE + (size_t)nodes[k].num_options++] =
+          problem->nodes[k].options[o];
+    }
+    complete = nodes[k].num_options > 0; /* else a default did not build */
+  }
+  if (complete && other) {
+    hetc_place_problem_t defaults = *problem;
+    defaults.nodes = nodes;
+    hetc_place_solution_t solution;
+    hetc_status_t status = hetc_place_solve(&defaults, costs, 200000, &solution);
+    if (!status) seconds = solution.total_seconds;
+    hetc_status_free(status);
+    hetc_place_solution_free(&solution);
+  }
+  free(nodes);
+  free(options);
+  return seconds;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The problem as data                                                      */
 /* ------------------------------------------------------------------------ */
@@ -850,8 +892,12 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
                                     .switch_seconds = switch_cost};
   if (!status) status = hetc_place_solve(&problem, &costs, 200000, &solution);
   const double concurrent = status ? 0 : concurrent_seconds(&c, &problem, solution.choice);
+  if (!status) out->default_seconds = default_plan_seconds(&c, &problem, &costs);
   if (!status) {
     if (r->explain) explain(&c, &problem, &costs, &solution, concurrent);
+    if (r->explain && out->default_seconds > 0)
+      fprintf(r->explain, "with every tunable kernel at its first template's default config: %.3f ms\n",
+              out->default_seconds * 1e3);
     write_problem(&c, &problem, &solution, solution.total_seconds - concurrent);
     out->device = malloc(sizeof(int32_t) * (size_t)(g->num_nodes + 1));
     if (!out->device) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");

@@ -58,6 +58,9 @@ typedef struct hetc_placement_t {
    * without knobs template 0's default); owned with their strings. */
   hetc_kernel_candidate_t *candidate;
   double predicted_seconds; /* the plan's expected latency */
+  /* The best plan's with every tunable kernel at its first template's
+   * default config (0: no node had another candidate). */
+  double default_seconds;
   double kernel_seconds;    /* of which kernels */
   int32_t exact;
   int32_t num_splits;

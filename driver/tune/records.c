@@ -77,6 +77,27 @@ static const char peaks_sql[] =
     " timestamp INTEGER NOT NULL,"
     " hetc_version TEXT NOT NULL);";
 
+/* Since version 4: the plan graph-level selection chose for a model on a
+ * list of targets (hetc_selection_t): a row per node. `targets` names each
+ * target with its device's fingerprint, and `records` is how many records
+ * the store held when the plan was chosen, so that a plan chosen before
+ * newer measurements is chosen again. */
+static const char selections_sql[] =
+    "CREATE TABLE selections ("
+    " model_key TEXT NOT NULL,"
+    " targets TEXT NOT NULL,"
+    " node TEXT NOT NULL,"
+    " device INTEGER NOT NULL CHECK (device >= 0),"
+    " template_name TEXT NOT NULL,"
+    " template_version INTEGER NOT NULL,"
+    " config_json TEXT,"
+    " source TEXT NOT NULL,"
+    " predicted_seconds REAL NOT NULL,"
+    " records INTEGER NOT NULL,"
+    " timestamp INTEGER NOT NULL,"
+    " hetc_version TEXT NOT NULL,"
+    " PRIMARY KEY (model_key, targets, node));";
+
 /* Every SELECT that reads whole records lists these columns in this order
  * (read_record's indexes follow it). */
 #define RECORD_COLUMNS                                                                  \
@@ -267,6 +288,7 @@ static hetc_status_t create_schema(hetc_records_t *store) {
     status = exec(store, schema_sql, "creating the schema");
     if (!status) status = exec(store, transfers_sql, "creating the schema");
     if (!status) status = exec(store, peaks_sql, "creating the schema");
+    if (!status) status = exec(store, selections_sql, "creating the schema");
     if (!status) status = exec(store, pragmas, "creating the schema");
   }
   return end_write(store, status);
@@ -285,6 +307,7 @@ static hetc_status_t upgrade_schema(hetc_records_t *store) {
     snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", HETC_RECORDS_SCHEMA_VERSION);
     if (identity.user_version < 2) status = exec(store, transfers_sql, doing);
     if (!status && identity.user_version < 3) status = exec(store, peaks_sql, doing);
+    if (!status && identity.user_version < 4) status = exec(store, selections_sql, doing);
     if (!status) status = exec(store, pragma, doing);
   }
   return end_write(store, status);
@@ -1165,5 +1188,111 @@ hetc_status_t hetc_records_get_peak(hetc_records_t *store, const char *device_fi
   hetc_kept_peak_t kept = {0, 0, 0};
   hetc_status_t status = read_peak(store, device_fingerprint ? device_fingerprint : "", &kept, out_found);
   if (!status && *out_found) *out_peak = kept;
+  return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Selections                                                               */
+/* ------------------------------------------------------------------------ */
+
+void hetc_selection_free(hetc_selection_t *selection) {
+  for (int32_t i = 0; selection && i < selection->count; ++i) {
+    free(selection->entries[i].node);
+    free(selection->entries[i].template_name);
+    free(selection->entries[i].config_json);
+    free(selection->entries[i].source);
+  }
+  if (selection) {
+    free(selection->entries);
+    memset(selection, 0, sizeof(*selection));
+  }
+}
+
+hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *model_key, const char *targets,
+                                         const hetc_selection_t *selection) {
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  sqlite3_stmt *stmt = NULL;
+  hetc_status_t status = prepare(store, "DELETE FROM selections WHERE model_key = ?1 AND targets = ?2", &stmt);
+  if (!status) {
+    sqlite3_bind_text(stmt, 1, model_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, targets, -1, SQLITE_STATIC);
+    if (sqlite3_step(stmt) != SQLITE_DONE) status = sqlite_failure(store, sqlite3_errcode(store->db), "replacing a selection");
+  }
+  sqlite3_finalize(stmt);
+  stmt = NULL;
+  if (!status)
+    status = prepare(store,
+                     "INSERT INTO selections (model_key, targets, node, device, template_name, template_version,"
+                     " config_json, source, predicted_seconds, records, timestamp, hetc_version)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                     &stmt);
+  for (int32_t i = 0; !status && i < selection->count; ++i) {
+    const hetc_selection_entry_t *e = &selection->entries[i];
+    sqlite3_reset(stmt);
+    sqlite3_bind_text(stmt, 1, model_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, targets, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 3, e->node, -1, SQLITE_STATIC);
+    sqlite3_bind_int(stmt, 4, e->device);
+    sqlite3_bind_text(stmt, 5, e->template_name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 6, e->template_version);
+    if (e->config_json) sqlite3_bind_text(stmt, 7, e->config_json, -1, SQLITE_STATIC);
+    else sqlite3_bind_null(stmt, 7);
+    sqlite3_bind_text(stmt, 8, e->source, -1, SQLITE_STATIC);
+    sqlite3_bind_double(stmt, 9, selection->predicted_seconds);
+    sqlite3_bind_int64(stmt, 10, selection->records);
+    sqlite3_bind_int64(stmt, 11, (sqlite3_int64)time(NULL));
+    sqlite3_bind_text(stmt, 12, HETC_VERSION_STRING, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "storing a selection");
+  }
+  sqlite3_finalize(stmt);
+  return end_write(store, status);
+}
+
+static char *column_text_copy(sqlite3_stmt *stmt, int column) {
+  const unsigned char *text = sqlite3_column_text(stmt, column);
+  return text ? strdup((const char *)text) : NULL;
+}
+
+hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *model_key, const char *targets,
+                                         hetc_selection_t *out_selection) {
+  memset(out_selection, 0, sizeof(*out_selection));
+  sqlite3_stmt *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store,
+                               "SELECT node, device, template_name, template_version, config_json, source,"
+                               " predicted_seconds, records FROM selections WHERE model_key = ?1 AND targets = ?2"
+                               " ORDER BY rowid",
+                               &stmt));
+  sqlite3_bind_text(stmt, 1, model_key, -1, SQLITE_STATIC);
+  sqlite3_bind_text(stmt, 2, targets, -1, SQLITE_STATIC);
+  hetc_status_t status = NULL;
+  int rc;
+  int32_t capacity = 0;
+  while (!status && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    if (out_selection->count == capacity) {
+      capacity = capacity ? 2 * capacity : 64;
+      hetc_selection_entry_t *grown =
+          realloc(out_selection->entries, sizeof(hetc_selection_entry_t) * (size_t)capacity);
+      if (!grown) {
+        status = out_of_memory("reading a selection");
+        break;
+      }
+      out_selection->entries = grown;
+    }
+    hetc_selection_entry_t *e = &out_selection->entries[out_selection->count++];
+    memset(e, 0, sizeof(*e));
+    e->node = column_text_copy(stmt, 0);
+    e->device = sqlite3_column_int(stmt, 1);
+    e->template_name = column_text_copy(stmt, 2);
+    e->template_version = (uint32_t)sqlite3_column_int64(stmt, 3);
+    e->config_json = column_text_copy(stmt, 4);
+    e->source = column_text_copy(stmt, 5);
+    out_selection->predicted_seconds = sqlite3_column_double(stmt, 6);
+    out_selection->records = sqlite3_column_int64(stmt, 7);
+    if (!e->node || !e->template_name || !e->source) status = out_of_memory("reading a selection");
+  }
+  if (!status && rc != SQLITE_DONE) status = sqlite_failure(store, rc, "reading a selection");
+  sqlite3_finalize(stmt);
+  if (status) hetc_selection_free(out_selection);
   return status;
 }

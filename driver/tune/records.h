@@ -25,7 +25,7 @@
 
 /* The schema this build writes (PRAGMA user_version) and the file's
  * identity (PRAGMA application_id, "hetc" in ASCII). */
-#define HETC_RECORDS_SCHEMA_VERSION 3
+#define HETC_RECORDS_SCHEMA_VERSION 4
 #define HETC_RECORDS_APPLICATION_ID 0x68657463
 #define HETC_RECORDS_BUSY_TIMEOUT_MS 60000
 
@@ -216,5 +216,36 @@ hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_f
  * when the store has none. */
 hetc_status_t hetc_records_get_peak(hetc_records_t *store, const char *device_fingerprint,
                                     hetc_kept_peak_t *out_peak, int *out_found);
+
+/* The plan graph-level selection chose for a model on a list of targets
+ * (compile/placement_costs.h): per node, its device (an index into the
+ * targets), template and config (NULL: the template's default), and where
+ * the config came from. Kept so that `hetc compile` builds what `hetc tune`
+ * chose without costing every candidate again. */
+typedef struct hetc_selection_entry_t {
+  char *node;
+  int32_t device;
+  char *template_name;
+  uint32_t template_version;
+  char *config_json; /* NULL: the template's default */
+  char *source;      /* "default", "tuned", "nearest", "predicted" */
+} hetc_selection_entry_t;
+
+typedef struct hetc_selection_t {
+  int32_t count;
+  hetc_selection_entry_t *entries; /* owned, with their strings */
+  double predicted_seconds;        /* the plan's expected latency */
+  int64_t records;                 /* records in the store when it was chosen */
+} hetc_selection_t;
+
+void hetc_selection_free(hetc_selection_t *selection);
+
+/* Replaces the selection of (model_key, targets) in one transaction. */
+hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *model_key, const char *targets,
+                                         const hetc_selection_t *selection);
+/* Reads it; out_selection->count is 0 when there is none. Freed with
+ * hetc_selection_free. */
+hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *model_key, const char *targets,
+                                         hetc_selection_t *out_selection);
 
 #endif /* HETC_DRIVER_TUNE_RECORDS_H_ */

@@ -64,7 +64,7 @@ static double uniform(void) {
 static int32_t below(int32_t n) { return (int32_t)(uniform() * n); }
 
 static void finish(graph_t *g, int32_t num_nodes, int32_t num_model_inputs) {
-  g->problem = (hetc_place_problem_t){num_nodes, g->nodes, num_model_inputs, g->model_input_bytes};
+  g->problem = (hetc_place_problem_t){num_nodes, g->nodes, num_model_inputs, g->model_input_bytes, 0};
   g->costs = (hetc_place_costs_t){g->model.devices, copy_seconds, transform_seconds, &g->model, switch_seconds};
 }
 

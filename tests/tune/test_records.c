@@ -689,9 +689,9 @@ static void not_a_records_database(void **state) {
   assert_ok(hetc_records_open(newer, &store));
   hetc_records_close(store);
   store = NULL;
-  sqlite_exec_file(newer, "PRAGMA user_version = 4");
+  sqlite_exec_file(newer, "PRAGMA user_version = 5");
   snprintf(expected, sizeof(expected),
-           "%s: records schema version 4, this hetc reads version 3 (written by a newer hetc)",
+           "%s: records schema version 5, this hetc reads version 4 (written by a newer hetc)",
            newer);
   assert_failure(hetc_records_open(newer, &store), HETC_STATUS_BAD_INPUT, expected);
 
@@ -715,7 +715,8 @@ static int64_t schema_version(const char *path) {
 }
 
 /* A version-1 store (records only) is upgraded on open: its records stay,
- * it gains the transfers and peaks tables and the current version. */
+ * it gains the transfers, peaks and selections tables and the current
+ * version. */
 static void version_1_is_upgraded(void **state) {
   (void)state;
   const char *path = in_dir("v1.sqlite");
@@ -726,7 +727,7 @@ static void version_1_is_upgraded(void **state) {
   hetc_record_clear(&r);
   hetc_records_close(store);
   /* Back to what version 1 wrote. */
-  sqlite_exec_file(path, "DROP TABLE transfers; DROP TABLE peaks; PRAGMA user_version = 1");
+  sqlite_exec_file(path, "DROP TABLE transfers; DROP TABLE peaks; DROP TABLE selections; PRAGMA user_version = 1");
   assert_ok(hetc_records_open(path, &store));
   int64_t count = 0;
   assert_ok(hetc_records_count(store, &count));
@@ -742,11 +743,12 @@ static void version_1_is_upgraded(void **state) {
   assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 200, &peak));
   assert_true(peak.gflops == 200 && peak.runs == 1);
   hetc_records_close(store);
-  assert_int_equal(schema_version(path), 3);
+  assert_int_equal(schema_version(path), 4);
 }
 
 /* A version-2 store (records and transfers) is upgraded on open: both
- * stay as they were, and it gains the peaks table and version 3. */
+ * stay as they were, and it gains the peaks and selections tables and
+ * version 4. */
 static void version_2_is_upgraded(void **state) {
   (void)state;
   const char *path = in_dir("v2.sqlite");
@@ -759,7 +761,7 @@ static void version_2_is_upgraded(void **state) {
   assert_ok(hetc_records_put_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_DEVICE, &cost));
   hetc_records_close(store);
   /* Back to what version 2 wrote. */
-  sqlite_exec_file(path, "DROP TABLE peaks; PRAGMA user_version = 2");
+  sqlite_exec_file(path, "DROP TABLE peaks; DROP TABLE selections; PRAGMA user_version = 2");
   assert_int_equal(schema_version(path), 2);
   assert_ok(hetc_records_open(path, &store));
   int64_t count = 0;
@@ -775,12 +777,58 @@ static void version_2_is_upgraded(void **state) {
   assert_ok(hetc_records_note_peak(store, "opencl|pocl", "opencl", 233.5, &peak));
   assert_true(peak.gflops == 233.5 && peak.runs == 1);
   hetc_records_close(store);
-  assert_int_equal(schema_version(path), 3);
+  assert_int_equal(schema_version(path), 4);
   /* Opening an upgraded store again changes nothing. */
   assert_ok(hetc_records_open(path, &store));
   assert_ok(hetc_records_get_peak(store, "opencl|pocl", &peak, &found));
   assert_true(found && peak.gflops == 233.5 && peak.runs == 1);
   hetc_records_close(store);
+}
+
+/* A kept selection reads back entry for entry (a default config as NULL),
+ * is replaced as a whole, and is kept apart per model and per targets; a
+ * version-3 store gains the table on open. */
+static void selections_round_trip(void **state) {
+  (void)state;
+  const char *path = in_dir("selections.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_records_close(store);
+  sqlite_exec_file(path, "DROP TABLE selections; PRAGMA user_version = 3");
+  assert_ok(hetc_records_open(path, &store));
+  hetc_selection_entry_t entries[2] = {
+      {"conv1", 0, "cpu_conv2d_nchwc", 2, "{\"tile_ic\":[8]}", "tuned"},
+      {"pool", 1, "vec_pool2d", 1, NULL, "default"}};
+  hetc_selection_t kept = {2, entries, 1.5e-3, 17}, back;
+  assert_ok(hetc_records_put_selection(store, "00ff", "cpu=a;vec=b", &kept));
+  assert_ok(hetc_records_get_selection(store, "00ff", "cpu=a;vec=b", &back));
+  assert_int_equal(back.count, 2);
+  assert_true(back.predicted_seconds == 1.5e-3 && back.records == 17);
+  assert_string_equal(back.entries[0].node, "conv1");
+  assert_int_equal(back.entries[0].device, 0);
+  assert_string_equal(back.entries[0].template_name, "cpu_conv2d_nchwc");
+  assert_int_equal(back.entries[0].template_version, 2);
+  assert_string_equal(back.entries[0].config_json, "{\"tile_ic\":[8]}");
+  assert_string_equal(back.entries[0].source, "tuned");
+  assert_string_equal(back.entries[1].node, "pool");
+  assert_int_equal(back.entries[1].device, 1);
+  assert_null(back.entries[1].config_json);
+  hetc_selection_free(&back);
+  /* Other targets or another model: nothing. */
+  assert_ok(hetc_records_get_selection(store, "00ff", "cpu=a", &back));
+  assert_int_equal(back.count, 0);
+  assert_ok(hetc_records_get_selection(store, "0100", "cpu=a;vec=b", &back));
+  assert_int_equal(back.count, 0);
+  /* Replaced as a whole. */
+  hetc_selection_t one = {1, entries + 1, 2e-3, 18};
+  assert_ok(hetc_records_put_selection(store, "00ff", "cpu=a;vec=b", &one));
+  assert_ok(hetc_records_get_selection(store, "00ff", "cpu=a;vec=b", &back));
+  assert_int_equal(back.count, 1);
+  assert_string_equal(back.entries[0].node, "pool");
+  assert_true(back.predicted_seconds == 2e-3 && back.records == 18);
+  hetc_selection_free(&back);
+  hetc_records_close(store);
+  assert_int_equal(schema_version(path), 4);
 }
 
 /* The kept peak of a fingerprint is the best measurement folded in, with
@@ -1207,6 +1255,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(jsonl_malformed_lines, setup, teardown),
       cmocka_unit_test_setup_teardown(not_a_records_database, setup, teardown),
       cmocka_unit_test_setup_teardown(version_1_is_upgraded, setup, teardown),
+      cmocka_unit_test_setup_teardown(selections_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(version_2_is_upgraded, setup, teardown),
       cmocka_unit_test_setup_teardown(peaks_keep_the_best, setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_peaks, setup, teardown),

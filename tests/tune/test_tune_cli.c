@@ -92,7 +92,8 @@ static hetc_record_list_t stored_records(const char *path) {
 
 /* Compiles `model` for cpu with `records`, runs the package and checks
  * the compiler's line on where configs came from; 0 when all went well. */
-/* Compiles with the records, checks that graph-level selection weighed
+/* Compiles with the records (--explain, so the candidates are costed even
+ * where `hetc tune` kept a plan), checks that graph-level selection weighed
  * candidates from each source in `sources` (space-separated names as the
  * placement problem writes them, e.g. "tuned nearest"), then runs the
  * package. Which candidate wins is measured, so it is not asserted. */
@@ -102,7 +103,7 @@ static int compile_and_check(const char *model, const char *records, const char 
   snprintf(dump, sizeof(dump), "%s/problem.json", temp_dir);
   int used = snprintf(command, sizeof(command),
                       "rm -rf '%s' '%s' && HETC_PLACEMENT_PROBLEM='%s' '%s' compile '%s' --targets cpu --records '%s' "
-                      "-o '%s' | grep -q '^configs: '",
+                      "-o '%s' --explain | grep -q '^configs: '",
                       package, dump, dump, hetc_path, model, records, package);
   char copy[256];
   snprintf(copy, sizeof(copy), "%s", sources);
@@ -192,7 +193,15 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
         fail_msg("measured twice: %s %s", list.items[i].template_name, list.items[i].config_json);
   hetc_record_list_free(&list);
 
-  /* Compile weighs the tuned configs against the defaults. */
+  /* The resumed run ended with graph-level selection, and compile builds
+   * the plan it kept; costed again, the tuned configs are weighed against
+   * the defaults. */
+  char command[4096];
+  snprintf(command, sizeof(command),
+           "'%s' compile '%s' --targets cpu --records '%s' -o '%s/kept.hetc' | grep -q "
+           "'^placement: expected latency .* (the plan `hetc tune` chose, kept in the records)$'",
+           hetc_path, model_path, records, temp_dir);
+  assert_int_equal(system(command), 0);
   assert_int_equal(compile_and_check(model_path, records, "tuned default"), 0);
   /* A run with transfer saves the cost model beside the store (all 48
    * trials are there already, so it measures nothing); then for a 3x3 conv
