@@ -47,6 +47,7 @@ typedef struct compiler_t {
   hetc_placement_t placement;     /* device per node; NULL device: first fit */
   hetc_kernel_times_t *times;     /* kernels timed for placement, owned */
   int32_t *view_of;               /* per plan value: the value whose slot holds it, -1 (buffer_plan.h) */
+  int weigh_candidates;           /* graph-level selection (placement_costs.h) */
   int32_t view_capacity;
   hetc_compile_report_t report;
 } compiler_t;
@@ -530,7 +531,7 @@ static hetc_status_t place_graph(compiler_t *c, const int32_t *pinned, const int
       .device_indices = device_indices, .targets = targets,       .chooser = c->chooser,
       .records_path = c->options->records_path, .explain = explain, .progress = progress,
       .pinned_device = pinned, .split = split,                     .split_partner = split_partner,
-      .times = &c->times};
+      .times = &c->times, .weigh_candidates = c->weigh_candidates};
   hetc_placement_release(&c->placement);
   return hetc_placement_choose(&request, &c->placement);
 }
@@ -684,8 +685,10 @@ static hetc_status_t compile_all(compiler_t *c) {
    * the defaults want graph-level selection (config_choice.h), so it is
    * costed too. */
   int offered = 0;
-  if (c->plan->num_devices == 1 && !c->options->explain && !c->options->predict)
-    HETC_RETURN_IF_ERROR(records_offer_configs(c, &offered));
+  if (c->plan->num_devices == 1) HETC_RETURN_IF_ERROR(records_offer_configs(c, &offered));
+  /* On one target without records to choose from, --explain and predict
+   * cost the plan a compile builds: no selection among defaults. */
+  c->weigh_candidates = c->plan->num_devices > 1 || offered;
   if ((c->plan->num_devices > 1 && c->options->placement == HETC_PLACEMENT_COST) || c->options->explain ||
       c->options->predict || offered)
     HETC_RETURN_IF_ERROR(place_or_reuse(c));
@@ -766,6 +769,7 @@ hetc_status_t hetc_compile_select(hetc_registry_t *registry, const hetc_graph_t 
   double start = hetc_now_seconds();
   hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
+  c.weigh_candidates = 1;
   if (!status) status = choose_placement(&c);
   hetc_records_t *store = hetc_config_chooser_records(c.chooser);
   if (!status && store) {

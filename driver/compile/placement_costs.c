@@ -312,6 +312,29 @@ static int add_option(costing_t *c, int32_t k, int32_t d, const hetc_plugin_work
   return 1;
 }
 
+/* Node k's one option on device d without selection: the config the
+ * records choose for it alone, else template 0's default. */
+static hetc_status_t add_chosen_option(costing_t *c, int32_t k, int32_t d, const hetc_plugin_workload_t *workload,
+                                       const char *what) {
+  hetc_plugin_entry_t *entry = c->r->entries[d];
+  hetc_kernel_candidate_t chosen = {0, NULL, HETC_CONFIG_DEFAULT, 0};
+  hetc_config_json_t config;
+  HETC_RETURN_IF_ERROR(hetc_config_choose(c->r->chooser, entry->plugin, entry->instance, c->r->device_indices[d],
+                                          workload, &chosen.template_index, &config, &chosen.source));
+  if (chosen.source != HETC_CONFIG_DEFAULT) {
+    chosen.config_json = hetc_config_to_json(&config.config);
+    hetc_config_json_free(&config);
+    if (!chosen.config_json) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+  }
+  /* A chosen config that does not build falls back to the default. */
+  if (!add_option(c, k, d, workload, &chosen, -1, what) && chosen.config_json) {
+    chosen = (hetc_kernel_candidate_t){0, NULL, HETC_CONFIG_DEFAULT, 0};
+    add_option(c, k, d, workload, &chosen, -1, what);
+  }
+  free(chosen.config_json);
+  return NULL;
+}
+
 /* Node k's options on device d (none when d does not support it or no
  * kernel builds and runs there): a tunable op's candidates; an op without
  * knobs on row-major inputs and on each layout its first input's producer
@@ -330,6 +353,7 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   if (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE) {
+    if (!c->r->weigh_candidates) return add_chosen_option(c, k, d, &workload, what);
     hetc_kernel_candidate_t *candidates = NULL;
     int32_t count = 0;
     HETC_RETURN_IF_ERROR(hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance,

@@ -49,6 +49,10 @@ typedef struct hetc_placement_request_t {
    * (the longer) in the expected latency. */
   const int32_t *split_partner;
   hetc_kernel_times_t **times;        /* the compile's cache (created on first use); NULL: none */
+  /* 1: graph-level selection, every candidate of config_choice.h weighed;
+   * 0: each tunable node only with the config the records choose for it
+   * alone (what a compile that places nothing builds). */
+  int32_t weigh_candidates;
 } hetc_placement_request_t;
 
 typedef struct hetc_placement_t {
