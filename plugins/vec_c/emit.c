@@ -15,22 +15,27 @@
  * [t0, t1) of its iterations (the loop nest inside is the one the template
  * and config describe; only the outer loop's bounds come from the range),
  * and the entry runs the bodies in order through rt->parallel_for, which
- * must run body over every chunk of [0, count) and return when all are
- * done. The plugin passes the host's parallel_for (hetc's thread pool, whose
- * workers stay hot between the steps of a package, shared with every other
- * CPU backend) and thread_count(); a vendor calling the kernel alone may
- * pass a serial one: body(0, count, ctx). No OpenMP runtime is involved:
- * the kernels are compiled with -fopenmp-simd, which honours the
- * `#pragma omp simd` vectorisation hints (and their reductions, which the
- * compiler could not vectorise otherwise without -ffast-math) and links
- * nothing; a compiler without it ignores the pragmas.
+ * must call body on ranges that cover [0, count) once, on any threads in any
+ * order (chunks of at least `grain` iterations, or all on the caller), and
+ * return when all are done. The plugin passes the host's parallel_for
+ * (hetc's thread pool, whose workers stay hot between the steps of a
+ * package, shared with every other CPU backend) and thread_count(); no
+ * emitted kernel needs `threads` yet. A vendor calling a kernel alone may
+ * pass a serial parallel_for: body(0, count, ctx).
+ *
+ * No OpenMP runtime is involved: the kernels are compiled with
+ * -fopenmp-simd, which honours the `#pragma omp simd` vectorisation hints
+ * (and their reductions, which the compiler could not vectorise otherwise
+ * without -ffast-math) and links nothing; a compiler without the flag
+ * ignores the pragmas.
  *
  * Until plugin 0.2.0 the entry was hetc_vec_kernel(float *const *args, int
  * threads) with OpenMP parallel regions. libgomp's team spins about 300,000
  * iterations after each region before it sleeps; on a 2-vCPU VM a woken
  * worker lands on the caller's vCPU and the two spin-waits take turns, so
- * a region after an idle moment cost about 8 ms whatever its size (that was
- * the 8 ms floor under vec's timings and its 7.7 GFLOPS peak). The new
+ * a region after an idle moment cost 4 to 8 ms whatever its size, and back
+ * to back regions too while the two threads shared a vCPU (that was the
+ * 8 ms floor under vec's timings and its 7.7 GFLOPS peak). The new
  * symbol name keeps old packages' objects from ever being called with the
  * new arguments, and their sources no longer match what is emitted, so
  * artifact_load refuses them (plugin.c). */
@@ -174,9 +179,9 @@ hetc_plugin_status_t vec_emit(vec_emit_t *e) {
   }
   if (s) return s;
   if (e->body_open || e->num_bodies < 1 || e->num_bodies > VEC_MAX_BODIES)
-    return vec_status(HETC_PLUGIN_STATUS_INTERNAL,
-                      "vec: %s: %d parallel bodies (at most %d), %s", vec_template_name(e->kind),
-                      (int)e->num_bodies, VEC_MAX_BODIES, e->body_open ? "one left open" : "all closed");
+    return vec_status(HETC_PLUGIN_STATUS_INTERNAL, "vec: %s: %d parallel bodies (at most %d), %s",
+                      vec_template_name(e->kind), (int)e->num_bodies, VEC_MAX_BODIES,
+                      e->body_open ? "one left open" : "all closed");
   vec_emit_entry(e);
   if (e->src.failed || !e->src.data)
     return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY,
