@@ -138,6 +138,43 @@ static int host_memory(session_t *s, int32_t d) {
   return dev && dev->host_memory == 1;
 }
 
+/* buffer_view (minor 2, optional): a view at a multiple of 64 reads what
+ * its parent holds there, a write through it lands in the parent, and a
+ * range past the parent is refused. `a` holds `pattern` but for [1000,
+ * 1100), which holds pattern + 3000; [0, 1000) is the pattern. */
+static void check_views(session_t *s, hetc_plugin_instance_t *inst, hetc_plugin_buffer_t *a,
+                        const unsigned char *pattern) {
+  if (!HETC_PLUGIN_HAS_FIELD(s->p, hetc_plugin_t, buffer_view) || !s->p->buffer_view) return;
+  hetc_plugin_buffer_t *view = NULL;
+  hetc_status_t status = s->p->buffer_view(inst, a, 512, 256, &view);
+  if (status) {
+    check_fail_status(s, status, "buffer_view of [512, 768)");
+    return;
+  }
+  unsigned char back[256], mark[64];
+  memset(mark, 0xa5, sizeof(mark));
+  if ((status = s->p->buffer_read(inst, view, 0, back, sizeof(back)))) check_fail_status(s, status, "buffer_read of a view");
+  else if (memcmp(back, pattern + 512, sizeof(back)))
+    check_say(s, "FAIL", "buffer_view: the view does not read its parent's bytes at its offset");
+  if (!s->failures && (status = s->p->buffer_write(inst, view, 64, mark, sizeof(mark))))
+    check_fail_status(s, status, "buffer_write through a view");
+  if (!s->failures && (status = s->p->buffer_read(inst, a, 512 + 64, back, sizeof(mark))))
+    check_fail_status(s, status, "buffer_read");
+  if (!s->failures && memcmp(back, mark, sizeof(mark)))
+    check_say(s, "FAIL", "buffer_view: a write through the view did not land in its parent");
+  if (!s->failures && (status = s->p->buffer_write(inst, a, 512 + 64, pattern + 512 + 64, sizeof(mark))))
+    check_fail_status(s, status, "buffer_write");
+  check_expect_refusal(s, s->p->buffer_read(inst, view, 250, back, 10), "buffer_read past the end of a view");
+  s->p->buffer_free(inst, view);
+  hetc_plugin_buffer_t *past = NULL;
+  status = s->p->buffer_view(inst, a, 4096, 64, &past);
+  if (!status) {
+    s->p->buffer_free(inst, past);
+    check_say(s, "FAIL", "buffer_view of a range past the end of its parent must be refused");
+  }
+  hetc_status_free(status);
+}
+
 void check_buffers(session_t *s, int32_t d) {
   if (!check_item_begin(s, "device %d: buffers", d)) return;
   enum { BYTES = 4109 };
@@ -175,14 +212,16 @@ void check_buffers(session_t *s, int32_t d) {
     if (host_memory(s, d) && (!host || memcmp(host, pattern, 900)))
       check_say(s, "FAIL", "host_memory device: buffer_host_pointer must give the buffer's contents");
     if (!host_memory(s, d) && host) check_say(s, "FAIL", "buffer_host_pointer must return NULL on a device without host memory");
+    if (!s->failures) check_views(s, inst, a, pattern);
     check_expect_refusal(s, s->p->buffer_read(inst, a, BYTES - 10, back, 20), "buffer_read past the end of a buffer");
     check_expect_refusal(s, s->p->buffer_write(inst, a, BYTES + 1, pattern, 1), "buffer_write past the end of a buffer");
   }
   if (a) s->p->buffer_free(inst, a);
   if (b) s->p->buffer_free(inst, b);
   if (!s->failures)
-    check_say(s, "PASS", "alloc, write, read, offsets%s%s, out-of-range access refused",
-        s->p->buffer_copy ? ", device-to-device copy" : "", host_memory(s, d) ? ", host pointer" : "");
+    check_say(s, "PASS", "alloc, write, read, offsets%s%s%s, out-of-range access refused",
+        s->p->buffer_copy ? ", device-to-device copy" : "", host_memory(s, d) ? ", host pointer" : "",
+        HETC_PLUGIN_HAS_FIELD(s->p, hetc_plugin_t, buffer_view) && s->p->buffer_view ? ", views" : "");
   check_item_end(s);
 }
 
