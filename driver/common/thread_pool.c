@@ -43,11 +43,18 @@ static int sleepers;             /* workers waiting on work_ready */
 static atomic_int stopping;
 static _Thread_local int inside_body;
 
+/* HETC_NUM_THREADS, else the online cores: read once, since every job and
+ * every kernel asks and sysconf() costs microseconds on a virtual machine. */
+static atomic_int default_count;
+
 static int32_t default_threads(void) {
+  int32_t known = atomic_load_explicit(&default_count, memory_order_relaxed);
+  if (known > 0) return known;
   const char *env = getenv("HETC_NUM_THREADS");
-  if (env && atoi(env) > 0) return atoi(env);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 ? (int32_t)cores : 1;
+  long count = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
+  known = count > 0 ? (int32_t)count : 1;
+  atomic_store_explicit(&default_count, known, memory_order_relaxed);
+  return known;
 }
 
 int32_t hetc_thread_pool_threads(void) {
