@@ -350,6 +350,13 @@ static hetc_plugin_status_t vec_buffer_copy(hetc_plugin_instance_t *instance,
   return hpc_buffer_copy(vec_host, "vec", dst, dst_offset, src, src_offset, bytes);
 }
 
+static hetc_plugin_status_t vec_buffer_view(hetc_plugin_instance_t *instance,
+                                            hetc_plugin_buffer_t *parent, uint64_t offset,
+                                            uint64_t bytes, hetc_plugin_buffer_t **out_view) {
+  (void)instance;
+  return hpc_buffer_view(vec_host, "vec", parent, offset, bytes, out_view);
+}
+
 static void *vec_buffer_host_pointer(hetc_plugin_instance_t *instance,
                                      hetc_plugin_buffer_t *buffer) {
   (void)instance;
@@ -597,6 +604,7 @@ static const hetc_plugin_t vec_plugin = {
     .features = vec_features,
     .artifact_emit = vec_artifact_emit,
     .artifact_load = vec_artifact_load,
+    .buffer_view = vec_buffer_view,
 };
 
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,
