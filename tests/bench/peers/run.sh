@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# hetc against onnxruntime and OpenVINO on the sample models (peers.py):
+# creates the benchmark's own virtual environment (PEERS_VENV, default
+# build/peers-venv) from requirements.txt on first use, then runs peers.py
+# with the arguments given, e.g.
+#
+#   tests/bench/peers/run.sh --targets cpu,vec --records tuned.sqlite
+#
+# Not part of CI: it needs PyPI (about 200 MB of wheels) and a quiet machine.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+venv="${PEERS_VENV:-$repo/build/peers-venv}"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import onnx, onnxruntime, openvino' 2>/dev/null; then
+  echo "peers: installing onnx, onnxruntime and OpenVINO into $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --upgrade pip
+  "$venv/bin/pip" install --quiet -r "$here/requirements.txt"
+fi
+exec "$venv/bin/python" "$here/peers.py" "$@"
