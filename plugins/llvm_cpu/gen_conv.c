@@ -7,7 +7,7 @@
  *                        one input scalar and FMAs it with the weight vectors
  *                        into every accumulator. Blocks whose window lies
  *                        inside the input skip the column bounds checks.
- *   cpu_depthwise_nchwc  groups == C == K, one channel block per vector.
+ *   cpu_depthwise_nchwc  groups == C == K: gen_depthwise.c.
  *   cpu_conv2d_nchw      plain direct convolution, any groups.
  * The epilogue (bias, residual, activation) is applied in registers before
  * the store; NCHWc padding channels are stored as zeros. */
@@ -236,47 +236,6 @@ static void gen_nchwc(const cpu_gen_t *g, irb_t *r) {
   irb_endfor(r, &lo);
 }
 
-static void gen_depthwise(const cpu_gen_t *g, irb_t *r) {
-  cpu_conv_t c;
-  cpu_conv_init(&c, g, r);
-  const int64_t BN = c.OCBN, V = BN / 8, CB = c.OCB;
-  LLVMValueRef acc[8];
-  for (int64_t v = 0; v < V; ++v) acc[v] = irb_alloca(r, r->v8);
-  irb_loop_t lo, low, lkh, lkw;
-  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
-  LLVMValueRef oh = REM(o, C64(c.OH)), t = DIV(o, C64(c.OH));
-  LLVMValueRef cb = REM(t, C64(CB)), n = DIV(t, C64(CB));
-  LLVMValueRef ow = irb_for(r, &low, C64(0), C64(c.OW), 1);
-  for (int64_t v = 0; v < V; ++v) irb_store(r, irb_v8(r, 0), acc[v]);
-  LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c.KH), 1);
-  LLVMValueRef ih = ADD(SUB(MUL(oh, C64(c.SH)), C64(c.PT)), MUL(kh, C64(c.DH)));
-  irb_if_t fh, fw;
-  irb_if(r, &fh, cpu_in_range(r, ih, c.H));
-  LLVMValueRef kw = irb_for(r, &lkw, C64(0), C64(c.KW), 1);
-  LLVMValueRef iw = ADD(SUB(MUL(ow, C64(c.SW)), C64(c.PL)), MUL(kw, C64(c.DW)));
-  irb_if(r, &fw, cpu_in_range(r, iw, c.W));
-  LLVMValueRef xi = MUL(ADD(MUL(ADD(MUL(ADD(MUL(n, C64(CB)), cb), C64(c.H)), ih), C64(c.W)), iw),
-                        C64(BN));
-  LLVMValueRef wi = MUL(ADD(MUL(ADD(MUL(cb, C64(c.KH)), kh), C64(c.KW)), kw), C64(BN));
-  for (int64_t v = 0; v < V; ++v)
-    irb_store(r,
-              irb_fma(r, irb_ldv(r, c.x, ADD(xi, C64(v * 8))), irb_ldv(r, c.w, ADD(wi, C64(v * 8))),
-                      irb_load(r, r->v8, acc[v])),
-              acc[v]);
-  irb_endif(r, &fw);
-  irb_endfor(r, &lkw);
-  irb_endif(r, &fh);
-  irb_endfor(r, &lkh);
-  LLVMValueRef orow = MUL(ADD(MUL(ADD(MUL(n, C64(CB)), cb), C64(c.OH)), oh), C64(c.OW));
-  for (int64_t v = 0; v < V; ++v) {
-    LLVMValueRef oidx = ADD(MUL(ADD(orow, ow), C64(BN)), C64(v * 8));
-    LLVMValueRef c0 = ADD(MUL(cb, C64(BN)), C64(v * 8));
-    cpu_conv_epilogue_v8(r, &c, irb_load(r, r->v8, acc[v]), c0, oidx);
-  }
-  irb_endfor(r, &low);
-  irb_endfor(r, &lo);
-}
-
 static void gen_nchw(const cpu_gen_t *g, irb_t *r) {
   cpu_conv_t c;
   cpu_conv_init(&c, g, r);
@@ -319,7 +278,7 @@ static void gen_nchw(const cpu_gen_t *g, irb_t *r) {
 void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r) {
   switch (g->kind) {
     case CPU_T_CONV_NCHWC: gen_nchwc(g, r); break;
-    case CPU_T_CONV_DEPTHWISE: gen_depthwise(g, r); break;
+    case CPU_T_CONV_DEPTHWISE: cpu_gen_depthwise(g, r); break;
     case CPU_T_CONV_IM2COL: cpu_gen_im2col(g, r); break;
     case CPU_T_CONV_WINOGRAD: cpu_gen_winograd(g, r); break;
     default: gen_nchw(g, r); break;

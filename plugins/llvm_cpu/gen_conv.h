@@ -47,6 +47,7 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g);
 void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r);
 void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r);   /* gen_im2col.c */
 void cpu_gen_winograd(const cpu_gen_t *g, irb_t *r); /* gen_winograd.c */
+void cpu_gen_depthwise(const cpu_gen_t *g, irb_t *r); /* gen_depthwise.c */
 /* Winograd's outer axes (prologue and main) and workspace. */
 void cpu_winograd_boundary(cpu_gen_t *g);
 void cpu_gen_dense(const cpu_gen_t *g, irb_t *r);    /* gen_gemm.c */

@@ -12,7 +12,7 @@ static const struct {
   uint32_t version;
 } templates[CPU_T_COUNT_] = {
     [CPU_T_CONV_NCHWC] = {"cpu_conv2d_nchwc", 2},
-    [CPU_T_CONV_DEPTHWISE] = {"cpu_depthwise_nchwc", 1},
+    [CPU_T_CONV_DEPTHWISE] = {"cpu_depthwise_nchwc", 2},
     [CPU_T_CONV_NCHW] = {"cpu_conv2d_nchw", 1},
     [CPU_T_CONV_IM2COL] = {"cpu_conv2d_im2col", 1},
     [CPU_T_CONV_WINOGRAD] = {"cpu_conv2d_winograd", 2},
