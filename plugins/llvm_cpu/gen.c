@@ -269,7 +269,10 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       if (cpu_pool_vectorized(wl, g->output_layout)) cpu_gen_pool_nchwc(g, r);
       else fn = pool_elem;
       break;
-    case CPU_T_GLOBAL_POOL: fn = global_pool_elem; break;
+    case CPU_T_GLOBAL_POOL:
+      if (cpu_pool_vectorized(wl, g->output_layout)) cpu_gen_pool_nchwc(g, r);
+      else fn = global_pool_elem;
+      break;
     case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
     case CPU_T_CONCAT: fn = concat_elem; break;

@@ -15,8 +15,7 @@
 #define POOL_UNROLL_KW 8   /* interior windows up to this wide are unrolled */
 
 int cpu_pool_vectorized(const hetc_plugin_workload_t *wl, hetc_plugin_layout_t layout) {
-  return wl->op != HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D && wl->inputs[0].rank == 4 &&
-         layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && layout.block % 8 == 0 &&
+  return wl->inputs[0].rank == 4 && layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && layout.block % 8 == 0 &&
          layout.block <= 8 * POOL_MAX_VECTORS;
 }
 
@@ -99,8 +98,46 @@ static void pool_border(irb_t *r, const pool_t *p, window_t w, int64_t from, int
   irb_endfor(r, &low);
 }
 
+/* Global average pooling: an iteration is one channel block of one image,
+ * its plane summed in b/8 vector accumulators, four pixels at a time. */
+static void global_pool_nchwc(const cpu_gen_t *g, irb_t *r) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  const int64_t B = g->output_layout.block, V = B / 8;
+  const int64_t P = wl->inputs[0].shape[2] * wl->inputs[0].shape[3];
+  LLVMValueRef x = irb_arg(r, 0), y = irb_arg(r, 1);
+  LLVMValueRef acc[4 * POOL_MAX_VECTORS];
+  for (int64_t i = 0; i < 4 * V; ++i) acc[i] = irb_alloca(r, r->v8);
+  irb_loop_t lo, lp;
+  LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1); /* n * CB + cb */
+  LLVMValueRef plane = MUL(o, C64(P * B));
+  for (int64_t i = 0; i < 4 * V; ++i) irb_store(r, irb_v8(r, 0), acc[i]);
+  const int64_t whole = P / 4 * 4;
+  if (whole > 0) {
+    LLVMValueRef p = irb_for(r, &lp, C64(0), C64(whole), 4);
+    for (int64_t u = 0; u < 4; ++u)
+      for (int64_t v = 0; v < V; ++v) {
+        LLVMValueRef at = ADD(plane, ADD(MUL(ADD(p, C64(u)), C64(B)), C64(v * 8)));
+        irb_store(r, FADD(irb_load(r, r->v8, acc[u * V + v]), irb_ldv(r, x, at)), acc[u * V + v]);
+      }
+    irb_endfor(r, &lp);
+  }
+  for (int64_t p = whole; p < P; ++p)
+    for (int64_t v = 0; v < V; ++v)
+      irb_store(r, FADD(irb_load(r, r->v8, acc[v]), irb_ldv(r, x, ADD(plane, C64(p * B + v * 8)))), acc[v]);
+  for (int64_t v = 0; v < V; ++v) {
+    LLVMValueRef sum = FADD(FADD(irb_load(r, r->v8, acc[v]), irb_load(r, r->v8, acc[V + v])),
+                            FADD(irb_load(r, r->v8, acc[2 * V + v]), irb_load(r, r->v8, acc[3 * V + v])));
+    irb_stv(r, FMUL(sum, irb_v8(r, 1.0 / (double)P)), y, ADD(MUL(o, C64(B)), C64(v * 8)));
+  }
+  irb_endfor(r, &lo);
+}
+
 void cpu_gen_pool_nchwc(const cpu_gen_t *g, irb_t *r) {
   const hetc_plugin_workload_t *wl = g->wl;
+  if (wl->op == HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D) {
+    global_pool_nchwc(g, r);
+    return;
+  }
   pool_t p = {.wl = wl, .H = wl->inputs[0].shape[2], .W = wl->inputs[0].shape[3],
               .OW = wl->output.shape[3], .KH = wl->kernel[0], .KW = wl->kernel[1],
               .SH = wl->strides[0], .SW = wl->strides[1], .PT = wl->padding[0],
