@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "reference/reference.h"
 
 #define MAX_TENSORS 8  /* conv2d/dense: input, residual; weight, bias */
 #define MAX_NUMBER (1 << 20)
 
 hetc_trial_options_t hetc_trial_default_options(void) {
-  hetc_trial_options_t options = {1, 3, 20.0, 0, 0, 1e-4, 1};
+  hetc_trial_options_t options = {1, 3, 20.0, 1, 0, 1e-4, 1};
   return options;
 }
 
@@ -153,17 +154,47 @@ static hetc_record_error_t run_error(hetc_status_t status) {
 
 /* Evicts the last-level cache of a host-memory device by writing and
  * reading a buffer larger than it. */
-static void flush_host_caches(const hetc_plugin_device_t *device) {
-  uint64_t bytes = device ? device->cache_bytes[2] + device->cache_bytes[1] : 0;
-  if (bytes < (8u << 20)) bytes = 8u << 20;
-  bytes *= 2;
-  volatile unsigned char *buffer = malloc((size_t)bytes);
+/* Evicts `bytes` at `data` from every cache level (clflush on x86-64),
+ * else sweeps a buffer twice the device's L2 and L3 through them. */
+static void evict(const void *data, uint64_t bytes, const hetc_plugin_device_t *device) {
+#if defined(__x86_64__)
+  (void)device;
+  const char *p = data;
+  for (uint64_t at = 0; at < bytes; at += 64) __builtin_ia32_clflush(p + at);
+  __builtin_ia32_mfence();
+#else
+  (void)data;
+  uint64_t sweep = device ? device->cache_bytes[2] + device->cache_bytes[1] : 0;
+  if (sweep < (8u << 20)) sweep = 8u << 20;
+  (void)bytes;
+  sweep *= 2;
+  volatile unsigned char *buffer = malloc((size_t)sweep);
   if (!buffer) return;
   unsigned sum = 0;
-  for (uint64_t i = 0; i < bytes; i += 64) buffer[i] = (unsigned char)i;
-  for (uint64_t i = 0; i < bytes; i += 64) sum += buffer[i];
+  for (uint64_t i = 0; i < sweep; i += 64) buffer[i] = (unsigned char)i;
+  for (uint64_t i = 0; i < sweep; i += 64) sum += buffer[i];
   (void)sum;
   free((void *)buffer);
+#endif
+}
+
+/* One run timed by the host's clock after the params (args[first_param],
+ * num_params of them) are evicted from the caches: a kernel inside a model
+ * finds its weights in memory, other layers' having passed through since
+ * it last ran, and its input in cache, just written by the layer before. */
+static hetc_status_t time_cold(const hetc_plugin_t *p, hetc_plugin_instance_t *inst,
+                               const hetc_plugin_device_t *device, const hetc_plugin_artifact_t *artifact,
+                               hetc_plugin_buffer_t *const *args, int32_t nargs, int32_t first_param,
+                               int32_t num_params, double *out_seconds) {
+  for (int32_t k = 0; k < num_params; ++k) {
+    const hetc_plugin_buffer_t *buffer = args[first_param + k];
+    void *data = p->buffer_host_pointer(inst, (hetc_plugin_buffer_t *)buffer);
+    if (data) evict(data, p->artifact_info(artifact)->param_bytes[k], device);
+  }
+  const double start = hetc_now_seconds();
+  hetc_status_t status = p->run(inst, artifact, args, nargs);
+  *out_seconds = hetc_now_seconds() - start;
+  return status;
 }
 
 static hetc_status_t measure_with_args(const hetc_plugin_t *p, hetc_plugin_instance_t *inst,
@@ -184,11 +215,12 @@ static hetc_status_t measure_with_args(const hetc_plugin_t *p, hetc_plugin_insta
     number = wanted > MAX_NUMBER ? MAX_NUMBER : (int32_t)wanted;
   }
   int32_t repeat = o->repeat < 1 ? 1 : o->repeat > HETC_RECORD_MAX_COSTS ? HETC_RECORD_MAX_COSTS : o->repeat;
-  if (o->flush_cache && device && device->host_memory) {
-    for (int32_t i = 0; i < repeat && !status; ++i) {
-      flush_host_caches(device);
-      status = p->time(inst, artifact, args, nargs, number, 1, &r->costs[i]);
-    }
+  const hetc_plugin_artifact_info_t *info = p->artifact_info(artifact);
+  if (o->flush_cache && device && device->host_memory && p->buffer_host_pointer) {
+    /* Each repeat is one cold run. */
+    number = 1;
+    for (int32_t i = 0; i < repeat && !status; ++i)
+      status = time_cold(p, inst, device, artifact, args, nargs, info->num_inputs, info->num_params, &r->costs[i]);
   } else {
     status = p->time(inst, artifact, args, nargs, number, repeat, r->costs);
   }

@@ -15,14 +15,17 @@ typedef struct hetc_trial_options_t {
   int32_t number;         /* runs per repeat to start from (>= 1) */
   int32_t repeat;         /* timed repeats, 1..HETC_RECORD_MAX_COSTS */
   double min_repeat_ms;   /* number is raised until a repeat lasts this long */
-  int32_t flush_cache;    /* host-memory devices: evict caches between repeats */
+  /* Host-memory devices: each repeat is one run timed by the host's clock
+   * after the params are evicted from the caches, as a kernel finds its
+   * weights inside a model. */
+  int32_t flush_cache;
   int32_t check;          /* compare the output with the reference executor */
   double check_tolerance; /* largest max-relative error accepted */
   uint64_t seed;          /* of the random inputs and params */
 } hetc_trial_options_t;
 
-/* number 1, repeat 3, min_repeat_ms 20, no flush, no check (tolerance
- * 1e-4), seed 1. */
+/* number 1, repeat 3, min_repeat_ms 20, flush, no check (tolerance 1e-4),
+ * seed 1. */
 hetc_trial_options_t hetc_trial_default_options(void);
 
 typedef struct hetc_trial_result_t {
