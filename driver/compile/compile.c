@@ -603,11 +603,19 @@ static hetc_status_t choose_placement(compiler_t *c) {
   return NULL;
 }
 
-static void selection_key(const compiler_t *c, hetc_selection_key_t *out_key) {
-  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+/* The plugins' device index of each plan device. */
+static void device_indices_of(const compiler_t *c, int32_t out[HETC_PLACE_MAX_DEVICES]) {
   for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d)
-    device_indices[d] = c->plan->devices[d].device_index;
-  hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, out_key);
+    out[d] = c->plan->devices[d].device_index;
+}
+
+/* Keeps the plan just chosen in the records store, for the next compile. */
+static hetc_status_t keep_selection(compiler_t *c, hetc_records_t *store) {
+  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+  hetc_selection_key_t key;
+  device_indices_of(c, device_indices);
+  hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, &key);
+  return hetc_selection_keep(store, &key, c->graph, c->entries, device_indices, &c->placement);
 }
 
 /* The plan graph-level selection kept for this model and these targets
@@ -615,15 +623,14 @@ static void selection_key(const compiler_t *c, hetc_selection_key_t *out_key) {
  * first-fit placement and --explain or predict always cost anew. */
 static hetc_status_t place_or_reuse(compiler_t *c) {
   hetc_records_t *store = hetc_config_chooser_records(c->chooser);
-  const int reusable = store && c->options->placement == HETC_PLACEMENT_COST && !c->options->explain &&
-                       !c->options->predict && c->plan->num_devices <= HETC_PLACE_MAX_DEVICES;
-  hetc_selection_key_t key;
-  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
-  for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d)
-    device_indices[d] = c->plan->devices[d].device_index;
-  if (store) selection_key(c, &key);
+  const int by_cost = c->options->placement == HETC_PLACEMENT_COST;
   int found = 0;
-  if (reusable) {
+  if (store && by_cost && !c->options->explain && !c->options->predict &&
+      c->plan->num_devices <= HETC_PLACE_MAX_DEVICES) {
+    int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+    hetc_selection_key_t key;
+    device_indices_of(c, device_indices);
+    hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, &key);
     hetc_placement_release(&c->placement);
     HETC_RETURN_IF_ERROR(hetc_selection_find(store, &key, c->graph, c->plan->num_devices, c->entries,
                                              device_indices, &c->placement, &found));
@@ -635,9 +642,8 @@ static hetc_status_t place_or_reuse(compiler_t *c) {
     return NULL;
   }
   HETC_RETURN_IF_ERROR(choose_placement(c));
-  if (store && c->options->placement == HETC_PLACEMENT_COST) {
-    hetc_status_t kept =
-        hetc_selection_keep(store, &key, c->graph, c->entries, device_indices, &c->placement);
+  if (store && by_cost) {
+    hetc_status_t kept = keep_selection(c, store);
     if (kept) fprintf(stderr, "hetc: warning: the plan chosen is not kept: %s\n", hetc_status_message(kept));
     hetc_status_free(kept);
   }
@@ -723,6 +729,20 @@ static hetc_status_t compile_all(compiler_t *c) {
   return hetc_plan_write_manifest(c->plan, c->temp_dir);
 }
 
+/* Frees what a compiler owns (not the package directory it wrote). */
+static void compiler_release(compiler_t *c) {
+  free(c->temp_dir);
+  free(c->kernel_dir);
+  free(c->entries);
+  free(c->copies);
+  free(c->view_of);
+  hetc_placement_release(&c->placement);
+  hetc_kernel_times_free(c->times);
+  hetc_plan_free(c->plan);
+  hetc_graph_free(c->graph);
+  hetc_config_chooser_free(c->chooser);
+}
+
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
                                  const hetc_compile_options_t *options, const char *requested_path,
                                  hetc_compile_report_t *out_report) {
@@ -747,16 +767,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
     c.report.avg_inner_loop_length = c.inner_loop_count ? c.inner_loop_sum / c.inner_loop_count : 0;
     *out_report = c.report;
   }
-  free(c.temp_dir);
-  free(c.kernel_dir);
-  free(c.entries);
-  free(c.copies);
-  free(c.view_of);
-  hetc_placement_release(&c.placement);
-  hetc_kernel_times_free(c.times);
-  hetc_plan_free(c.plan);
-  hetc_graph_free(c.graph);
-  hetc_config_chooser_free(c.chooser);
+  compiler_release(&c);
   free(out_path);
   return status;
 }
@@ -766,29 +777,17 @@ hetc_status_t hetc_compile_select(hetc_registry_t *registry, const hetc_graph_t 
   compiler_t c;
   memset(&c, 0, sizeof(c));
   c.options = options;
+  c.weigh_candidates = 1;
   double start = hetc_now_seconds();
   hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
-  c.weigh_candidates = 1;
   if (!status) status = choose_placement(&c);
   hetc_records_t *store = hetc_config_chooser_records(c.chooser);
-  if (!status && store) {
-    hetc_selection_key_t key;
-    int32_t device_indices[HETC_PLACE_MAX_DEVICES];
-    for (int32_t d = 0; d < c.plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d)
-      device_indices[d] = c.plan->devices[d].device_index;
-    selection_key(&c, &key);
-    status = hetc_selection_keep(store, &key, c.graph, c.entries, device_indices, &c.placement);
-  }
+  if (!status && store) status = keep_selection(&c, store);
   if (!status && out_report) {
     c.report.build_seconds = hetc_now_seconds() - start;
     *out_report = c.report;
   }
-  free(c.entries);
-  hetc_placement_release(&c.placement);
-  hetc_kernel_times_free(c.times);
-  hetc_plan_free(c.plan);
-  hetc_graph_free(c.graph);
-  hetc_config_chooser_free(c.chooser);
+  compiler_release(&c);
   return status;
 }

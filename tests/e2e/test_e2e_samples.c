@@ -42,15 +42,6 @@ typedef struct target_set_t {
   int expect_concat_views;
 } target_set_t;
 
-static const char *hetc_path(void) {
-  static char path[512];
-  const char *installed = getenv("HETC_E2E_HETC");
-  const char *bin = getenv("HETC_BINARY_DIR") ? getenv("HETC_BINARY_DIR") : ".";
-  if (installed && *installed) return installed;
-  snprintf(path, sizeof(path), "%s/bin/hetc", bin);
-  return path;
-}
-
 static void check_model(const char *path, const char *file, const target_set_t *sets, int num_sets) {
   hetc_graph_t *graph = NULL;
   assert_ok(hetc_model_load_file(path, &graph));
@@ -79,7 +70,7 @@ static void check_model(const char *path, const char *file, const target_set_t *
     char package[512], output[600], command[2048];
     snprintf(package, sizeof(package), "%s/e2e-%s-%d.hetc", bin, file, (int)getpid());
     snprintf(output, sizeof(output), "%s.out", package);
-    snprintf(command, sizeof(command), "%s compile %s --targets %s -o %s --quiet %s", hetc_path(), path, targets_arg,
+    snprintf(command, sizeof(command), "%s compile %s --targets %s -o %s --quiet %s", e2e_hetc(), path, targets_arg,
              package, sets[set].flags ? sets[set].flags : "");
     FILE *pipe = popen(command, "r");
     assert_non_null(pipe);
@@ -96,7 +87,7 @@ static void check_model(const char *path, const char *file, const target_set_t *
     }
     assert_int_equal(pclose(pipe), 0);
     assert_true(kernels > 0);
-    snprintf(command, sizeof(command), "%s run %s --random-input 7 --repeat 1 --output %s > /dev/null", hetc_path(),
+    snprintf(command, sizeof(command), "%s run %s --random-input 7 --repeat 1 --output %s > /dev/null", e2e_hetc(),
              package, output);
     assert_int_equal(system(command), 0);
     char *bytes = NULL;
