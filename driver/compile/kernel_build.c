@@ -3,11 +3,14 @@
  * compile stage and the placement costs, which build every candidate. */
 #include "compile/kernel_build.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "space/space.h"
+#include "tune/config_json.h"
 
 static hetc_status_t record_config(hetc_plan_step_t *step, const hetc_plugin_config_t *config) {
   int32_t n = config->num_knobs;
@@ -91,4 +94,43 @@ hetc_status_t hetc_kernel_build_template(hetc_plugin_entry_t *entry, int32_t dev
                                          const hetc_plugin_config_t *config, const char *what,
                                          hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact) {
   return build_config(entry, device_index, workload, template_index, config, what, step, out_artifact);
+}
+
+typedef struct build_pool_t {
+  hetc_kernel_build_job_t *jobs;
+  int32_t count;
+  atomic_int next;
+} build_pool_t;
+
+static void build_job(hetc_kernel_build_job_t *job) {
+  hetc_plan_step_t scratch;
+  memset(&scratch, 0, sizeof(scratch));
+  if (job->config_json) {
+    hetc_config_json_t config;
+    job->status = hetc_config_from_json(job->config_json, &config);
+    if (!job->status)
+      job->status = build_config(job->entry, job->device_index, job->workload, job->template_index, &config.config,
+                                 job->what, &scratch, &job->artifact);
+    hetc_config_json_free(&config);
+  } else {
+    job->status = build_config(job->entry, job->device_index, job->workload, job->template_index, NULL, job->what,
+                               &scratch, &job->artifact);
+  }
+  hetc_plan_step_release(&scratch);
+}
+
+static void *build_worker(void *arg) {
+  build_pool_t *pool = arg;
+  for (int32_t i; (i = atomic_fetch_add(&pool->next, 1)) < pool->count;) build_job(&pool->jobs[i]);
+  return NULL;
+}
+
+void hetc_kernel_build_all(hetc_kernel_build_job_t *jobs, int32_t count, int32_t threads) {
+  build_pool_t pool = {jobs, count, 0};
+  pthread_t helpers[16];
+  int32_t started = 0;
+  for (int32_t t = 1; t < threads && t < 16 && t < count; ++t)
+    if (pthread_create(&helpers[started], NULL, build_worker, &pool) == 0) ++started;
+  build_worker(&pool);
+  for (int32_t t = 0; t < started; ++t) pthread_join(helpers[t], NULL);
 }

@@ -8,6 +8,7 @@
 #include "compile/kernel_build.h"
 #include "compile/kernel_rounds.h"
 #include "compile/switch_cost.h"
+#include "common/thread_pool.h"
 #include "graph/split.h"
 #include "package/plan.h"
 #include "place/placement.h"
@@ -45,7 +46,18 @@ typedef struct costing_t {
   struct timed_kernel_t *queued; /* per kernel in `rounds`, its seconds not yet known */
   int32_t *inputs;              /* num_nodes x HETC_MAX_NODE_INPUTS */
   double *model_input_bytes;
+  struct prebuilt_t *prebuilt;  /* tunable candidates built ahead, in parallel */
+  int32_t num_prebuilt;
 } costing_t;
+
+/* A candidate kernel built ahead of queue_kernel, which takes it. */
+typedef struct prebuilt_t {
+  int32_t device;
+  size_t key_bytes;
+  unsigned char *key; /* kernel_key's; owned */
+  hetc_plugin_artifact_t *artifact;
+  hetc_status_t status;
+} prebuilt_t;
 
 /* ------------------------------------------------------------------------ */
 /* Kernel times kept for the compile                                        */
@@ -241,7 +253,21 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
   }
   hetc_plugin_entry_t *entry = c->r->entries[d];
   hetc_plugin_artifact_t *artifact = NULL;
-  hetc_status_t status = build_candidate(c, d, workload, candidate, what, &artifact);
+  hetc_status_t status = NULL;
+  prebuilt_t *built = NULL;
+  for (int32_t i = 0; i < c->num_prebuilt && !built; ++i)
+    if (c->prebuilt[i].device == d && c->prebuilt[i].key_bytes == key_bytes &&
+        !memcmp(c->prebuilt[i].key, key, key_bytes))
+      built = &c->prebuilt[i];
+  if (built) {
+    artifact = built->artifact;
+    status = built->status;
+    built->artifact = NULL;
+    built->status = NULL;
+    if (!artifact && !status) status = hetc_status_new(HETC_STATUS_INTERNAL, "%s: built twice", what);
+  } else {
+    status = build_candidate(c, d, workload, candidate, what, &artifact);
+  }
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   hetc_plugin_layout_t in = row_major, out = row_major;
   if (!status) {
@@ -416,15 +442,119 @@ static hetc_status_t queue_transform_probe(costing_t *c, int32_t d) {
   return NULL;
 }
 
+/* The candidates of every tunable node on every device, built ahead with
+ * as many threads as kernels use (builds dominate the costing of a model
+ * with records: a few hundred kernels of tens of milliseconds each). */
+typedef struct prebuild_t {
+  hetc_plugin_workload_t workload;
+  hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+  char *config_json;
+} prebuild_t;
+
+static hetc_status_t prebuild_candidates(costing_t *c) {
+  const hetc_graph_t *g = c->r->graph;
+  if (!c->r->weigh_candidates) return NULL;
+  int32_t capacity = 64, count = 0;
+  prebuild_t *storage = malloc(sizeof(prebuild_t) * (size_t)capacity);
+  hetc_kernel_build_job_t *jobs = malloc(sizeof(hetc_kernel_build_job_t) * (size_t)capacity);
+  c->prebuilt = malloc(sizeof(prebuilt_t) * (size_t)capacity);
+  hetc_status_t status = !storage || !jobs || !c->prebuilt ? hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement") : NULL;
+  const hetc_kernel_times_t *kept = c->r->times ? *c->r->times : NULL;
+  for (int32_t d = 0; !status && d < c->r->num_devices; ++d)
+    for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
+      hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
+      hetc_plugin_workload_t workload;
+      status = hetc_graph_node_workload(g, k, inputs, &workload);
+      if (status) break;
+      hetc_plugin_entry_t *entry = c->r->entries[d];
+      const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
+      if ((workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE) ||
+          (pinned >= 0 && d != pinned) || !entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload))
+        continue;
+      hetc_kernel_candidate_t *candidates = NULL;
+      int32_t n = 0;
+      status = hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance, c->r->device_indices[d],
+                                      &workload, CONFIGS_PER_TEMPLATE, &candidates, &n);
+      for (int32_t i = 0; !status && i < n; ++i) {
+        unsigned char *key = NULL;
+        const size_t key_bytes = kernel_key(&workload, &candidates[i], &key);
+        int known = !key || (kept && find_kernel(kept->items, kept->count, d, key, key_bytes) >= 0);
+        for (int32_t j = 0; !known && j < count; ++j)
+          known = c->prebuilt[j].device == d && c->prebuilt[j].key_bytes == key_bytes &&
+                  !memcmp(c->prebuilt[j].key, key, key_bytes);
+        if (!key) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+        if (known) {
+          free(key);
+          continue;
+        }
+        if (count == capacity) {
+          capacity *= 2;
+          prebuild_t *s2 = realloc(storage, sizeof(prebuild_t) * (size_t)capacity);
+          if (s2) storage = s2;
+          hetc_kernel_build_job_t *j2 = realloc(jobs, sizeof(hetc_kernel_build_job_t) * (size_t)capacity);
+          if (j2) jobs = j2;
+          prebuilt_t *p2 = realloc(c->prebuilt, sizeof(prebuilt_t) * (size_t)capacity);
+          if (p2) c->prebuilt = p2;
+          if (!s2 || !j2 || !p2) {
+            free(key);
+            status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+            break;
+          }
+        }
+        prebuild_t *b = &storage[count];
+        b->workload = workload;
+        memcpy(b->inputs, inputs, sizeof(inputs));
+        b->config_json = candidates[i].config_json ? strdup(candidates[i].config_json) : NULL;
+        c->prebuilt[count] = (prebuilt_t){d, key_bytes, key, NULL, NULL};
+        jobs[count] = (hetc_kernel_build_job_t){entry, c->r->device_indices[d], NULL, candidates[i].template_index,
+                                                b->config_json, g->nodes[k].name, NULL, NULL};
+        ++count;
+        c->num_prebuilt = count;
+      }
+      hetc_kernel_candidates_free(candidates, n);
+    }
+  /* Storage may have moved while it grew: point the jobs at it now. */
+  for (int32_t i = 0; i < count; ++i) {
+    storage[i].workload.inputs = storage[i].inputs;
+    jobs[i].workload = &storage[i].workload;
+  }
+  if (!status && count > 0) {
+    if (c->r->progress) fprintf(stderr, "placement: building %d candidate kernels\n", count);
+    hetc_kernel_build_all(jobs, count, hetc_thread_pool_threads());
+    for (int32_t i = 0; i < count; ++i) {
+      c->prebuilt[i].artifact = jobs[i].artifact;
+      c->prebuilt[i].status = jobs[i].status;
+    }
+  }
+  for (int32_t i = 0; storage && i < count; ++i) free(storage[i].config_json);
+  free(storage);
+  free(jobs);
+  return status;
+}
+
+static void free_prebuilt(costing_t *c) {
+  for (int32_t i = 0; i < c->num_prebuilt; ++i) {
+    prebuilt_t *p = &c->prebuilt[i];
+    if (p->artifact) c->r->entries[p->device]->plugin->artifact_release(c->r->entries[p->device]->instance, p->artifact);
+    hetc_status_free(p->status);
+    free(p->key);
+  }
+  free(c->prebuilt);
+  c->prebuilt = NULL;
+  c->num_prebuilt = 0;
+}
+
 /* Every node's kernels on every device, then the transform probes, queued
  * device by device (so that the rounds run one device's kernels in a row,
  * as a model placed there would). */
 static hetc_status_t queue_kernels(costing_t *c) {
   const hetc_graph_t *g = c->r->graph;
-  for (int32_t d = 0; d < c->r->num_devices; ++d)
-    for (int32_t k = 0; k < g->num_nodes; ++k) HETC_RETURN_IF_ERROR(cost_node_on(c, k, d));
-  for (int32_t d = 0; d < c->r->num_devices; ++d) HETC_RETURN_IF_ERROR(queue_transform_probe(c, d));
-  return NULL;
+  hetc_status_t status = prebuild_candidates(c);
+  for (int32_t d = 0; !status && d < c->r->num_devices; ++d)
+    for (int32_t k = 0; !status && k < g->num_nodes; ++k) status = cost_node_on(c, k, d);
+  for (int32_t d = 0; !status && d < c->r->num_devices; ++d) status = queue_transform_probe(c, d);
+  free_prebuilt(c);
+  return status;
 }
 
 /* A concat whose inputs its producers can write into its slices
