@@ -48,7 +48,15 @@ typedef struct costing_t {
   double *model_input_bytes;
   struct prebuilt_t *prebuilt;  /* tunable candidates built ahead, in parallel */
   int32_t num_prebuilt;
+  /* Per (node, device), node * num_devices + device: a tunable node's
+   * candidates there, listed once for the prebuild and the options. */
+  struct candidate_list_t *node_candidates;
 } costing_t;
+
+typedef struct candidate_list_t {
+  hetc_kernel_candidate_t *items; /* owned */
+  int32_t count;
+} candidate_list_t;
 
 /* A candidate kernel built ahead of queue_kernel, which takes it. */
 typedef struct prebuilt_t {
@@ -380,13 +388,8 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   if (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE) {
     if (!c->r->weigh_candidates) return add_chosen_option(c, k, d, &workload, what);
-    hetc_kernel_candidate_t *candidates = NULL;
-    int32_t count = 0;
-    HETC_RETURN_IF_ERROR(hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance,
-                                                c->r->device_indices[d], &workload, CONFIGS_PER_TEMPLATE,
-                                                &candidates, &count));
-    for (int32_t i = 0; i < count; ++i) add_option(c, k, d, &workload, &candidates[i], -1, what);
-    hetc_kernel_candidates_free(candidates, count);
+    const candidate_list_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
+    for (int32_t i = 0; i < list->count; ++i) add_option(c, k, d, &workload, &list->items[i], -1, what);
     return NULL;
   }
   add_option(c, k, d, &workload, NULL, -1, what);
@@ -471,10 +474,11 @@ static hetc_status_t prebuild_candidates(costing_t *c) {
       if ((workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE) ||
           (pinned >= 0 && d != pinned) || !entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload))
         continue;
-      hetc_kernel_candidate_t *candidates = NULL;
-      int32_t n = 0;
+      candidate_list_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
       status = hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance, c->r->device_indices[d],
-                                      &workload, CONFIGS_PER_TEMPLATE, &candidates, &n);
+                                      &workload, CONFIGS_PER_TEMPLATE, &list->items, &list->count);
+      const hetc_kernel_candidate_t *candidates = list->items;
+      const int32_t n = list->count;
       for (int32_t i = 0; !status && i < n; ++i) {
         unsigned char *key = NULL;
         const size_t key_bytes = kernel_key(&workload, &candidates[i], &key);
@@ -511,7 +515,6 @@ static hetc_status_t prebuild_candidates(costing_t *c) {
         ++count;
         c->num_prebuilt = count;
       }
-      hetc_kernel_candidates_free(candidates, n);
     }
   /* Storage may have moved while it grew: point the jobs at it now. */
   for (int32_t i = 0; i < count; ++i) {
@@ -1012,8 +1015,10 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   c.model_input_bytes = calloc((size_t)g->num_inputs + 1, sizeof(double));
   const int32_t slots = g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE;
   c.option_job = malloc(sizeof(int32_t) * (size_t)(slots + 1));
+  c.node_candidates = calloc((size_t)(g->num_nodes * r->num_devices) + 1, sizeof(candidate_list_t));
   hetc_status_t status = hetc_kernel_rounds_create(&c.rounds);
-  if (!status && (!c.nodes || !c.options || !c.candidates || !c.inputs || !c.model_input_bytes || !c.option_job))
+  if (!status && (!c.nodes || !c.options || !c.candidates || !c.inputs || !c.model_input_bytes || !c.option_job ||
+                  !c.node_candidates))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
   for (int32_t i = 0; !status && i < slots; ++i) c.option_job[i] = -1;
   if (!status) status = describe_graph(&c);
@@ -1078,6 +1083,9 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   for (int32_t k = 0; c.nodes && c.candidates && k < g->num_nodes; ++k)
     for (int32_t o = 0; o < c.nodes[k].num_options; ++o) free(c.candidates[slot_index(&c, &c.nodes[k].options[o])].config_json);
   free(c.candidates);
+  for (int32_t i = 0; c.node_candidates && i < g->num_nodes * r->num_devices; ++i)
+    hetc_kernel_candidates_free(c.node_candidates[i].items, c.node_candidates[i].count);
+  free(c.node_candidates);
   free(c.nodes);
   free(c.options);
   free(c.option_job);
