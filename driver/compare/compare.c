@@ -234,9 +234,9 @@ static hetc_status_t measure_tasks(comparison_t *c) {
     if (!(task->entries = calloc((size_t)r->num_devices, sizeof(hetc_compare_entry_t))))
       return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compare");
   }
-  /* Device by device, so that two plugins' worker threads (OpenMP's, a
-   * pool's) take turns on shared cores once per device rather than once
-   * per task. */
+  /* Device by device, so that two plugins' worker threads (hetc's pool, a
+   * device runtime's) take turns on shared cores once per device rather
+   * than once per task. */
   for (int32_t d = 0; d < r->num_devices; ++d)
     for (int32_t i = 0; i < r->num_tasks; ++i) HETC_RETURN_IF_ERROR(measure_entry(c, i, d));
   return NULL;

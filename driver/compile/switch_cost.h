@@ -3,8 +3,9 @@
  *
  * Each kernel is timed alone, back to back with itself. When a kernel on
  * one device follows one on another, there is more: the first device's
- * threads may still spin on shared cores (OpenMP teams do, for a while,
- * after each parallel region) and the second's must wake. Two targets of
+ * threads may still spin on shared cores (hetc's pool does for a while
+ * after each job, as OpenMP teams do after a parallel region, and a device
+ * runtime may too) and the second's must wake. Two targets of
  * one host pay this on every switch; a plan that alternates between them
  * runs slower than the sum of its kernels unless placement prices it. */
 #ifndef HETC_DRIVER_COMPILE_SWITCH_COST_H_

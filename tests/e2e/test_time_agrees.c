@@ -10,8 +10,9 @@
  * be within a factor of FACTOR of time()'s, or within SLACK_MS of it
  * (a kernel of 30 us pays a thread wake-up of the same size in either
  * measurement). What this catches are measurements that have nothing to do
- * with the kernel: vec's OpenMP wake-up floor of 8 ms, a time() that skips
- * a kernel's prologue phase, a package step that waits on something else.
+ * with the kernel: the 8 ms wake-up floor vec's kernels had under OpenMP,
+ * a time() that skips a kernel's prologue phase, a package step that waits
+ * on something else.
  * A target that cannot run here (cuda without a GPU) is skipped with the
  * reason. */
 #include <math.h>
