@@ -880,9 +880,11 @@ typedef struct hetc_plugin_t {
    * buffer_free before its parent, and never passes a view and a buffer it
    * overlaps as the output and an input of one run. With views, the
    * producers of a concat's inputs write straight into the slices of its
-   * output and no concat kernel runs. Optional: NULL (or a failure) means
-   * the driver copies instead. out_view is the caller's, freed with
-   * buffer_free. */
+   * output and no concat kernel runs. Optional: when NULL, compile plans a
+   * concat kernel instead. A failure is final: a package planned with views
+   * of this target does not open (compile already chose the layout), so
+   * fail only when the offset cannot be honoured at all. out_view is the
+   * caller's, freed with buffer_free. */
   hetc_plugin_status_t (*buffer_view)(hetc_plugin_instance_t *instance,
                                       hetc_plugin_buffer_t *parent,
                                       uint64_t offset, uint64_t bytes,

@@ -99,24 +99,37 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
 }
 
 /* Values at an offset in their slot get a view of it (plugin.h,
- * buffer_view); a plugin without views cannot run such a package. */
+ * buffer_view); a plugin without views cannot run such a package. In a
+ * slot that holds such values, the one at offset 0 that is smaller than
+ * the slot gets a view too: concat(a, f(a)) must not hand f the whole slot
+ * as its input a and a view inside that slot as its output, since plugins
+ * are promised that a run's output never overlaps its inputs. */
 static hetc_status_t make_views(hetc_runtime_t *rt) {
   const hetc_plan_t *plan = rt->plan;
-  for (int32_t v = 0; v < plan->num_values; ++v) {
+  uint8_t *slot_has_views = calloc((size_t)plan->num_slots + 1, 1);
+  if (!slot_has_views) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
+  for (int32_t v = 0; v < plan->num_values; ++v)
+    if (plan->values[v].offset != 0) slot_has_views[plan->values[v].slot] = 1;
+  hetc_status_t status = NULL;
+  for (int32_t v = 0; v < plan->num_values && !status; ++v) {
     const hetc_plan_value_t *value = &plan->values[v];
-    if (value->offset == 0) continue;
+    if (value->offset == 0 && (!slot_has_views[value->slot] || value->bytes == plan->slots[value->slot].bytes))
+      continue;
     hetc_plugin_entry_t *e = entry_of(rt, value->device);
     hetc_buffer_view_fn_t view = hetc_plugin_buffer_view_call(e->plugin);
-    if (!view)
-      return hetc_status_new(HETC_STATUS_BAD_INPUT,
-                             "value %d (%s) lives at an offset in its buffer, and target '%s' cannot make views of "
-                             "buffers (ABI minor 2); recompile the package",
-                             v, value->name, e->plugin->name);
-    hetc_status_t status = view(e->instance, rt->slots[value->slot], value->offset, value->bytes, &rt->views[v]);
+    if (!view) {
+      status = hetc_status_new(HETC_STATUS_BAD_INPUT,
+                               "value %d (%s) shares its buffer with a concat's other inputs, and target '%s' cannot "
+                               "make views of buffers (ABI minor 2); recompile the package",
+                               v, value->name, e->plugin->name);
+      break;
+    }
+    status = view(e->instance, rt->slots[value->slot], value->offset, value->bytes, &rt->views[v]);
     if (!status && !rt->views[v]) status = hetc_status_new(HETC_STATUS_INTERNAL, "buffer_view returned no buffer");
-    if (status) return hetc_status_annotate(status, "value %d (%s): a view of slot %d", v, value->name, value->slot);
+    if (status) status = hetc_status_annotate(status, "value %d (%s): a view of slot %d", v, value->name, value->slot);
   }
-  return NULL;
+  free(slot_has_views);
+  return status;
 }
 
 /* Slots of host-memory devices are read and written by address: a copy
