@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpu.h"
 #include "plugin_cpu_info.h"
+#include "plugin_peak.h"
 
 static char *dup_string(const char *s) {
   size_t n = strlen(s) + 1;
@@ -45,16 +45,6 @@ hetc_plugin_status_t cpu_isa_probe(void) {
   return NULL;
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct peak_ctx_t {
-  long iters;
-} peak_ctx_t;
-
 /* 12 independent FMA chains: enough to cover the FMA latency (4-5 cycles
  * at two ports). Only called after cpu_isa_probe() succeeded. */
 __attribute__((target("avx2,fma"))) static float peak_loop(long iters) {
@@ -80,55 +70,6 @@ __attribute__((target("avx2,fma"))) static float peak_loop(long iters) {
   return out[0] + out[7];
 }
 
-static void peak_body(int64_t begin, int64_t end, void *user) {
-  peak_ctx_t *p = user;
-  /* A local sink keeps the loop from being optimised away; a shared one
-   * would be written by every pool thread at once. */
-  volatile float sink;
-  for (int64_t i = begin; i < end; ++i) sink = peak_loop(p->iters);
-  (void)sink;
-}
-
-/* Samples of about PEAK_SAMPLE_SECONDS, as many as fit in
- * PEAK_BUDGET_SECONDS (at least PEAK_MIN_SAMPLES): the fastest counts.
- * Another process or a core still clocking up only ever lowers a sample's
- * rate, and on a shared machine a core is often taken for a few
- * milliseconds at a time: many short samples spread over the budget catch a
- * moment when every thread runs, where a few long ones would each include
- * the interruption. The driver keeps the best over runs as well
- * (driver/plugins/peaks.h). */
-#define PEAK_SAMPLE_SECONDS 0.002
-#define PEAK_BUDGET_SECONDS 0.030
-#define PEAK_MIN_SAMPLES 4
-#define PEAK_MAX_SAMPLES 64
-
-/* The work is cut into many more pieces than threads: the pool hands out
- * pieces dynamically, and with one piece per thread the calling thread
- * could take both before a sleeping worker woke, halving the figure. */
-static double measure_peak(void) {
-  const int32_t threads = cpu_host->thread_count() > 0 ? cpu_host->thread_count() : 1;
-  const int64_t pieces = (int64_t)threads * 16;
-  const double flops_per_iter = (double)pieces * 12.0 * 8.0 * 2.0;
-  const double start = now_seconds();
-  peak_ctx_t ctx = {100};
-  cpu_host->parallel_for(pieces, 1, peak_body, &ctx); /* wakes the pool */
-  double best = 0;
-  for (int sample = 0; sample < PEAK_MAX_SAMPLES; ++sample) {
-    if (sample >= PEAK_MIN_SAMPLES && now_seconds() - start > PEAK_BUDGET_SECONDS - PEAK_SAMPLE_SECONDS) break;
-    double t0 = now_seconds();
-    cpu_host->parallel_for(pieces, 1, peak_body, &ctx);
-    double t = now_seconds() - t0;
-    if (!(t > 0)) continue;
-    double gflops = flops_per_iter * (double)ctx.iters / t * 1e-9;
-    if (gflops > best) best = gflops;
-    /* The next sample sized to about PEAK_SAMPLE_SECONDS at the best rate
-     * so far (the first, tiny, one only calibrates). */
-    double iters = PEAK_SAMPLE_SECONDS * best * 1e9 / flops_per_iter;
-    ctx.iters = iters < 10 ? 10 : iters > 1e7 ? 10000000 : (long)iters;
-  }
-  return best;
-}
-
 hetc_plugin_status_t cpu_device_init(cpu_device_t *dev) {
   memset(dev, 0, sizeof(*dev));
   dev->cpu_model = hpc_cpu_model();
@@ -151,7 +92,7 @@ hetc_plugin_status_t cpu_device_init(cpu_device_t *dev) {
   d->fingerprint = dev->fingerprint;
   d->compute_units = (int32_t)cores;
   d->simd_width_fp32 = 8;
-  d->peak_gflops_fp32 = measure_peak();
+  d->peak_gflops_fp32 = hpc_measure_peak_gflops(cpu_host, peak_loop, 12.0 * 8.0 * 2.0);
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   d->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
   hpc_cpu_caches(d->cache_bytes);

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vec.h"
 #include "plugin_cpu_info.h"
+#include "plugin_peak.h"
 
 static char *dup_string(const char *s) {
   size_t n = strlen(s) + 1;
@@ -29,16 +29,9 @@ static int simd_width(void) {
 #endif
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* FMA chains per call and their count: CH chains of LANES lanes, 2 flops
  * per lane and iteration. */
 #define PEAK_CHAINS 10
-typedef float (*peak_fn_t)(long iters);
 
 /* One thread's share: independent FMA chains, enough of them to cover the
  * FMA latency on a core; the compiler keeps them in vector registers. The
@@ -69,37 +62,6 @@ static char *peak_source(int lanes) {
   return hpc_strbuf_take(&sb, NULL);
 }
 
-typedef struct peak_ctx_t {
-  peak_fn_t fn;
-  long iters;
-} peak_ctx_t;
-
-static void peak_body(int64_t begin, int64_t end, void *user) {
-  const peak_ctx_t *p = user;
-  /* A local sink keeps the calls from being optimised away; a shared one
-   * would be written by every pool thread at once. */
-  volatile float sink;
-  for (int64_t i = begin; i < end; ++i) sink = p->fn(p->iters);
-  (void)sink;
-}
-
-/* Samples of about PEAK_SAMPLE_SECONDS, as many as fit in
- * PEAK_BUDGET_SECONDS (at least PEAK_MIN_SAMPLES): the fastest counts.
- * Another process, a worker still waking or a core clocking up only ever
- * lowers a sample's rate, and on a shared machine a core is often taken for
- * a few milliseconds at a time: many short samples spread over the budget
- * catch a moment when every thread runs, where a few long ones would each
- * include the interruption. Each sample's flops are counted exactly and its
- * time includes the whole parallel_for, so the figure never overestimates
- * (the driver keeps the best over runs). The work is cut into many more
- * pieces than threads: the pool hands pieces out dynamically, and with one
- * piece per thread the calling thread could take both before a sleeping
- * worker woke, halving the figure. */
-#define PEAK_SAMPLE_SECONDS 0.002
-#define PEAK_BUDGET_SECONDS 0.030
-#define PEAK_MIN_SAMPLES 4
-#define PEAK_MAX_SAMPLES 64
-
 static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double *out_gflops) {
   char *source = peak_source(lanes);
   if (!source) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
@@ -108,32 +70,10 @@ static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double 
                                              HETC_PLUGIN_STATUS_UNAVAILABLE, &object);
   free(source);
   if (s) return s;
-  peak_ctx_t ctx;
+  hpc_fma_loop_fn_t loop;
   void *symbol = object->symbol;
-  memcpy(&ctx.fn, &symbol, sizeof(ctx.fn));
-  const int32_t threads = vec_host->thread_count() > 0 ? vec_host->thread_count() : 1;
-  const int64_t pieces = (int64_t)threads * 16;
-  const double flops_per_iter = (double)pieces * PEAK_CHAINS * (double)lanes * 2.0;
-  const double start = now_seconds();
-  ctx.iters = 100;
-  vec_host->parallel_for(pieces, 1, peak_body, &ctx); /* wakes the pool */
-  double best = 0;
-  for (int sample = 0; sample < PEAK_MAX_SAMPLES; ++sample) {
-    if (sample >= PEAK_MIN_SAMPLES &&
-        now_seconds() - start > PEAK_BUDGET_SECONDS - PEAK_SAMPLE_SECONDS)
-      break;
-    const double t0 = now_seconds();
-    vec_host->parallel_for(pieces, 1, peak_body, &ctx);
-    const double t = now_seconds() - t0;
-    if (!(t > 0)) continue;
-    const double gflops = flops_per_iter * (double)ctx.iters / t * 1e-9;
-    if (gflops > best) best = gflops;
-    /* The next sample sized to about PEAK_SAMPLE_SECONDS at the best rate
-     * so far (the first, tiny, one only calibrates). */
-    const double iters = PEAK_SAMPLE_SECONDS * best * 1e9 / flops_per_iter;
-    ctx.iters = iters < 10 ? 10 : iters > 1e7 ? 10000000 : (long)iters;
-  }
-  *out_gflops = best;
+  memcpy(&loop, &symbol, sizeof(loop));
+  *out_gflops = hpc_measure_peak_gflops(vec_host, loop, PEAK_CHAINS * (double)lanes * 2.0);
   vec_toolchain_release(tc, object);
   return NULL;
 }
