@@ -9,7 +9,9 @@
  * time() (kernel_check_time_artifact). The median inside the package must
  * be within a factor of FACTOR of time()'s, or within SLACK_MS of it
  * (a kernel of 30 us pays a thread wake-up of the same size in either
- * measurement). What this catches are measurements that have nothing to do
+ * measurement); where they disagree, both are measured again, up to
+ * ATTEMPTS times, as a busy machine can slow either side for a whole
+ * measurement. What this catches are measurements that have nothing to do
  * with the kernel: the 8 ms wake-up floor vec's kernels had under OpenMP,
  * a time() that skips a kernel's prologue phase, a package step that waits
  * on something else.
@@ -35,6 +37,12 @@
 #define FACTOR 3.0
 #define SLACK_MS 0.25
 #define RUNS 40
+#define ATTEMPTS 3
+
+static int agree(double inside, double alone) {
+  const double ratio = inside / alone;
+  return (ratio <= FACTOR && ratio >= 1 / FACTOR) || fabs(inside - alone) * 1e3 <= SLACK_MS;
+}
 
 static void assert_ok(hetc_status_t status) {
   if (status) fail_msg("%s", hetc_status_message(status));
@@ -107,10 +115,19 @@ static void check_target(const char *target) {
   for (int32_t s = 0; s < plan->num_steps; ++s) {
     const hetc_plan_step_t *step = &plan->steps[s];
     if (step->kind != HETC_PLAN_STEP_KERNEL || step->workload.op != HETC_PLUGIN_OP_CONV2D) continue;
-    const double alone = time_alone(entry, plan->devices[step->device].device_index, step);
-    const double inside = medians[s];
+    double alone = time_alone(entry, plan->devices[step->device].device_index, step);
+    double inside = medians[s];
+    /* Another process on the machine can slow one side for the whole of a
+     * measurement; a real disagreement survives measuring both again (the
+     * fastest of the attempts counts on each side). */
+    int agrees = 0;
+    for (int attempt = 0; !(agrees = agree(inside, alone)) && attempt < ATTEMPTS - 1; ++attempt) {
+      double again[256];
+      time_steps(rt, again);
+      inside = fmin(inside, again[s]);
+      alone = fmin(alone, time_alone(entry, plan->devices[step->device].device_index, step));
+    }
     const double ratio = inside / alone;
-    const int agrees = (ratio <= FACTOR && ratio >= 1 / FACTOR) || fabs(inside - alone) * 1e3 <= SLACK_MS;
     printf("%-7s %-4s %-22s time() %8.4f ms, in the package %8.4f ms, ratio %5.2f%s\n", target, step->name,
            step->template_name, alone * 1e3, inside * 1e3, ratio, agrees ? "" : "  <- disagrees");
     if (!agrees)

@@ -122,18 +122,12 @@ static void spaces_respect_limits(void **state) {
         if (size <= 64 && !hetc_space_is_valid(space, index)) continue;
         const hetc_plugin_knob_value_t *reg = hetc_config_find(&config.view, "reg_n");
         const hetc_plugin_knob_value_t *oc = hetc_config_find(&config.view, "tile_oc");
-        const hetc_plugin_knob_value_t *m = hetc_config_find(&config.view, "tile_m");
         const hetc_plugin_knob_value_t *tiles = hetc_config_find(&config.view, "tiles");
         const hetc_plugin_knob_value_t *tk = hetc_config_find(&config.view, "tile_k");
         /* accumulators + B vectors + the broadcast input <= 16 ymm */
         if (reg && oc) assert_true(reg->values[0] * (oc->values[0] / 8) + oc->values[0] / 8 + 1 <= 16);
         /* stack buffers <= 512 KiB */
         if (tiles && tk && reg) assert_true(tiles->values[0] * reg->values[0] * tk->values[0] * 4 <= 512 * 1024);
-        /* Winograd's product buffer: at most 64 KiB, or one tile block */
-        if (m && reg && oc) {
-          const int64_t alpha = m->values[0] + 2;
-          assert_true(alpha * alpha * reg->values[0] * oc->values[0] * 4 <= 512 * 1024);
-        }
         ++configs;
       }
       hetc_space_free(space);
