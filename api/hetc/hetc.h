@@ -181,6 +181,9 @@ typedef struct hetc_compile_report_t {
    * store, built without costing the candidates again. */
   double default_seconds;
   int32_t selection_kept;
+  /* 1 when the plan chosen now was written to the records store for the
+   * next compile (plans that split layers are not kept). */
+  int32_t selection_stored;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

@@ -76,7 +76,7 @@ int hetc_cli_compile(int argc, char **argv) {
     if (report.predicted_seconds > 0)
       printf("placement: expected latency %.3f ms (%s)\n", report.predicted_seconds * 1e3,
              placement == HETC_PLACEMENT_FIRST ? "first fit"
-             : report.selection_kept           ? "the plan `hetc tune` chose, kept in the records"
+             : report.selection_kept           ? "kept in the records by an earlier tune or compile"
              : report.placement_exact          ? "lowest under the cost model"
                                                : "state-capped search, not proven lowest");
     if (report.default_seconds > 0)

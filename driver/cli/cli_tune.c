@@ -68,7 +68,9 @@ static hetc_status_t select_plan(const hetc_model_t *model, const char *const *t
     printf("graph-level selection: expected latency %.3f ms", report.predicted_seconds * 1e3);
     if (report.default_seconds > 0)
       printf(" (with every kernel at its template's default: %.3f ms)", report.default_seconds * 1e3);
-    printf("; kept in the records for hetc compile (%.1f s)\n", report.build_seconds);
+    printf("; %s (%.1f s)\n",
+           report.selection_stored ? "kept in the records for hetc compile" : "not kept, hetc compile costs it again",
+           report.build_seconds);
   }
   hetc_context_destroy(context);
   return status;

@@ -297,25 +297,29 @@ static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_
 
 /* The kernel of a node: the candidate placement chose (graph-level
  * selection: the template and config whose whole-model latency was
- * lowest), else the config the records choose for the node alone. */
+ * lowest), else the config the records choose for the node alone. A
+ * chosen config that no longer builds (a plan kept in the records, a
+ * plugin updated since) falls back as the records' choice would: the
+ * package must not depend on the store being current. */
 static hetc_status_t build_node_kernel(compiler_t *c, int32_t node_index, hetc_plugin_entry_t *entry,
                                        int32_t device_index, const hetc_plugin_workload_t *workload,
                                        const char *what, hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact,
                                        hetc_config_source_t *out_source) {
-  const int tunable = workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
+  const int tunable = hetc_workload_is_tunable(workload);
   if (!c->placement.candidate || !tunable)
     return hetc_kernel_build_tuned(c->chooser, entry, device_index, workload, what, step, out_artifact, out_source);
   const hetc_kernel_candidate_t *chosen = &c->placement.candidate[node_index];
   *out_source = chosen->source;
-  if (!chosen->config_json)
-    return hetc_kernel_build_template(entry, device_index, workload, chosen->template_index, NULL, what, step,
-                                      out_artifact);
-  hetc_config_json_t config;
-  HETC_RETURN_IF_ERROR(hetc_config_from_json(chosen->config_json, &config));
-  hetc_status_t status = hetc_kernel_build_template(entry, device_index, workload, chosen->template_index,
-                                                    &config.config, what, step, out_artifact);
-  hetc_config_json_free(&config);
-  return status;
+  hetc_status_t status = hetc_kernel_build_json(entry, device_index, workload, chosen->template_index,
+                                                chosen->config_json, what, step, out_artifact);
+  if (!status || (chosen->template_index == 0 && !chosen->config_json)) return status;
+  fprintf(stderr, "hetc: warning: %s: the chosen kernel does not build (%s); building the default\n", what,
+          hetc_status_message(status));
+  hetc_status_free(status);
+  hetc_plan_step_release(step);
+  memset(step, 0, sizeof(*step));
+  *out_source = HETC_CONFIG_DEFAULT;
+  return hetc_kernel_build_default(entry, device_index, workload, what, step, out_artifact);
 }
 
 /* The kernel step on `device` that writes plan value `value`, or -1. */
@@ -328,21 +332,13 @@ static int32_t kernel_writing(const compiler_t *c, int32_t value, int32_t device
   return -1;
 }
 
-static int is_model_output(const hetc_graph_t *g, int32_t value) {
-  for (int32_t o = 0; o < g->num_outputs; ++o)
-    if (g->outputs[o] == value) return 1;
-  return 0;
-}
-
 /* Lays a concat out as views (compile/concat_view.h) when its inputs were
  * all written by kernels on `device` in one layout and may live in the
  * output's slices: *out_done is then 1 and no step is added. */
 static hetc_status_t try_concat_views(compiler_t *c, int32_t node_index, int32_t device, int *out_done) {
   const hetc_node_t *node = &c->graph->nodes[node_index];
   *out_done = 0;
-  if (node->op != HETC_OP_CONCAT || !hetc_plugin_buffer_view_call(c->entries[device]->plugin) ||
-      is_model_output(c->graph, node->output))
-    return NULL;
+  if (node->op != HETC_OP_CONCAT || !hetc_plugin_buffer_view_call(c->entries[device]->plugin)) return NULL;
   int32_t parts[HETC_MAX_NODE_INPUTS];
   hetc_plugin_layout_t layout = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   for (int32_t i = 0; i < node->num_inputs; ++i) {
@@ -355,7 +351,7 @@ static hetc_status_t try_concat_views(compiler_t *c, int32_t node_index, int32_t
       parts[i] = copy->plan_value;
       layout = copy->layout;
     }
-    if (parts[i] < 0 || is_model_output(c->graph, node->inputs[i])) return NULL;
+    if (parts[i] < 0) return NULL;
   }
   uint64_t offsets[HETC_MAX_NODE_INPUTS];
   if (!hetc_concat_view_offsets(c->graph, node_index, layout, offsets)) return NULL;
@@ -407,7 +403,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   hetc_config_source_t source = HETC_CONFIG_DEFAULT;
   hetc_status_t status = build_node_kernel(c, node_index, entry, device_index, &workload, what, &scratch, &artifact,
                                            &source);
-  if (!status && (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE))
+  if (!status && hetc_workload_is_tunable(&workload))
     ++c->report.configs[source];
   if (c->options->progress)
     fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (%s config)\n", node_index + 1, c->graph->num_nodes,
@@ -609,13 +605,26 @@ static void device_indices_of(const compiler_t *c, int32_t out[HETC_PLACE_MAX_DE
     out[d] = c->plan->devices[d].device_index;
 }
 
-/* Keeps the plan just chosen in the records store, for the next compile. */
-static hetc_status_t keep_selection(compiler_t *c, hetc_records_t *store) {
+/* The key a plan for this graph (as given, before any split) and these
+ * targets is kept under; for at most HETC_PLACE_MAX_DEVICES targets. */
+static void selection_key_of(const compiler_t *c, hetc_selection_key_t *out_key) {
   int32_t device_indices[HETC_PLACE_MAX_DEVICES];
-  hetc_selection_key_t key;
   device_indices_of(c, device_indices);
-  hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, &key);
-  return hetc_selection_keep(store, &key, c->graph, c->entries, device_indices, &c->placement);
+  hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, c->options->split, out_key);
+}
+
+/* Keeps the plan just chosen under `key` in the records store, for the
+ * next compile. A plan that split layers is not kept: it belongs to the
+ * rewritten graph, and splitting is costed anew each time. Failing to
+ * write is a warning: the package does not depend on it. */
+static void keep_selection(compiler_t *c, hetc_records_t *store, const hetc_selection_key_t *key) {
+  if (c->report.splits > 0) return;
+  int32_t device_indices[HETC_PLACE_MAX_DEVICES];
+  device_indices_of(c, device_indices);
+  hetc_status_t status = hetc_selection_keep(store, key, c->graph, c->entries, device_indices, &c->placement);
+  if (status) fprintf(stderr, "hetc: warning: the plan chosen is not kept: %s\n", hetc_status_message(status));
+  else c->report.selection_stored = 1;
+  hetc_status_free(status);
 }
 
 /* The plan graph-level selection kept for this model and these targets
@@ -623,14 +632,13 @@ static hetc_status_t keep_selection(compiler_t *c, hetc_records_t *store) {
  * first-fit placement and --explain or predict always cost anew. */
 static hetc_status_t place_or_reuse(compiler_t *c) {
   hetc_records_t *store = hetc_config_chooser_records(c->chooser);
-  const int by_cost = c->options->placement == HETC_PLACEMENT_COST;
+  const int by_cost = c->options->placement == HETC_PLACEMENT_COST && c->plan->num_devices <= HETC_PLACE_MAX_DEVICES;
+  hetc_selection_key_t key;
+  if (by_cost) selection_key_of(c, &key);
   int found = 0;
-  if (store && by_cost && !c->options->explain && !c->options->predict &&
-      c->plan->num_devices <= HETC_PLACE_MAX_DEVICES) {
+  if (store && by_cost && !c->options->explain && !c->options->predict) {
     int32_t device_indices[HETC_PLACE_MAX_DEVICES];
-    hetc_selection_key_t key;
     device_indices_of(c, device_indices);
-    hetc_selection_key(c->graph, c->plan->num_devices, c->entries, device_indices, &key);
     hetc_placement_release(&c->placement);
     HETC_RETURN_IF_ERROR(hetc_selection_find(store, &key, c->graph, c->plan->num_devices, c->entries,
                                              device_indices, &c->placement, &found));
@@ -642,11 +650,7 @@ static hetc_status_t place_or_reuse(compiler_t *c) {
     return NULL;
   }
   HETC_RETURN_IF_ERROR(choose_placement(c));
-  if (store && by_cost) {
-    hetc_status_t kept = keep_selection(c, store);
-    if (kept) fprintf(stderr, "hetc: warning: the plan chosen is not kept: %s\n", hetc_status_message(kept));
-    hetc_status_free(kept);
-  }
+  if (store && by_cost) keep_selection(c, store, &key);
   return NULL;
 }
 
@@ -667,7 +671,7 @@ static hetc_status_t records_offer_configs(compiler_t *c, int *out_offered) {
     hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
     hetc_plugin_workload_t workload;
     HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, k, inputs, &workload));
-    if (workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE) continue;
+    if (!hetc_workload_is_tunable(&workload)) continue;
     if (!entry->plugin->supports(entry->instance, c->plan->devices[0].device_index, &workload)) continue;
     hetc_kernel_candidate_t *candidates = NULL;
     int32_t count = 0;
@@ -781,9 +785,11 @@ hetc_status_t hetc_compile_select(hetc_registry_t *registry, const hetc_graph_t 
   double start = hetc_now_seconds();
   hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
+  hetc_selection_key_t key;
+  if (!status && c.plan->num_devices <= HETC_PLACE_MAX_DEVICES) selection_key_of(&c, &key);
   if (!status) status = choose_placement(&c);
   hetc_records_t *store = hetc_config_chooser_records(c.chooser);
-  if (!status && store) status = keep_selection(&c, store);
+  if (!status && store && c.plan->num_devices <= HETC_PLACE_MAX_DEVICES) keep_selection(&c, store, &key);
   if (!status && out_report) {
     c.report.build_seconds = hetc_now_seconds() - start;
     *out_report = c.report;

@@ -2,12 +2,24 @@
 
 #include <stddef.h>
 
+static int is_model_output(const hetc_graph_t *graph, int32_t value) {
+  for (int32_t o = 0; o < graph->num_outputs; ++o)
+    if (graph->outputs[o] == value) return 1;
+  return 0;
+}
+
+static int has_producer(const hetc_graph_t *graph, int32_t value) {
+  for (int32_t k = 0; k < graph->num_nodes; ++k)
+    if (graph->nodes[k].output == value) return 1;
+  return 0;
+}
+
 int hetc_concat_view_offsets(const hetc_graph_t *graph, int32_t node_index, hetc_plugin_layout_t layout,
                              uint64_t *out_offsets) {
   const hetc_node_t *node = &graph->nodes[node_index];
   const hetc_plugin_tensor_t *out = &graph->values[node->output].type;
   if (node->op != HETC_OP_CONCAT || node->attrs.axis != 1 || out->rank != 4 || out->shape[0] != 1 ||
-      node->num_inputs > HETC_MAX_NODE_INPUTS)
+      node->num_inputs > HETC_MAX_NODE_INPUTS || is_model_output(graph, node->output))
     return 0;
   int64_t block = 1;
   if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC) block = layout.block;
@@ -17,7 +29,10 @@ int hetc_concat_view_offsets(const hetc_graph_t *graph, int32_t node_index, hetc
   uint64_t offset = 0;
   for (int32_t i = 0; i < node->num_inputs; ++i) {
     const int64_t channels = graph->values[node->inputs[i]].type.shape[1];
-    if (channels % block != 0 || offset % 64 != 0) return 0;
+    /* A model's inputs and outputs are buffers of their own. */
+    if (channels % block != 0 || offset % 64 != 0 || is_model_output(graph, node->inputs[i]) ||
+        !has_producer(graph, node->inputs[i]))
+      return 0;
     for (int32_t j = 0; j < i; ++j)
       if (node->inputs[j] == node->inputs[i]) return 0; /* one value cannot live in two slices */
     out_offsets[i] = offset;

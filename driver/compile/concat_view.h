@@ -16,8 +16,10 @@
 /* 1 when node `node_index` is a concat that can be laid out as views in
  * `layout`, with each input's byte offset in the output written to
  * out_offsets (HETC_MAX_NODE_INPUTS entries; every one a multiple of 64,
- * as buffer_view requires); else 0. Shapes only: whether the inputs are
- * really produced there is the compile's business. */
+ * as buffer_view requires); else 0. The graph's conditions only (shapes,
+ * inputs made by nodes, no model output among them), which placement
+ * prices by: whether the inputs are really written by kernels on the
+ * concat's device, in that layout, is the compile's business. */
 int hetc_concat_view_offsets(const hetc_graph_t *graph, int32_t node_index, hetc_plugin_layout_t layout,
                              uint64_t *out_offsets);
 

@@ -179,8 +179,7 @@ static hetc_status_t choose_from_records(hetc_config_chooser_t *c, const hetc_pl
 }
 
 static int choosable(const hetc_config_chooser_t *c, const hetc_plugin_workload_t *workload, int32_t n) {
-  return c && n >= 1 && n <= MAX_TEMPLATES &&
-         (workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE);
+  return c && n >= 1 && n <= MAX_TEMPLATES && hetc_workload_is_tunable(workload);
 }
 
 hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
@@ -279,7 +278,7 @@ hetc_status_t hetc_config_candidates(hetc_config_chooser_t *c, const hetc_plugin
   *out_count = 0;
   candidate_list_t list = {0};
   const int32_t n = p->template_count(instance, device, workload);
-  const int tunable = workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
+  const int tunable = hetc_workload_is_tunable(workload);
   const int32_t templates = tunable ? (n < MAX_TEMPLATES ? n : MAX_TEMPLATES) : (n > 0 ? 1 : 0);
   char *defaults[MAX_TEMPLATES] = {0};
   hetc_status_t status = NULL;

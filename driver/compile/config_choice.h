@@ -65,8 +65,8 @@ typedef struct hetc_kernel_candidate_t {
  * the `per_template` best distinct configs tuned for this workload and
  * device (else the best of the nearest tuned workload, when it fits), and
  * the cost model's prediction; duplicates removed, defaults first. An op
- * without knobs, or a NULL chooser, has template 0's default only among
- * its own (a NULL chooser still lists every template's default).
+ * without knobs has one candidate, template 0's default; with a NULL
+ * chooser (no records) a tunable op has every template's default.
  * *out_candidates is freed with hetc_kernel_candidates_free. */
 hetc_status_t hetc_config_candidates(hetc_config_chooser_t *chooser, const hetc_plugin_t *plugin,
                                      hetc_plugin_instance_t *instance, int32_t device_index,

@@ -31,6 +31,13 @@ hetc_status_t hetc_kernel_build_template(hetc_plugin_entry_t *entry, int32_t dev
                                          const hetc_plugin_config_t *config, const char *what,
                                          hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact);
 
+/* As hetc_kernel_build_template, with the config given as JSON (NULL: the
+ * template's default), as records and candidates hold it. */
+hetc_status_t hetc_kernel_build_json(hetc_plugin_entry_t *entry, int32_t device_index,
+                                     const hetc_plugin_workload_t *workload, int32_t template_index,
+                                     const char *config_json, const char *what, hetc_plan_step_t *step,
+                                     hetc_plugin_artifact_t **out_artifact);
+
 /* One kernel to build: template `template_index` of the plugin's device
  * with `config_json` (NULL: the template's default). The workload (and the
  * tensors it points at) and strings are borrowed; the results are the
@@ -46,9 +53,10 @@ typedef struct hetc_kernel_build_job_t {
   hetc_status_t status;             /* out */
 } hetc_kernel_build_job_t;
 
-/* Builds every job, `threads` at a time (plugins build concurrently on one
- * instance, plugin.h), each with the template and config recorded in a
- * scratch step as hetc_kernel_build_template does. */
-void hetc_kernel_build_all(hetc_kernel_build_job_t *jobs, int32_t count, int32_t threads);
+/* Builds every job, `threads` at a time: the spaces are defined one job
+ * after another, and only the plugins' `build` calls run concurrently on
+ * one instance (plugin.h allows it for `build` alone). Each job's result
+ * is in the job; a failure here means none was built. */
+hetc_status_t hetc_kernel_build_all(hetc_kernel_build_job_t *jobs, int32_t count, int32_t threads);
 
 #endif

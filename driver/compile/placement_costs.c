@@ -50,13 +50,13 @@ typedef struct costing_t {
   int32_t num_prebuilt;
   /* Per (node, device), node * num_devices + device: a tunable node's
    * candidates there, listed once for the prebuild and the options. */
-  struct candidate_list_t *node_candidates;
+  struct node_candidates_t *node_candidates;
 } costing_t;
 
-typedef struct candidate_list_t {
+typedef struct node_candidates_t {
   hetc_kernel_candidate_t *items; /* owned */
   int32_t count;
-} candidate_list_t;
+} node_candidates_t;
 
 /* A candidate kernel built ahead of queue_kernel, which takes it. */
 typedef struct prebuilt_t {
@@ -218,18 +218,9 @@ static hetc_status_t build_candidate(costing_t *c, int32_t d, const hetc_plugin_
   const int32_t device_index = c->r->device_indices[d];
   hetc_plan_step_t scratch;
   memset(&scratch, 0, sizeof(scratch));
-  hetc_status_t status;
-  if (candidate && candidate->config_json) {
-    hetc_config_json_t config;
-    status = hetc_config_from_json(candidate->config_json, &config);
-    if (!status)
-      status = hetc_kernel_build_template(entry, device_index, workload, candidate->template_index, &config.config,
-                                          what, &scratch, out_artifact);
-    hetc_config_json_free(&config);
-  } else {
-    status = hetc_kernel_build_template(entry, device_index, workload, candidate ? candidate->template_index : 0,
-                                        NULL, what, &scratch, out_artifact);
-  }
+  hetc_status_t status =
+      hetc_kernel_build_json(entry, device_index, workload, candidate ? candidate->template_index : 0,
+                             candidate ? candidate->config_json : NULL, what, &scratch, out_artifact);
   hetc_plan_step_release(&scratch);
   return status;
 }
@@ -262,17 +253,19 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
   hetc_plugin_entry_t *entry = c->r->entries[d];
   hetc_plugin_artifact_t *artifact = NULL;
   hetc_status_t status = NULL;
+  /* A prebuilt kernel is taken once; a failed one is not queued, so a
+   * second node with its key finds the entry empty and builds again, to
+   * fail with the same reason. */
   prebuilt_t *built = NULL;
   for (int32_t i = 0; i < c->num_prebuilt && !built; ++i)
     if (c->prebuilt[i].device == d && c->prebuilt[i].key_bytes == key_bytes &&
-        !memcmp(c->prebuilt[i].key, key, key_bytes))
+        !memcmp(c->prebuilt[i].key, key, key_bytes) && (c->prebuilt[i].artifact || c->prebuilt[i].status))
       built = &c->prebuilt[i];
   if (built) {
     artifact = built->artifact;
     status = built->status;
     built->artifact = NULL;
     built->status = NULL;
-    if (!artifact && !status) status = hetc_status_new(HETC_STATUS_INTERNAL, "%s: built twice", what);
   } else {
     status = build_candidate(c, d, workload, candidate, what, &artifact);
   }
@@ -386,9 +379,9 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
     return NULL;
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
-  if (workload.op == HETC_PLUGIN_OP_CONV2D || workload.op == HETC_PLUGIN_OP_DENSE) {
+  if (hetc_workload_is_tunable(&workload)) {
     if (!c->r->weigh_candidates) return add_chosen_option(c, k, d, &workload, what);
-    const candidate_list_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
+    const node_candidates_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
     for (int32_t i = 0; i < list->count; ++i) add_option(c, k, d, &workload, &list->items[i], -1, what);
     return NULL;
   }
@@ -471,10 +464,10 @@ static hetc_status_t prebuild_candidates(costing_t *c) {
       if (status) break;
       hetc_plugin_entry_t *entry = c->r->entries[d];
       const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
-      if ((workload.op != HETC_PLUGIN_OP_CONV2D && workload.op != HETC_PLUGIN_OP_DENSE) ||
+      if (!hetc_workload_is_tunable(&workload) ||
           (pinned >= 0 && d != pinned) || !entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload))
         continue;
-      candidate_list_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
+      node_candidates_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
       status = hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance, c->r->device_indices[d],
                                       &workload, CONFIGS_PER_TEMPLATE, &list->items, &list->count);
       const hetc_kernel_candidate_t *candidates = list->items;
@@ -523,8 +516,8 @@ static hetc_status_t prebuild_candidates(costing_t *c) {
   }
   if (!status && count > 0) {
     if (c->r->progress) fprintf(stderr, "placement: building %d candidate kernels\n", count);
-    hetc_kernel_build_all(jobs, count, hetc_thread_pool_threads());
-    for (int32_t i = 0; i < count; ++i) {
+    status = hetc_kernel_build_all(jobs, count, hetc_thread_pool_threads());
+    for (int32_t i = 0; !status && i < count; ++i) {
       c->prebuilt[i].artifact = jobs[i].artifact;
       c->prebuilt[i].status = jobs[i].status;
     }
@@ -567,6 +560,19 @@ static int concat_costs_nothing(const costing_t *c, int32_t k, const hetc_place_
   return c->r->graph->nodes[k].op == HETC_OP_CONCAT && option->in_layout == option->out_layout &&
          hetc_plugin_buffer_view_call(c->r->entries[option->device]->plugin) &&
          hetc_concat_view_offsets(c->r->graph, k, c->layouts[option->in_layout], offsets);
+}
+
+/* The node's fastest option on device d (-1: none); *out_count (may be
+ * NULL) gets how many it has there. */
+static int32_t fastest_on(const hetc_place_node_t *pn, int32_t d, int32_t *out_count) {
+  int32_t best = -1, count = 0;
+  for (int32_t o = 0; o < pn->num_options; ++o) {
+    if (pn->options[o].device != d) continue;
+    ++count;
+    if (best < 0 || pn->options[o].seconds < pn->options[best].seconds) best = o;
+  }
+  if (out_count) *out_count = count;
+  return best;
 }
 
 /* Runs the rounds and hands each kernel's time to the options waiting for
@@ -620,9 +626,7 @@ static hetc_status_t time_kernels(costing_t *c) {
     if (!status && c->r->progress) {
       fprintf(stderr, "[%3d/%3d] %-18s %-28s", k + 1, g->num_nodes, hetc_op_name(g->nodes[k].op), g->nodes[k].name);
       for (int32_t d = 0; d < c->r->num_devices; ++d) {
-        int32_t best = -1;
-        for (int32_t o = 0; o < pn->num_options; ++o)
-          if (pn->options[o].device == d && (best < 0 || pn->options[o].seconds < pn->options[best].seconds)) best = o;
+        const int32_t best = fastest_on(pn, d, NULL);
         if (best >= 0) fprintf(stderr, " %s %.3f ms", c->r->targets[d], pn->options[best].seconds * 1e3);
       }
       fprintf(stderr, "\n");
@@ -641,21 +645,26 @@ static hetc_status_t time_kernels(costing_t *c) {
 /* The solver's states hold a bit per (device, layout) (placement.h): when
  * the candidates use more layouts than that allows, the least useful go,
  * with the options that read or write them. Kept first: row-major and the
- * layouts of the template defaults (so every node keeps an option), then
+ * layouts of each node's own default (a tunable node's template defaults,
+ * a knobless op's unhinted kernel), so every node keeps an option, then
  * those of the fastest option of most nodes. Ids are renumbered densely. */
-static void prune_layouts(costing_t *c) {
+static hetc_status_t prune_layouts(costing_t *c) {
   const int32_t limit = hetc_place_layout_limit(c->r->num_devices);
   const hetc_graph_t *g = c->r->graph;
-  if (c->num_layouts <= limit) return;
+  if (c->num_layouts <= limit) return NULL;
   int32_t score[COSTING_LAYOUTS] = {0};
   const int32_t must = 1 << 20; /* outranks any count of nodes */
   score[HETC_PLACE_ROW_MAJOR] = 2 * must;
   for (int32_t k = 0; k < g->num_nodes; ++k) {
     const hetc_place_node_t *pn = &c->nodes[k];
     int32_t best = 0;
+    const int tunable = hetc_op_is_tunable(g->nodes[k].op);
     for (int32_t o = 0; o < pn->num_options; ++o) {
       const hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &pn->options[o])];
-      if (candidate->template_index == 0 && !candidate->config_json) {
+      /* A device's first option of a knobless op is the plugin's own
+       * choice for it (cost_node_on); the others follow producers. */
+      const int first_on_device = o == 0 || pn->options[o - 1].device != pn->options[o].device;
+      if (tunable ? candidate->template_index == 0 && !candidate->config_json : first_on_device) {
         score[pn->options[o].in_layout] |= must;
         score[pn->options[o].out_layout] |= must;
       }
@@ -683,10 +692,12 @@ static void prune_layouts(costing_t *c) {
     if (renumber[l] == -2) renumber[l] = next++;
   for (int32_t l = 0; l < c->num_layouts; ++l)
     if (renumber[l] >= 0) kept_layouts[renumber[l]] = c->layouts[l];
+  hetc_status_t status = NULL;
   for (int32_t k = 0; k < g->num_nodes; ++k) {
     hetc_place_node_t *pn = &c->nodes[k];
     hetc_place_option_t *options = option_slots(c, k);
     int32_t kept = 0;
+    const int32_t had = pn->num_options;
     for (int32_t o = 0; o < pn->num_options; ++o) {
       hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &options[o])];
       if (renumber[options[o].in_layout] < 0 || renumber[options[o].out_layout] < 0) {
@@ -702,9 +713,15 @@ static void prune_layouts(costing_t *c) {
     for (int32_t o = kept; o < pn->num_options; ++o)
       memset(&c->candidates[slot_index(c, &options[o])], 0, sizeof(hetc_kernel_candidate_t));
     pn->num_options = kept;
+    if (had > 0 && kept == 0 && !status)
+      status = hetc_status_new(HETC_STATUS_INTERNAL,
+                               "placement: node '%s' (%s) lost every option when %d of the candidates' %d layouts "
+                               "were kept",
+                               g->nodes[k].name, hetc_op_name(g->nodes[k].op), limit, c->num_layouts);
   }
   memcpy(c->layouts, kept_layouts, sizeof(hetc_plugin_layout_t) * (size_t)limit);
   c->num_layouts = limit;
+  return status;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -793,7 +810,8 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
   const hetc_graph_t *g = c->r->graph;
   fprintf(out, "placement of %s on", g->name);
   for (int32_t d = 0; d < c->r->num_devices; ++d) fprintf(out, " %s", c->r->targets[d]);
-  fprintf(out, " (kernel times measured with the configs the records choose):\n");
+  fprintf(out, c->r->weigh_candidates ? " (every candidate kernel timed in model order, the plan chosen among them):\n"
+                                      : " (kernel times measured with the configs the records choose):\n");
   fprintf(out, "  %4s  %-18s %-28s %-8s %-16s %10s  %-9s  %s\n", "node", "op", "name", "device", "layouts", "ms",
           "config", "fastest on each device (ms, of n options)");
   for (int32_t k = 0; k < g->num_nodes; ++k) {
@@ -801,19 +819,15 @@ static void explain(const costing_t *c, const hetc_place_problem_t *problem, con
     const hetc_place_option_t *o = &pn->options[solution->choice[k]];
     const hetc_kernel_candidate_t *chosen = &c->candidates[slot_index(c, o)];
     const hetc_node_t *node = &g->nodes[k];
-    const int tunable = node->op == HETC_OP_CONV2D || node->op == HETC_OP_DENSE;
+    const int tunable = hetc_op_is_tunable(node->op);
     char in[32], outl[32], layouts[80], others[512] = "";
     layout_text(c, o->in_layout, in, sizeof(in));
     layout_text(c, o->out_layout, outl, sizeof(outl));
     snprintf(layouts, sizeof(layouts), "%s->%s", in, outl);
     size_t used = 0;
     for (int32_t d = 0; d < c->r->num_devices && used < sizeof(others); ++d) {
-      int32_t best = -1, count = 0;
-      for (int32_t j = 0; j < pn->num_options; ++j)
-        if (pn->options[j].device == d) {
-          ++count;
-          if (best < 0 || pn->options[j].seconds < pn->options[best].seconds) best = j;
-        }
+      int32_t count = 0;
+      const int32_t best = fastest_on(pn, d, &count);
       if (best >= 0)
         used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s %.3f (%d)", used ? ", " : "",
                                  c->r->targets[d], pn->options[best].seconds * 1e3, count);
@@ -882,7 +896,7 @@ static double default_plan_seconds(costing_t *c, const hetc_place_problem_t *pro
     nodes[k] = problem->nodes[k];
     nodes[k].options = &options[(size_t)k * (size_t)c->r->num_devices * OPTIONS_PER_DEVICE];
     nodes[k].num_options = 0;
-    const int tunable = g->nodes[k].op == HETC_OP_CONV2D || g->nodes[k].op == HETC_OP_DENSE;
+    const int tunable = hetc_op_is_tunable(g->nodes[k].op);
     for (int32_t o = 0; o < problem->nodes[k].num_options; ++o) {
       const hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &problem->nodes[k].options[o])];
       if (tunable && (candidate->template_index != 0 || candidate->config_json)) {
@@ -1015,7 +1029,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   c.model_input_bytes = calloc((size_t)g->num_inputs + 1, sizeof(double));
   const int32_t slots = g->num_nodes * r->num_devices * OPTIONS_PER_DEVICE;
   c.option_job = malloc(sizeof(int32_t) * (size_t)(slots + 1));
-  c.node_candidates = calloc((size_t)(g->num_nodes * r->num_devices) + 1, sizeof(candidate_list_t));
+  c.node_candidates = calloc((size_t)(g->num_nodes * r->num_devices) + 1, sizeof(node_candidates_t));
   hetc_status_t status = hetc_kernel_rounds_create(&c.rounds);
   if (!status && (!c.nodes || !c.options || !c.candidates || !c.inputs || !c.model_input_bytes || !c.option_job ||
                   !c.node_candidates))
@@ -1024,7 +1038,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   if (!status) status = describe_graph(&c);
   if (!status) status = queue_kernels(&c);
   if (!status) status = time_kernels(&c);
-  if (!status) prune_layouts(&c);
+  if (!status) status = prune_layouts(&c);
   /* The kernels and their buffers go before the solve: they may be large. */
   for (int32_t j = 0; c.rounds && c.queued && j < hetc_kernel_rounds_count(c.rounds); ++j) free(c.queued[j].key);
   free(c.queued);

@@ -1,6 +1,7 @@
 /* driver/compile/placement_costs.h -- cost-based placement for a compile
  * on several targets: every node built on every device that supports it
- * (with the config the records choose) and timed in rounds
+ * (with the config the records choose, or with graph-level selection each
+ * of its candidates: config_choice.h) and timed in rounds
  * (compile/kernel_rounds.h), the transfer costs of each device (from the
  * records store, else measured and kept there), the cost of a layout
  * transform on each device, the cost of switching devices between two

@@ -10,7 +10,7 @@
 static uint64_t hash_text(const char *text, uint64_t hash) { return hetc_fnv1a64(text, strlen(text), hash); }
 
 void hetc_selection_key(const hetc_graph_t *graph, int32_t num_devices, hetc_plugin_entry_t *const *entries,
-                        const int32_t *device_indices, hetc_selection_key_t *out_key) {
+                        const int32_t *device_indices, hetc_split_policy_t split, hetc_selection_key_t *out_key) {
   uint64_t hash = HETC_FNV1A64_OFFSET;
   for (int32_t k = 0; k < graph->num_nodes; ++k) {
     const hetc_node_t *node = &graph->nodes[k];
@@ -36,6 +36,8 @@ void hetc_selection_key(const hetc_graph_t *graph, int32_t num_devices, hetc_plu
     used += (size_t)snprintf(out_key->targets + used, sizeof(out_key->targets) - used, "%s%s=%s", d ? ";" : "",
                              entries[d]->plugin->name, device && device->fingerprint ? device->fingerprint : "");
   }
+  if (num_devices > 1 && used < sizeof(out_key->targets))
+    snprintf(out_key->targets + used, sizeof(out_key->targets) - used, ";split=%d", (int)split);
 }
 
 static hetc_status_t workload_of(const hetc_graph_t *graph, int32_t k, hetc_plugin_tensor_t *inputs,

@@ -13,15 +13,17 @@
 #include "tune/records.h"
 
 /* What a plan is kept under: the optimized graph's identity (its nodes'
- * names, ops, workloads and wiring) and the targets in order, each with its
- * device's fingerprint. */
+ * names, ops, workloads and wiring, before any split), the targets in
+ * order, each with its device's fingerprint, and with several targets the
+ * split policy (a plan chosen under `--split never` is no answer for
+ * `auto`). */
 typedef struct hetc_selection_key_t {
   char model[17];
   char targets[1024];
 } hetc_selection_key_t;
 
 void hetc_selection_key(const hetc_graph_t *graph, int32_t num_devices, hetc_plugin_entry_t *const *entries,
-                        const int32_t *device_indices, hetc_selection_key_t *out_key);
+                        const int32_t *device_indices, hetc_split_policy_t split, hetc_selection_key_t *out_key);
 
 /* Keeps `placement` (no splits) for the key. */
 hetc_status_t hetc_selection_keep(hetc_records_t *store, const hetc_selection_key_t *key, const hetc_graph_t *graph,

@@ -40,6 +40,12 @@ typedef enum hetc_op_t {
 
 /* model.json spelling of an op, or NULL. */
 const char *hetc_op_name(hetc_op_t op);
+/* Ops whose kernels have knobs, so that records, the tuner and graph-level
+ * selection have configs to choose among (README.md, "Tuning"). */
+static inline int hetc_op_is_tunable(hetc_op_t op) { return op == HETC_OP_CONV2D || op == HETC_OP_DENSE; }
+static inline int hetc_workload_is_tunable(const hetc_plugin_workload_t *workload) {
+  return workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
+}
 /* The activation an op applies (relu, relu6, sigmoid, tanh), or
  * HETC_PLUGIN_ACT_NONE for every other op. */
 int32_t hetc_op_activation(hetc_op_t op);

@@ -116,7 +116,7 @@ hetc_status_t hetc_graph_extract_tasks(const hetc_graph_t *graph, hetc_task_list
   }
   for (int32_t k = 0; k < graph->num_nodes; ++k) {
     const hetc_node_t *node = &graph->nodes[k];
-    if (node->op != HETC_OP_CONV2D && node->op != HETC_OP_DENSE) continue;
+    if (!hetc_op_is_tunable(node->op)) continue;
     hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
     hetc_plugin_workload_t workload;
     hetc_status_t status = hetc_graph_node_workload(graph, k, inputs, &workload);

@@ -264,7 +264,7 @@ static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_ident
                            store->path);
   }
   if (out_identity->user_version < 1 || out_identity->user_version > HETC_RECORDS_SCHEMA_VERSION) {
-    /* Older versions (1, 2) are upgraded on open. */
+    /* Older versions (1 to 3) are upgraded on open. */
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: records schema version %lld, this hetc reads version %d%s",
                            store->path, (long long)out_identity->user_version,
@@ -294,7 +294,8 @@ static hetc_status_t create_schema(hetc_records_t *store) {
   return end_write(store, status);
 }
 
-/* Version 1 to 2: the transfers table; 2 to 3: the peaks table. Records
+/* Version 1 to 2: the transfers table; 2 to 3: the peaks table; 3 to 4:
+ * the selections table. Records
  * are untouched, so a store upgraded by a newer hetc is still readable by
  * this one, not by older. */
 static hetc_status_t upgrade_schema(hetc_records_t *store) {

@@ -255,7 +255,6 @@ static void selection(void **state) {
   const double error = e2e_compile_and_check(model, "cpu", flags, env, printed, sizeof(printed));
   printf("selection.json on cpu with crafted records: max rel error %.2e\n", error);
   assert_true(error <= TOLERANCE);
-  assert_non_null(strstr(printed, "tuned"));
 
   dumped_t d;
   read_problem(dump, &d);

@@ -90,8 +90,6 @@ static hetc_record_list_t stored_records(const char *path) {
   return list;
 }
 
-/* Compiles `model` for cpu with `records`, runs the package and checks
- * the compiler's line on where configs came from; 0 when all went well. */
 /* Compiles with the records (--explain, so the candidates are costed even
  * where `hetc tune` kept a plan), checks that graph-level selection weighed
  * candidates from each source in `sources` (space-separated names as the
@@ -199,9 +197,22 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
   char command[4096];
   snprintf(command, sizeof(command),
            "'%s' compile '%s' --targets cpu --records '%s' -o '%s/kept.hetc' | grep -q "
-           "'^placement: expected latency .* (the plan `hetc tune` chose, kept in the records)$'",
+           "'^placement: expected latency .* (kept in the records by an earlier tune or compile)$'",
            hetc_path, model_path, records, temp_dir);
   assert_int_equal(system(command), 0);
+  /* Plans are kept per targets and split policy: cpu,vec under `--split
+   * never` is costed (its first time), then kept; under the default split
+   * policy it is costed again. */
+  const char *split_runs[][2] = {{"--split never", "lowest under the cost model"},
+                                 {"--split never", "kept in the records by an earlier tune or compile"},
+                                 {"", "lowest under the cost model"}};
+  for (int i = 0; i < 3; ++i) {
+    snprintf(command, sizeof(command),
+             "'%s' compile '%s' --targets cpu,vec %s --records '%s' -o '%s/kept2.hetc' | grep -q "
+             "'^placement: expected latency .* (%s)$'",
+             hetc_path, model_path, split_runs[i][0], records, temp_dir, split_runs[i][1]);
+    if (system(command) != 0) fail_msg("compile %d (%s) did not say '%s'", i, split_runs[i][0], split_runs[i][1]);
+  }
   assert_int_equal(compile_and_check(model_path, records, "tuned default"), 0);
   /* A run with transfer saves the cost model beside the store (all 48
    * trials are there already, so it measures nothing); then for a 3x3 conv
