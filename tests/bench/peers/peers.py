@@ -130,7 +130,8 @@ class OpenVinoRunner:
         return np.concatenate([np.asarray(v, np.float32).ravel() for v in self.result.values()])
 
 
-RUNNERS = {"hetc": HetcRunner, "onnxruntime": OrtRunner, "openvino": OpenVinoRunner}
+# hetc_default: hetc's package at the templates' defaults, beside the tuned one.
+RUNNERS = {"hetc": HetcRunner, "hetc_default": HetcRunner, "onnxruntime": OrtRunner, "openvino": OpenVinoRunner}
 
 
 def serve(kind, model_file, input_file, threads):
@@ -291,18 +292,23 @@ def main():
         serve(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--hetc", default=os.path.join(REPO, "build", "bin", "hetc"))
-    parser.add_argument("--models", default=DEFAULT_MODELS)
-    parser.add_argument("--targets", default="cpu")
-    parser.add_argument("--records")
-    parser.add_argument("--package", action="append", default=[], metavar="MODEL=PKG")
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--batch", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--settle", type=float, default=0.1)
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--work")
-    parser.add_argument("--csv")
+    parser.add_argument("--hetc", default=os.path.join(REPO, "build", "bin", "hetc"),
+                        help="the hetc to benchmark (default: build/bin/hetc)")
+    parser.add_argument("--models", default=DEFAULT_MODELS,
+                        help="comma-separated sample names (default: %(default)s)")
+    parser.add_argument("--targets", default="cpu", help="hetc compile --targets (default: cpu)")
+    parser.add_argument("--records", help="a records store: compile from it, and time a default package beside")
+    parser.add_argument("--package", action="append", default=[], metavar="MODEL=PKG",
+                        help="time this package for MODEL instead of compiling one (repeatable)")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds of alternating batches (default: 10)")
+    parser.add_argument("--batch", type=int, default=5, help="timed runs per contender and round (default: 5)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed runs before each batch (default: 5)")
+    parser.add_argument("--settle", type=float, default=0.1,
+                        help="seconds of pause between batches, for spinning threads to sleep (default: 0.1)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="threads for every contender (default: the online cores)")
+    parser.add_argument("--work", help="where ONNX files and packages go (default: a temporary directory)")
+    parser.add_argument("--csv", help="also write the rows to this CSV file")
     args = parser.parse_args()
     args.hetc = os.path.abspath(args.hetc)
     args.packages = dict(p.split("=", 1) for p in args.package)
