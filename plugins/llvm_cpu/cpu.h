@@ -26,7 +26,7 @@
 #define CPU_PLUGIN_NAME "cpu"
 /* Part of every artifact's key: bumped when generated code changes, so a
  * package's kernels built by an older plugin are refused, not misread. */
-#define CPU_PLUGIN_VERSION "0.2.0"
+#define CPU_PLUGIN_VERSION "0.2.1"
 #define CPU_MAX_INPUTS 64
 
 extern const hetc_plugin_host_t *cpu_host;

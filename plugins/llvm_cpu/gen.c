@@ -74,7 +74,8 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
   }
   g->outer = walk_outer(out, g->output_layout);
   if ((g->kind == CPU_T_POOL && cpu_pool_vectorized(wl, g->output_layout)) ||
-      (g->kind == CPU_T_LAYOUT && cpu_layout_vectorized(wl, g->input_layouts[0], g->output_layout)))
+      ((g->kind == CPU_T_LAYOUT || (g->kind == CPU_T_CONCAT && wl->axis == 1)) &&
+       cpu_blocks_vectorized(wl, g->input_layouts, g->output_layout)))
     g->outer *= out->shape[2];
   g->grain = grain_for(g->outer, work * (g->kind == CPU_T_POOL ? wl->kernel[0] * wl->kernel[1] : 1));
   if (out->rank == 4) {
@@ -275,9 +276,12 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       break;
     case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
-    case CPU_T_CONCAT: fn = concat_elem; break;
+    case CPU_T_CONCAT:
+      if (wl->axis == 1 && cpu_blocks_vectorized(wl, g->input_layouts, g->output_layout)) cpu_gen_blocks(g, r);
+      else fn = concat_elem;
+      break;
     case CPU_T_LAYOUT:
-      if (cpu_layout_vectorized(wl, g->input_layouts[0], g->output_layout)) cpu_gen_layout_blocks(g, r);
+      if (cpu_blocks_vectorized(wl, g->input_layouts, g->output_layout)) cpu_gen_blocks(g, r);
       else fn = layout_elem;
       break;
     default: break;

@@ -60,7 +60,9 @@ void cpu_gen_pool_nchwc(const cpu_gen_t *g, irb_t *r);
 
 /* NCHW[b1]c -> NCHW[b2]c, blocks multiples of 8 (gen_layout.c): whether
  * it is generated there; its outer axis is N x CB2 x H. */
-int cpu_layout_vectorized(const hetc_plugin_workload_t *wl, hetc_plugin_layout_t in, hetc_plugin_layout_t out);
-void cpu_gen_layout_blocks(const cpu_gen_t *g, irb_t *r);
+/* Layout transforms and channel concats between channel-block layouts
+ * (gen_layout.c): whether the vector copy applies, and its code. */
+int cpu_blocks_vectorized(const hetc_plugin_workload_t *wl, const hetc_plugin_layout_t *in, hetc_plugin_layout_t out);
+void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r);
 
 #endif /* HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_ */
