@@ -10,7 +10,10 @@ so that the threads of the contender before, which spin for a while after
 their last run, are asleep, and each batch begins with untimed runs that
 wake the contender's own. Per model it prints each contender's p50 and
 p90 over all timed runs, the spread of the per-round medians, the ratio of
-the faster peer's p50 to hetc's (above 1: hetc is faster), hetc's predicted
+the faster peer's p50 to hetc's (above 1: hetc is faster), the same ratio
+taken round by round (the median over the rounds of the ratio of that
+round's medians: other tenants slow this machine for seconds at a time, and
+a round's contenders share those conditions), hetc's predicted
 latency (`hetc compile --explain`) and the largest difference between
 hetc's outputs and onnxruntime's on the same input.
 
@@ -24,7 +27,7 @@ the online cores); OpenVINO is pinned to f32 precision, since on CPUs with
 AVX512_BF16 it would otherwise pick bf16.
 
     peers.py --hetc build/bin/hetc [--models resnet50,...] [--targets cpu,vec]
-             [--records STORE] [--package MODEL=PKG ...] [--rounds 10] [--batch 5]
+             [--records STORE] [--package MODEL=PKG ...] [--rounds 20] [--batch 5]
              [--warmup 5] [--threads N] [--work DIR] [--csv FILE]
 """
 import argparse
@@ -248,10 +251,21 @@ def bench_model(args, model, work, rng):
         row[c.kind + "_spread_ms"] = float(medians.max() - medians.min())
     best_peer = min(row["onnxruntime_p50_ms"], row["openvino_p50_ms"])
     row["ratio"] = best_peer / row["hetc_p50_ms"]
+    # The same ratio round by round, each contender's median of that round:
+    # other tenants of the machine slow it for seconds at a time, and a
+    # round's contenders share those conditions where all runs pooled do not.
+    by_kind = {c.kind: np.array(c.round_medians) for c in contenders}
+    per_round = np.minimum(by_kind["onnxruntime"], by_kind["openvino"]) / by_kind["hetc"]
+    row["round_ratio"] = float(np.median(per_round))
+    row["round_ratio_min"], row["round_ratio_max"] = float(per_round.min()), float(per_round.max())
     reference = outputs["onnxruntime"]
     row["max_abs_diff"] = float(np.abs(outputs["hetc"] - reference).max())
     if args.records:
         row["tuned_over_default"] = row["hetc_default_p50_ms"] / row["hetc_p50_ms"]
+        per_round = by_kind["hetc_default"] / by_kind["hetc"]
+        row["round_tuned_over_default"] = float(np.median(per_round))
+        row["round_tuned_over_default_min"] = float(per_round.min())
+        row["round_tuned_over_default_max"] = float(per_round.max())
     row["max_abs_diff_openvino"] = float(np.abs(outputs["openvino"] - reference).max())
     row["max_abs_output"] = float(np.abs(reference).max())
     return row
@@ -261,30 +275,37 @@ def print_table(rows, args):
     print(f"\nwhole-model latency, batch 1, {args.threads} threads each, "
           f"{args.rounds} rounds of {args.batch} runs (ms; spread: max - min of the round medians)")
     header = ("model", "hetc p50", "p90", "spread", "predicted", "ORT p50", "p90", "spread",
-              "OV p50", "p90", "spread", "peer/hetc", "max|diff|")
-    print("  {:<13} {:>9} {:>8} {:>7} {:>9}  {:>8} {:>8} {:>7}  {:>8} {:>8} {:>7}  {:>9} {:>9}".format(*header))
+              "OV p50", "p90", "spread", "peer/hetc", "by round (min-max)", "max|diff|")
+    print("  {:<13} {:>9} {:>8} {:>7} {:>9}  {:>8} {:>8} {:>7}  {:>8} {:>8} {:>7}  {:>9} {:>19} {:>9}".format(
+        *header))
     for r in rows:
         predicted = f"{r['predicted_ms']:.2f}" if r["predicted_ms"] else "-"
-        print("  {:<13} {:>9.2f} {:>8.2f} {:>7.2f} {:>9}  {:>8.2f} {:>8.2f} {:>7.2f}  {:>8.2f} {:>8.2f} {:>7.2f}  {:>8.2f}x {:>9.1e}".format(
-            r["model"], r["hetc_p50_ms"], r["hetc_p90_ms"], r["hetc_spread_ms"], predicted,
-            r["onnxruntime_p50_ms"], r["onnxruntime_p90_ms"], r["onnxruntime_spread_ms"],
-            r["openvino_p50_ms"], r["openvino_p90_ms"], r["openvino_spread_ms"], r["ratio"],
-            r["max_abs_diff"]))
-    print("peer/hetc: the faster peer's p50 over hetc's (above 1: hetc is faster); "
-          "max|diff|: hetc's outputs against onnxruntime's")
+        by_round = f"{r['round_ratio']:.2f}x ({r['round_ratio_min']:.2f}-{r['round_ratio_max']:.2f})"
+        print("  {:<13} {:>9.2f} {:>8.2f} {:>7.2f} {:>9}  {:>8.2f} {:>8.2f} {:>7.2f}  {:>8.2f} {:>8.2f} {:>7.2f}  "
+              "{:>8.2f}x {:>19} {:>9.1e}".format(
+                  r["model"], r["hetc_p50_ms"], r["hetc_p90_ms"], r["hetc_spread_ms"], predicted,
+                  r["onnxruntime_p50_ms"], r["onnxruntime_p90_ms"], r["onnxruntime_spread_ms"],
+                  r["openvino_p50_ms"], r["openvino_p90_ms"], r["openvino_spread_ms"], r["ratio"], by_round,
+                  r["max_abs_diff"]))
+    print("peer/hetc: the faster peer's p50 over hetc's (above 1: hetc is faster); by round: the same ratio of "
+          "each round's medians, its median over the rounds (min-max), which a machine slowed by other tenants "
+          "for part of the run disturbs less; max|diff|: hetc's outputs against onnxruntime's")
     if not args.records:
         return
     print(f"\nhetc from the records ({args.records}) against hetc at the templates' defaults, same rounds (ms)")
-    print("  {:<13} {:>9} {:>8} {:>7}  {:>9} {:>8} {:>7}  {:>14}".format(
-        "model", "tuned p50", "p90", "spread", "dflt p50", "p90", "spread", "default/tuned"))
+    print("  {:<13} {:>9} {:>8} {:>7}  {:>9} {:>8} {:>7}  {:>14} {:>19}".format(
+        "model", "tuned p50", "p90", "spread", "dflt p50", "p90", "spread", "default/tuned", "by round (min-max)"))
     for r in rows:
         within = abs(r["hetc_default_p50_ms"] - r["hetc_p50_ms"]) <= max(r["hetc_spread_ms"],
                                                                         r["hetc_default_spread_ms"])
-        print("  {:<13} {:>9.2f} {:>8.2f} {:>7.2f}  {:>9.2f} {:>8.2f} {:>7.2f}  {:>13.2f}x{}".format(
+        by_round = (f"{r['round_tuned_over_default']:.2f}x ({r['round_tuned_over_default_min']:.2f}-"
+                    f"{r['round_tuned_over_default_max']:.2f})")
+        print("  {:<13} {:>9.2f} {:>8.2f} {:>7.2f}  {:>9.2f} {:>8.2f} {:>7.2f}  {:>13.2f}x {:>19}{}".format(
             r["model"], r["hetc_p50_ms"], r["hetc_p90_ms"], r["hetc_spread_ms"], r["hetc_default_p50_ms"],
-            r["hetc_default_p90_ms"], r["hetc_default_spread_ms"], r["tuned_over_default"],
+            r["hetc_default_p90_ms"], r["hetc_default_spread_ms"], r["tuned_over_default"], by_round,
             " (within the spread)" if within else ""))
-    print("default/tuned: the default package's p50 over the tuned one's (above 1: tuning made it faster)")
+    print("default/tuned: the default package's p50 over the tuned one's (above 1: tuning made it faster); "
+          "by round: as above")
 
 
 def main():
@@ -300,7 +321,7 @@ def main():
     parser.add_argument("--records", help="a records store: compile from it, and time a default package beside")
     parser.add_argument("--package", action="append", default=[], metavar="MODEL=PKG",
                         help="time this package for MODEL instead of compiling one (repeatable)")
-    parser.add_argument("--rounds", type=int, default=10, help="rounds of alternating batches (default: 10)")
+    parser.add_argument("--rounds", type=int, default=20, help="rounds of alternating batches (default: 20)")
     parser.add_argument("--batch", type=int, default=5, help="timed runs per contender and round (default: 5)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed runs before each batch (default: 5)")
     parser.add_argument("--settle", type=float, default=0.1,
