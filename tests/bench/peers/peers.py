@@ -296,14 +296,15 @@ def print_table(rows, args):
     print("  {:<13} {:>9} {:>8} {:>7}  {:>9} {:>8} {:>7}  {:>14} {:>19}".format(
         "model", "tuned p50", "p90", "spread", "dflt p50", "p90", "spread", "default/tuned", "by round (min-max)"))
     for r in rows:
-        within = abs(r["hetc_default_p50_ms"] - r["hetc_p50_ms"]) <= max(r["hetc_spread_ms"],
-                                                                        r["hetc_default_spread_ms"])
+        # Tuning must not make a model slower beyond the run-to-run spread.
+        slower_by = r["hetc_p50_ms"] - r["hetc_default_p50_ms"]
+        spread = max(r["hetc_spread_ms"], r["hetc_default_spread_ms"])
+        verdict = "" if slower_by <= 0 else " (slower, within the spread)" if slower_by <= spread else " (SLOWER)"
         by_round = (f"{r['round_tuned_over_default']:.2f}x ({r['round_tuned_over_default_min']:.2f}-"
                     f"{r['round_tuned_over_default_max']:.2f})")
         print("  {:<13} {:>9.2f} {:>8.2f} {:>7.2f}  {:>9.2f} {:>8.2f} {:>7.2f}  {:>13.2f}x {:>19}{}".format(
             r["model"], r["hetc_p50_ms"], r["hetc_p90_ms"], r["hetc_spread_ms"], r["hetc_default_p50_ms"],
-            r["hetc_default_p90_ms"], r["hetc_default_spread_ms"], r["tuned_over_default"], by_round,
-            " (within the spread)" if within else ""))
+            r["hetc_default_p90_ms"], r["hetc_default_spread_ms"], r["tuned_over_default"], by_round, verdict))
     print("default/tuned: the default package's p50 over the tuned one's (above 1: tuning made it faster); "
           "by round: as above")
 
