@@ -50,6 +50,9 @@ typedef enum hetc_status_code_t {
   HETC_STATUS_IO_ERROR = 101,
   /* A named thing (target, plugin, node) does not exist. */
   HETC_STATUS_NOT_FOUND = 102,
+  /* The machine could not store what hetc wrote (disk full, quota, an I/O
+   * error of the device): not the user's input, so the CLI exits with 1. */
+  HETC_STATUS_STORAGE_FAILED = 103,
 } hetc_status_code_t;
 
 /* Same object as hetc_plugin_status_t: plugin failures pass through. */

@@ -129,7 +129,7 @@ static hetc_status_code_t code_for_sqlite(int rc) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED: return HETC_STATUS_UNAVAILABLE;
     case SQLITE_IOERR:
-    case SQLITE_FULL:
+    case SQLITE_FULL: return HETC_STATUS_STORAGE_FAILED;
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
     case SQLITE_PERM: return HETC_STATUS_IO_ERROR;
