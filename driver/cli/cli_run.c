@@ -1,4 +1,5 @@
 /* `hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE]`. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,22 +138,20 @@ int hetc_cli_run(int argc, char **argv) {
   hetc_bench_result_t timing;
   const hetc_bench_options_t bench = {1, repeat};
   if (!status) status = hetc_package_bench(rt, &bench, &timing);
-  FILE *out_file = NULL;
-  if (!status && output && !(out_file = fopen(output, "wb")))
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create", output);
+  hetc_output_t *out_file = NULL;
+  if (!status && output) status = hetc_output_open(output, &out_file);
   for (int32_t o = 0; !status && o < num_outputs; ++o) {
     int64_t count = hetc_package_output_elements(rt, o);
     float *data = malloc(sizeof(float) * (size_t)count);
     if (!data) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "output");
     if (!status) status = hetc_package_get_output(rt, o, data, count);
     if (!status) print_summary(rt, o, data, count);
-    if (!status && out_file && fwrite(data, sizeof(float), (size_t)count, out_file) != (size_t)count)
-      status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed", output);
+    if (!status && out_file && fwrite(data, sizeof(float), (size_t)count, hetc_output_stream(out_file)) != (size_t)count)
+      status = hetc_file_write_failure(output, "write failed", errno);
     free(data);
   }
-  if (out_file && fclose(out_file) != 0 && !status)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed", output);
-  if (status && output && out_file) remove(output);
+  if (out_file && status) hetc_output_abandon(out_file);
+  else if (out_file) status = hetc_output_commit(out_file);
   if (!status)
     printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %d runs\n", timing.p50 * 1e3, timing.min * 1e3,
            timing.max * 1e3, repeat);

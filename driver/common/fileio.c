@@ -2,39 +2,78 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_data,
-                                 size_t *out_length) {
-  FILE *file = fopen(path, "rb");
-  if (!file)
+const char *hetc_file_kind_name(unsigned mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "a regular file";
+}
+
+hetc_status_t hetc_file_open_regular(const char *path, int *out_fd, uint64_t *out_bytes) {
+  *out_fd = -1;
+  if (!path || !path[0]) return hetc_status_new(HETC_STATUS_BAD_INPUT, "an empty path names no file");
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   struct stat info;
-  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
-    fclose(file);
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: not a regular file", path);
+  if (fstat(fd, &info) != 0) {
+    hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: %s", path, strerror(errno));
+    close(fd);
+    return status;
   }
-  if ((unsigned long long)info.st_size > max_bytes) {
-    fclose(file);
-    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: file is %lld bytes, the limit is %zu",
-                           path, (long long)info.st_size, max_bytes);
+  if (!S_ISREG(info.st_mode)) {
+    close(fd);
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: is %s, not a regular file", path,
+                           hetc_file_kind_name(info.st_mode));
   }
-  size_t length = (size_t)info.st_size;
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  *out_fd = fd;
+  if (out_bytes) *out_bytes = (uint64_t)info.st_size;
+  return NULL;
+}
+
+hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_data,
+                                 size_t *out_length) {
+  int fd;
+  uint64_t size;
+  HETC_RETURN_IF_ERROR(hetc_file_open_regular(path, &fd, &size));
+  if (size > max_bytes) {
+    close(fd);
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: file is %llu bytes, the limit is %zu", path,
+                           (unsigned long long)size, max_bytes);
+  }
+  size_t length = (size_t)size;
   char *data = malloc(length + 1);
   if (!data) {
-    fclose(file);
+    close(fd);
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: reading %zu bytes", path, length);
   }
-  size_t got = fread(data, 1, length, file);
-  int failed = ferror(file);
-  fclose(file);
-  if (failed || got != length) {
+  size_t got = 0;
+  while (got < length) {
+    ssize_t n = read(fd, data + got, length - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  int error = errno;
+  close(fd);
+  if (got != length) {
     free(data);
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: read failed", path);
+    /* A file that shrank while read is as bad as one that fails. */
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: read failed: %s", path,
+                           got < length && error == 0 ? "the file got shorter" : strerror(error));
   }
   data[length] = 0;
   *out_data = data;
@@ -42,14 +81,20 @@ hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_
   return NULL;
 }
 
+hetc_status_t hetc_file_write_failure(const char *path, const char *doing, int error) {
+  const int machine = error == ENOSPC || error == EDQUOT || error == EIO || error == EFBIG;
+  return hetc_status_new(machine ? HETC_STATUS_STORAGE_FAILED : HETC_STATUS_IO_ERROR, "%s: %s: %s",
+                         path, doing, strerror(error));
+}
+
 hetc_status_t hetc_file_write_all(const char *path, const void *data, size_t bytes) {
   FILE *file = fopen(path, "wb");
-  if (!file)
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create: %s", path, strerror(errno));
+  if (!file) return hetc_file_write_failure(path, "cannot create", errno);
   size_t written = bytes ? fwrite(data, 1, bytes, file) : 0;
   int failed = written != bytes || ferror(file);
-  failed |= fclose(file) != 0;
-  if (failed) return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed: %s", path, strerror(errno));
+  int error = errno;
+  if (fclose(file) != 0 && !failed) failed = 1, error = errno;
+  if (failed) return hetc_file_write_failure(path, "write failed", error);
   return NULL;
 }
 
@@ -162,4 +207,113 @@ void hetc_text_position(const char *text, size_t length, size_t offset, int *out
   }
   *out_line = line;
   *out_column = column;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output files                                                             */
+/* ------------------------------------------------------------------------ */
+
+struct hetc_output_t {
+  char *path;      /* as the user named it, for messages */
+  char *target;    /* the file renamed over (a symlink's target), or NULL when written through */
+  char *temp;      /* the temporary beside target */
+  FILE *stream;
+};
+
+static void output_free(hetc_output_t *output) {
+  free(output->path);
+  free(output->target);
+  free(output->temp);
+  free(output);
+}
+
+hetc_status_t hetc_output_open(const char *path, hetc_output_t **out_output) {
+  *out_output = NULL;
+  if (!path || !path[0]) return hetc_status_new(HETC_STATUS_BAD_INPUT, "the output path is empty");
+  hetc_output_t *output = calloc(1, sizeof(*output));
+  if (!output || !(output->path = strdup(path))) {
+    free(output);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: opening", path);
+  }
+  struct stat info;
+  int exists = stat(path, &info) == 0; /* follows a symlink to what it names */
+  if (exists && (S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode))) {
+    /* Written through: renaming a file over /dev/stdout or a pipe would
+     * replace the node, not write to it. */
+    output->stream = fopen(path, "w");
+    if (!output->stream) {
+      hetc_status_t status = hetc_file_write_failure(path, "cannot open", errno);
+      output_free(output);
+      return status;
+    }
+    *out_output = output;
+    return NULL;
+  }
+  if (exists && !S_ISREG(info.st_mode)) {
+    output_free(output);
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: is %s; not writing over it", path,
+                           hetc_file_kind_name(info.st_mode));
+  }
+  struct stat link_info;
+  if (lstat(path, &link_info) == 0 && S_ISLNK(link_info.st_mode)) {
+    if (!exists) {
+      output_free(output);
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: is a symbolic link to nothing; not writing over it",
+                             path);
+    }
+    output->target = realpath(path, NULL);
+  } else {
+    output->target = strdup(path);
+  }
+  size_t temp_length = output->target ? strlen(output->target) + 48 : 0;
+  if (!output->target || !(output->temp = malloc(temp_length))) {
+    output_free(output);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: opening", path);
+  }
+  /* Not mkstemp: its mode 0600 is not what a file shared with others wants;
+   * the umask decides, or the replaced file's own mode. */
+  static atomic_uint counter;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    snprintf(output->temp, temp_length, "%s.tmp-%ld-%u", output->target, (long)getpid(),
+             atomic_fetch_add(&counter, 1u));
+    fd = open(output->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd >= 0 && exists) (void)fchmod(fd, info.st_mode & 07777);
+  if (fd < 0 || !(output->stream = fdopen(fd, "w"))) {
+    hetc_status_t status = hetc_file_write_failure(path, "cannot create", errno);
+    if (fd >= 0) {
+      close(fd);
+      unlink(output->temp);
+    }
+    output_free(output);
+    return status;
+  }
+  *out_output = output;
+  return NULL;
+}
+
+FILE *hetc_output_stream(hetc_output_t *output) { return output->stream; }
+
+hetc_status_t hetc_output_commit(hetc_output_t *output) {
+  hetc_status_t status = NULL;
+  int failed = fflush(output->stream) != 0 || ferror(output->stream);
+  int error = errno;
+  /* A device's fsync may say EINVAL: only files are synced. */
+  if (!failed && output->target && fsync(fileno(output->stream)) != 0) failed = 1, error = errno;
+  if (fclose(output->stream) != 0 && !failed) failed = 1, error = errno;
+  if (failed) status = hetc_file_write_failure(output->path, "write failed", error);
+  if (!status && output->target && rename(output->temp, output->target) != 0)
+    status = hetc_file_write_failure(output->path, "cannot rename into place", errno);
+  if (status && output->target) unlink(output->temp);
+  output_free(output);
+  return status;
+}
+
+void hetc_output_abandon(hetc_output_t *output) {
+  if (!output) return;
+  fclose(output->stream);
+  if (output->target) unlink(output->temp);
+  output_free(output);
 }

@@ -3,8 +3,44 @@
 #define HETC_DRIVER_COMMON_FILEIO_H_
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "common/status.h"
+
+/* Opens `path` for reading only when it is a regular file: a FIFO, device,
+ * socket or directory is refused (BAD_INPUT, saying what it is) without
+ * blocking, since opening a FIFO for reading waits for a writer forever.
+ * Returns the descriptor (blocking, close-on-exec) in *out_fd; the caller
+ * closes it. *out_bytes (may be NULL) is the file's size. */
+hetc_status_t hetc_file_open_regular(const char *path, int *out_fd, uint64_t *out_bytes);
+
+/* What kind of file `mode` (st_mode) is, for messages: "a FIFO", "a
+ * directory", ... */
+const char *hetc_file_kind_name(unsigned mode);
+
+/* The status for a failed write of `path` with errno `error`: STORAGE_FAILED
+ * when the machine could not store it (disk full, quota, I/O error), else
+ * IO_ERROR (the user named a place hetc cannot write). */
+hetc_status_t hetc_file_write_failure(const char *path, const char *doing, int error);
+
+/* A whole new content for an output file the user named.
+ *
+ * A regular file, or a path where nothing is yet, is written to a temporary
+ * file beside it and renamed over it by hetc_output_commit, so a reader
+ * sees the old content or the new, never half; a symbolic link is followed
+ * and its target replaced that way, the link itself kept. A character
+ * device or FIFO (/dev/stdout, a pipe) is written through in place.
+ * Anything else (a directory, a socket, a block device) is refused with
+ * BAD_INPUT, and so is an empty path. The stream is the caller's until
+ * hetc_output_commit or hetc_output_abandon, which free the object. */
+typedef struct hetc_output_t hetc_output_t;
+hetc_status_t hetc_output_open(const char *path, hetc_output_t **out_output);
+FILE *hetc_output_stream(hetc_output_t *output);
+/* Flushes, syncs and renames into place; on failure nothing is replaced. */
+hetc_status_t hetc_output_commit(hetc_output_t *output);
+/* Drops what was written (a written-through device keeps what it got). */
+void hetc_output_abandon(hetc_output_t *output);
 
 /* Reads a whole file (at most max_bytes) into *out_data, NUL-terminated;
  * *out_data is owned by the caller (free). Errors are IO_ERROR, or
@@ -12,11 +48,12 @@
 hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_data,
                                  size_t *out_length);
 
-/* Writes `bytes` to `path` (created or truncated). */
 /* Line and column (both from 1) of byte `offset` in `text`, for messages
  * about JSON files cJSON refused. */
 void hetc_text_position(const char *text, size_t length, size_t offset, int *out_line, int *out_column);
 
+/* Writes `bytes` to `path` (created or truncated): for files inside a
+ * directory hetc has just created, such as a package being written. */
 hetc_status_t hetc_file_write_all(const char *path, const void *data, size_t bytes);
 
 /* "dir/name", or name alone when it is absolute or dir is empty. Caller frees. */

@@ -406,26 +406,12 @@ hetc_status_t hetc_compare_run(hetc_registry_t *registry, const hetc_graph_t *gr
 
 hetc_status_t hetc_compare_save(const hetc_compare_result_t *result,
                                 hetc_status_t (*write)(const hetc_compare_result_t *, FILE *), const char *path) {
-  size_t length = strlen(path) + 16;
-  char *temp = malloc(length);
-  if (!temp) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compare");
-  snprintf(temp, length, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(temp);
-  FILE *file = fd >= 0 ? fdopen(fd, "w") : NULL;
-  hetc_status_t status = NULL;
-  if (!file) {
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create: %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
+  hetc_output_t *output = NULL;
+  HETC_RETURN_IF_ERROR(hetc_output_open(path, &output));
+  hetc_status_t status = write(result, hetc_output_stream(output));
+  if (status) {
+    hetc_output_abandon(output);
+    return status;
   }
-  if (!status) status = write(result, file);
-  if (file && fclose(file) != 0 && !status)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed: %s", path, strerror(errno));
-  /* mkstemp's 0600 is not what a report shared with others wants. */
-  if (!status && chmod(temp, 0644) != 0)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: %s", temp, strerror(errno));
-  if (!status && rename(temp, path) != 0)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot rename into place: %s", path, strerror(errno));
-  if (status && fd >= 0) unlink(temp);
-  free(temp);
-  return status;
+  return hetc_output_commit(output);
 }

@@ -64,6 +64,7 @@
 #include <xgboost/c_api.h>
 
 #include "common/fileio.h"
+#include "common/name_map.h"
 
 #define COST_MODEL_MAGIC "hetc-cost-model"
 #define COST_MODEL_FORMAT_VERSION 1
@@ -387,72 +388,21 @@ cleanup:
 /* ------------------------------------------------------------------------ */
 /* Saving and loading. */
 
-static uint64_t fnv1a64(const void *data, size_t bytes) {
-  const unsigned char *p = data;
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < bytes; i++) {
-    hash ^= p[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
-static int write_fully(int fd, const void *data, size_t bytes) {
-  const char *p = data;
-  while (bytes > 0) {
-    ssize_t written = write(fd, p, bytes);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += written;
-    bytes -= (size_t)written;
-  }
-  return 0;
-}
-
-/* Writes head then body to a fresh temporary file beside `path`, flushes
- * it to disk and renames it over `path`; on failure the temporary file is
- * removed and `path` is untouched. The temporary name is made unique by
- * the process id and a counter rather than by mkstemp, because mkstemp
- * creates mode 0600 and a saved model should get the usual mode the umask
- * gives (another user's tuner may read a shared model). */
+/* Writes head then body as the whole new content of `path`, replaced
+ * atomically (fileio.h, hetc_output_t): a tuner reading the model while
+ * another saves it sees the old model or the new. */
 static hetc_status_t write_file_atomically(const char *path, const void *head, size_t head_bytes,
                                            const void *body, size_t body_bytes) {
-  static atomic_uint counter;
-  size_t temp_length = strlen(path) + 64;
-  char *temp_path = malloc(temp_length);
-  if (!temp_path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: temporary name", path);
-  int fd = -1;
-  /* A name can only be taken by a leftover of a crashed process with a
-   * recycled pid, so a few attempts are plenty. */
-  for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-    snprintf(temp_path, temp_length, "%s.tmp-%ld-%u", path, (long)getpid(),
-             atomic_fetch_add(&counter, 1u));
-    fd = open(temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create: %s",
-                                           temp_path, strerror(errno));
-    free(temp_path);
+  hetc_output_t *output = NULL;
+  HETC_RETURN_IF_ERROR(hetc_output_open(path, &output));
+  FILE *stream = hetc_output_stream(output);
+  if (fwrite(head, 1, head_bytes, stream) != head_bytes ||
+      (body_bytes && fwrite(body, 1, body_bytes, stream) != body_bytes)) {
+    hetc_status_t status = hetc_file_write_failure(path, "write failed", errno);
+    hetc_output_abandon(output);
     return status;
   }
-  hetc_status_t status = NULL;
-  if (write_fully(fd, head, head_bytes) != 0 || write_fully(fd, body, body_bytes) != 0 ||
-      fsync(fd) != 0) {
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed: %s", temp_path,
-                             strerror(errno));
-  }
-  if (close(fd) != 0 && !status)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: write failed: %s", temp_path,
-                             strerror(errno));
-  if (!status && rename(temp_path, path) != 0)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot rename into place: %s", path,
-                             strerror(errno));
-  if (status) unlink(temp_path);
-  free(temp_path);
-  return status;
+  return hetc_output_commit(output);
 }
 
 hetc_status_t hetc_cost_model_save(const hetc_cost_model_t *model, const char *path) {
@@ -486,7 +436,7 @@ hetc_status_t hetc_cost_model_save(const hetc_cost_model_t *model, const char *p
       snprintf(header, sizeof(header),
                COST_MODEL_MAGIC " %d features %d trained %d bytes %zu fnv1a64 %016" PRIx64 "\n",
                COST_MODEL_FORMAT_VERSION, model->num_features, trained, payload_bytes,
-               fnv1a64(payload, payload_bytes));
+               hetc_fnv1a64(payload, payload_bytes, HETC_FNV1A64_OFFSET));
   status = write_file_atomically(path, header, (size_t)header_bytes, payload, payload_bytes);
   free(payload);
   return status;
@@ -568,7 +518,7 @@ hetc_status_t hetc_cost_model_load_with_options(const char *path, int32_t num_fe
     goto cleanup;
   }
   const char *payload = data + header.end;
-  if (fnv1a64(payload, payload_bytes) != header.checksum) {
+  if (hetc_fnv1a64(payload, payload_bytes, HETC_FNV1A64_OFFSET) != header.checksum) {
     status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: corrupt cost model: checksum mismatch",
                              path);
     goto cleanup;

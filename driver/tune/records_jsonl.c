@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/fileio.h"
 #include "tune/json_text.h"
 
 /* AutoTVM writes this cost for every failed measurement; so do we, and the
@@ -532,45 +533,21 @@ hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record
   if (out_count) *out_count = 0;
   hetc_record_list_t list;
   HETC_RETURN_IF_ERROR(hetc_records_query(store, filter, &list));
-  hetc_status_t status = NULL;
-  size_t temp_size = strlen(path) + 16;
-  char *temp = malloc(temp_size);
-  FILE *file = NULL;
-  if (!temp) {
-    status = no_memory();
-    goto done;
-  }
-  snprintf(temp, temp_size, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(temp);
-  if (fd < 0 || fchmod(fd, 0644) != 0 || !(file = fdopen(fd, "w"))) {
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot write: %s", path, strerror(errno));
-    if (fd >= 0) {
-      close(fd);
-      unlink(temp);
-    }
-    goto done;
-  }
+  hetc_output_t *output = NULL;
+  hetc_status_t status = hetc_output_open(path, &output);
   for (int32_t i = 0; i < list.count && !status; ++i) {
     char *line = NULL;
     status = hetc_record_to_jsonl(&list.items[i], &line);
     if (status) {
       status = hetc_status_annotate(status, "%s: record %d", hetc_records_path(store), i);
-    } else if (fputs(line, file) < 0 || fputc('\n', file) < 0) {
-      status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot write: %s", path,
-                               strerror(errno));
+    } else if (fputs(line, hetc_output_stream(output)) < 0 || fputc('\n', hetc_output_stream(output)) < 0) {
+      status = hetc_file_write_failure(path, "cannot write", errno);
     }
     free(line);
   }
-  if (fclose(file) != 0 && !status) {
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot write: %s", path, strerror(errno));
-  }
-  if (!status && rename(temp, path) != 0) {
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot write: %s", path, strerror(errno));
-  }
-  if (status) unlink(temp);
-  else if (out_count) *out_count = list.count;
-done:
-  free(temp);
+  if (output && status) hetc_output_abandon(output);
+  else if (output) status = hetc_output_commit(output);
+  if (!status && out_count) *out_count = list.count;
   hetc_record_list_free(&list);
   return status;
 }
