@@ -1,5 +1,7 @@
 #include "plugins/registry.h"
 
+#include "plugin_elf.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -158,6 +160,12 @@ int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t 
 /* dlopen, query and table checks: on success entry->plugin is set and the
  * handle stays open; on failure the entry is REFUSED with the reason. */
 static void negotiate(hetc_plugin_entry_t *entry, const hetc_plugin_host_t *host) {
+  char problem[512];
+  /* One damaged file in a plugin directory must not take hetc down. */
+  if (hpc_elf_problem(entry->path, problem, sizeof(problem))) {
+    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "%s", problem);
+    return;
+  }
   dlerror();
   entry->handle = dlopen(entry->path, RTLD_NOW | RTLD_LOCAL);
   if (!entry->handle) {
@@ -170,7 +178,6 @@ static void negotiate(hetc_plugin_entry_t *entry, const hetc_plugin_host_t *host
   memcpy(&query, &symbol, sizeof(query));
   const hetc_plugin_t *plugin =
       query ? query(HETC_PLUGIN_ABI_MAJOR, host->header.abi_minor, host) : NULL;
-  char problem[512];
   if (!query) {
     set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "no exported symbol %s (not a hetc plugin)",
                HETC_PLUGIN_QUERY_SYMBOL);

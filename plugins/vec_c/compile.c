@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plugin_elf.h"
 #include "plugin_files.h"
 #include "vec.h"
 
@@ -357,6 +358,9 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
 
 static hetc_plugin_status_t load(const char *path, const char *symbol, int32_t fail_code,
                                  void **out_handle, void **out_symbol) {
+  char problem[512];
+  if (hpc_elf_problem(path, problem, sizeof(problem)))
+    return vec_status(fail_code, "vec: %s", problem);
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *err = dlerror();
@@ -376,7 +380,8 @@ static hetc_plugin_status_t load(const char *path, const char *symbol, int32_t f
  * cache, where a failure only means "recompile"). */
 static int try_load(const char *path, const char *symbol, void **out_handle,
                     void **out_symbol) {
-  if (access(path, R_OK) != 0) return 0;
+  char problem[512];
+  if (access(path, R_OK) != 0 || hpc_elf_problem(path, problem, sizeof(problem))) return 0;
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) return 0;
   void *fn = dlsym(handle, symbol);
