@@ -12,6 +12,7 @@
 #include "graph/passes.h"
 #include "graph/split.h"
 #include "graph/tasks.h"
+#include "package/package_files.h"
 #include "package/plan.h"
 #include "reference/reference.h"
 #include "space/space.h"
@@ -730,6 +731,7 @@ static hetc_status_t compile_all(compiler_t *c) {
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
   }
   c->weights = NULL;
+  HETC_RETURN_IF_ERROR(hetc_package_files_describe(c->plan, c->temp_dir));
   return hetc_plan_write_manifest(c->plan, c->temp_dir);
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/fileio.h"
 #include "graph/infer.h"
+#include "package/package_files.h"
 #include "package/plan.h"
 
 #define MAX_MANIFEST_BYTES (64u << 20)
@@ -302,6 +303,53 @@ static void read_step(reader_t *r, const cJSON *object, int32_t index, hetc_plan
   if (!r->status && !same_logical_shape(&s->workload.output, &out->type)) bad(r, "output does not have its value's shape");
 }
 
+/* Version 3's `files`: every file of the package but the manifest, with
+ * weights.bin among them at the size `weights_bytes` says. */
+static void read_files(reader_t *r, const cJSON *root, hetc_plan_t *plan) {
+  const cJSON *files = field(r, root, "", "files");
+  if (r->status) return;
+  if (!cJSON_IsArray(files) || cJSON_GetArraySize(files) < 1 || cJSON_GetArraySize(files) > HETC_PACKAGE_MAX_FILES) {
+    bad(r, "expected an array of 1 to %d files", HETC_PACKAGE_MAX_FILES);
+    return;
+  }
+  const int32_t count = cJSON_GetArraySize(files);
+  if (!(plan->files = calloc((size_t)count, sizeof(hetc_plan_file_t)))) {
+    bad(r, "out of memory");
+    return;
+  }
+  int weights_listed = 0;
+  char base[48];
+  const cJSON *item;
+  int32_t i = 0;
+  cJSON_ArrayForEach(item, files) {
+    snprintf(base, sizeof(base), "/files/%d", i);
+    hetc_plan_file_t *file = &plan->files[i++];
+    file->path = get_string(r, item, base, "path");
+    plan->num_files = i;
+    file->bytes = (uint64_t)get_int(r, item, base, "bytes", 0, INT64_C(1) << 40);
+    char *hash = get_string(r, item, base, "fnv1a64");
+    char *end = NULL;
+    if (hash) file->fnv1a64 = strtoull(hash, &end, 16);
+    if (!r->status && (strlen(hash) != 16 || *end)) bad(r, "expected 16 hexadecimal digits");
+    free(hash);
+    if (r->status) return;
+    at(r, base, "path");
+    if (!hetc_package_file_name_ok(file->path)) bad(r, "'%s' is not a file a package holds", file->path);
+    for (int32_t j = 0; j + 1 < i && !r->status; ++j)
+      if (!strcmp(plan->files[j].path, file->path)) bad(r, "'%s' is listed twice", file->path);
+    if (!r->status && !strcmp(file->path, HETC_PACKAGE_WEIGHTS)) {
+      weights_listed = 1;
+      at(r, base, "bytes");
+      if (file->bytes != plan->weights_bytes)
+        bad(r, "%llu, but weights_bytes says %llu", (unsigned long long)file->bytes,
+            (unsigned long long)plan->weights_bytes);
+    }
+    if (r->status) return;
+  }
+  at(r, "", "files");
+  if (!weights_listed) bad(r, "does not list %s", HETC_PACKAGE_WEIGHTS);
+}
+
 static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan) {
   char *format = get_string(r, root, "", "format");
   if (format && strcmp(format, HETC_PACKAGE_FORMAT)) bad(r, "expected \"%s\"", HETC_PACKAGE_FORMAT);
@@ -391,6 +439,7 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
   }
   for (int32_t i = 0; i < plan->num_steps && !r->status; ++i)
     read_step(r, cJSON_GetArrayItem(arrays[5], i), i, plan);
+  if (version >= 3 && !r->status) read_files(r, root, plan);
   return r->status;
 }
 

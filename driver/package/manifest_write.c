@@ -122,6 +122,16 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
   }
   cJSON *steps = cJSON_AddArrayToObject(root, "steps");
   for (int32_t i = 0; i < plan->num_steps; ++i) cJSON_AddItemToArray(steps, step_json(&plan->steps[i]));
+  cJSON *files = cJSON_AddArrayToObject(root, "files");
+  for (int32_t i = 0; i < plan->num_files; ++i) {
+    cJSON *object = cJSON_CreateObject();
+    char hash[17];
+    snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)plan->files[i].fnv1a64);
+    cJSON_AddStringToObject(object, "path", plan->files[i].path);
+    cJSON_AddNumberToObject(object, "bytes", (double)plan->files[i].bytes);
+    cJSON_AddStringToObject(object, "fnv1a64", hash);
+    cJSON_AddItemToArray(files, object);
+  }
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "manifest");

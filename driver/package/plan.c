@@ -38,6 +38,8 @@ void hetc_plan_free(hetc_plan_t *plan) {
   free(plan->slots);
   free(plan->inputs);
   free(plan->outputs);
+  for (int32_t i = 0; i < plan->num_files; ++i) free(plan->files[i].path);
+  free(plan->files);
   free(plan->model_name);
   free(plan);
 }

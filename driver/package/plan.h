@@ -15,11 +15,15 @@
 #include "graph/graph.h"
 
 #define HETC_PACKAGE_FORMAT "hetc-package"
-/* Version 2 added each value's offset in its slot (views for concats). */
-#define HETC_PACKAGE_VERSION 2
+/* Version 2 added each value's offset in its slot (views for concats);
+ * version 3 the list of the package's files with their sizes and
+ * checksums. */
+#define HETC_PACKAGE_VERSION 3
 #define HETC_PACKAGE_MANIFEST "manifest.json"
 #define HETC_PACKAGE_WEIGHTS "weights.bin"
 #define HETC_PACKAGE_KERNEL_DIR "kernels"
+/* The most files a manifest may list (weights.bin and the artifacts). */
+#define HETC_PACKAGE_MAX_FILES 1000000
 
 typedef struct hetc_plan_device_t {
   char *target;         /* owned: plugin target name */
@@ -82,6 +86,13 @@ typedef struct hetc_plan_io_t {
   int32_t value; /* plan value (ROW_MAJOR) */
 } hetc_plan_io_t;
 
+/* One file of the package besides manifest.json. */
+typedef struct hetc_plan_file_t {
+  char *path;       /* owned: "weights.bin" or "kernels/NAME" */
+  uint64_t bytes;
+  uint64_t fnv1a64; /* of the whole content (FNV-1a, 64 bits) */
+} hetc_plan_file_t;
+
 typedef struct hetc_plan_t {
   char *model_name; /* owned */
   int32_t num_devices;
@@ -97,6 +108,8 @@ typedef struct hetc_plan_t {
   int32_t num_outputs;
   hetc_plan_io_t *outputs; /* owned */
   uint64_t weights_bytes;  /* size of weights.bin */
+  int32_t num_files;
+  hetc_plan_file_t *files; /* owned; none in packages before version 3 */
 } hetc_plan_t;
 
 void hetc_plan_free(hetc_plan_t *plan);

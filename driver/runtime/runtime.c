@@ -7,6 +7,7 @@
 #include "common/fileio.h"
 #include "compile/concat_view.h"
 #include "graph/graph.h"
+#include "package/package_files.h"
 #include "plugins/host.h"
 #include "runtime/runtime_internal.h"
 
@@ -165,6 +166,8 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
   char *weights = NULL, *weights_path = hetc_path_join(package_dir, HETC_PACKAGE_WEIGHTS);
   size_t weights_size = 0;
   hetc_status_t status = hetc_plan_read_manifest(package_dir, &rt->plan);
+  /* Before any plugin sees a file: a damaged kernel must not reach dlopen. */
+  if (!status) status = hetc_package_files_check(rt->plan, package_dir, 0);
   if (!status) {
     rt->kernel_dir = hetc_path_join(package_dir, HETC_PACKAGE_KERNEL_DIR);
     status = weights_path ? hetc_file_read_all(weights_path, (size_t)rt->plan->weights_bytes, &weights, &weights_size)

@@ -1,0 +1,217 @@
+#include "package/package_files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/name_map.h"
+
+/* Size and checksum of a regular file, read in chunks. */
+static hetc_status_t hash_file(const char *path, uint64_t *out_bytes, uint64_t *out_hash) {
+  int fd;
+  uint64_t size;
+  HETC_RETURN_IF_ERROR(hetc_file_open_regular(path, &fd, &size));
+  enum { CHUNK = 1 << 20 };
+  unsigned char *buffer = malloc(CHUNK);
+  if (!buffer) {
+    close(fd);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: checksum", path);
+  }
+  uint64_t hash = HETC_FNV1A64_OFFSET, total = 0;
+  ssize_t n;
+  while ((n = read(fd, buffer, CHUNK)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    hash = hetc_fnv1a64(buffer, (uint64_t)n, hash);
+    total += (uint64_t)n;
+  }
+  int error = n < 0 ? errno : 0;
+  free(buffer);
+  close(fd);
+  if (error) return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: read failed: %s", path, strerror(error));
+  *out_bytes = total;
+  *out_hash = hash;
+  return NULL;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in `dir` (not "." and ".."), sorted; the caller frees them
+ * with free_names. */
+static hetc_status_t list_dir(const char *dir, char ***out_names, int32_t *out_count) {
+  *out_names = NULL;
+  *out_count = 0;
+  DIR *handle = opendir(dir);
+  if (!handle) return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot list: %s", dir, strerror(errno));
+  char **names = NULL;
+  int32_t count = 0, capacity = 0;
+  hetc_status_t status = NULL;
+  struct dirent *entry;
+  while (!status && (entry = readdir(handle))) {
+    if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, "..")) continue;
+    if (count == capacity) {
+      capacity = capacity ? capacity * 2 : 64;
+      char **grown = realloc(names, (size_t)capacity * sizeof(char *));
+      if (!grown) {
+        status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: listing", dir);
+        break;
+      }
+      names = grown;
+    }
+    if (!(names[count] = strdup(entry->d_name)))
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: listing", dir);
+    else
+      ++count;
+  }
+  closedir(handle);
+  if (count) qsort(names, (size_t)count, sizeof(char *), by_name);
+  *out_names = names;
+  *out_count = count;
+  return status;
+}
+
+static void free_names(char **names, int32_t count) {
+  for (int32_t i = 0; i < count; ++i) free(names[i]);
+  free(names);
+}
+
+static hetc_status_t add_file(hetc_plan_t *plan, const char *dir, const char *relative) {
+  hetc_plan_file_t *grown = realloc(plan->files, (size_t)(plan->num_files + 1) * sizeof(*grown));
+  if (!grown) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
+  plan->files = grown;
+  hetc_plan_file_t *file = &plan->files[plan->num_files];
+  memset(file, 0, sizeof(*file));
+  char *path = hetc_path_join(dir, relative);
+  hetc_status_t status = path ? hash_file(path, &file->bytes, &file->fnv1a64)
+                              : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
+  free(path);
+  if (!status && !(file->path = strdup(relative)))
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
+  if (!status) ++plan->num_files;
+  return status;
+}
+
+hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir) {
+  HETC_RETURN_IF_ERROR(add_file(plan, dir, HETC_PACKAGE_WEIGHTS));
+  char *kernels = hetc_path_join(dir, HETC_PACKAGE_KERNEL_DIR);
+  if (!kernels) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
+  char **names;
+  int32_t count;
+  hetc_status_t status = list_dir(kernels, &names, &count);
+  for (int32_t i = 0; !status && i < count; ++i) {
+    char relative[512];
+    snprintf(relative, sizeof(relative), "%s/%s", HETC_PACKAGE_KERNEL_DIR, names[i]);
+    if (!hetc_package_file_name_ok(relative))
+      status = hetc_status_new(HETC_STATUS_INTERNAL,
+                               "%s/%s: a plugin wrote a file whose name a package cannot hold", kernels, names[i]);
+    if (!status) status = add_file(plan, dir, relative);
+  }
+  free_names(names, count);
+  free(kernels);
+  return status;
+}
+
+int hetc_package_file_name_ok(const char *path) {
+  if (!strcmp(path, HETC_PACKAGE_WEIGHTS)) return 1;
+  const size_t prefix = strlen(HETC_PACKAGE_KERNEL_DIR);
+  if (strncmp(path, HETC_PACKAGE_KERNEL_DIR, prefix) != 0 || path[prefix] != '/') return 0;
+  const char *name = path + prefix + 1;
+  if (!name[0] || name[0] == '.' || strlen(name) > 255) return 0;
+  for (const char *c = name; *c; ++c) {
+    int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+             *c == '_' || *c == '-';
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+/* Problems found so far: the first, or with `thorough` all of them, one
+ * per line. */
+typedef struct problems_t {
+  int thorough;
+  hetc_status_t status;
+} problems_t;
+
+static void problem(problems_t *p, const char *format, ...) HETC_PLUGIN_PRINTF(2, 3);
+static void problem(problems_t *p, const char *format, ...) {
+  if (p->status && !p->thorough) return;
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof(message), format, args);
+  va_end(args);
+  if (!p->status) {
+    p->status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s", message);
+  } else {
+    hetc_status_t joined = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s\n%s", hetc_status_message(p->status), message);
+    hetc_status_free(p->status);
+    p->status = joined;
+  }
+}
+
+static void check_file(problems_t *p, const hetc_plan_file_t *file, const char *dir) {
+  char *path = hetc_path_join(dir, file->path);
+  if (!path) {
+    problem(p, "out of memory");
+    return;
+  }
+  /* weights.bin is read whole when the package opens, so only its size is
+   * checked there; the kernels are small and go to dlopen or the JIT. */
+  const int hashed = p->thorough || strcmp(file->path, HETC_PACKAGE_WEIGHTS) != 0;
+  uint64_t bytes = 0, hash = 0;
+  hetc_status_t status = NULL;
+  if (hashed) {
+    status = hash_file(path, &bytes, &hash);
+  } else {
+    int fd;
+    status = hetc_file_open_regular(path, &fd, &bytes);
+    if (!status) close(fd);
+  }
+  if (status) {
+    problem(p, "%s", hetc_status_message(status));
+    hetc_status_free(status);
+  } else if (bytes != file->bytes) {
+    problem(p, "%s: %llu bytes, the manifest says %llu: the package is damaged; recompile it", path,
+            (unsigned long long)bytes, (unsigned long long)file->bytes);
+  } else if (hashed && hash != file->fnv1a64) {
+    problem(p, "%s: its checksum is %016llx, the manifest says %016llx: the package is damaged; recompile it",
+            path, (unsigned long long)hash, (unsigned long long)file->fnv1a64);
+  }
+  free(path);
+}
+
+/* Files under kernels/ that the manifest does not list. */
+static void check_unlisted(problems_t *p, const hetc_plan_t *plan, const char *dir) {
+  char *kernels = hetc_path_join(dir, HETC_PACKAGE_KERNEL_DIR);
+  char **names = NULL;
+  int32_t count = 0;
+  hetc_status_t status =
+      kernels ? list_dir(kernels, &names, &count) : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
+  if (status) {
+    problem(p, "%s", hetc_status_message(status));
+    hetc_status_free(status);
+  }
+  const size_t prefix = strlen(HETC_PACKAGE_KERNEL_DIR) + 1;
+  for (int32_t n = 0; n < count; ++n) {
+    int listed = 0;
+    for (int32_t i = 0; i < plan->num_files && !listed; ++i)
+      listed = strlen(plan->files[i].path) > prefix && !strcmp(plan->files[i].path + prefix, names[n]);
+    if (!listed) problem(p, "%s/%s: not listed in the manifest", kernels, names[n]);
+  }
+  free_names(names, count);
+  free(kernels);
+}
+
+hetc_status_t hetc_package_files_check(const hetc_plan_t *plan, const char *dir, int thorough) {
+  problems_t p = {thorough, NULL};
+  for (int32_t i = 0; i < plan->num_files && (thorough || !p.status); ++i) check_file(&p, &plan->files[i], dir);
+  if (thorough && plan->num_files) check_unlisted(&p, plan, dir);
+  return p.status;
+}

@@ -1,0 +1,31 @@
+/* driver/package/package_files.h -- the files of a package, their sizes
+ * and checksums.
+ *
+ * compile lists weights.bin and every artifact under kernels/ in the
+ * manifest (version 3) with its size and FNV-1a checksum; opening a package
+ * checks what is cheap (each file is a regular file of its size, and the
+ * kernels' checksums: they are small, and a damaged shared object or object
+ * file must not reach dlopen or the JIT), `hetc verify` checks everything. */
+#ifndef HETC_DRIVER_PACKAGE_PACKAGE_FILES_H_
+#define HETC_DRIVER_PACKAGE_PACKAGE_FILES_H_
+
+#include "package/plan.h"
+
+/* Fills plan->files from package directory `dir` (weights.bin, then the
+ * files under kernels/ by name). */
+hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir);
+
+/* 1 when `path` is a name the manifest may list: "weights.bin" or
+ * "kernels/NAME" with NAME of letters, digits, '.', '_' and '-', not
+ * starting with '.'. */
+int hetc_package_file_name_ok(const char *path);
+
+/* Checks package `dir` against plan->files (nothing for a package before
+ * version 3). Every file must be a regular file of its size; kernels must
+ * match their checksums; with `thorough`, weights.bin must too, and a file
+ * under kernels/ the manifest does not list is a problem. Problems are
+ * BAD_INPUT naming the file: the first one, or with `thorough` all of
+ * them, one per line. */
+hetc_status_t hetc_package_files_check(const hetc_plan_t *plan, const char *dir, int thorough);
+
+#endif /* HETC_DRIVER_PACKAGE_PACKAGE_FILES_H_ */
