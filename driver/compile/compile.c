@@ -13,6 +13,7 @@
 #include "graph/split.h"
 #include "graph/tasks.h"
 #include "package/package_files.h"
+#include "package/plan_order.h"
 #include "package/plan.h"
 #include "reference/reference.h"
 #include "space/space.h"
@@ -731,6 +732,10 @@ static hetc_status_t compile_all(compiler_t *c) {
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
   }
   c->weights = NULL;
+  /* The reader refuses a plan that reads a value before writing it or
+   * writes over one still needed; compile must never write one. */
+  hetc_status_t order = hetc_plan_check_order(c->plan);
+  if (order) return hetc_status_recode(hetc_status_annotate(order, "compile made a wrong plan"), HETC_STATUS_INTERNAL);
   HETC_RETURN_IF_ERROR(hetc_package_files_describe(c->plan, c->temp_dir));
   return hetc_plan_write_manifest(c->plan, c->temp_dir);
 }

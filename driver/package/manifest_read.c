@@ -11,6 +11,7 @@
 #include "common/fileio.h"
 #include "graph/infer.h"
 #include "package/package_files.h"
+#include "package/plan_order.h"
 #include "package/plan.h"
 
 #define MAX_MANIFEST_BYTES (64u << 20)
@@ -440,6 +441,10 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
   for (int32_t i = 0; i < plan->num_steps && !r->status; ++i)
     read_step(r, cJSON_GetArrayItem(arrays[5], i), i, plan);
   if (version >= 3 && !r->status) read_files(r, root, plan);
+  if (!r->status) {
+    hetc_status_t order = hetc_plan_check_order(plan);
+    if (order) r->status = hetc_status_annotate(order, "%s", r->file);
+  }
   return r->status;
 }
 

@@ -70,7 +70,7 @@ static void damage_and_expect(damage_fn_t damage, const char *expected) {
 }
 
 static void wrong_format(cJSON *m) { cJSON_ReplaceItemInObject(m, "format", cJSON_CreateString("zip")); }
-static void newer_version(cJSON *m) { set_number(m, "version", 3); }
+static void newer_version(cJSON *m) { set_number(m, "version", 4); }
 static void no_steps(cJSON *m) { cJSON_DeleteItemFromObject(m, "steps"); }
 static void step_device_out_of_range(cJSON *m) { set_number(item_at(m, "steps", 0), "device", 7); }
 static void step_reads_missing_value(cJSON *m) {
@@ -131,6 +131,37 @@ static void config_outside_space(cJSON *m) {
 static void artifact_path_escapes(cJSON *m) {
   cJSON_ReplaceItemInObject(item_at(m, "steps", 0), "artifact", cJSON_CreateString("../../etc/passwd"));
 }
+/* The plan as a whole (package/plan_order.c). tiny_conv on vec: step 0
+ * transforms input value 0 (slot 0) into value 1 (slot 2), step 1 (conv1)
+ * reads it, step 2 (pool1) writes value 3 into slot 2, ..., step 7 (prob)
+ * writes output value 8 (slot 1). */
+static void steps_reversed(cJSON *m) {
+  cJSON *steps = cJSON_GetObjectItem(m, "steps");
+  cJSON *reversed = cJSON_CreateArray();
+  for (int s = cJSON_GetArraySize(steps) - 1; s >= 0; --s)
+    cJSON_AddItemToArray(reversed, cJSON_Duplicate(cJSON_GetArrayItem(steps, s), 1));
+  cJSON_ReplaceItemInObject(m, "steps", reversed);
+}
+static void steps_emptied(cJSON *m) { cJSON_ReplaceItemInObject(m, "steps", cJSON_CreateArray()); }
+static void middle_step_missing(cJSON *m) { cJSON_DeleteItemFromArray(cJSON_GetObjectItem(m, "steps"), 3); }
+static void output_over_graph_input(cJSON *m) { set_number(item_at(m, "values", 8), "slot", 0); }
+/* conv1 again after pool1 wrote over its input. */
+static void step_reads_overwritten_value(cJSON *m) {
+  cJSON *steps = cJSON_GetObjectItem(m, "steps");
+  cJSON *longer = cJSON_CreateArray();
+  for (int s = 0; s < cJSON_GetArraySize(steps); ++s) {
+    if (s == 3) cJSON_AddItemToArray(longer, cJSON_Duplicate(cJSON_GetArrayItem(steps, 1), 1));
+    cJSON_AddItemToArray(longer, cJSON_Duplicate(cJSON_GetArrayItem(steps, s), 1));
+  }
+  cJSON_ReplaceItemInObject(m, "steps", longer);
+}
+static void files_path_escapes(cJSON *m) {
+  cJSON_ReplaceItemInObject(item_at(m, "files", 1), "path", cJSON_CreateString("kernels/../../x.so"));
+}
+static void files_without_weights(cJSON *m) { cJSON_DeleteItemFromArray(cJSON_GetObjectItem(m, "files"), 0); }
+static void files_bad_checksum_text(cJSON *m) {
+  cJSON_ReplaceItemInObject(item_at(m, "files", 0), "fnv1a64", cJSON_CreateString("xyz"));
+}
 static void output_in_blocked_layout(cJSON *m) {
   cJSON *outputs = cJSON_GetObjectItem(m, "outputs");
   int v = cJSON_GetObjectItem(cJSON_GetArrayItem(outputs, 0), "value")->valueint;
@@ -143,7 +174,7 @@ static void output_in_blocked_layout(cJSON *m) {
   static void test_##fn(void **state) { (void)state; damage_and_expect(fn, expected); }
 
 CASE(wrong_format, "manifest.json: /format: expected \"hetc-package\"")
-CASE(newer_version, "manifest.json: /version: expected an integer in [1, 2]")
+CASE(newer_version, "manifest.json: /version: expected an integer in [1, 3]")
 CASE(no_steps, "manifest.json: /steps: missing")
 CASE(step_device_out_of_range, "manifest.json: /steps/0/device: expected an integer in [0, 0]")
 CASE(step_reads_missing_value, "manifest.json: /steps/1/inputs: element 0: expected an integer in [0, ")
@@ -155,12 +186,84 @@ CASE(value_offset_past_slot, "manifest.json: /values/0/bytes: slot ")
 CASE(param_outside_weights, "/params/0: expected [offset, bytes] inside weights.bin")
 CASE(param_misaligned, "/params/0: param lies outside weights.bin")
 CASE(param_wrong_size, "damaged.hetc: step 1 (conv1): param 0 has 8 bytes, the kernel expects")
-CASE(weights_size_lies, "damaged.hetc/weights.bin: ")
+CASE(weights_size_lies, "manifest.json: /files/0/bytes: 5172, but weights_bytes says 5236")
 CASE(template_renamed, "no longer has template 'vec_conv2d_winograd'")
 CASE(workspace_invented, "do not match the manifest")
 CASE(config_outside_space, "loading artifact")
 CASE(artifact_path_escapes, "/steps/0/artifact: expected a plain file prefix")
 CASE(output_in_blocked_layout, "/layout: a blocked layout needs rank 4")
+CASE(steps_reversed, "manifest.json: /steps/0: step 0 (prob) reads input 0: value 7 (fc@vec:row-major), which no "
+                     "earlier step writes")
+CASE(steps_emptied, "manifest.json: /outputs/0: output 'prob': value 8 (prob@vec:row-major), which no earlier step "
+                    "writes")
+CASE(middle_step_missing, "manifest.json: /steps/3: step 3 (gap) reads input 0: value 4 (relu2@vec:NCHW8c), which no "
+                          "earlier step writes")
+CASE(output_over_graph_input, "manifest.json: /steps/7: step 7 (prob) writes value 8 (prob@vec:row-major) over graph "
+                              "input 'data', which every run reads")
+CASE(step_reads_overwritten_value, "manifest.json: /steps/3: step 3 (conv1) reads input 0: value 1 "
+                                   "(data@vec:NCHW8c), which step 2 (pool1) overwrote with value 3 "
+                                   "(pool1@vec:NCHW8c) before it")
+CASE(files_path_escapes, "manifest.json: /files/1/path: 'kernels/../../x.so' is not a file a package holds")
+CASE(files_without_weights, "manifest.json: /files: does not list weights.bin")
+CASE(files_bad_checksum_text, "manifest.json: /files/0/fnv1a64: expected 16 hexadecimal digits")
+
+/* The files beside the manifest, damaged by a shell command run in the
+ * package's directory. */
+static void damage_files_and_expect(const char *command, const char *expected) {
+  copy_package();
+  char line[9000];
+  snprintf(line, sizeof(line), "cd %s && %s", damaged, command);
+  assert_int_equal(system(line), 0);
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  if (!status) fail_msg("damaged package opened; expected: %s", expected);
+  printf("%s\n", hetc_status_message(status));
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
+  if (!strstr(hetc_status_message(status), expected))
+    fail_msg("message lacks \"%s\": %s", expected, hetc_status_message(status));
+  hetc_status_free(status);
+}
+
+#define FILES_CASE(name, command, expected) \
+  static void name(void **state) { (void)state; damage_files_and_expect(command, expected); }
+
+/* A truncated shared object reached dlopen and killed hetc with SIGBUS. */
+FILES_CASE(truncated_kernel_object, "truncate -s 5000 kernels/s0003-vec.so",
+           "damaged.hetc/kernels/s0003-vec.so: 5000 bytes, the manifest says ")
+FILES_CASE(flipped_kernel_byte, "printf 'X' | dd of=kernels/s0003-vec.so bs=1 seek=4000 conv=notrunc status=none",
+           "damaged.hetc/kernels/s0003-vec.so: its checksum is ")
+/* A FIFO blocked open() forever. */
+FILES_CASE(kernel_is_fifo, "rm kernels/s0001-vec.so && mkfifo kernels/s0001-vec.so",
+           "damaged.hetc/kernels/s0001-vec.so: is a FIFO, not a regular file")
+FILES_CASE(weights_is_fifo, "rm weights.bin && mkfifo weights.bin", "damaged.hetc/weights.bin: is a FIFO, not a regular file")
+FILES_CASE(kernel_missing, "rm kernels/s0002-vec.c", "damaged.hetc/kernels/s0002-vec.c: cannot open: No such file")
+
+/* A version-2 package (no file list) still opens and runs. */
+static void without_files(cJSON *m) {
+  set_number(m, "version", 2);
+  cJSON_DeleteItemFromObject(m, "files");
+}
+static void version2_package_opens(void **state) {
+  (void)state;
+  copy_package();
+  char path[4300];
+  snprintf(path, sizeof(path), "%s/manifest.json", damaged);
+  char *text = NULL;
+  size_t length = 0;
+  assert_null(hetc_file_read_all(path, 1 << 26, &text, &length));
+  cJSON *root = cJSON_Parse(text);
+  free(text);
+  without_files(root);
+  char *out = cJSON_Print(root);
+  assert_null(hetc_file_write_all(path, out, strlen(out)));
+  cJSON_free(out);
+  cJSON_Delete(root);
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  assert_null(hetc_package_run(package));
+  hetc_package_close(package);
+}
 
 static void missing_manifest(void **state) {
   (void)state;
@@ -196,8 +299,12 @@ static void tampered_kernel_source(void **state) {
   (void)state;
   copy_package();
   char command[9000];
-  snprintf(command, sizeof(command), "echo '/* edited */' >> %s/kernels/s0001-vec.c && rm -f %s/kernels/s0001-vec.so",
-           damaged, damaged);
+  /* Listed in a version-2 manifest, which has no checksums: the plugin
+   * finds the source no longer what the workload and config generate. */
+  snprintf(command, sizeof(command),
+           "echo '/* edited */' >> %s/kernels/s0001-vec.c && rm -f %s/kernels/s0001-vec.so && "
+           "sed -i -e 's/\"version\":[[:space:]]*3/\"version\": 2/' %s/manifest.json",
+           damaged, damaged, damaged);
   assert_int_equal(system(command), 0);
   hetc_package_t *package = NULL;
   hetc_status_t status = hetc_package_open(context, damaged, &package);
@@ -273,6 +380,20 @@ int main(void) {
       cmocka_unit_test(missing_manifest),
       cmocka_unit_test(truncated_weights),
       cmocka_unit_test(tampered_kernel_source),
+      cmocka_unit_test(test_steps_reversed),
+      cmocka_unit_test(test_steps_emptied),
+      cmocka_unit_test(test_middle_step_missing),
+      cmocka_unit_test(test_output_over_graph_input),
+      cmocka_unit_test(test_step_reads_overwritten_value),
+      cmocka_unit_test(test_files_path_escapes),
+      cmocka_unit_test(test_files_without_weights),
+      cmocka_unit_test(test_files_bad_checksum_text),
+      cmocka_unit_test(truncated_kernel_object),
+      cmocka_unit_test(flipped_kernel_byte),
+      cmocka_unit_test(kernel_is_fifo),
+      cmocka_unit_test(weights_is_fifo),
+      cmocka_unit_test(kernel_missing),
+      cmocka_unit_test(version2_package_opens),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
