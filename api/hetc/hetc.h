@@ -53,6 +53,9 @@ typedef enum hetc_status_code_t {
   /* The machine could not store what hetc wrote (disk full, quota, an I/O
    * error of the device): not the user's input, so the CLI exits with 1. */
   HETC_STATUS_STORAGE_FAILED = 103,
+  /* SIGINT or SIGTERM stopped the work; nothing half-written was kept. The
+   * CLI exits with 128 + the signal (130 for Ctrl-C). */
+  HETC_STATUS_INTERRUPTED = 104,
 } hetc_status_code_t;
 
 /* Same object as hetc_plugin_status_t: plugin failures pass through. */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/interrupt.h"
 
 #define MAX_TARGETS 16
 
@@ -66,6 +67,7 @@ int hetc_cli_compile(int argc, char **argv) {
                                    .split = split};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
+  hetc_interrupt_install();
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
   if (!status) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",

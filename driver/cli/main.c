@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/interrupt.h"
 
 static void usage(FILE *to) {
   fprintf(to,
@@ -40,6 +41,7 @@ int hetc_cli_report(hetc_status_t status) {
   hetc_status_code_t code = hetc_status_code(status);
   fprintf(stderr, "hetc: %s\n", hetc_status_message(status));
   hetc_status_free(status);
+  if (code == HETC_STATUS_INTERRUPTED) return 128 + (hetc_interrupted() ? hetc_interrupted() : 2);
   return (code == HETC_STATUS_BAD_INPUT || code == HETC_STATUS_NOT_FOUND ||
           code == HETC_STATUS_IO_ERROR)
              ? HETC_EXIT_BAD_INPUT

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,14 +114,64 @@ char *hetc_path_dirname(const char *path) {
   return strndup(path, (size_t)(slash - path));
 }
 
+/* "<final>.<kind>-<pid>-": the prefix of a temporary a process makes beside
+ * final_path; the pid lets a later process tell a dead one's leftovers. */
+static char *temp_name(const char *final_path, const char *kind, long pid) {
+  size_t length = strlen(final_path) + strlen(kind) + 40;
+  char *name = malloc(length);
+  if (name) snprintf(name, length, "%s.%s-%ld-XXXXXX", final_path, kind, pid);
+  return name;
+}
+
+/* The pid in "<base>.<kind>-<pid>-XXXXXX", or 0 when `entry` is not such a
+ * name. */
+static long temp_owner(const char *entry, const char *base, const char *kind) {
+  size_t base_length = strlen(base), kind_length = strlen(kind);
+  if (strncmp(entry, base, base_length) != 0 || entry[base_length] != '.' ||
+      strncmp(entry + base_length + 1, kind, kind_length) != 0 || entry[base_length + 1 + kind_length] != '-')
+    return 0;
+  char *end = NULL;
+  long pid = strtol(entry + base_length + kind_length + 2, &end, 10);
+  return pid > 0 && *end == '-' && strlen(end + 1) == 6 ? pid : 0;
+}
+
+static int process_is_gone(long pid) { return kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
+
+void hetc_dir_remove_stale_temporaries(const char *final_path) {
+  char *dir_path = hetc_path_dirname(final_path);
+  const char *slash = strrchr(final_path, '/');
+  const char *base = slash ? slash + 1 : final_path;
+  DIR *dir = dir_path ? opendir(dir_path) : NULL;
+  struct dirent *entry;
+  while (dir && (entry = readdir(dir))) {
+    const long temp_pid = temp_owner(entry->d_name, base, "tmp");
+    const long old_pid = temp_owner(entry->d_name, base, "old");
+    if (!(temp_pid && process_is_gone(temp_pid)) && !(old_pid && process_is_gone(old_pid))) continue;
+    char *path = hetc_path_join(dir_path, entry->d_name);
+    struct stat info;
+    if (path && old_pid && lstat(final_path, &info) != 0 && errno == ENOENT) {
+      /* Killed while replacing: the earlier output was moved aside and the
+       * new one never arrived. Put the earlier one back. */
+      if (rename(path, final_path) == 0)
+        fprintf(stderr, "hetc: restored %s, which an interrupted run had moved aside\n", final_path);
+    } else if (path) {
+      hetc_dir_remove_tree(path);
+      fprintf(stderr, "hetc: removed %s, left behind by an interrupted run (process %ld)\n", path,
+              temp_pid ? temp_pid : old_pid);
+    }
+    free(path);
+  }
+  if (dir) closedir(dir);
+  free(dir_path);
+}
+
 hetc_status_t hetc_dir_create_temp_beside(const char *final_path, char **out_dir) {
-  size_t length = strlen(final_path) + 16;
-  char *dir = malloc(length);
+  if (!final_path[0]) return hetc_status_new(HETC_STATUS_BAD_INPUT, "the output path is empty");
+  hetc_dir_remove_stale_temporaries(final_path);
+  char *dir = temp_name(final_path, "tmp", (long)getpid());
   if (!dir) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "temporary directory");
-  snprintf(dir, length, "%s.tmp-XXXXXX", final_path);
   if (!mkdtemp(dir)) {
-    hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create: %s", dir,
-                                           strerror(errno));
+    hetc_status_t status = hetc_file_write_failure(dir, "cannot create", errno);
     free(dir);
     return status;
   }
@@ -167,10 +218,8 @@ hetc_status_t hetc_dir_commit(const char *temp_dir, const char *final_path,
                              final_path);
     /* Move the old package aside first so a failure leaves one of the two
      * complete packages in place. */
-    size_t length = strlen(final_path) + 16;
-    char *old = malloc(length);
+    char *old = temp_name(final_path, "old", (long)getpid());
     if (!old) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package commit");
-    snprintf(old, length, "%s.old-XXXXXX", final_path);
     if (!mkdtemp(old) || rename(final_path, old) != 0) {
       hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot replace: %s",
                                              final_path, strerror(errno));

@@ -63,8 +63,17 @@ char *hetc_path_join(const char *dir, const char *name);
 char *hetc_path_dirname(const char *path);
 
 /* Creates a fresh directory with a unique name beside `final_path`
- * ("<final_path>.tmp-XXXXXX"); *out_dir is owned by the caller. */
+ * ("<final_path>.tmp-<pid>-XXXXXX"), after removing the temporaries of
+ * processes that died before finishing theirs; *out_dir is owned by the
+ * caller. */
 hetc_status_t hetc_dir_create_temp_beside(const char *final_path, char **out_dir);
+
+/* Removes "<final_path>.tmp-<pid>-*" and ".old-<pid>-*" directories whose
+ * process no longer exists (a compile killed mid-way), saying so on
+ * stderr; an ".old-" one is put back at final_path instead when nothing is
+ * there (killed between moving the earlier output aside and renaming the
+ * new one in). */
+void hetc_dir_remove_stale_temporaries(const char *final_path);
 
 /* Deletes a directory tree (files and subdirectories). Missing is fine. */
 void hetc_dir_remove_tree(const char *path);

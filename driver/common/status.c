@@ -91,6 +91,7 @@ const char *hetc_status_code_name(hetc_status_code_t code) {
     case HETC_STATUS_IO_ERROR: return "i/o error";
     case HETC_STATUS_NOT_FOUND: return "not found";
     case HETC_STATUS_STORAGE_FAILED: return "storage failed";
+    case HETC_STATUS_INTERRUPTED: return "interrupted";
   }
   return "unknown status code";
 }

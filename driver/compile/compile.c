@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "common/interrupt.h"
 #include "compile/buffer_plan.h"
 #include "compile/concat_view.h"
 #include "graph/passes.h"
@@ -717,7 +718,10 @@ static hetc_status_t compile_all(compiler_t *c) {
     HETC_RETURN_IF_ERROR(new_plan_value(c, g->inputs[i], first_consumer_device(c, g->inputs[i]), row_major,
                                         &io->value));
   }
-  for (int32_t k = 0; k < g->num_nodes; ++k) HETC_RETURN_IF_ERROR(compile_node(c, k));
+  for (int32_t k = 0; k < g->num_nodes; ++k) {
+    HETC_RETURN_IF_ERROR(hetc_interrupt_status());
+    HETC_RETURN_IF_ERROR(compile_node(c, k));
+  }
   /* Outputs leave row-major, from the device that produced them. */
   for (int32_t o = 0; o < g->num_outputs; ++o) {
     hetc_plan_io_t *io = &c->plan->outputs[c->plan->num_outputs++];
@@ -772,6 +776,12 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
   if (c.weights) fclose(c.weights);
   if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);
+  if (hetc_status_code(status) == HETC_STATUS_INTERRUPTED) {
+    hetc_status_t said = hetc_status_new(HETC_STATUS_INTERRUPTED, "%s; %s was not written", hetc_status_message(status),
+                                         out_path);
+    hetc_status_free(status);
+    status = said;
+  }
   if (!status && out_report) {
     c.report.weights_bytes = c.plan->weights_bytes;
     c.report.build_seconds = hetc_now_seconds() - start;

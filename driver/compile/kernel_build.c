@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/interrupt.h"
 #include "space/space.h"
 #include "tune/config_json.h"
 
@@ -158,6 +159,7 @@ static void *build_worker(void *arg) {
   for (int32_t i; (i = atomic_fetch_add(&pool->next, 1)) < pool->count;) {
     hetc_kernel_build_job_t *job = &pool->jobs[i];
     if (job->status) continue; /* it did not resolve */
+    if ((job->status = hetc_interrupt_status())) continue;
     job->status = build_resolved(job->entry, job->device_index, job->workload, job->template_index,
                                  &pool->resolved[i], &job->artifact);
     if (job->status) job->status = hetc_status_annotate(job->status, "%s on %s", job->what, job->entry->plugin->name);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/interrupt.h"
 #include "graph/graph.h"
 #include "reference/reference.h"
 
@@ -106,13 +107,19 @@ hetc_status_t hetc_kernel_rounds_time(hetc_kernel_rounds_t *rounds, int32_t time
   double *samples = malloc(sizeof(double) * ((size_t)n * (size_t)timed + 1));
   if (!samples) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing kernels");
   for (int32_t j = 0; j < n; ++j) out_errors[j] = NULL;
-  for (int32_t r = -1; r < timed; ++r)
+  for (int32_t r = -1; r < timed; ++r) {
+    hetc_status_t stop = hetc_interrupt_status();
+    if (stop) {
+      free(samples);
+      return stop;
+    }
     for (int32_t j = 0; j < n; ++j) {
       if (out_errors[j]) continue;
       const double start = hetc_now_seconds();
       out_errors[j] = hetc_kernel_rounds_run_one(rounds, j);
       if (r >= 0) samples[(size_t)j * (size_t)timed + (size_t)r] = hetc_now_seconds() - start;
     }
+  }
   for (int32_t j = 0; j < n; ++j) {
     double *mine = samples + (size_t)j * (size_t)timed;
     hetc_sort_doubles(mine, (size_t)timed);

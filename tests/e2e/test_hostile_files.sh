@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Files a user can hand hetc that are not what they seem: devices, FIFOs,
+# symlinks and directories where a file is expected, damaged plugins in a
+# plugin directory, and compiles stopped by a signal. Each case asserts the
+# exit status, the message, and that nothing was replaced or left behind.
+#   test_hostile_files.sh HETC SOURCE_DIR WORK_DIR VEC_PLUGIN_SO
+set -uo pipefail
+hetc=$1
+source_dir=$2
+work=$3/hostile-files
+vec_plugin=$4
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+export HETC_RECORDS=$work/default.sqlite
+export XDG_CACHE_HOME=$work/cache
+samples=$source_dir/samples
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# expect STATUS "MESSAGE" COMMAND...: the command exits with STATUS within
+# 30 s (a FIFO used to block forever) and its stderr contains MESSAGE.
+expect() {
+  local want=$1 message=$2
+  shift 2
+  timeout 30 "$@" > out.txt 2> err.txt
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    fail "$* exited $got, expected $want; stderr: $(cat err.txt)"
+  elif [ -n "$message" ] && ! grep -qF -- "$message" err.txt; then
+    fail "$* did not say \"$message\"; stderr: $(cat err.txt)"
+  else
+    echo "ok: $* -> $got: $(head -1 err.txt)"
+  fi
+}
+
+# A store with records to export.
+"$hetc" tune "$samples/tiny_conv.json" --targets cpu --trials 4 --tasks 1 --records store.sqlite > /dev/null 2>&1 ||
+  fail "tune for the export store failed"
+
+# 1. Export never replaces what is not a regular file hetc may replace.
+if [ -c /dev/full ]; then
+  expect 1 "hetc: /dev/full: write failed: No space left on device" "$hetc" records export /dev/full --records store.sqlite
+  [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+fi
+mkdir adir
+expect 2 "hetc: adir: is a directory; not writing over it" "$hetc" records export adir --records store.sqlite
+echo "old content" > real.jsonl
+ln -s real.jsonl link.jsonl
+expect 0 "" "$hetc" records export link.jsonl --records store.sqlite
+[ -L link.jsonl ] || fail "the symlink was replaced"
+grep -q '"config"' real.jsonl || fail "the symlink's target did not get the records"
+ln -s nowhere/x.jsonl dangling.jsonl
+expect 2 "hetc: dangling.jsonl: is a symbolic link to nothing; not writing over it" \
+  "$hetc" records export dangling.jsonl --records store.sqlite
+mkfifo pipe.jsonl
+(cat pipe.jsonl > from_pipe.jsonl) &
+reader=$!
+expect 0 "" "$hetc" records export pipe.jsonl --records store.sqlite
+wait $reader
+[ -p pipe.jsonl ] || fail "the FIFO was replaced"
+cmp -s from_pipe.jsonl real.jsonl || fail "the FIFO's reader did not get what the file got"
+"$hetc" records export /dev/stdout --records store.sqlite > stdout.jsonl 2> /dev/null || fail "export to /dev/stdout"
+grep -q '"config"' stdout.jsonl || fail "export to /dev/stdout wrote no records"
+ls -- *.tmp-* > /dev/null 2>&1 && fail "a temporary file was left: $(ls -- *.tmp-*)"
+
+# 9. A FIFO where a model, a weights file or an overrides file is read is
+# refused at once.
+mkfifo model.json
+expect 2 "hetc: model.json: is a FIFO, not a regular file" "$hetc" tasks model.json
+cp "$samples/tiny_weights.json" weights_model.json
+sed -i 's/"tiny_weights.weights"/"fifo.weights"/' weights_model.json
+mkfifo fifo.weights
+grep -q fifo.weights weights_model.json || fail "weights_model.json does not name fifo.weights"
+expect 2 "fifo.weights: is a FIFO, not a regular file" "$hetc" tasks weights_model.json
+
+# 6. Damaged files in a plugin directory are refused; hetc goes on.
+mkdir plugins
+head -c 100000 "$vec_plugin" > plugins/libtruncated.so
+# Cut inside the last program segment, with no section table to notice.
+python3 - "$vec_plugin" plugins/libsegments.so <<'EOF'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+phoff, = struct.unpack_from('<Q', data, 0x20)
+phnum, = struct.unpack_from('<H', data, 0x38)
+end = max(struct.unpack_from('<Q', data, phoff + 56 * i + 8)[0] + struct.unpack_from('<Q', data, phoff + 56 * i + 32)[0]
+          for i in range(phnum))
+struct.pack_into('<H', data, 0x3c, 0)  # e_shnum = 0
+open(sys.argv[2], 'wb').write(data[:end - 16])
+EOF
+mkfifo plugins/libfifo.so
+echo "not a plugin" > plugins/libtext.so
+export HETC_PLUGIN_PATH=$work/plugins
+expect 0 "" "$hetc" plugins
+grep -qF "plugins/libtruncated.so: truncated or damaged: its section table lies outside the file" out.txt ||
+  fail "hetc plugins does not refuse libtruncated.so: $(grep -A2 libtruncated out.txt)"
+grep -qF "plugins/libsegments.so: truncated: segment" out.txt ||
+  fail "hetc plugins does not refuse libsegments.so: $(grep -A2 libsegments out.txt)"
+grep -qF "plugins/libfifo.so: is a FIFO, not a shared object" out.txt || fail "hetc plugins does not refuse libfifo.so"
+grep -qF "plugins/libtext.so: not an ELF file (13 bytes)" out.txt || fail "hetc plugins does not refuse libtext.so"
+expect 0 "" "$hetc" compile "$samples/tiny_conv.json" --targets cpu -o tiny.hetc --quiet
+expect 0 "" "$hetc" run tiny.hetc
+unset HETC_PLUGIN_PATH
+
+# 5. A compile stopped by SIGINT or SIGTERM removes its temporary package
+# and says so; one killed outright leaves it for the next compile to remove.
+for signal in INT TERM; do
+  "$hetc" compile "$samples/resnet18.json" --targets cpu -o big.hetc --quiet > /dev/null 2> err.txt &
+  pid=$!
+  for _ in $(seq 100); do ls -d big.hetc.tmp-* > /dev/null 2>&1 && break; sleep 0.1; done
+  sleep 1
+  kill -$signal $pid
+  wait $pid
+  status=$?
+  want=$((128 + $(kill -l $signal)))
+  [ "$status" = "$want" ] || fail "compile stopped by SIG$signal exited $status, expected $want"
+  grep -qF "hetc: interrupted by SIG$signal; big.hetc was not written" err.txt ||
+    fail "compile stopped by SIG$signal said: $(cat err.txt)"
+  ls -d big.hetc* > /dev/null 2>&1 && fail "SIG$signal left $(ls -d big.hetc*)"
+done
+"$hetc" compile "$samples/resnet18.json" --targets cpu -o big.hetc --quiet > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do ls -d big.hetc.tmp-* > /dev/null 2>&1 && break; sleep 0.1; done
+kill -KILL $pid
+wait $pid
+stale=$(ls -d big.hetc.tmp-* 2> /dev/null)
+[ -n "$stale" ] || fail "no temporary to clean up after SIGKILL"
+expect 0 "hetc: removed ./$stale, left behind by an interrupted run (process $pid)" \
+  "$hetc" compile "$samples/tiny_conv.json" --targets cpu -o big.hetc --quiet
+[ -f big.hetc/manifest.json ] || fail "the compile after SIGKILL wrote no package"
+ls -d big.hetc.tmp-* > /dev/null 2>&1 && fail "the stale temporary is still there"
+# Killed between moving the earlier package aside and renaming the new one
+# in: the next compile puts the earlier package back first.
+mv big.hetc big.hetc.old-999999999-abcdef
+expect 0 "hetc: restored big.hetc, which an interrupted run had moved aside" \
+  "$hetc" compile "$samples/tiny_conv.json" --targets cpu -o big.hetc --quiet
+[ -f big.hetc/manifest.json ] || fail "no package after the restore"
+ls -d big.hetc.old-* > /dev/null 2>&1 && fail "the moved-aside package is still there"
+
+if [ "$failures" != 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all cases passed"
