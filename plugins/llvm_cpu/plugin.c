@@ -592,6 +592,14 @@ static hetc_plugin_status_t cpu_artifact_load(hetc_plugin_instance_t *instance,
                      o_path);
     else
       s = cpu_jit_load_object(&instance->jit, symbol, object, object_length, &a->kernel);
+    /* An object the JIT cannot link (cut short, or for something else) is
+     * a defect of the package, not of the plugin. */
+    if (s && strstr(cpu_host->status_message(s), "out of memory") == NULL) {
+      hetc_plugin_status_t bad = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s cannot be loaded: %s",
+                                            o_path, cpu_host->status_message(s));
+      cpu_host->status_free(s);
+      s = bad;
+    }
   }
   free(meta);
   free(object);
