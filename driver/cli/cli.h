@@ -45,5 +45,6 @@ hetc_status_t hetc_cli_set_inputs(hetc_package_t *package, const char *input, lo
 int hetc_cli_records(int argc, char **argv);
 int hetc_cli_space(int argc, char **argv);
 int hetc_cli_tune(int argc, char **argv);
+int hetc_cli_verify(int argc, char **argv);
 
 #endif /* HETC_DRIVER_CLI_CLI_H_ */

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "common/fileio.h"
+#include "common/nonfinite.h"
 
 #define MAX_INPUT_BYTES ((size_t)1 << 34)
 
@@ -37,6 +38,10 @@ static void print_summary(const hetc_package_t *package, int32_t index, const fl
     hi = data[i] > hi ? data[i] : hi;
   }
   printf("]: min %.6g max %.6g mean %.6g\n", lo, hi, sum / (double)count);
+  const int64_t nonfinite = hetc_count_nonfinite(data, (uint64_t)count * sizeof(float));
+  if (nonfinite)
+    fprintf(stderr, "hetc: warning: output %s: %lld of %lld values are NaN or infinite\n",
+            hetc_package_output_name(package, index), (long long)nonfinite, (long long)count);
   /* A classifier's output is [N, classes]: show each item's top 5. */
   if (rank != 2 || shape[1] < 2) return;
   int64_t classes = shape[1];

@@ -29,6 +29,8 @@ static void usage(FILE *to) {
           "                                       print a task's space on a target\n"
           "  tune MODEL.json --targets T[,T...] [--records PATH] [--trials N] ...\n"
           "                                       tune every task and keep the records\n"
+          "  verify PACKAGE                       check a package's plan, files, checksums and\n"
+          "                                       parameters, and load its artifacts\n"
           "  records list|best|export|import|prune [ARGS]\n"
           "                                       the tuning records store\n"
           "  version                              print the version\n"
@@ -106,6 +108,7 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);
   if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
   if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);
+  if (!strcmp(command, "verify")) return hetc_cli_verify(argc - 2, argv + 2);
   fprintf(stderr, "hetc: unknown command '%s'\n", command);
   usage(stderr);
   return HETC_EXIT_USAGE;

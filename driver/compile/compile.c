@@ -1,5 +1,6 @@
 #include "compile/compile.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/interrupt.h"
+#include "common/nonfinite.h"
 #include "compile/buffer_plan.h"
 #include "compile/concat_view.h"
 #include "graph/passes.h"
@@ -99,7 +101,7 @@ static hetc_status_t write_param(compiler_t *c, const void *data, uint64_t bytes
   uint64_t pad = (64 - offset % 64) % 64;
   if ((pad && fwrite(zeros, 1, pad, c->weights) != pad) ||
       (bytes && fwrite(data, 1, bytes, c->weights) != bytes))
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
+    return hetc_file_write_failure(c->temp_dir, "writing " HETC_PACKAGE_WEIGHTS, errno);
   out->offset = offset + pad;
   out->bytes = bytes;
   c->plan->weights_bytes = offset + pad + bytes;
@@ -122,6 +124,11 @@ static hetc_status_t pack_params(compiler_t *c, const hetc_node_t *node, hetc_pl
     void *packed = malloc(info->param_bytes[p] ? info->param_bytes[p] : 1);
     if (!packed) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "packing %s", step->name);
     hetc_status_t status = entry->plugin->pack_param(artifact, p, param->data, (uint64_t)param->count, packed);
+    const int64_t nonfinite = status ? 0 : hetc_count_nonfinite(packed, info->param_bytes[p]);
+    if (nonfinite)
+      fprintf(stderr, "hetc: warning: %s: param %d holds %lld NaN or infinite values once packed (folded batch norm "
+              "out of float32 range?); the model's outputs will hold them too\n",
+              step->name, p, (long long)nonfinite);
     if (!status) status = write_param(c, packed, info->param_bytes[p], &step->params[p]);
     free(packed);
     if (status) return hetc_status_annotate(status, "%s: param %d", step->name, p);
@@ -733,7 +740,7 @@ static hetc_status_t compile_all(compiler_t *c) {
   HETC_RETURN_IF_ERROR(hetc_buffer_plan_assign(c->plan, c->view_of));
   if (fclose(c->weights) != 0) {
     c->weights = NULL;
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s/%s: write failed", c->temp_dir, HETC_PACKAGE_WEIGHTS);
+    return hetc_file_write_failure(c->temp_dir, "writing " HETC_PACKAGE_WEIGHTS, errno);
   }
   c->weights = NULL;
   /* The reader refuses a plan that reads a value before writing it or

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/nonfinite.h"
 #include "compile/concat_view.h"
 #include "graph/graph.h"
 #include "package/package_files.h"
@@ -88,6 +89,13 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
       return hetc_status_new(HETC_STATUS_BAD_INPUT, "step %d (%s): param %d has %llu bytes, the kernel expects %llu",
                              s, step->name, p, (unsigned long long)step->params[p].bytes,
                              (unsigned long long)info->param_bytes[p]);
+  }
+  for (int32_t p = 0; p < step->num_params; ++p) {
+    const int64_t nonfinite = hetc_count_nonfinite(weights + step->params[p].offset, step->params[p].bytes);
+    if (nonfinite)
+      hetc_host_services()->log(HETC_PLUGIN_LOG_WARNING, "runtime",
+                                "%s: step %d (%s): param %d holds %lld NaN or infinite values; the outputs will too",
+                                HETC_PACKAGE_WEIGHTS, s, step->name, p, (long long)nonfinite);
   }
   rt->params[s] = calloc((size_t)step->num_params + 1, sizeof(hetc_plugin_buffer_t *));
   if (!rt->params[s]) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");

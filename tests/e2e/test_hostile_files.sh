@@ -139,6 +139,37 @@ expect 0 "hetc: restored big.hetc, which an interrupted run had moved aside" \
 [ -f big.hetc/manifest.json ] || fail "no package after the restore"
 ls -d big.hetc.old-* > /dev/null 2>&1 && fail "the moved-aside package is still there"
 
+# 10, 11. hetc verify checks everything and lists every problem; NaN
+# parameters and outputs are warned about by run too.
+expect 0 "" "$hetc" compile "$samples/tiny_conv.json" --targets vec -o v.hetc --quiet
+expect 0 "" "$hetc" verify v.hetc
+grep -qE "^v.hetc: ok: 8 steps, 9 values, 17 files \(0.1 MB\) matching their checksums, finite parameters, every artifact loaded$" out.txt ||
+  fail "verify of a whole package said: $(cat out.txt)"
+cp -r v.hetc nan.hetc
+python3 - nan.hetc <<'EOF'
+import json, struct, sys
+package = sys.argv[1]
+manifest = json.load(open(package + '/manifest.json'))
+offset = [s for s in manifest['steps'] if s.get('params')][0]['params'][0][0]
+weights = bytearray(open(package + '/weights.bin', 'rb').read())
+struct.pack_into('<3f', weights, offset, float('nan'), float('inf'), float('nan'))
+open(package + '/weights.bin', 'wb').write(weights)
+EOF
+expect 0 "hetc: warning: output prob: 13 of 13 values are NaN or infinite" "$hetc" run nan.hetc
+grep -qF "warning: weights.bin: step 1 (conv1): param 0 holds 3 NaN or infinite values; the outputs will too" err.txt ||
+  fail "run of nan.hetc did not warn about the param: $(cat err.txt)"
+expect 2 "hetc: nan.hetc: 2 problems (listed above)" "$hetc" verify nan.hetc
+grep -qF "nan.hetc/weights.bin: its checksum is " err.txt || fail "verify missed the checksum: $(cat err.txt)"
+grep -qF "nan.hetc/weights.bin: step 1 (conv1): param 0 holds 3 NaN or infinite values" err.txt ||
+  fail "verify missed the NaN param: $(cat err.txt)"
+cp -r v.hetc damaged.hetc
+echo junk > damaged.hetc/kernels/extra.txt
+truncate -s 100 damaged.hetc/kernels/s0002-vec.so
+expect 2 "hetc: damaged.hetc: 2 problems (listed above)" "$hetc" verify damaged.hetc
+grep -qF "damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" err.txt || fail "verify: $(cat err.txt)"
+grep -qF "damaged.hetc/kernels/extra.txt: not listed in the manifest" err.txt || fail "verify: $(cat err.txt)"
+expect 2 "hetc: damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" "$hetc" run damaged.hetc
+
 if [ "$failures" != 0 ]; then
   echo "$failures failure(s)"
   exit 1
