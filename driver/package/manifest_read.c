@@ -14,7 +14,6 @@
 #include "package/plan_order.h"
 #include "package/plan.h"
 
-#define MAX_MANIFEST_BYTES (64u << 20)
 
 /* JSON pointers here are short (a few keys and indices); a truncated one
  * would only shorten an error message, never change what is read. */
@@ -453,7 +452,7 @@ hetc_status_t hetc_plan_read_manifest(const char *dir, hetc_plan_t **out_plan) {
   if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "manifest");
   char *text = NULL;
   size_t length = 0;
-  hetc_status_t status = hetc_file_read_all(path, MAX_MANIFEST_BYTES, &text, &length);
+  hetc_status_t status = hetc_file_read_all(path, HETC_PACKAGE_MAX_MANIFEST_BYTES, &text, &length);
   if (status) {
     free(path);
     return hetc_status_annotate(status, "%s is not a hetc package", dir);

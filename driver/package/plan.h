@@ -22,6 +22,10 @@
 #define HETC_PACKAGE_MANIFEST "manifest.json"
 #define HETC_PACKAGE_WEIGHTS "weights.bin"
 #define HETC_PACKAGE_KERNEL_DIR "kernels"
+/* The largest manifest.json hetc reads; compile refuses to write a larger
+ * one, so that every package it writes opens. A 100000-node model (the
+ * model format's limit) needs about 80 MB. */
+#define HETC_PACKAGE_MAX_MANIFEST_BYTES ((size_t)256 << 20)
 /* The most files a manifest may list (weights.bin and the artifacts). */
 #define HETC_PACKAGE_MAX_FILES 1000000
 
