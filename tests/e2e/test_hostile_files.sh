@@ -170,6 +170,20 @@ grep -qF "damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" er
 grep -qF "damaged.hetc/kernels/extra.txt: not listed in the manifest" err.txt || fail "verify: $(cat err.txt)"
 expect 2 "hetc: damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" "$hetc" run damaged.hetc
 
+# Siblings of 1: run --output removed its output file when a write failed,
+# which for a device meant deleting the device node; it now writes through.
+if [ -c /dev/full ]; then
+  expect 1 "hetc: /dev/full: write failed: No space left on device" "$hetc" run v.hetc --output /dev/full
+  [ -c /dev/full ] || fail "run --output /dev/full replaced or removed the device"
+fi
+expect 2 "hetc: adir: is a directory; not writing over it" "$hetc" run v.hetc --output adir
+expect 0 "" "$hetc" run v.hetc --output link.jsonl
+[ -L link.jsonl ] && [ "$(stat -c %s real.jsonl)" = 52 ] || fail "run --output did not write 13 floats through the link"
+expect 2 "hetc: adir: is a directory; not writing over it" "$hetc" compare "$samples/tiny_conv.json" --targets cpu \
+  --runs 1 --warmup 0 --csv adir
+# Siblings of 9: a FIFO as run's --input.
+expect 2 "hetc: pipe.jsonl: is a FIFO, not a regular file" "$hetc" run v.hetc --input pipe.jsonl
+
 if [ "$failures" != 0 ]; then
   echo "$failures failure(s)"
   exit 1
