@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/env.h"
 
 static void usage(FILE *to) {
   fprintf(to,
@@ -94,6 +95,10 @@ int main(int argc, char **argv) {
            HETC_PLUGIN_ABI_MINOR);
     return HETC_EXIT_OK;
   }
+  /* A bad HETC_NUM_THREADS, HETC_LOG_LEVEL or HETC_PLUGIN_PATH is refused
+   * by every command alike, before it does anything. */
+  hetc_status_t environment = hetc_env_check();
+  if (environment) return hetc_cli_report(environment);
   if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
   if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
   if (!strcmp(command, "plugin-check")) return hetc_cli_plugin_check(argc - 2, argv + 2);
