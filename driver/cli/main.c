@@ -1,5 +1,4 @@
 /* The `hetc` command: dispatches to a subcommand. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,39 +44,6 @@ int hetc_cli_report(hetc_status_t status) {
           code == HETC_STATUS_IO_ERROR)
              ? HETC_EXIT_BAD_INPUT
              : HETC_EXIT_FAILURE;
-}
-
-long long hetc_cli_parse_count(const char *text) {
-  char *end = NULL;
-  errno = 0;
-  long long value = strtoll(text, &end, 10);
-  return errno || end == text || *end || value < 0 ? -1 : value;
-}
-
-const char *hetc_cli_option(int argc, char **argv, int *i, const char *name) {
-  const size_t length = strlen(name);
-  if (strncmp(argv[*i], name, length) != 0) return NULL;
-  if (argv[*i][length] == '=') return argv[*i] + length + 1;
-  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
-  return NULL;
-}
-
-int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
-                               const char **out_targets, int32_t capacity) {
-  char *copy = *out_storage = strdup(arg);
-  int32_t count = 0;
-  for (char *save = NULL, *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-    if (count == capacity) {
-      fprintf(stderr, "hetc %s: at most %d targets, not '%s'\n", command, capacity, arg);
-      return -1;
-    }
-    out_targets[count++] = t;
-  }
-  if (count == 0) {
-    fprintf(stderr, "hetc %s: --targets names no target\n", command);
-    return -1;
-  }
-  return count;
 }
 
 int main(int argc, char **argv) {

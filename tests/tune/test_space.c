@@ -1007,8 +1007,9 @@ static void hetc_space_command(void **state) {
   assert_int_equal(run_capture(&out, "%s/bin/hetc space %s/samples/resnet18.json --task x --target vec",
                                bin, source),
                    2);
-  assert_string_equal(out, "hetc space: --task 'x': expected a task number, 1 or more, as `hetc "
-                           "tasks` prints them\n");
+  assert_string_equal(out, "hetc space: --task: expected a whole number from 1 to 2147483647, got 'x'\n"
+                           "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n"
+                           "  --task N   the task's number as `hetc tasks` prints it, 1 or more\n");
   free(out);
   char overrides[4096];
   snprintf(overrides, sizeof(overrides), "%s/test_space_overrides_%d.json", bin, (int)getpid());
