@@ -52,11 +52,18 @@ int main(int argc, char **argv) {
     return HETC_EXIT_USAGE;
   }
   const char *command = argv[1];
-  if (!strcmp(command, "-h") || !strcmp(command, "--help") || !strcmp(command, "help")) {
+  const int is_help = !strcmp(command, "-h") || !strcmp(command, "--help") || !strcmp(command, "help");
+  const int is_version = !strcmp(command, "version") || !strcmp(command, "--version");
+  if ((is_help || is_version) && argc > 2) {
+    fprintf(stderr, "hetc %s: unexpected argument '%s'\n", command, argv[2]);
+    usage(stderr);
+    return HETC_EXIT_USAGE;
+  }
+  if (is_help) {
     usage(stdout);
     return HETC_EXIT_OK;
   }
-  if (!strcmp(command, "version") || !strcmp(command, "--version")) {
+  if (is_version) {
     printf("hetc %s (plugin ABI %d.%d)\n", HETC_VERSION_STRING, HETC_PLUGIN_ABI_MAJOR,
            HETC_PLUGIN_ABI_MINOR);
     return HETC_EXIT_OK;

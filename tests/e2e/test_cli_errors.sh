@@ -188,6 +188,10 @@ bad records "hetc records export: no FILE.jsonl given" export --limit 3
 bad records "hetc records list: unexpected argument 'f.jsonl'" list f.jsonl
 bad records "hetc records export: unexpected argument 'g.jsonl'" export f.jsonl g.jsonl
 
+check_error "hetc version: unexpected argument 'x'" "usage: hetc COMMAND" -- version x
+check_error "hetc --help: unexpected argument 'run'" "usage: hetc COMMAND" -- --help run
+check_error "hetc: unknown command 'frobnicate'" "usage: hetc COMMAND" -- frobnicate
+
 # -- options a subcommand does not take, and options that exclude each other
 bad run "hetc run: unexpected argument '--runs'" "$pkg" --runs 3
 bad bench "hetc bench: unexpected argument '--repeat'" "$pkg" --repeat 3
