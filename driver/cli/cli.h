@@ -16,19 +16,85 @@ enum {
  * (2 for bad input, not found and usage errors, 1 otherwise). Frees it. */
 int hetc_cli_report(hetc_status_t status);
 
-/* Splits a --targets value ("cuda,cpu") into at most `capacity` names.
- * The names point into *out_storage (owned by the caller, free()).
- * Returns the count, or -1 after printing why (too many, or empty) as
- * "hetc COMMAND: ...". */
-int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
-                               const char **out_targets, int32_t capacity);
+/* ---- Arguments (cli_args.c) ----------------------------------------------
+ * Every subcommand parses its arguments with one loop over these, so that
+ * each refuses a bad value, a repeated option or a stray argument in the
+ * same words and with exit status 2:
+ *
+ *   hetc_cli_args_t args;
+ *   hetc_cli_args_init(&args, "run", usage_text, argc, argv);
+ *   while (hetc_cli_args_next(&args))
+ *     (void)(hetc_cli_count(&args, "--repeat", 1, 100000, &repeat) ||
+ *            hetc_cli_text(&args, "--output", "a path", &output) ||
+ *            hetc_cli_positional(&args, "PACKAGE", &package));
+ *   if (args.failed) return HETC_EXIT_USAGE;
+ *
+ * Each matcher looks at the current argument and returns 1 when it is its
+ * option (taken, with its value: `--name VALUE` or `--name=VALUE`), else
+ * 0; an argument no matcher takes is "unexpected" at the next call of
+ * hetc_cli_args_next. `names` lists the spellings, "--output|-o"; the
+ * first one identifies the option, which may be given once. A bad or
+ * missing value, a repeated option or a stray argument prints
+ *   hetc CMD: --repeat: expected a whole number from 1 to 100000, got 'x'
+ * (and the like) and the usage text on stderr, sets `failed` and ends the
+ * loop. A matcher writes its output only for a good value. */
+#define HETC_CLI_MAX_OPTIONS 32
+#define HETC_CLI_MAX_TARGETS 64
 
-/* The value of `--name VALUE` or `--name=VALUE` at argv[*i] (advancing *i
- * past a separate value), else NULL. */
-const char *hetc_cli_option(int argc, char **argv, int *i, const char *name);
+typedef struct hetc_cli_args_t {
+  const char *command; /* "run", "records list": messages start "hetc COMMAND: " */
+  const char *usage;   /* printed after an error message; may be NULL */
+  int argc;
+  char **argv;          /* not owned */
+  int index;            /* the argument being looked at */
+  int matched;          /* it has been taken */
+  int failed;           /* an error was printed */
+  const char *given[HETC_CLI_MAX_OPTIONS]; /* the options seen, by their `names` */
+  int num_given;
+} hetc_cli_args_t;
 
-/* A whole non-negative number; -1 when `text` is not one. */
-long long hetc_cli_parse_count(const char *text);
+void hetc_cli_args_init(hetc_cli_args_t *args, const char *command, const char *usage, int argc, char **argv);
+
+/* Moves to the next argument; 0 at the end or after an error. */
+int hetc_cli_args_next(hetc_cli_args_t *args);
+
+/* Prints "hetc COMMAND: <message>" and the usage (only for the first
+ * error), sets `failed`; returns HETC_EXIT_USAGE. For what no matcher can
+ * see: a missing argument, options that exclude each other. */
+int hetc_cli_error(hetc_cli_args_t *args, const char *format, ...) HETC_PLUGIN_PRINTF(2, 3);
+
+/* An option without a value: *out_set = 1. */
+int hetc_cli_flag(hetc_cli_args_t *args, const char *names, int *out_set);
+
+/* A whole number (digits, an optional '-') from lo to hi. */
+int hetc_cli_count(hetc_cli_args_t *args, const char *names, long long lo, long long hi, long long *out_value);
+
+/* A decimal number of seconds, above 0 and at most `most`. */
+int hetc_cli_seconds(hetc_cli_args_t *args, const char *names, double most, double *out_seconds);
+
+/* One of `choices` ("cost|first"): its index in *out_index. */
+int hetc_cli_choice(hetc_cli_args_t *args, const char *names, const char *choices, int *out_index);
+
+/* A non-empty text (a path, a name); `what` says what for messages ("a
+ * path"). A separate value starting with '-' is taken for a forgotten
+ * value, not a file name: `--output=-x` says that one. *out_text points
+ * into argv. */
+int hetc_cli_text(hetc_cli_args_t *args, const char *names, const char *what, const char **out_text);
+
+/* The positional argument `name` ("PACKAGE") when *out_text is still NULL
+ * and the argument does not start with '-'; an empty one is refused. */
+int hetc_cli_positional(hetc_cli_args_t *args, const char *name, const char **out_text);
+
+/* A --targets list: names separated by commas, none empty, none twice, at
+ * most `capacity` (<= HETC_CLI_MAX_TARGETS). The names point into
+ * `storage`. */
+typedef struct hetc_cli_targets_t {
+  const char *text; /* the value as given (points into argv); NULL until one is */
+  char storage[4096];
+  const char *names[HETC_CLI_MAX_TARGETS];
+  int32_t count;
+} hetc_cli_targets_t;
+int hetc_cli_targets(hetc_cli_args_t *args, const char *names, int32_t capacity, hetc_cli_targets_t *out_targets);
 
 int hetc_cli_tasks(int argc, char **argv);
 int hetc_cli_plugin_check(int argc, char **argv);

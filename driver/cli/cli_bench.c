@@ -1,6 +1,7 @@
 /* `hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED]
  * [--steps]`: latency percentiles of whole runs after warm-up, and with
  * --steps each step's median time inside the runs. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,8 @@
 
 static const char usage[] =
     "usage: hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED] [--steps]\n"
-    "  --runs N     timed runs (default 100)\n"
-    "  --warmup N   untimed runs first (default 10)\n"
+    "  --runs N     timed runs, 1 to 1000000 (default 100)\n"
+    "  --warmup N   untimed runs first, 0 to 1000000 (default 10)\n"
     "  --steps      then N more runs, each step timed: its median, device and share of the sum\n"
     "  inputs as for `hetc run` (default: --random-input 0)\n";
 
@@ -55,34 +56,20 @@ static hetc_status_t print_steps(hetc_runtime_t *rt, int32_t runs) {
 }
 
 int hetc_cli_bench(int argc, char **argv) {
-  const char *package = NULL, *input = NULL, *value;
+  const char *package = NULL, *input = NULL;
   long long seed = -1, runs = 100, warmup = 10;
-  int bad_value = 0, steps = 0;
-  for (int i = 0; i < argc; ++i) {
-    if ((value = hetc_cli_option(argc, argv, &i, "--runs"))) {
-      runs = hetc_cli_parse_count(value);
-      bad_value |= runs < 1 || runs > 1000000;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--warmup"))) {
-      warmup = hetc_cli_parse_count(value);
-      bad_value |= warmup < 0 || warmup > 1000000;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--random-input"))) {
-      seed = hetc_cli_parse_count(value);
-      bad_value |= seed < 0;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--input"))) {
-      input = value;
-    } else if (!strcmp(argv[i], "--steps")) {
-      steps = 1;
-    } else if (argv[i][0] != '-' && !package) {
-      package = argv[i];
-    } else {
-      fprintf(stderr, "hetc bench: unexpected argument '%s'\n%s", argv[i], usage);
-      return HETC_EXIT_USAGE;
-    }
-  }
-  if (!package || bad_value || (input && seed >= 0)) {
-    fputs(usage, stderr);
-    return HETC_EXIT_USAGE;
-  }
+  int steps = 0;
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "bench", usage, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_count(&args, "--runs", 1, 1000000, &runs) ||
+           hetc_cli_count(&args, "--warmup", 0, 1000000, &warmup) ||
+           hetc_cli_count(&args, "--random-input", 0, INT64_MAX, &seed) ||
+           hetc_cli_text(&args, "--input", "a file, or NAME=FILE,... for several inputs", &input) ||
+           hetc_cli_flag(&args, "--steps", &steps) || hetc_cli_positional(&args, "PACKAGE", &package));
+  if (!package) hetc_cli_error(&args, "no PACKAGE given");
+  if (input && seed >= 0) hetc_cli_error(&args, "--input and --random-input exclude each other");
+  if (args.failed) return HETC_EXIT_USAGE;
   hetc_context_t *context = NULL;
   hetc_package_t *rt = NULL;
   hetc_bench_result_t result;

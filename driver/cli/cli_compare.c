@@ -13,8 +13,9 @@
 static const char usage[] =
     "usage: hetc compare MODEL.json --targets T1,T2[,...] [--records PATH] [--runs N] [--warmup N]\n"
     "                    [--csv FILE] [--json FILE] [--html FILE] [--keep DIR] [--quiet]\n"
-    "  --runs N     timed runs of each package (default 10)\n"
-    "  --warmup N   untimed runs first (default 2)\n"
+    "  --targets T1,T2,...  1 to 8 targets, each once\n"
+    "  --runs N     timed runs of each package, 1 to 1000000 (default 10)\n"
+    "  --warmup N   untimed runs first, 0 to 1000000 (default 2)\n"
     "  --csv FILE   one row per task and device and per package (column `kind`)\n"
     "  --json FILE  everything, every template included\n"
     "  --html FILE  a self-contained report with charts\n"
@@ -26,59 +27,36 @@ typedef struct report_file_t {
 } report_file_t;
 
 int hetc_cli_compare(int argc, char **argv) {
-  const char *model = NULL, *targets_arg = NULL, *value;
+  const char *model = NULL;
   hetc_compare_options_t options = {.runs = 10, .warmup_runs = 2};
   report_file_t reports[] = {{NULL, hetc_compare_write_csv}, {NULL, hetc_compare_write_json},
                              {NULL, hetc_compare_write_html}};
   long long runs = 10, warmup = 2;
   int quiet = 0;
-  for (int i = 0; i < argc; ++i) {
-    if ((value = hetc_cli_option(argc, argv, &i, "--targets"))) {
-      targets_arg = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--records"))) {
-      options.records_path = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--runs"))) {
-      if ((runs = hetc_cli_parse_count(value)) < 1 || runs > 1000000) {
-        fprintf(stderr, "hetc compare: --runs takes a whole number from 1 to 1000000, not '%s'\n%s", value, usage);
-        return HETC_EXIT_USAGE;
-      }
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--warmup"))) {
-      if ((warmup = hetc_cli_parse_count(value)) < 0 || warmup > 1000000) {
-        fprintf(stderr, "hetc compare: --warmup takes a whole number from 0 to 1000000, not '%s'\n%s", value, usage);
-        return HETC_EXIT_USAGE;
-      }
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--csv"))) {
-      reports[0].path = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--json"))) {
-      reports[1].path = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--html"))) {
-      reports[2].path = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--keep"))) {
-      options.keep_dir = value;
-    } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] != '-' && !model) {
-      model = argv[i];
-    } else {
-      fprintf(stderr, "hetc compare: unexpected argument '%s'\n%s", argv[i], usage);
-      return HETC_EXIT_USAGE;
-    }
-  }
-  if (!model || !targets_arg) {
-    fprintf(stderr, "hetc compare: %s\n%s", !model ? "no model given" : "--targets is required", usage);
-    return HETC_EXIT_USAGE;
-  }
-  char *targets_copy = NULL;
-  const char *targets[HETC_COMPARE_MAX_DEVICES];
-  int32_t num_targets =
-      hetc_cli_split_targets("compare", targets_arg, &targets_copy, targets, HETC_COMPARE_MAX_DEVICES);
-  if (num_targets < 0) {
-    free(targets_copy);
-    fputs(usage, stderr);
-    return HETC_EXIT_USAGE;
-  }
-  options.targets = targets;
-  options.num_targets = num_targets;
+  hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "compare", usage, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_targets(&args, "--targets", HETC_COMPARE_MAX_DEVICES, &targets) ||
+           hetc_cli_text(&args, "--records", "a path", &options.records_path) ||
+           hetc_cli_count(&args, "--runs", 1, 1000000, &runs) ||
+           hetc_cli_count(&args, "--warmup", 0, 1000000, &warmup) ||
+           hetc_cli_text(&args, "--csv", "a path", &reports[0].path) ||
+           hetc_cli_text(&args, "--json", "a path", &reports[1].path) ||
+           hetc_cli_text(&args, "--html", "a path", &reports[2].path) ||
+           hetc_cli_text(&args, "--keep", "a directory", &options.keep_dir) ||
+           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_positional(&args, "MODEL.json", &model));
+  if (!model) hetc_cli_error(&args, "no MODEL.json given");
+  if (!targets.text) hetc_cli_error(&args, "--targets is required");
+  /* Two reports to one file: the second would replace the first. */
+  static const char *const report_flags[] = {"--csv", "--json", "--html"};
+  for (int a = 0; a < 3; ++a)
+    for (int b = a + 1; b < 3; ++b)
+      if (reports[a].path && reports[b].path && !strcmp(reports[a].path, reports[b].path))
+        hetc_cli_error(&args, "%s and %s name the same file '%s'", report_flags[a], report_flags[b], reports[a].path);
+  if (args.failed) return HETC_EXIT_USAGE;
+  options.targets = targets.names;
+  options.num_targets = targets.count;
   options.runs = (int32_t)runs;
   options.warmup_runs = (int32_t)warmup;
   /* As compile: progress only for a person watching. */
@@ -96,6 +74,5 @@ int hetc_cli_compare(int argc, char **argv) {
   hetc_compare_result_free(&result);
   hetc_context_destroy(context);
   hetc_model_free(graph);
-  free(targets_copy);
   return hetc_cli_report(status);
 }

@@ -10,74 +10,57 @@
 
 #define MAX_TARGETS 16
 
+static const char usage[] =
+    "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]\n"
+    "                    [--placement cost|first] [--split auto|never|all] [--explain] [--quiet]\n"
+    "  --targets T,...    1 to 16 targets, each once\n"
+    "  -o, --output PATH  the package directory to write\n"
+    "  --placement cost   (several targets) each node where the model's expected latency is lowest\n"
+    "  --placement first  each node on the first target that supports it\n"
+    "  --split auto       (cost placement) split a conv2d by output channels across two devices\n"
+    "                     that do not share cores, where that lowers the expected latency\n"
+    "  --split never|all  never, or every conv2d that can be split (for testing)\n"
+    "  --explain          print the placement: each node's device, layouts, expected time, the moves\n";
+
 int hetc_cli_compile(int argc, char **argv) {
-  const char *model = NULL, *out = NULL, *targets_arg = NULL, *records = NULL;
-  int quiet = 0, explain = 0, placement = HETC_PLACEMENT_COST, split = HETC_SPLIT_AUTO;
-  for (int i = 0; i < argc; ++i) {
-    if (!strcmp(argv[i], "--targets") && i + 1 < argc) {
-      targets_arg = argv[++i];
-    } else if (!strncmp(argv[i], "--targets=", 10)) {
-      targets_arg = argv[i] + 10;
-    } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--records") && i + 1 < argc) {
-      records = argv[++i];
-    } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-    } else if (!strcmp(argv[i], "--explain")) {
-      explain = 1;
-    } else if (!strcmp(argv[i], "--placement") && i + 1 < argc &&
-               (!strcmp(argv[i + 1], "cost") || !strcmp(argv[i + 1], "first"))) {
-      placement = !strcmp(argv[++i], "first") ? HETC_PLACEMENT_FIRST : HETC_PLACEMENT_COST;
-    } else if (!strcmp(argv[i], "--split") && i + 1 < argc &&
-               (!strcmp(argv[i + 1], "auto") || !strcmp(argv[i + 1], "never") || !strcmp(argv[i + 1], "all"))) {
-      ++i;
-      split = !strcmp(argv[i], "never") ? HETC_SPLIT_NEVER : !strcmp(argv[i], "all") ? HETC_SPLIT_ALL : HETC_SPLIT_AUTO;
-    } else if (argv[i][0] != '-' && !model) {
-      model = argv[i];
-    } else {
-      fprintf(stderr, "hetc compile: unexpected argument '%s'\n", argv[i]);
-      model = NULL;
-      break;
-    }
-  }
-  if (!model || !out || !targets_arg) {
-    fprintf(stderr, "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]\n"
-                    "                    [--placement cost|first] [--split auto|never|all] [--explain] [--quiet]\n"
-                    "  --placement cost   (several targets) each node where the model's expected latency is lowest\n"
-                    "  --placement first  each node on the first target that supports it\n"
-                    "  --split auto       (cost placement) split a conv2d by output channels across two devices\n"
-                    "                     that do not share cores, where that lowers the expected latency\n"
-                    "  --split never|all  never, or every conv2d that can be split (for testing)\n"
-                    "  --explain          print the placement: each node's device, layouts, expected time, the moves\n");
-    return HETC_EXIT_USAGE;
-  }
-  char *targets_copy = NULL;
-  const char *targets[MAX_TARGETS];
-  int32_t num_targets = hetc_cli_split_targets("compile", targets_arg, &targets_copy, targets, MAX_TARGETS);
-  if (num_targets < 0) {
-    free(targets_copy);
-    return HETC_EXIT_USAGE;
-  }
+  static const int placements[] = {HETC_PLACEMENT_COST, HETC_PLACEMENT_FIRST};
+  static const int splits[] = {HETC_SPLIT_AUTO, HETC_SPLIT_NEVER, HETC_SPLIT_ALL};
+  const char *model = NULL, *out = NULL, *records = NULL;
+  int quiet = 0, explain = 0, placement = 0, split = 0;
+  hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "compile", usage, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_targets(&args, "--targets", MAX_TARGETS, &targets) ||
+           hetc_cli_text(&args, "--output|-o", "a path", &out) ||
+           hetc_cli_text(&args, "--records", "a path", &records) || hetc_cli_flag(&args, "--quiet|-q", &quiet) ||
+           hetc_cli_flag(&args, "--explain", &explain) ||
+           hetc_cli_choice(&args, "--placement", "cost|first", &placement) ||
+           hetc_cli_choice(&args, "--split", "auto|never|all", &split) ||
+           hetc_cli_positional(&args, "MODEL.json", &model));
+  if (!model) hetc_cli_error(&args, "no MODEL.json given");
+  if (!targets.text) hetc_cli_error(&args, "--targets is required");
+  if (!out) hetc_cli_error(&args, "-o is required");
+  if (args.failed) return HETC_EXIT_USAGE;
   hetc_model_t *graph = NULL;
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
-  hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets, .progress = !quiet && isatty(2),
-                                   .records_path = records, .placement = placement, .explain = explain,
-                                   .split = split};
+  hetc_compile_options_t options = {.targets = targets.names, .num_targets = targets.count,
+                                   .progress = !quiet && isatty(2), .records_path = records,
+                                   .placement = placements[placement], .explain = explain, .split = splits[split]};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
   hetc_interrupt_install();
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
   if (!status) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
-           out, hetc_model_name(graph), targets_arg, report.kernels, report.transforms, report.copies,
+           out, hetc_model_name(graph), targets.text, report.kernels, report.transforms, report.copies,
            (double)report.weights_bytes / 1e6, report.build_seconds);
     printf("configs: %d tuned, %d from the nearest tuned workload, %d predicted, %d defaults\n",
            report.configs[1], report.configs[2], report.configs[3], report.configs[0]);
     if (report.predicted_seconds > 0)
       printf("placement: expected latency %.3f ms (%s)\n", report.predicted_seconds * 1e3,
-             placement == HETC_PLACEMENT_FIRST ? "first fit"
+             options.placement == HETC_PLACEMENT_FIRST ? "first fit"
              : report.selection_kept           ? "kept in the records by an earlier tune or compile"
              : report.placement_exact          ? "lowest under the cost model"
                                                : "state-capped search, not proven lowest");
@@ -92,6 +75,5 @@ int hetc_cli_compile(int argc, char **argv) {
   }
   hetc_context_destroy(context);
   hetc_model_free(graph);
-  free(targets_copy);
   return hetc_cli_report(status);
 }

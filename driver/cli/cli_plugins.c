@@ -39,15 +39,10 @@ static void print_peak(const hetc_plugin_device_t *dev) {
 
 int hetc_cli_plugins(int argc, char **argv) {
   const char *records = NULL;
-  for (int i = 0; i < argc; ++i) {
-    const char *value = hetc_cli_option(argc, argv, &i, "--records");
-    if (value) {
-      records = value;
-      continue;
-    }
-    fprintf(stderr, "usage: hetc plugins [--records PATH]\n");
-    return HETC_EXIT_USAGE;
-  }
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "plugins", "usage: hetc plugins [--records PATH]\n", argc, argv);
+  while (hetc_cli_args_next(&args)) (void)hetc_cli_text(&args, "--records", "a path", &records);
+  if (args.failed) return HETC_EXIT_USAGE;
   hetc_registry_t *registry = NULL;
   hetc_status_t status = hetc_registry_open(&registry);
   if (status) return hetc_cli_report(status);

@@ -1,6 +1,6 @@
 /* `hetc records list|best|export|import|prune`: the tuning records store
  * from the command line (driver/tune/records.h, api/records-format.md). */
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,81 +10,54 @@
 #include "tune/records.h"
 #include "tune/records_jsonl.h"
 
-static int usage(void) {
-  fprintf(stderr,
-          "usage: hetc records list   [--records PATH] [FILTERS] [--limit N]\n"
-          "       hetc records best   [--records PATH] [FILTERS]\n"
-          "       hetc records export FILE.jsonl [--records PATH] [FILTERS] [--limit N]\n"
-          "       hetc records import FILE.jsonl [--records PATH]\n"
-          "       hetc records prune  [--records PATH] [--keep N]\n"
-          "FILTERS: --target T  --device FINGERPRINT  --workload KEY  --template NAME  --ok\n"
-          "The store is --records PATH, else $HETC_RECORDS, else\n"
-          "$XDG_DATA_HOME/hetc/records.sqlite, else ~/.local/share/hetc/records.sqlite.\n");
-  return HETC_EXIT_USAGE;
-}
+static const char usage[] =
+    "usage: hetc records list   [--records PATH] [FILTERS] [--limit N]\n"
+    "       hetc records best   [--records PATH] [FILTERS]\n"
+    "       hetc records export FILE.jsonl [--records PATH] [FILTERS] [--limit N]\n"
+    "       hetc records import FILE.jsonl [--records PATH]\n"
+    "       hetc records prune  [--records PATH] [--keep N]\n"
+    "FILTERS: --target T  --device FINGERPRINT  --workload KEY  --template NAME  --ok\n"
+    "--limit N: at most N records, 0 to 2147483647 (default 0: all)\n"
+    "--keep N: the N best ok records per group, 0 to 2147483647 (default 10)\n"
+    "The store is --records PATH, else $HETC_RECORDS, else\n"
+    "$XDG_DATA_HOME/hetc/records.sqlite, else ~/.local/share/hetc/records.sqlite.\n";
 
-
-/* A non-negative count option; prints why and returns 0 when it is not. */
-static int parse_count(const char *name, const char *text, int64_t *out_value) {
-  char *end = NULL;
-  errno = 0;
-  long long value = strtoll(text, &end, 10);
-  if (errno || end == text || *end || value < 0) {
-    fprintf(stderr, "hetc records: %s '%s': expected a whole number, 0 or more\n", name, text);
-    return 0;
-  }
-  *out_value = value;
-  return 1;
-}
-
-/* What every subcommand may be given; which options each accepts is
- * checked in hetc_cli_records. */
+/* What the subcommands are given; each takes only its own options. */
 typedef struct arguments_t {
   const char *file;    /* export/import */
   const char *records; /* --records */
   hetc_record_filter_t filter;
-  int has_filter, has_limit, has_keep;
   int64_t keep;
 } arguments_t;
 
-/* 1 when parsed, 0 after printing a usage error. */
-static int parse_arguments(int argc, char **argv, arguments_t *out) {
+/* 1 when parsed, 0 after printing the error. */
+static int parse_arguments(const char *subcommand, int argc, char **argv, arguments_t *out) {
+  const int is_list = !strcmp(subcommand, "list"), is_export = !strcmp(subcommand, "export");
+  const int filters = is_list || is_export || !strcmp(subcommand, "best");
+  const int has_file = is_export || !strcmp(subcommand, "import"), is_prune = !strcmp(subcommand, "prune");
   memset(out, 0, sizeof(*out));
   out->filter = hetc_record_filter_any();
-  out->keep = 10;
-  for (int i = 0; i < argc; ++i) {
-    const char *value;
-    if ((value = hetc_cli_option(argc, argv, &i, "--records"))) {
-      out->records = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--target"))) {
-      out->filter.target = value;
-      out->has_filter = 1;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--device"))) {
-      out->filter.device_fingerprint = value;
-      out->has_filter = 1;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--workload"))) {
-      out->filter.workload_key = value;
-      out->has_filter = 1;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--template"))) {
-      out->filter.template_name = value;
-      out->has_filter = 1;
-    } else if (!strcmp(argv[i], "--ok")) {
-      out->filter.only_ok = 1;
-      out->has_filter = 1;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--limit"))) {
-      if (!parse_count("--limit", value, &out->filter.limit)) return 0;
-      out->has_limit = 1;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--keep"))) {
-      if (!parse_count("--keep", value, &out->keep)) return 0;
-      out->has_keep = 1;
-    } else if (argv[i][0] != '-' && !out->file) {
-      out->file = argv[i];
-    } else {
-      fprintf(stderr, "hetc records: unexpected argument '%s'\n", argv[i]);
-      return 0;
-    }
-  }
-  return 1;
+  long long limit = 0, keep = 10;
+  char command[32];
+  snprintf(command, sizeof(command), "records %s", subcommand);
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, command, usage, argc, argv);
+  /* An option another subcommand takes is unexpected here, as is a file
+   * for a subcommand that reads none. */
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_text(&args, "--records", "a path", &out->records) ||
+           (filters && hetc_cli_text(&args, "--target", "a target name", &out->filter.target)) ||
+           (filters && hetc_cli_text(&args, "--device", "a device fingerprint", &out->filter.device_fingerprint)) ||
+           (filters && hetc_cli_text(&args, "--workload", "a workload key", &out->filter.workload_key)) ||
+           (filters && hetc_cli_text(&args, "--template", "a template name", &out->filter.template_name)) ||
+           (filters && hetc_cli_flag(&args, "--ok", &out->filter.only_ok)) ||
+           ((is_list || is_export) && hetc_cli_count(&args, "--limit", 0, INT32_MAX, &limit)) ||
+           (is_prune && hetc_cli_count(&args, "--keep", 0, INT32_MAX, &keep)) ||
+           (has_file && hetc_cli_positional(&args, "FILE.jsonl", &out->file)));
+  if (has_file && !out->file) hetc_cli_error(&args, "no FILE.jsonl given");
+  out->filter.limit = limit;
+  out->keep = keep;
+  return !args.failed;
 }
 
 /* Malformed records files and bad arguments are the user's: exit 2. */
@@ -159,19 +132,21 @@ static hetc_status_t best_records(hetc_records_t *store, const hetc_record_filte
 }
 
 int hetc_cli_records(int argc, char **argv) {
-  if (argc < 1) return usage();
+  static const char *const subcommands[] = {"list", "best", "export", "import", "prune"};
+  int known = 0;
+  for (size_t i = 0; argc >= 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); ++i)
+    known |= !strcmp(argv[0], subcommands[i]);
+  if (!known) {
+    hetc_cli_args_t args;
+    hetc_cli_args_init(&args, "records", usage, argc, argv);
+    if (argc < 1) return hetc_cli_error(&args, "no subcommand given (list, best, export, import or prune)");
+    return hetc_cli_error(&args, "unknown subcommand '%s' (list, best, export, import or prune)", argv[0]);
+  }
   const char *command = argv[0];
   arguments_t args;
-  if (!parse_arguments(argc - 1, argv + 1, &args)) return usage();
-  int is_list = !strcmp(command, "list"), is_best = !strcmp(command, "best"),
-      is_export = !strcmp(command, "export"), is_import = !strcmp(command, "import"),
-      is_prune = !strcmp(command, "prune");
-  int wants_file = is_export || is_import;
-  if (!(is_list || is_best || is_export || is_import || is_prune) ||
-      (wants_file != (args.file != NULL)) || (args.has_filter && (is_import || is_prune)) ||
-      (args.has_limit && !(is_list || is_export)) || (args.has_keep && !is_prune)) {
-    return usage();
-  }
+  if (!parse_arguments(command, argc - 1, argv + 1, &args)) return HETC_EXIT_USAGE;
+  const int is_list = !strcmp(command, "list"), is_best = !strcmp(command, "best"),
+            is_export = !strcmp(command, "export"), is_import = !strcmp(command, "import");
 
   hetc_records_t *store = NULL;
   hetc_status_t status = hetc_records_open(args.records, &store);

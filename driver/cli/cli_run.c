@@ -1,6 +1,8 @@
-/* `hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE]`. */
+/* `hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE]
+ * [--repeat N]`. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +65,50 @@ static void print_summary(const hetc_package_t *package, int32_t index, const fl
   }
 }
 
+/* A --input for several inputs, NAME=FILE,NAME=FILE: every entry has both
+ * parts, names one of the package's inputs, and each input is given once
+ * (a misspelt name was ignored, and the input it meant reported missing). */
+static hetc_status_t check_input_list(const hetc_package_t *rt, const char *list) {
+  const int32_t num_inputs = hetc_package_input_count(rt);
+  char known[1024] = "";
+  for (int32_t i = 0, used = 0; i < num_inputs && used < (int)sizeof(known); ++i) {
+    int written = snprintf(known + used, sizeof(known) - (size_t)used, "%s%s", i ? ", " : "",
+                           hetc_package_input_name(rt, i));
+    if (written < 0) break;
+    used += written;
+  }
+  int *given = calloc((size_t)num_inputs + 1, sizeof(int));
+  if (!given) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "--input");
+  hetc_status_t status = NULL;
+  for (const char *entry = list; !status;) {
+    const int length = (int)strcspn(entry, ",");
+    const char *equals = memchr(entry, '=', (size_t)length);
+    const int name_length = equals ? (int)(equals - entry) : 0;
+    int32_t index = -1;
+    for (int32_t i = 0; i < num_inputs && index < 0; ++i) {
+      const char *name = hetc_package_input_name(rt, i);
+      if ((int)strlen(name) == name_length && !strncmp(name, entry, (size_t)name_length)) index = i;
+    }
+    if (!equals || name_length == 0 || name_length == length - 1) {
+      status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input: '%.*s' is not NAME=FILE (the package's inputs: %s)",
+                               length, entry, known);
+    } else if (index < 0) {
+      status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input: the package has no input '%.*s' (its inputs: %s)",
+                               name_length, entry, known);
+    } else if (given[index]++) {
+      status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--input: input '%.*s' is given twice", name_length, entry);
+    }
+    if (!entry[length]) break;
+    entry += length + 1;
+  }
+  free(given);
+  return status;
+}
+
 hetc_status_t hetc_cli_set_inputs(hetc_package_t *rt, const char *input, long long seed) {
   hetc_status_t status = NULL;
   const int32_t num_inputs = hetc_package_input_count(rt);
+  if (input && num_inputs > 1) HETC_RETURN_IF_ERROR(check_input_list(rt, input));
   for (int32_t i = 0; !status && i < num_inputs; ++i) {
     const char *input_name = hetc_package_input_name(rt, i);
     int64_t count = hetc_package_input_elements(rt, i);
@@ -102,36 +145,28 @@ hetc_status_t hetc_cli_set_inputs(hetc_package_t *rt, const char *input, long lo
   return status;
 }
 
+static const char usage[] =
+    "usage: hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE] [--repeat N]\n"
+    "  --input FILE         raw little-endian float32, row-major (NCHW), exactly the input's size;\n"
+    "                       for a model with several inputs, NAME=FILE for each, comma-separated\n"
+    "  --random-input SEED  deterministic values in [-1, 1), SEED 0 to 9223372036854775807 (default 0)\n"
+    "  --output FILE        every output, concatenated, as raw float32\n"
+    "  --repeat N           timed runs after one warm-up, 1 to 100000 (default 10)\n";
+
 int hetc_cli_run(int argc, char **argv) {
   const char *package = NULL, *input = NULL, *output = NULL;
-  long long seed = -1;
-  int repeat = 10;
-  for (int i = 0; i < argc; ++i) {
-    char *end = NULL;
-    if (!strcmp(argv[i], "--input") && i + 1 < argc) {
-      input = argv[++i];
-    } else if (!strcmp(argv[i], "--random-input") && i + 1 < argc) {
-      seed = strtoll(argv[++i], &end, 10);
-      if (!*argv[i] || *end || seed < 0) package = NULL, i = argc;
-    } else if (!strcmp(argv[i], "--output") && i + 1 < argc) {
-      output = argv[++i];
-    } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
-      repeat = (int)strtol(argv[++i], &end, 10);
-      if (*end || repeat < 1 || repeat > 100000) repeat = -1;
-    } else if (argv[i][0] != '-' && !package) {
-      package = argv[i];
-    } else {
-      fprintf(stderr, "hetc run: unexpected argument '%s'\n", argv[i]);
-      return HETC_EXIT_USAGE;
-    }
-  }
-  if (!package || (input && seed >= 0) || repeat < 1) {
-    fprintf(stderr,
-            "usage: hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE] [--repeat N]\n"
-            "  --input FILE: raw little-endian float32, row-major (NCHW), exactly the input's size;\n"
-            "  for a model with several inputs, the files are given as NAME=FILE, comma-separated\n");
-    return HETC_EXIT_USAGE;
-  }
+  long long seed = -1, repeat = 10;
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "run", usage, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_text(&args, "--input", "a file, or NAME=FILE,... for several inputs", &input) ||
+           hetc_cli_count(&args, "--random-input", 0, INT64_MAX, &seed) ||
+           hetc_cli_text(&args, "--output", "a path", &output) ||
+           hetc_cli_count(&args, "--repeat", 1, 100000, &repeat) ||
+           hetc_cli_positional(&args, "PACKAGE", &package));
+  if (!package) hetc_cli_error(&args, "no PACKAGE given");
+  if (input && seed >= 0) hetc_cli_error(&args, "--input and --random-input exclude each other");
+  if (args.failed) return HETC_EXIT_USAGE;
   if (!input && seed < 0) seed = 0;
   hetc_context_t *context = NULL;
   hetc_package_t *rt = NULL;
@@ -141,7 +176,7 @@ int hetc_cli_run(int argc, char **argv) {
   const int32_t num_outputs = rt ? hetc_package_output_count(rt) : 0;
   /* One warm-up run, then `repeat` timed runs; the median is reported. */
   hetc_bench_result_t timing;
-  const hetc_bench_options_t bench = {1, repeat};
+  const hetc_bench_options_t bench = {1, (int32_t)repeat};
   if (!status) status = hetc_package_bench(rt, &bench, &timing);
   hetc_output_t *out_file = NULL;
   if (!status && output) status = hetc_output_open(output, &out_file);
@@ -159,7 +194,7 @@ int hetc_cli_run(int argc, char **argv) {
   else if (out_file) status = hetc_output_commit(out_file);
   if (!status)
     printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %d runs\n", timing.p50 * 1e3, timing.min * 1e3,
-           timing.max * 1e3, repeat);
+           timing.max * 1e3, (int)repeat);
   hetc_package_close(rt);
   hetc_context_destroy(context);
   return hetc_cli_report(status);

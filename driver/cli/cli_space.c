@@ -1,7 +1,7 @@
 /* `hetc space MODEL.json --task N --target T [--overrides FILE]`: prints
  * one task's space on a backend, every template's knobs with their kinds
  * and sizes (tuner.md, "Spaces"). */
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +13,9 @@
 #include "space/space_override.h"
 #include "space/task_space.h"
 
-static int usage(void) {
-  fprintf(stderr, "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n");
-  return HETC_EXIT_USAGE;
-}
-
+static const char usage[] =
+    "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n"
+    "  --task N   the task's number as `hetc tasks` prints it, 1 or more\n";
 
 /* The user's files are wrong, not hetc: exit status 2. */
 static hetc_status_t as_bad_input(hetc_status_t status) {
@@ -27,31 +25,19 @@ static hetc_status_t as_bad_input(hetc_status_t status) {
 }
 
 int hetc_cli_space(int argc, char **argv) {
-  const char *model_path = NULL, *task_arg = NULL, *target = NULL, *overrides_path = NULL;
-  for (int i = 0; i < argc; ++i) {
-    const char *value;
-    if ((value = hetc_cli_option(argc, argv, &i, "--task"))) {
-      task_arg = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--target"))) {
-      target = value;
-    } else if ((value = hetc_cli_option(argc, argv, &i, "--overrides"))) {
-      overrides_path = value;
-    } else if (argv[i][0] != '-' && !model_path) {
-      model_path = argv[i];
-    } else {
-      fprintf(stderr, "hetc space: unexpected argument '%s'\n", argv[i]);
-      return usage();
-    }
-  }
-  if (!model_path || !task_arg || !target) return usage();
-  char *end = NULL;
-  errno = 0;
-  const long task_number = strtol(task_arg, &end, 10);
-  if (errno || end == task_arg || *end || task_number < 1 || task_number > INT32_MAX) {
-    fprintf(stderr, "hetc space: --task '%s': expected a task number, 1 or more, as `hetc tasks` "
-                    "prints them\n", task_arg);
-    return HETC_EXIT_USAGE;
-  }
+  const char *model_path = NULL, *target = NULL, *overrides_path = NULL;
+  long long task_number = 0;
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "space", usage, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_count(&args, "--task", 1, INT32_MAX, &task_number) ||
+           hetc_cli_text(&args, "--target", "a target name", &target) ||
+           hetc_cli_text(&args, "--overrides", "a path", &overrides_path) ||
+           hetc_cli_positional(&args, "MODEL.json", &model_path));
+  if (!model_path) hetc_cli_error(&args, "no MODEL.json given");
+  if (!task_number) hetc_cli_error(&args, "--task is required");
+  if (!target) hetc_cli_error(&args, "--target is required");
+  if (args.failed) return HETC_EXIT_USAGE;
 
   hetc_model_t *model = NULL;
   hetc_graph_t *graph = NULL;
@@ -69,7 +55,7 @@ int hetc_cli_space(int argc, char **argv) {
   if (!status) status = hetc_graph_optimize(graph);
   if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
   if (!status && task >= tasks->count)
-    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--task %ld: %s has %d tasks (1..%d)",
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "--task %lld: %s has %d tasks (1..%d)",
                              task_number, model_path, tasks->count, tasks->count);
   if (!status && overrides_path)
     status = as_bad_input(hetc_space_overrides_load(overrides_path, &overrides));

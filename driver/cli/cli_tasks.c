@@ -4,14 +4,16 @@
 #include "cli/cli.h"
 
 int hetc_cli_tasks(int argc, char **argv) {
-  if (argc != 1 || argv[0][0] == '-') {
-    fprintf(stderr, "usage: hetc tasks MODEL.json\n");
-    return HETC_EXIT_USAGE;
-  }
+  const char *model_path = NULL;
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "tasks", "usage: hetc tasks MODEL.json\n", argc, argv);
+  while (hetc_cli_args_next(&args)) (void)hetc_cli_positional(&args, "MODEL.json", &model_path);
+  if (!model_path) hetc_cli_error(&args, "no MODEL.json given");
+  if (args.failed) return HETC_EXIT_USAGE;
   hetc_model_t *model = NULL;
   hetc_task_info_t *tasks = NULL;
   int32_t count = 0, fused_nodes = 0;
-  hetc_status_t status = hetc_model_load(argv[0], &model);
+  hetc_status_t status = hetc_model_load(model_path, &model);
   if (!status) status = hetc_model_tasks(model, &tasks, &count, &fused_nodes);
   if (status) {
     hetc_model_free(model);

@@ -1,6 +1,6 @@
 /* `hetc tune MODEL.json --targets T[,T...]`: tunes every task of a model
  * and keeps the records (tuner.md), ending with a summary table. */
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,37 +19,52 @@ static const char usage_text[] =
     "           [--batch N] [--no-transfer] [--overrides FILE] [--simulate STORE]\n"
     "           [--check] [--workers N] [--build-timeout S] [--run-timeout S] [--seed N]\n"
     "           [--tasks LIST] [--quiet]\n"
-    "  --tasks LIST   only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n";
+    "  --targets T,...      1 to 16 targets, each once\n"
+    "  --trials N           1 to 1000000 (default 200)\n"
+    "  --early-stopping N   0 to 1000000 trials without improvement (default 0: never stop early)\n"
+    "  --budget SECONDS     above 0, at most 31536000 (default: none)\n"
+    "  --batch N            1 to 256 (default 16)\n"
+    "  --workers N          1 to 64 parallel builds (default: the online cores)\n"
+    "  --build-timeout S    above 0, at most 86400 (default 60)\n"
+    "  --run-timeout S      above 0, at most 86400 (default 30)\n"
+    "  --seed N             0 to 9223372036854775807 (default 1)\n"
+    "  --tasks LIST         only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n";
 
-/* Reads "1,3,5-8" into `numbers`; the count, or -1 when `text` is not such
- * a list or holds more than `capacity` numbers. */
-static int32_t parse_task_list(const char *text, int32_t *numbers, int32_t capacity) {
+/* Reads "1,3,5-8" into `numbers`: digits only, each number 1 to 1000000
+ * and once. The count, or -1 after printing why. */
+static int32_t parse_task_list(hetc_cli_args_t *args, const char *text, int32_t *numbers, int32_t capacity) {
   int32_t count = 0;
-  const char *p = text;
-  for (;;) {
-    char *end = NULL;
-    long first = strtol(p, &end, 10), last = first;
-    if (end == p || first < 1 || first > 1000000) return -1;
-    if (*end == '-') {
-      p = end + 1;
-      last = strtol(p, &end, 10);
-      if (end == p || last < first || last > 1000000) return -1;
+  for (const char *p = text;;) {
+    long first = 0, last = 0;
+    const char *start = p;
+    while (*p >= '0' && *p <= '9' && first <= 1000000) first = first * 10 + (*p++ - '0');
+    last = first;
+    if (p > start && *p == '-') {
+      const char *range = ++p;
+      last = 0;
+      while (*p >= '0' && *p <= '9' && last <= 1000000) last = last * 10 + (*p++ - '0');
+      if (p == range) last = 0;
+    }
+    if (p == start || first < 1 || first > 1000000 || last < first || last > 1000000 || (*p && *p != ',')) {
+      hetc_cli_error(args, "--tasks: expected task numbers from 1 to 1000000 such as 1,3,5-8, got '%s'", text);
+      return -1;
     }
     for (long n = first; n <= last; ++n) {
-      if (count == capacity) return -1;
+      for (int32_t k = 0; k < count; ++k) {
+        if (numbers[k] == n) {
+          hetc_cli_error(args, "--tasks: task %ld is listed twice in '%s'", n, text);
+          return -1;
+        }
+      }
+      if (count == capacity) {
+        hetc_cli_error(args, "--tasks: at most %d tasks, got more in '%s'", capacity, text);
+        return -1;
+      }
       numbers[count++] = (int32_t)n;
     }
-    if (*end == 0) return count;
-    if (*end != ',') return -1;
-    p = end + 1;
+    if (!*p) return count;
+    ++p;
   }
-}
-
-static int usage_error(const char *format, const char *arg) {
-  fprintf(stderr, "hetc tune: ");
-  fprintf(stderr, format, arg);
-  fprintf(stderr, "\n%s", usage_text);
-  return HETC_EXIT_USAGE;
 }
 
 /* The tuning run ends with graph-level selection over what it measured:
@@ -93,87 +108,48 @@ static void print_summary(const hetc_tune_task_result_t *results, int32_t count,
 
 int hetc_cli_tune(int argc, char **argv) {
   hetc_tune_options_t options = hetc_tune_default_options();
-  options.progress = stderr;
-  const char *model_path = NULL, *targets_arg = NULL;
+  const char *model_path = NULL, *tasks_arg = NULL;
   static int32_t task_numbers[MAX_TASK_NUMBERS];
-  for (int i = 0; i < argc; ++i) {
-    const char *arg = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-    long long n = value ? hetc_cli_parse_count(value) : -1;
-    if (!strcmp(arg, "--targets") && value) {
-      targets_arg = argv[++i];
-    } else if (!strcmp(arg, "--records") && value) {
-      options.records_path = argv[++i];
-    } else if (!strcmp(arg, "--overrides") && value) {
-      options.overrides_path = argv[++i];
-    } else if (!strcmp(arg, "--simulate") && value) {
-      options.simulate_path = argv[++i];
-    } else if (!strcmp(arg, "--trials") && value) {
-      if (n < 1 || n > 1000000) return usage_error("--trials wants a count from 1, not '%s'", value);
-      options.trials = (int32_t)n;
-      ++i;
-    } else if (!strcmp(arg, "--early-stopping") && value) {
-      if (n < 0 || n > 1000000) return usage_error("--early-stopping wants a count, not '%s'", value);
-      options.early_stopping = (int32_t)n;
-      ++i;
-    } else if (!strcmp(arg, "--batch") && value) {
-      if (n < 1 || n > 256) return usage_error("--batch wants 1 to 256, not '%s'", value);
-      options.batch = (int32_t)n;
-      ++i;
-    } else if (!strcmp(arg, "--workers") && value) {
-      if (n < 1 || n > 64) return usage_error("--workers wants 1 to 64, not '%s'", value);
-      options.measure.build_workers = (int32_t)n;
-      ++i;
-    } else if (!strcmp(arg, "--seed") && value) {
-      if (n < 0) return usage_error("--seed wants a number, not '%s'", value);
-      options.seed = (uint64_t)n;
-      ++i;
-    } else if ((!strcmp(arg, "--build-timeout") || !strcmp(arg, "--run-timeout")) && value) {
-      char *end = NULL;
-      double seconds = strtod(value, &end);
-      if (end == value || *end || !(seconds > 0) || seconds > 86400)
-        return usage_error("timeouts want seconds, not '%s'", value);
-      *(arg[2] == 'b' ? &options.measure.build_timeout_s : &options.measure.run_timeout_s) = seconds;
-      ++i;
-    } else if (!strcmp(arg, "--budget") && value) {
-      char *end = NULL;
-      double seconds = strtod(value, &end);
-      if (end == value || *end || !(seconds > 0)) return usage_error("--budget wants seconds, not '%s'", value);
-      options.time_budget_s = seconds;
-      ++i;
-    } else if (!strcmp(arg, "--search") && value) {
-      if (!hetc_search_kind_from_name(value, &options.search))
-        return usage_error("--search is model, random, grid or genetic, not '%s'", value);
-      ++i;
-    } else if (!strcmp(arg, "--tasks") && value) {
-      options.num_task_numbers = parse_task_list(value, task_numbers, MAX_TASK_NUMBERS);
-      if (options.num_task_numbers < 0)
-        return usage_error("--tasks wants task numbers such as 1,3,5-8, not '%s'", value);
-      options.task_numbers = task_numbers;
-      ++i;
-    } else if (!strcmp(arg, "--no-transfer")) {
-      options.transfer = 0;
-    } else if (!strcmp(arg, "--check")) {
-      options.measure.trial.check = 1;
-    } else if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
-      options.progress = NULL;
-    } else if (arg[0] != '-' && !model_path) {
-      model_path = arg;
-    } else {
-      return usage_error("unexpected argument '%s'", arg);
-    }
+  long long trials = options.trials, early_stopping = options.early_stopping, batch = options.batch,
+            workers = options.measure.build_workers, seed = (long long)options.seed;
+  int search = -1, no_transfer = 0, check = 0, quiet = 0;
+  hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "tune", usage_text, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_targets(&args, "--targets", MAX_TARGETS, &targets) ||
+           hetc_cli_text(&args, "--records", "a path", &options.records_path) ||
+           hetc_cli_text(&args, "--overrides", "a path", &options.overrides_path) ||
+           hetc_cli_text(&args, "--simulate", "a path", &options.simulate_path) ||
+           hetc_cli_count(&args, "--trials", 1, 1000000, &trials) ||
+           hetc_cli_count(&args, "--early-stopping", 0, 1000000, &early_stopping) ||
+           hetc_cli_count(&args, "--batch", 1, 256, &batch) || hetc_cli_count(&args, "--workers", 1, 64, &workers) ||
+           hetc_cli_count(&args, "--seed", 0, INT64_MAX, &seed) ||
+           hetc_cli_seconds(&args, "--build-timeout", 86400, &options.measure.build_timeout_s) ||
+           hetc_cli_seconds(&args, "--run-timeout", 86400, &options.measure.run_timeout_s) ||
+           hetc_cli_seconds(&args, "--budget", 31536000, &options.time_budget_s) ||
+           hetc_cli_choice(&args, "--search", "model|random|grid|genetic", &search) ||
+           hetc_cli_text(&args, "--tasks", "task numbers such as 1,3,5-8", &tasks_arg) ||
+           hetc_cli_flag(&args, "--no-transfer", &no_transfer) || hetc_cli_flag(&args, "--check", &check) ||
+           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_positional(&args, "MODEL.json", &model_path));
+  if (tasks_arg && !args.failed) {
+    options.num_task_numbers = parse_task_list(&args, tasks_arg, task_numbers, MAX_TASK_NUMBERS);
+    options.task_numbers = task_numbers;
   }
-  if (!model_path || !targets_arg) {
-    fprintf(stderr, "%s", usage_text);
-    return HETC_EXIT_USAGE;
-  }
-  char *targets_copy = NULL;
-  const char *targets[MAX_TARGETS];
-  int32_t num_targets = hetc_cli_split_targets("tune", targets_arg, &targets_copy, targets, MAX_TARGETS);
-  if (num_targets < 0) {
-    free(targets_copy);
-    return HETC_EXIT_USAGE;
-  }
+  if (!model_path) hetc_cli_error(&args, "no MODEL.json given");
+  if (!targets.text) hetc_cli_error(&args, "--targets is required");
+  if (args.failed) return HETC_EXIT_USAGE;
+  static const char *const search_names[] = {"model", "random", "grid", "genetic"};
+  if (search >= 0 && !hetc_search_kind_from_name(search_names[search], &options.search))
+    return hetc_cli_error(&args, "--search: '%s' is not built in", search_names[search]);
+  options.trials = (int32_t)trials;
+  options.early_stopping = (int32_t)early_stopping;
+  options.batch = (int32_t)batch;
+  options.measure.build_workers = (int32_t)workers;
+  options.seed = (uint64_t)seed;
+  options.transfer = !no_transfer;
+  options.measure.trial.check = check;
+  options.progress = quiet ? NULL : stderr;
   hetc_model_t *model = NULL;
   hetc_tuner_t *tuner = NULL;
   hetc_tune_task_result_t *results = NULL;
@@ -182,15 +158,14 @@ int hetc_cli_tune(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   hetc_status_t status = hetc_model_load(model_path, &model);
   if (!status) status = hetc_tuner_create(&options, &tuner);
-  if (!status) status = hetc_tuner_tune_graph(tuner, model, targets, num_targets, &results, &count);
+  if (!status) status = hetc_tuner_tune_graph(tuner, model, targets.names, targets.count, &results, &count);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (!status)
     print_summary(results, count, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
                   hetc_tuner_overhead_seconds(tuner));
-  if (!status && !options.simulate_path) status = select_plan(model, targets, num_targets, &options);
+  if (!status && !options.simulate_path) status = select_plan(model, targets.names, targets.count, &options);
   free(results);
   hetc_tuner_free(tuner);
   hetc_model_free(model);
-  free(targets_copy);
   return hetc_cli_report(status);
 }

@@ -1,10 +1,10 @@
 /* The `hetc` command: dispatches to a subcommand. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/env.h"
 #include "common/interrupt.h"
 
 static void usage(FILE *to) {
@@ -50,54 +50,32 @@ int hetc_cli_report(hetc_status_t status) {
              : HETC_EXIT_FAILURE;
 }
 
-long long hetc_cli_parse_count(const char *text) {
-  char *end = NULL;
-  errno = 0;
-  long long value = strtoll(text, &end, 10);
-  return errno || end == text || *end || value < 0 ? -1 : value;
-}
-
-const char *hetc_cli_option(int argc, char **argv, int *i, const char *name) {
-  const size_t length = strlen(name);
-  if (strncmp(argv[*i], name, length) != 0) return NULL;
-  if (argv[*i][length] == '=') return argv[*i] + length + 1;
-  if (argv[*i][length] == 0 && *i + 1 < argc) return argv[++*i];
-  return NULL;
-}
-
-int32_t hetc_cli_split_targets(const char *command, const char *arg, char **out_storage,
-                               const char **out_targets, int32_t capacity) {
-  char *copy = *out_storage = strdup(arg);
-  int32_t count = 0;
-  for (char *save = NULL, *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-    if (count == capacity) {
-      fprintf(stderr, "hetc %s: at most %d targets, not '%s'\n", command, capacity, arg);
-      return -1;
-    }
-    out_targets[count++] = t;
-  }
-  if (count == 0) {
-    fprintf(stderr, "hetc %s: --targets names no target\n", command);
-    return -1;
-  }
-  return count;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return HETC_EXIT_USAGE;
   }
   const char *command = argv[1];
-  if (!strcmp(command, "-h") || !strcmp(command, "--help") || !strcmp(command, "help")) {
+  const int is_help = !strcmp(command, "-h") || !strcmp(command, "--help") || !strcmp(command, "help");
+  const int is_version = !strcmp(command, "version") || !strcmp(command, "--version");
+  if ((is_help || is_version) && argc > 2) {
+    fprintf(stderr, "hetc %s: unexpected argument '%s'\n", command, argv[2]);
+    usage(stderr);
+    return HETC_EXIT_USAGE;
+  }
+  if (is_help) {
     usage(stdout);
     return HETC_EXIT_OK;
   }
-  if (!strcmp(command, "version") || !strcmp(command, "--version")) {
+  if (is_version) {
     printf("hetc %s (plugin ABI %d.%d)\n", HETC_VERSION_STRING, HETC_PLUGIN_ABI_MAJOR,
            HETC_PLUGIN_ABI_MINOR);
     return HETC_EXIT_OK;
   }
+  /* A bad HETC_NUM_THREADS, HETC_LOG_LEVEL or HETC_PLUGIN_PATH is refused
+   * by every command alike, before it does anything. */
+  hetc_status_t environment = hetc_env_check();
+  if (environment) return hetc_cli_report(environment);
   if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
   if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
   if (!strcmp(command, "plugin-check")) return hetc_cli_plugin_check(argc - 2, argv + 2);

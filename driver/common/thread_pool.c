@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/env.h"
+
 /* One job at a time: a parallel_for posts it, workers and the caller take
  * chunks from a shared counter, the caller waits for the stragglers. Calls
  * from different threads are serialised by job_lock.
@@ -52,15 +54,19 @@ static atomic_int stopping;
 static _Thread_local int inside_body;
 static atomic_int caller_cpu = -1; /* where the last job's caller ran */
 
-/* HETC_NUM_THREADS, else the online cores: read once, since every job and
- * every kernel asks and sysconf() costs microseconds on a virtual machine. */
+/* HETC_NUM_THREADS (capped, common/env.h), else the online cores: read
+ * once, since every job and every kernel asks and sysconf() costs
+ * microseconds on a virtual machine. A bad value was reported by
+ * hetc_env_check (the CLI and hetc_context_create refuse it); here it
+ * leaves the default. */
 static atomic_int default_count;
 
 static int32_t default_threads(void) {
   int32_t known = atomic_load_explicit(&default_count, memory_order_relaxed);
   if (known > 0) return known;
-  const char *env = getenv("HETC_NUM_THREADS");
-  long count = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
+  int32_t from_env = 0;
+  hetc_status_free(hetc_env_num_threads(&from_env));
+  long count = from_env > 0 ? from_env : sysconf(_SC_NPROCESSORS_ONLN);
   known = count > 0 ? (int32_t)count : 1;
   atomic_store_explicit(&default_count, known, memory_order_relaxed);
   return known;
@@ -194,7 +200,8 @@ static void ensure_workers(void) {
 }
 
 void hetc_thread_pool_set_threads(int32_t threads) {
-  atomic_store(&wanted_threads, threads > 0 ? threads : 0);
+  const int32_t most = hetc_env_max_threads();
+  atomic_store(&wanted_threads, threads > most ? most : threads > 0 ? threads : 0);
 }
 
 void hetc_thread_pool_shutdown(void) {

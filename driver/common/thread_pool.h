@@ -11,8 +11,9 @@
 /* Stack size of the pool's worker threads (documented in plugin.h, parallel_for). */
 #define HETC_THREAD_STACK_BYTES ((size_t)8 << 20)
 
-/* Sets the number of threads (>= 1) used from the next parallel_for on;
- * 0 means the online core count (or HETC_NUM_THREADS when set). */
+/* Sets the number of threads (>= 1, capped at hetc_env_max_threads())
+ * used from the next parallel_for on; 0 means the online core count (or
+ * HETC_NUM_THREADS when set, capped the same way). */
 void hetc_thread_pool_set_threads(int32_t threads);
 int32_t hetc_thread_pool_threads(void);
 

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/json_input.h"
 #include "common/name_map.h"
 #include "graph/infer.h"
 #include "model/model.h"
@@ -612,12 +614,18 @@ static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
       return fail(L, "/weights/file", "expected a file name, got %s", GOT(file));
     char *path = hetc_path_join(L->base_dir, file->valuestring);
     if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
-    hetc_status_t status = hetc_weights_load_file(L->graph, path, path);
+    /* A file that cannot be opened (missing, a directory, a FIFO) is the
+     * fault of the /weights/file value; name it like every other
+     * rejection. What is wrong inside the file names the file. */
+    int fd = -1;
+    hetc_status_t status = hetc_file_open_regular(path, &fd, NULL);
+    if (status) {
+      free(path);
+      return hetc_status_annotate(status, "%s: /weights/file", L->file);
+    }
+    close(fd);
+    status = hetc_weights_load_file(L->graph, path, path);
     free(path);
-    /* An unreadable file (missing, a directory) is the fault of the
-     * /weights/file value; name it like every other rejection. */
-    if (hetc_status_code(status) == HETC_STATUS_IO_ERROR)
-      status = hetc_status_annotate(status, "%s: /weights/file", L->file);
     return status;
   }
   if (!init) return fail(L, "/weights", "missing required key \"file\" or \"init\"");
@@ -782,11 +790,11 @@ static hetc_status_t parse_and_load(const char *text, size_t length, loader_t *L
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, length, &end, 0);
   if (!root) {
-    /* Report where parsing stopped. */
+    /* Report where parsing stopped, and whether it was the nesting. */
     size_t offset = end && end >= text ? (size_t)(end - text) : 0;
     const char *error_at = cJSON_GetErrorPtr();
     if (error_at && error_at >= text && error_at <= text + length) offset = (size_t)(error_at - text);
-    return fail_at(L, text, length, offset, "not valid JSON");
+    return fail_at(L, text, length, offset, hetc_json_syntax_error(text, length, offset));
   }
   /* cJSON stops after the first value; anything but whitespace after it
    * means the file is not one JSON text. */
@@ -798,16 +806,19 @@ static hetc_status_t parse_and_load(const char *text, size_t length, loader_t *L
     cJSON_Delete(root);
     return fail_at(L, text, length, offset, "not valid JSON (text after the top-level value)");
   }
-  /* cJSON decodes \u0000 into a NUL that silently cuts the string short
-   * ("conv\u0000x" would read as "conv"). Outside strings a backslash is a
-   * syntax error, so every backslash here starts an escape. */
-  for (size_t i = 0; i + 1 < length; ++i) {
-    if (text[i] != '\\') continue;
-    if (text[i + 1] == 'u' && i + 5 < length && memcmp(text + i + 2, "0000", 4) == 0) {
-      cJSON_Delete(root);
-      return fail_at(L, text, length, i, "\\u0000 (a NUL character) is not allowed in a string");
-    }
-    ++i; /* skip the escaped character */
+  if (hetc_json_find_escaped_nul(text, length, &offset)) {
+    cJSON_Delete(root);
+    return fail_at(L, text, length, offset, "\\u0000 (a NUL character) is not allowed in a string");
+  }
+  /* Strings reach the JSON hetc writes (the name goes into manifest.json):
+   * bytes that are not UTF-8 would make that unreadable. */
+  char path[256];
+  int is_name = 0;
+  size_t bad = 0;
+  if (hetc_json_find_invalid_utf8(root, HETC_JSON_PATH_POINTER, path, sizeof(path), &is_name, &bad)) {
+    cJSON_Delete(root);
+    if (is_name) return fail(L, path, "a member name is not valid UTF-8 (at byte %zu of the name)", bad + 1);
+    return fail(L, path, "not valid UTF-8 (at byte %zu of the string)", bad + 1);
   }
   hetc_status_t status = load_document(L, root);
   cJSON_Delete(root);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/env.h"
 #include "common/status.h"
 #include "common/thread_pool.h"
 #include "space/space.h"
@@ -18,13 +19,10 @@ void hetc_host_set_log_level(int32_t level) { atomic_store(&log_level, level); }
 static int32_t current_log_level(void) {
   int32_t level = atomic_load(&log_level);
   if (level >= 0) return level;
-  const char *env = getenv("HETC_LOG_LEVEL");
-  level = HETC_PLUGIN_LOG_WARNING;
-  if (env) {
-    if (!strcmp(env, "error")) level = HETC_PLUGIN_LOG_ERROR;
-    if (!strcmp(env, "info")) level = HETC_PLUGIN_LOG_INFO;
-    if (!strcmp(env, "debug")) level = HETC_PLUGIN_LOG_DEBUG;
-  }
+  /* A bad HETC_LOG_LEVEL was refused by hetc_env_check (common/env.h);
+   * here it leaves the default. */
+  hetc_status_free(hetc_env_log_level(&level));
+  if (level < 0) level = HETC_PLUGIN_LOG_WARNING;
   atomic_store(&log_level, level);
   return level;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "common/fileio.h"
 #include "plugins/host.h"
 #include "plugins/peaks.h"
@@ -243,6 +244,10 @@ hetc_status_t hetc_registry_open_file(const char *path, const hetc_plugin_host_t
 }
 
 hetc_status_t hetc_registry_open(hetc_registry_t **out_registry) {
+  /* Every use of plugins (hetc_context_create) starts here: a bad
+   * HETC_NUM_THREADS, HETC_LOG_LEVEL or HETC_PLUGIN_PATH is refused
+   * before a plugin reads it. */
+  HETC_RETURN_IF_ERROR(hetc_env_check());
   hetc_registry_t *registry = calloc(1, sizeof(*registry));
   if (!registry) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "plugin registry");
   dir_list_t dirs = {0};

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_input.h"
 #include "space/space.h"
 
 /* Overrides files are small; anything larger is a mistake. */
@@ -220,7 +221,7 @@ hetc_status_t hetc_space_overrides_parse(const char *text, size_t length,
     const char *error_at = cJSON_GetErrorPtr();
     if (error_at && error_at >= text && error_at <= text + length)
       offset = (size_t)(error_at - text);
-    return fail_at(display_name, text, length, offset, "not valid JSON");
+    return fail_at(display_name, text, length, offset, hetc_json_syntax_error(text, length, offset));
   }
   /* cJSON stops after the first value; more than whitespace after it is
    * not one JSON text. */
@@ -230,6 +231,25 @@ hetc_status_t hetc_space_overrides_parse(const char *text, size_t length,
     cJSON_Delete(root);
     return fail_at(display_name, text, length, offset,
                    "not valid JSON (text after the top-level value)");
+  }
+  /* As the model loader: a NUL escape would cut a template or knob name
+   * short, and names that are not UTF-8 would reach messages and records. */
+  if (hetc_json_find_escaped_nul(text, length, &offset)) {
+    cJSON_Delete(root);
+    return fail_at(display_name, text, length, offset,
+                   "\\u0000 (a NUL character) is not allowed in a string");
+  }
+  char place[256];
+  int is_name = 0;
+  size_t bad = 0;
+  if (hetc_json_find_invalid_utf8(root, HETC_JSON_PATH_DOTTED, place, sizeof(place), &is_name, &bad)) {
+    cJSON_Delete(root);
+    if (is_name)
+      return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                             "%s: %s: a member name is not valid UTF-8 (at byte %zu of the name)", display_name,
+                             place, bad + 1);
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: %s: not valid UTF-8 (at byte %zu of the string)",
+                           display_name, place, bad + 1);
   }
   hetc_space_overrides_t *overrides = calloc(1, sizeof(*overrides));
   hetc_status_t status = NULL;

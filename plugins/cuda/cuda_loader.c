@@ -165,12 +165,13 @@ static char driver_why[1024];
 
 static void driver_open(void) {
   const char *file = getenv("HETC_CUDA_DRIVER_LIBRARY");
-  if (!file || !*file) file = "libcuda.so.1";
+  const bool from_env = file && *file;
+  if (!from_env) file = "libcuda.so.1";
   void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *error = dlerror();
-    snprintf(driver_why, sizeof driver_why, "no NVIDIA driver: %s not found (%s)", file,
-             error ? error : "unknown error");
+    snprintf(driver_why, sizeof driver_why, "no NVIDIA driver: %s%s not found (%s)",
+             from_env ? "HETC_CUDA_DRIVER_LIBRARY=" : "", file, error ? error : "unknown error");
     return;
   }
   cul_driver_t *d = &driver_table;
@@ -302,7 +303,8 @@ static void nvrtc_open(void) {
       return;
     }
   }
-  snprintf(nvrtc_why, sizeof nvrtc_why, "NVRTC not found (tried ");
+  snprintf(nvrtc_why, sizeof nvrtc_why, "NVRTC not found (tried %s",
+           override && *override ? "HETC_NVRTC_LIBRARY=" : "");
   for (size_t i = 0; i < count; ++i)
     append(nvrtc_why, sizeof nvrtc_why, "%s%s", i ? ", " : "", candidates[i]);
   append(nvrtc_why, sizeof nvrtc_why, ")");

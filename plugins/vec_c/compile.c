@@ -340,9 +340,16 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
     char *text = hpc_read_file(log, &log_length);
     const char *shown = text ? text : "(no output)";
     if (log_length > MAX_LOG) shown = text + log_length - MAX_LOG;
+    /* The command may be the user's: say where it came from. */
+    const char *cc = getenv("HETC_VEC_CC"), *flags = getenv("HETC_VEC_CFLAGS");
+    char origin[512] = "";
+    if ((cc && *cc) || flags)
+      snprintf(origin, sizeof(origin), " (set by%s%s%s%s%s%s)", cc && *cc ? " HETC_VEC_CC='" : "",
+               cc && *cc ? cc : "", cc && *cc ? "'" : "", flags ? " HETC_VEC_CFLAGS='" : "", flags ? flags : "",
+               flags ? "'" : "");
     s = vec_status(fail_code,
-                   "vec: compiling a kernel failed: `%s -o %s %s -lm` exited with %d:\n%s",
-                   tc->command_text, out, src, rc, shown);
+                   "vec: compiling a kernel failed: `%s -o %s %s -lm` exited with %d%s:\n%s",
+                   tc->command_text, out, src, rc, origin, shown);
     free(text);
     unlink(out);
   } else if (rename(out, so_path) != 0) {

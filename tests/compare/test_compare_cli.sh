@@ -67,12 +67,12 @@ expect() {
     exit 1
   fi
 }
-expect "hetc compare: --targets names no target" "$model" --targets ,
+expect "hetc compare: --targets: empty target name in ','" "$model" --targets ,
 expect "hetc compare: unexpected argument '--bogus'" "$model" --targets cpu,vec --bogus
 expect "hetc compare: --targets is required" "$model"
-expect "hetc compare: no model given" --targets cpu,vec
-expect "hetc compare: --runs takes a whole number from 1 to 1000000, not '0'" "$model" --targets cpu --runs 0
-expect "hetc: target 'cpu' is listed twice" "$model" --targets cpu,cpu
+expect "hetc compare: no MODEL.json given" --targets cpu,vec
+expect "hetc compare: --runs: expected a whole number from 1 to 1000000, got '0'" "$model" --targets cpu --runs 0
+expect "hetc compare: --targets: target 'cpu' is listed twice in 'cpu,cpu'" "$model" --targets cpu,cpu
 expect "hetc: $work/missing.json: cannot open: No such file or directory" "$work/missing.json" --targets cpu,vec
 # A malformed model: the loader's message for it (tests/model/bad_cases.txt),
 # given from inside bad/ as that corpus is.

@@ -141,6 +141,18 @@ def build_cases():
     case("syntax_trailing_text", good + "{}\n")
     case("syntax_nul_byte", good.replace('"name": "bad"', '"name": "b\0ad"', 1).encode())
     case("syntax_escaped_nul", good.replace('"name": "conv"', '"name": "conv\\u0000x"', 1))
+    # cJSON refuses a 1001st level of arrays and objects like a syntax
+    # error; the message says it is the nesting. The brackets inside the
+    # string before it do not count.
+    case("syntax_too_deep", good.replace('"name": "bad"', '"name": "[[{", "x": ' + "[" * 1000 + "]" * 1000, 1))
+    # Strings that are not UTF-8 would be copied into manifest.json; each
+    # message names the string (or the object whose member name is bad).
+    case("utf8_name_invalid_byte", good.replace('"name": "bad"', '"name": "b\xffad"', 1).encode("latin-1"))
+    case("utf8_name_overlong", good.encode().replace(b'"name": "bad"', b'"name": "ba\xc0\xafd"', 1))
+    case("utf8_name_surrogate", good.encode().replace(b'"name": "bad"', b'"name": "bad\xed\xa0\x80"', 1))
+    case("utf8_name_truncated", good.encode().replace(b'"name": "bad"', b'"name": "bad\xe2\x82"', 1))
+    case("utf8_node_op", good.encode().replace(b'"op": "relu"', b'"op": "rel\xf8u"', 1))
+    case("utf8_member_name", good.encode().replace(b'"channels": 4', b'"chan\x80nels": 4', 1))
 
     # -- top level -------------------------------------------------------------
     case("top_not_object", "[" + good + "]\n")

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/fileio.h"
+#include "common/json_input.h"
 #include "model/model.h"
 
 #define MIN_CASES 45
@@ -233,8 +234,70 @@ static void test_prefixes_fail_cleanly(void **state) {
   }
 }
 
+/* The UTF-8 rules the loader holds strings to (RFC 3629), at the edges of
+ * each sequence length. */
+static void test_utf8_rules(void **state) {
+  (void)state;
+  static const struct {
+    const char *bytes;
+    int valid;
+    size_t bad_offset;
+  } utf8_cases[] = {
+      {"plain ascii", 1, 0},
+      {"caf\xc3\xa9", 1, 0},
+      {"\xc2\x80", 1, 0},                  /* U+0080, the first two-byte one */
+      {"\xed\x9f\xbf", 1, 0},              /* U+D7FF, just below the surrogates */
+      {"\xee\x80\x80", 1, 0},              /* U+E000, just above them */
+      {"\xf0\x9f\x98\x80", 1, 0},          /* U+1F600 */
+      {"\xf4\x8f\xbf\xbf", 1, 0},          /* U+10FFFF, the last code point */
+      {"ab\xff", 0, 2},                     /* never a UTF-8 byte */
+      {"a\x80", 0, 1},                      /* a continuation byte alone */
+      {"\xc1\xbf", 0, 0},                  /* overlong U+007F */
+      {"x\xe0\x80\x80", 0, 1},             /* overlong U+0000 */
+      {"\xf0\x8f\xbf\xbf", 0, 0},          /* overlong U+FFFF */
+      {"\xed\xa0\x80", 0, 0},              /* U+D800, a surrogate */
+      {"\xf4\x90\x80\x80", 0, 0},          /* U+110000 */
+      {"\xf8\x88\x80\x80\x80", 0, 0},      /* five bytes */
+      {"ok\xe2\x82", 0, 2},                 /* cut short at the end */
+      {"\xe2\x82x", 0, 0},                  /* cut short by an ASCII byte */
+  };
+  for (size_t i = 0; i < sizeof(utf8_cases) / sizeof(utf8_cases[0]); ++i) {
+    size_t bad = 99;
+    const int valid = hetc_utf8_valid(utf8_cases[i].bytes, strlen(utf8_cases[i].bytes), &bad);
+    if (valid != utf8_cases[i].valid || (!valid && bad != utf8_cases[i].bad_offset))
+      fail_msg("case %zu: valid %d (bad at %zu), expected %d (bad at %zu)", i, valid, bad, utf8_cases[i].valid,
+               utf8_cases[i].bad_offset);
+  }
+}
+
+/* Names in any language load, and come out as they went in. */
+static void test_utf8_name_accepted(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t length = 0;
+  assert_null(hetc_file_read_all("top_unknown_key.json", HETC_MODEL_MAX_FILE_BYTES, &text, &length));
+  /* The case with its comment member taken out is a good model. */
+  const char *member = ",\n \"comment\": \"hello\"";
+  char *comment = strstr(text, member);
+  assert_non_null(comment);
+  memmove(comment, comment + strlen(member), strlen(comment + strlen(member)) + 1);
+  char *name = strstr(text, "\"name\": \"bad\"");
+  assert_non_null(name);
+  const char *utf8_name = "\"name\": \"caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80\"";
+  char model[4096];
+  snprintf(model, sizeof(model), "%.*s%s%s", (int)(name - text), text, utf8_name, name + strlen("\"name\": \"bad\""));
+  hetc_graph_t *graph = NULL;
+  hetc_status_t status = hetc_model_load_buffer(model, strlen(model), "utf8.json", ".", &graph);
+  if (status) fail_msg("%s", hetc_status_message(status));
+  assert_string_equal(graph->name, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80");
+  hetc_graph_free(graph);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_utf8_rules),
+      cmocka_unit_test(test_utf8_name_accepted),
       cmocka_unit_test(test_corpus_size),
       cmocka_unit_test(test_table_matches_files),
       cmocka_unit_test(test_load_file),

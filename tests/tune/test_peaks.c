@@ -437,7 +437,7 @@ static void plugins_without_a_usable_store(void **state) {
 
   o = run_hetc("", "plugins --record x");
   assert_int_equal(o.status, 2);
-  assert_string_equal(o.err, "usage: hetc plugins [--records PATH]\n");
+  assert_string_equal(o.err, "hetc plugins: unexpected argument '--record'\nusage: hetc plugins [--records PATH]\n");
   output_free(&o);
 }
 

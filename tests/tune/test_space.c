@@ -714,6 +714,15 @@ static void malformed_overrides_are_refused(void **state) {
        "overrides.json: templates.t.add.k[0]: expected an array of 1 to 8 split parts"},
       {"{\"templates\": {\"t\": {\"add\": {\"k\": [1], \"k\": [2]}}}}",
        "overrides.json: templates.t.add.k: given twice"},
+      /* A NUL escape would cut the name short; names that are not UTF-8
+       * would reach messages and records. */
+      {"{\"templates\": {\"t\\u0000x\": {}}}",
+       "overrides.json: line 1, column 18: \\u0000 (a NUL character) is not allowed in a string"},
+      {"{\"templates\": {\"t\xff\": {}}}",
+       "overrides.json: templates: a member name is not valid UTF-8 (at byte 2 of the name)"},
+      {"{\"\xc3\": {}}", "overrides.json: top level: a member name is not valid UTF-8 (at byte 1 of the name)"},
+      {"{\"templates\": {\"t\": {\"enable\": [\"vec\", \"ve\xc3\"]}}}",
+       "overrides.json: templates.t.enable[1]: not valid UTF-8 (at byte 3 of the string)"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     hetc_space_overrides_t *overrides = NULL;
@@ -725,9 +734,20 @@ static void malformed_overrides_are_refused(void **state) {
     assert_string_equal(hetc_status_message(status), cases[i].message);
     hetc_status_free(status);
   }
-  /* A file that is not there. */
+  /* cJSON's nesting limit, 1000 levels, is said to be the nesting: here
+   * the 997th bracket of "k"'s value is the 1001st level. */
+  char deep[2200];
+  int used = snprintf(deep, sizeof(deep), "{\"templates\": {\"t\": {\"add\": {\"k\": ");
+  for (int level = 0; level < 997; ++level) deep[used++] = '[';
+  deep[used] = '\0';
   hetc_space_overrides_t *overrides = NULL;
-  hetc_status_t status = hetc_space_overrides_load("/nonexistent/overrides.json", &overrides);
+  hetc_status_t status = hetc_space_overrides_parse(deep, strlen(deep), "overrides.json", &overrides);
+  assert_null(overrides);
+  assert_string_equal(hetc_status_message(status),
+                      "overrides.json: line 1, column 1031: arrays and objects nested deeper than 1000 levels");
+  hetc_status_free(status);
+  /* A file that is not there. */
+  status = hetc_space_overrides_load("/nonexistent/overrides.json", &overrides);
   assert_int_equal(hetc_status_code(status), HETC_STATUS_IO_ERROR);
   hetc_status_free(status);
 }
@@ -987,8 +1007,9 @@ static void hetc_space_command(void **state) {
   assert_int_equal(run_capture(&out, "%s/bin/hetc space %s/samples/resnet18.json --task x --target vec",
                                bin, source),
                    2);
-  assert_string_equal(out, "hetc space: --task 'x': expected a task number, 1 or more, as `hetc "
-                           "tasks` prints them\n");
+  assert_string_equal(out, "hetc space: --task: expected a whole number from 1 to 2147483647, got 'x'\n"
+                           "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n"
+                           "  --task N   the task's number as `hetc tasks` prints it, 1 or more\n");
   free(out);
   char overrides[4096];
   snprintf(overrides, sizeof(overrides), "%s/test_space_overrides_%d.json", bin, (int)getpid());

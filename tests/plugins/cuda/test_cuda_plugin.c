@@ -137,14 +137,16 @@ static void fake_env(char *out, size_t size, const char *mode, const char *devic
 static void unavailable_reasons(void **state) {
   (void)state;
   expect_reason("HETC_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1",
-                "cuda: no NVIDIA driver: /nonexistent/libcuda.so.1 not found (/nonexistent/libcuda.so.1: cannot open "
+                "cuda: no NVIDIA driver: HETC_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1 not found "
+                "(/nonexistent/libcuda.so.1: cannot open "
                 "shared object file: No such file or directory)");
   /* NVRTC is looked for first: its reason wins over a working driver. */
   char env[2048], reason[1024];
   fake_env(env, sizeof env, "ok", "90");
   strncat(env, " HETC_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13", sizeof env - strlen(env) - 1);
   expect_reason(env,
-                "cuda: NVRTC not found (tried /nonexistent/libnvrtc.so.13): /nonexistent/libnvrtc.so.13: cannot open "
+                "cuda: NVRTC not found (tried HETC_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13): "
+                "/nonexistent/libnvrtc.so.13: cannot open "
                 "shared object file: No such file or directory");
   fake_env(env, sizeof env, "no_device", "90");
   expect_reason(env, "cuda: cuInit failed: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)");
@@ -191,7 +193,8 @@ static void fake_devices_listed(void **state) {
 
 static const char no_driver[] = "HETC_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1";
 static const char no_driver_reason[] =
-    "target 'cuda' is unavailable: cuda: no NVIDIA driver: /nonexistent/libcuda.so.1 not found "
+    "target 'cuda' is unavailable: cuda: no NVIDIA driver: HETC_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1 not "
+    "found "
     "(/nonexistent/libcuda.so.1: cannot open shared object file: No such file or directory)";
 
 static void compile_without_driver(void **state) {
