@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_input.h"
 #include "graph/infer.h"
 #include "package/package_files.h"
 #include "package/plan_order.h"
@@ -458,10 +459,27 @@ hetc_status_t hetc_plan_read_manifest(const char *dir, hetc_plan_t **out_plan) {
     return hetc_status_annotate(status, "%s is not a hetc package", dir);
   }
   reader_t r = {path, "/", NULL};
-  cJSON *root = cJSON_ParseWithLength(text, length);
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, length, &end, 0);
   hetc_plan_t *plan = calloc(1, sizeof(*plan));
+  size_t offset = 0;
+  int is_name = 0;
+  const char *why_not_text = NULL;
   if (!root) {
-    bad(&r, "not valid JSON");
+    const char *error_at = cJSON_GetErrorPtr();
+    offset = error_at && error_at >= text && error_at <= text + length ? (size_t)(error_at - text) : 0;
+    why_not_text = hetc_json_syntax_error(text, length, offset);
+  } else if (hetc_json_find_escaped_nul(text, length, &offset)) {
+    why_not_text = "\\u0000 (a NUL character) is not allowed in a string";
+  }
+  if (why_not_text) {
+    int line, column;
+    hetc_text_position(text, length, offset, &line, &column);
+    r.status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: line %d, column %d: %s", path, line, column, why_not_text);
+  } else if (hetc_json_find_invalid_utf8(root, HETC_JSON_PATH_POINTER, r.path, sizeof(r.path), &is_name, &offset)) {
+    /* The model name and value names go back into JSON (hetc verify, the
+     * round trip of a package): bytes that are not UTF-8 would break it. */
+    bad(&r, "%s (at byte %zu)", is_name ? "a member name is not valid UTF-8" : "not valid UTF-8", offset + 1);
   } else if (!plan) {
     bad(&r, "out of memory");
   } else {

@@ -238,6 +238,19 @@ FILES_CASE(kernel_is_fifo, "rm kernels/s0001-vec.so && mkfifo kernels/s0001-vec.
 FILES_CASE(weights_is_fifo, "rm weights.bin && mkfifo weights.bin", "damaged.hetc/weights.bin: is a FIFO, not a regular file")
 FILES_CASE(kernel_missing, "rm kernels/s0002-vec.c", "damaged.hetc/kernels/s0002-vec.c: cannot open: No such file")
 
+/* The manifest's text: strings that are not UTF-8 or hold \u0000, and
+ * nesting deeper than cJSON follows. */
+FILES_CASE(manifest_name_not_utf8,
+           "python3 -c \"import sys; t=open('manifest.json','rb').read(); "
+           "open('manifest.json','wb').write(t.replace(b'\\\"tiny_conv\\\"', b'\\\"tiny\\\\xff\\\"', 1))\"",
+           "damaged.hetc/manifest.json: /model: not valid UTF-8 (at byte 5)")
+FILES_CASE(manifest_name_with_nul,
+           "python3 -c \"t=open('manifest.json').read(); "
+           "open('manifest.json','w').write(t.replace('\\\"tiny_conv\\\"', '\\\"tiny\\\\\\\\u0000conv\\\"', 1))\"",
+           "damaged.hetc/manifest.json: line 1, column ")
+FILES_CASE(manifest_too_deep, "python3 -c \"open('manifest.json','w').write('[' * 5000)\"",
+           "damaged.hetc/manifest.json: line 1, column 1001: arrays and objects nested deeper than 1000 levels")
+
 /* A version-2 package (no file list) still opens and runs. */
 static void without_files(cJSON *m) {
   set_number(m, "version", 2);
@@ -393,6 +406,9 @@ int main(void) {
       cmocka_unit_test(kernel_is_fifo),
       cmocka_unit_test(weights_is_fifo),
       cmocka_unit_test(kernel_missing),
+      cmocka_unit_test(manifest_name_not_utf8),
+      cmocka_unit_test(manifest_name_with_nul),
+      cmocka_unit_test(manifest_too_deep),
       cmocka_unit_test(version2_package_opens),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
