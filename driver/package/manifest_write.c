@@ -75,7 +75,9 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
   cJSON *root = cJSON_CreateObject();
   if (!root) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "manifest");
   cJSON_AddStringToObject(root, "format", HETC_PACKAGE_FORMAT);
-  cJSON_AddNumberToObject(root, "version", HETC_PACKAGE_VERSION);
+  /* A plan read from a package older than version 3 lists no files: it is
+   * written back as version 2, which has none, so that it reads again. */
+  cJSON_AddNumberToObject(root, "version", plan->num_files ? HETC_PACKAGE_VERSION : 2);
   cJSON_AddStringToObject(root, "hetc_version", HETC_VERSION_STRING);
   cJSON_AddStringToObject(root, "model", plan->model_name);
   cJSON_AddNumberToObject(root, "weights_bytes", (double)plan->weights_bytes);
@@ -122,7 +124,7 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
   }
   cJSON *steps = cJSON_AddArrayToObject(root, "steps");
   for (int32_t i = 0; i < plan->num_steps; ++i) cJSON_AddItemToArray(steps, step_json(&plan->steps[i]));
-  cJSON *files = cJSON_AddArrayToObject(root, "files");
+  cJSON *files = plan->num_files ? cJSON_AddArrayToObject(root, "files") : NULL;
   for (int32_t i = 0; i < plan->num_files; ++i) {
     cJSON *object = cJSON_CreateObject();
     char hash[17];
