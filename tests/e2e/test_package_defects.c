@@ -43,6 +43,19 @@ static int first_step_with_params(cJSON *root) {
   return -1;
 }
 
+/* Opening the damaged package fails as bad input, with `expected` in the
+ * message. */
+static void expect_refused(const char *expected) {
+  hetc_package_t *package = NULL;
+  hetc_status_t status = hetc_package_open(context, damaged, &package);
+  if (!status) fail_msg("damaged package opened; expected: %s", expected);
+  printf("%s\n", hetc_status_message(status));
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
+  if (!strstr(hetc_status_message(status), expected))
+    fail_msg("message lacks \"%s\": %s", expected, hetc_status_message(status));
+  hetc_status_free(status);
+}
+
 static void damage_and_expect(damage_fn_t damage, const char *expected) {
   copy_package();
   if (damage) {
@@ -59,14 +72,7 @@ static void damage_and_expect(damage_fn_t damage, const char *expected) {
     cJSON_free(out);
     cJSON_Delete(root);
   }
-  hetc_package_t *package = NULL;
-  hetc_status_t status = hetc_package_open(context, damaged, &package);
-  if (!status) fail_msg("damaged package opened; expected: %s", expected);
-  printf("%s\n", hetc_status_message(status));
-  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
-  if (!strstr(hetc_status_message(status), expected))
-    fail_msg("message lacks \"%s\": %s", expected, hetc_status_message(status));
-  hetc_status_free(status);
+  expect_refused(expected);
 }
 
 static void wrong_format(cJSON *m) { cJSON_ReplaceItemInObject(m, "format", cJSON_CreateString("zip")); }
@@ -214,14 +220,7 @@ static void damage_files_and_expect(const char *command, const char *expected) {
   char line[9000];
   snprintf(line, sizeof(line), "cd %s && %s", damaged, command);
   assert_int_equal(system(line), 0);
-  hetc_package_t *package = NULL;
-  hetc_status_t status = hetc_package_open(context, damaged, &package);
-  if (!status) fail_msg("damaged package opened; expected: %s", expected);
-  printf("%s\n", hetc_status_message(status));
-  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
-  if (!strstr(hetc_status_message(status), expected))
-    fail_msg("message lacks \"%s\": %s", expected, hetc_status_message(status));
-  hetc_status_free(status);
+  expect_refused(expected);
 }
 
 #define FILES_CASE(name, command, expected) \
