@@ -62,19 +62,20 @@ hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: reading %zu bytes", path, length);
   }
   size_t got = 0;
+  int error = 0;
   while (got < length) {
     ssize_t n = read(fd, data + got, length - got);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
     if (n <= 0) break;
     got += (size_t)n;
   }
-  int error = errno;
   close(fd);
   if (got != length) {
     free(data);
     /* A file that shrank while read is as bad as one that fails. */
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: read failed: %s", path,
-                           got < length && error == 0 ? "the file got shorter" : strerror(error));
+                           error ? strerror(error) : "the file got shorter while read");
   }
   data[length] = 0;
   *out_data = data;
