@@ -9,6 +9,7 @@
 
 #include "check/kernel_check.h"
 #include "common/fileio.h"
+#include "common/interrupt.h"
 #include "compile/config_choice.h"
 #include "compile/kernel_build.h"
 #include "graph/passes.h"
@@ -238,7 +239,10 @@ static hetc_status_t measure_tasks(comparison_t *c) {
    * device runtime's) take turns on shared cores once per device rather
    * than once per task. */
   for (int32_t d = 0; d < r->num_devices; ++d)
-    for (int32_t i = 0; i < r->num_tasks; ++i) HETC_RETURN_IF_ERROR(measure_entry(c, i, d));
+    for (int32_t i = 0; i < r->num_tasks; ++i) {
+      HETC_RETURN_IF_ERROR(hetc_interrupt_status());
+      HETC_RETURN_IF_ERROR(measure_entry(c, i, d));
+    }
   return NULL;
 }
 
@@ -319,6 +323,7 @@ static hetc_status_t measure_package(comparison_t *c, const char *dir, const cha
               out->predicted_seconds * 1e3);
   }
   if (!status) return NULL;
+  if (hetc_status_code(status) == HETC_STATUS_INTERRUPTED) return status; /* stops the comparison */
   out->state = HETC_COMPARE_FAILED;
   return keep_message(status, &out->error);
 }

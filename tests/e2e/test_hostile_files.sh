@@ -139,6 +139,23 @@ expect 0 "hetc: restored big.hetc, which an interrupted run had moved aside" \
 [ -f big.hetc/manifest.json ] || fail "no package after the restore"
 ls -d big.hetc.old-* > /dev/null 2>&1 && fail "the moved-aside package is still there"
 
+# Sibling of 5: hetc compare stopped by SIGINT keeps none of its temporary
+# packages (they live under TMPDIR).
+mkdir compare_tmp
+TMPDIR=$work/compare_tmp "$hetc" compare "$samples/resnet18.json" --targets cpu --runs 1 --warmup 0 \
+  > /dev/null 2> err.txt &
+pid=$!
+# Once it compiles its packages (after timing each task).
+for _ in $(seq 600); do [ -n "$(ls compare_tmp)" ] && break; sleep 0.1; done
+[ -n "$(ls compare_tmp)" ] || fail "compare made no temporary package directory within a minute"
+sleep 0.5
+kill -INT $pid
+wait $pid
+status=$?
+[ "$status" = 130 ] || fail "compare stopped by SIGINT exited $status, expected 130: $(cat err.txt)"
+grep -qF "interrupted by SIGINT" err.txt || fail "compare stopped by SIGINT said: $(cat err.txt)"
+[ -z "$(ls compare_tmp)" ] || fail "compare stopped by SIGINT left $(ls compare_tmp)"
+
 # 10, 11. hetc verify checks everything and lists every problem; NaN
 # parameters and outputs are warned about by run too.
 expect 0 "" "$hetc" compile "$samples/tiny_conv.json" --targets vec -o v.hetc --quiet
