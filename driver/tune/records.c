@@ -34,6 +34,7 @@ struct hetc_records_t {
   int64_t version; /* the file's schema version */
   int writable;    /* opened read-write and holding the current schema */
   int claimed;     /* this handle made claims: closing releases them */
+  double busy_timeout_s; /* HETC_RECORDS_BUSY_TIMEOUT_MS, or the variable's */
   double busy_since;
   owner_t owner;
 };
@@ -220,8 +221,8 @@ static hetc_status_t sqlite_failure(const hetc_records_t *store, int rc, const c
                            store->path, doing);
   const char *message = store->db ? sqlite3_errmsg(store->db) : sqlite3_errstr(rc);
   if ((rc & 0xff) == SQLITE_BUSY)
-    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: %s (another process held it for %d s)", store->path,
-                           doing, message, HETC_RECORDS_BUSY_TIMEOUT_MS / 1000);
+    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: %s (another process held it for %g s)", store->path,
+                           doing, message, store->busy_timeout_s);
   return hetc_status_new(code_for_sqlite(rc), "%s: %s: %s", store->path, doing, message);
 }
 
@@ -261,14 +262,14 @@ static hetc_status_t end_write(hetc_records_t *store, hetc_status_t status) {
   return status;
 }
 
-/* Waits for another process's lock: up to HETC_RECORDS_BUSY_TIMEOUT_MS in
- * all, sleeping 1 ms at first and up to 50 ms, and not at all once the
- * user has interrupted hetc (tune/interrupt.h). */
+/* Waits for another process's lock: up to the busy timeout in all,
+ * sleeping 1 ms at first and up to 50 ms, and not at all once the user has
+ * interrupted hetc (tune/interrupt.h). */
 static int busy_wait(void *user, int attempts) {
   hetc_records_t *store = user;
   double now = hetc_now_seconds();
   if (attempts == 0) store->busy_since = now;
-  if (hetc_interrupt_signal() || now - store->busy_since >= HETC_RECORDS_BUSY_TIMEOUT_MS / 1000.0) return 0;
+  if (hetc_interrupt_signal() || now - store->busy_since >= store->busy_timeout_s) return 0;
   long milliseconds = attempts < 6 ? 1L << attempts : 50;
   struct timespec pause = {0, milliseconds * 1000000L};
   nanosleep(&pause, NULL);
@@ -294,6 +295,22 @@ char *hetc_records_default_path(void) {
   if (data_home && data_home[0] == '/') return join3(data_home, "/hetc/", "records.sqlite");
   const char *home = getenv("HOME");
   if (home && home[0]) return join3(home, "/.local/share/hetc/", "records.sqlite");
+  return NULL;
+}
+
+/* HETC_RECORDS_BUSY_TIMEOUT (seconds, 0 to 86400) when set, else
+ * HETC_RECORDS_BUSY_TIMEOUT_MS. */
+static hetc_status_t busy_timeout(double *out_seconds) {
+  *out_seconds = HETC_RECORDS_BUSY_TIMEOUT_MS / 1000.0;
+  const char *text = getenv("HETC_RECORDS_BUSY_TIMEOUT");
+  if (!text || !text[0]) return NULL;
+  char *end = NULL;
+  errno = 0;
+  double seconds = strtod(text, &end);
+  if (errno || end == text || *end || !(seconds >= 0 && seconds <= 86400))
+    return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                           "HETC_RECORDS_BUSY_TIMEOUT: expected seconds from 0 to 86400, got '%.40s'", text);
+  *out_seconds = seconds;
   return NULL;
 }
 
@@ -538,6 +555,7 @@ static int create_store_file(hetc_records_t *store, hetc_status_t *out_status) {
   hetc_records_t maker;
   memset(&maker, 0, sizeof(maker));
   maker.path = store->path; /* messages name the store, not the temporary */
+  maker.busy_timeout_s = store->busy_timeout_s;
   int rc = sqlite3_open_v2(temp, &maker.db, SQLITE_OPEN_READWRITE, NULL);
   hetc_status_t status = rc == SQLITE_OK ? NULL : sqlite_failure(&maker, rc, "creating the records store");
   if (!status) status = exec(&maker, "PRAGMA journal_mode = WAL", "creating the records store");
@@ -603,7 +621,8 @@ hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, h
   if (!store) return out_of_memory("opening");
   store->mode = mode;
   own_identity(&store->owner);
-  hetc_status_t status = NULL;
+  hetc_status_t status = busy_timeout(&store->busy_timeout_s);
+  if (status) goto fail;
   store->path = path ? join3(path, "", "") : hetc_records_default_path();
   if (!store->path) {
     status = path ? out_of_memory("opening")

@@ -5,7 +5,8 @@
  * config of a workload on a device once. Several processes may read and
  * write one file at once: the file is in WAL mode, every write is one
  * IMMEDIATE transaction, and a busy store is waited for
- * (HETC_RECORDS_BUSY_TIMEOUT_MS) before a call gives up with UNAVAILABLE.
+ * (HETC_RECORDS_BUSY_TIMEOUT_MS, or $HETC_RECORDS_BUSY_TIMEOUT seconds) before
+ * a call gives up with UNAVAILABLE.
  * Tuners claim the configs they are about to measure (hetc_records_claim),
  * so that two of them never measure one config twice. The layout is
  * documented in api/records-format.md.
@@ -36,7 +37,9 @@
 #define HETC_RECORDS_APPLICATION_ID 0x68657463
 /* How long a call waits for another process's write to end before it
  * gives up with UNAVAILABLE (an import of a million records holds the
- * store for well under a minute). */
+ * store for well under a minute). $HETC_RECORDS_BUSY_TIMEOUT (seconds, 0 to
+ * 86400) replaces it; any other value of it is BAD_INPUT when a store is
+ * opened. */
 #define HETC_RECORDS_BUSY_TIMEOUT_MS 300000
 /* A claim made on another machine (a store on a shared filesystem) is
  * honoured this long; on this machine, as long as its process runs. */

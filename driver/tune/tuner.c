@@ -667,11 +667,16 @@ static hetc_status_t rescue_batch(const hetc_tuner_t *tuner, const hetc_record_t
     free(line);
   }
   if (file && fclose(file) != 0) written = 0;
-  if (written)
-    return hetc_status_annotate(failure, "the %d records measured in this batch are kept in %s instead "
-                                         "(hetc records import %s adds them)", count, path, path);
-  return hetc_status_annotate(failure, "the %d records measured in this batch are lost (%s could not be written "
-                                       "either)", count, path);
+  hetc_status_t told =
+      written ? hetc_status_new(hetc_status_code(failure),
+                                "%s; the %d records measured in this batch are kept in %s instead (hetc records "
+                                "import %s adds them)",
+                                hetc_status_message(failure), count, path, path)
+              : hetc_status_new(hetc_status_code(failure),
+                                "%s; the %d records measured in this batch are lost (%s could not be written either)",
+                                hetc_status_message(failure), count, path);
+  hetc_status_free(failure);
+  return told;
 }
 
 /* Adds what this batch measured to the store (releasing those claims) and

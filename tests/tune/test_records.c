@@ -128,6 +128,11 @@ static void assert_record_equal(const hetc_record_t *a, const hetc_record_t *b) 
   assert_same_string(a->hetc_version, b->hetc_version);
 }
 
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
 static int64_t count_records(const char *path) {
   hetc_records_t *store = NULL;
   assert_ok(hetc_records_open(path, &store));
@@ -1281,6 +1286,25 @@ static void cli_records(void **state) {
   assert_output("err.txt", "hetc: bad.jsonl:1: /: missing required key \"config\"\n");
   assert_int_equal(count_records(in_dir("b.sqlite")), 5);
 
+  /* Stores that do not exist are refused by the commands that only read
+   * them (and prune), by name, and none is created; an empty path is no
+   * store; a busy timeout that is not one is refused by its name. */
+  const char *const refusing[] = {"records list --records nope.sqlite", "records best --records nope.sqlite",
+                                  "records export n.jsonl --records nope.sqlite", "records prune --records nope.sqlite"};
+  for (int k = 0; k < 4; ++k) {
+    assert_int_equal(run_hetc(refusing[k]), 2);
+    assert_output("out.txt", "");
+    assert_output("err.txt", "hetc: nope.sqlite: no records store there (hetc tune and hetc records import create one)\n");
+  }
+  assert_false(exists(in_dir("nope.sqlite")));
+  assert_false(exists(in_dir("n.jsonl")));
+  assert_int_equal(run_hetc("records import a.jsonl --records ''"), 2);
+  assert_output("err.txt", "hetc: --records: an empty path names no records store\n");
+  setenv("HETC_RECORDS_BUSY_TIMEOUT", "soon", 1);
+  assert_int_equal(run_hetc("records list --records b.sqlite"), 2);
+  unsetenv("HETC_RECORDS_BUSY_TIMEOUT");
+  assert_output("err.txt", "hetc: HETC_RECORDS_BUSY_TIMEOUT: expected seconds from 0 to 86400, got 'soon'\n");
+
   /* Not a store, and usage errors. */
   assert_int_equal(run_hetc("records list --records bad.jsonl"), 2);
   assert_output("err.txt", "hetc: bad.jsonl: not a hetc records database (not an SQLite file)\n");
@@ -1295,11 +1319,6 @@ static void cli_records(void **state) {
 /* ------------------------------------------------------------------------ */
 /* Opening: who creates, who only reads                                     */
 /* ------------------------------------------------------------------------ */
-
-static int exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
-}
 
 /* Only CREATE makes a store; an empty path is no store for anyone; an
  * empty file is none except to CREATE; a directory is none. */

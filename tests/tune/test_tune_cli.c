@@ -1,7 +1,13 @@
 /* `hetc tune` end to end: faulty candidates give typed records and the run
  * finishes; a run killed with SIGKILL leaves no worker behind and resumes
  * without measuring anything twice; `hetc compile` then takes the tuned
- * configs; the end table's fraction of peak uses the device's kept peak. */
+ * configs; the end table's fraction of peak uses the device's kept peak.
+ * And issue 19's cases: the commands that only read a store refuse one
+ * that does not exist and create nothing; four tunes (two on one task) and
+ * an import start together on a new store and all succeed, every config
+ * recorded once and none measured twice; workers killed from outside mark
+ * no config bad; Ctrl-C says what was kept; a batch the store will not
+ * take is kept beside it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "tune/records.h"
 
@@ -626,6 +633,72 @@ static void an_interrupted_tune_says_what_it_kept(void **state) {
   hetc_record_list_free(&list);
 }
 
+/* The rows in the store's claims table (-1 before the store exists). */
+static int claims_count(sqlite3 *db) {
+  sqlite3_stmt *stmt = NULL;
+  int count = -1;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM claims", -1, &stmt, NULL) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW)
+    count = sqlite3_column_int(stmt, 0);
+  sqlite3_finalize(stmt);
+  return count;
+}
+
+/* Case 3 of issue 19: a tune that found the store locked lost its batch
+ * ("starting a write: database is locked", exit 1). Now a writer waits
+ * (HETC_RECORDS_BUSY_TIMEOUT, 1 s here, 5 minutes by default), and a batch
+ * the store still will not take is kept beside it for `hetc records import`:
+ * here the lock is held while the tuner measures a batch it has claimed. */
+static void a_batch_the_store_will_not_take_is_kept_beside_it(void **state) {
+  (void)state;
+  char records[600], tiny[1100], err[600];
+  in_temp("locked.sqlite", records, sizeof(records));
+  in_temp("locked.err", err, sizeof(err));
+  sample_path("tiny_conv.json", tiny, sizeof(tiny));
+  const char *args[] = {"tune", tiny, "--targets", "cpu", "--records", records, "--tasks", "1", "--trials", "64",
+                        "--batch", "16", "--workers", "1", "--search", "random", "--no-transfer", "-q", NULL};
+  setenv("HETC_RECORDS_BUSY_TIMEOUT", "1", 1);
+  pid_t tuner = start_hetc_in(NULL, args, NULL, err);
+  unsetenv("HETC_RECORDS_BUSY_TIMEOUT");
+  /* Once a batch is claimed (and not yet recorded), lock the store for
+   * longer than the tuner waits. */
+  sqlite3 *db = NULL;
+  int locked = 0;
+  for (int waited = 0; waited < 4000 && !locked; ++waited) {
+    struct timespec pause = {0, 2000000};
+    nanosleep(&pause, NULL);
+    if (!db && exists(records) && sqlite3_open_v2(records, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+      sqlite3_close(db);
+      db = NULL;
+    }
+    if (db && claims_count(db) > 0) locked = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+  }
+  assert_true(locked);
+  const int status = wait_exit(tuner);
+  assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  char *said = slurp(err);
+  if (status != 1) fail_msg("exit %d: %s", status, said);
+  print_message("%s", said);
+  const char *kept = strstr(said, "the 16 records measured in this batch are kept in ");
+  if (!kept || !strstr(said, "database is locked (another process held it for 1 s)"))
+    fail_msg("stderr: %s", said);
+  char rescue[700];
+  assert_int_equal(sscanf(kept, "the 16 records measured in this batch are kept in %699s", rescue), 1);
+  char want[800];
+  snprintf(want, sizeof(want), "%s.unsaved-%d.jsonl", records, (int)tuner);
+  assert_string_equal(rescue, want);
+  free(said);
+  const int64_t before = count_records(records);
+  assert_int_equal(before % 16, 0);
+  const char *import[] = {"records", "import", rescue, "--records", records, NULL};
+  assert_int_equal(wait_exit(start_hetc_in(NULL, import, NULL, NULL)), 0);
+  assert_int_equal(count_records(records), before + 16);
+  hetc_record_list_t list = stored_records(records);
+  assert_each_config_once(&list);
+  hetc_record_list_free(&list);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(faults_give_typed_records_and_the_run_finishes),
@@ -636,6 +709,7 @@ int main(void) {
       cmocka_unit_test(four_tunes_and_an_import_on_a_new_store),
       cmocka_unit_test(workers_killed_from_outside_mark_nothing_bad),
       cmocka_unit_test(an_interrupted_tune_says_what_it_kept),
+      cmocka_unit_test(a_batch_the_store_will_not_take_is_kept_beside_it),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
