@@ -68,7 +68,7 @@ int hetc_cli_compare(int argc, char **argv) {
   memset(&result, 0, sizeof(result));
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
-  hetc_interrupt_install();
+  hetc_interrupt_watch();
   if (!status) status = hetc_compare_run(context, graph, &options, &result);
   if (!status) status = hetc_compare_write_text(&result, stdout);
   for (size_t r = 0; !status && r < sizeof(reports) / sizeof(reports[0]); ++r)

@@ -50,7 +50,7 @@ int hetc_cli_compile(int argc, char **argv) {
                                    .placement = placements[placement], .explain = explain, .split = splits[split]};
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
-  hetc_interrupt_install();
+  hetc_interrupt_watch();
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
   if (!status) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "plugins/peaks.h"
 #include "plugins/registry.h"
+#include "tune/records.h"
 
 static const char *state_name(hetc_plugin_state_t state) {
   switch (state) {
@@ -43,11 +44,20 @@ int hetc_cli_plugins(int argc, char **argv) {
   hetc_cli_args_init(&args, "plugins", "usage: hetc plugins [--records PATH]\n", argc, argv);
   while (hetc_cli_args_next(&args)) (void)hetc_cli_text(&args, "--records", "a path", &records);
   if (args.failed) return HETC_EXIT_USAGE;
+  /* A store named with --records must be one (tune and records import
+   * create stores, not this): refused by name before anything runs. */
+  if (records) {
+    hetc_records_t *store = NULL;
+    hetc_status_t checked = hetc_records_open_as(records, HETC_RECORDS_WRITE, &store);
+    hetc_records_close(store);
+    if (checked) return hetc_cli_report(checked);
+  }
   hetc_registry_t *registry = NULL;
   hetc_status_t status = hetc_registry_open(&registry);
   if (status) return hetc_cli_report(status);
-  /* Every peak measured here counts towards its device's kept one. */
-  hetc_registry_keep_peaks(registry, records, HETC_PEAKS_RECORD_CREATE);
+  /* Every peak measured here counts towards its device's kept one, in a
+   * store that exists. */
+  hetc_registry_keep_peaks(registry, records, HETC_PEAKS_RECORD);
   char *path = hetc_registry_search_path();
   printf("search path: %s\n", path ? path : "?");
   free(path);

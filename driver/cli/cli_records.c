@@ -146,10 +146,15 @@ int hetc_cli_records(int argc, char **argv) {
   arguments_t args;
   if (!parse_arguments(command, argc - 1, argv + 1, &args)) return HETC_EXIT_USAGE;
   const int is_list = !strcmp(command, "list"), is_best = !strcmp(command, "best"),
-            is_export = !strcmp(command, "export"), is_import = !strcmp(command, "import");
+            is_export = !strcmp(command, "export"), is_import = !strcmp(command, "import"),
+            is_prune = !strcmp(command, "prune");
 
+  /* Only import makes records, so only import creates a store; the
+   * readers leave the file exactly as it is. */
+  const hetc_records_mode_t mode = is_import ? HETC_RECORDS_CREATE : is_prune ? HETC_RECORDS_WRITE : HETC_RECORDS_READ;
   hetc_records_t *store = NULL;
-  hetc_status_t status = hetc_records_open(args.records, &store);
+  hetc_status_t status = hetc_records_open_as(args.records, mode, &store);
+  if (status && args.records && !args.records[0]) status = hetc_status_annotate(status, "--records");
   if (status) return report(status);
   if (is_list) {
     status = list_records(store, &args.filter);

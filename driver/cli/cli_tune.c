@@ -1,5 +1,7 @@
 /* `hetc tune MODEL.json --targets T[,T...]`: tunes every task of a model
  * and keeps the records (tuner.md), ending with a summary table. */
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "compile/compile.h"
+#include "common/interrupt.h"
 #include "tune/tuner.h"
 
 #define MAX_TARGETS 16
@@ -106,6 +109,21 @@ static void print_summary(const hetc_tune_task_result_t *results, int32_t count,
          count, seconds, overhead, seconds > 0 ? 100 * overhead / seconds : 0, model_seconds * 1e3);
 }
 
+/* Says what an interrupted run kept. Every batch written before is in the
+ * store: each is one transaction. */
+static void report_interrupted(const hetc_tuner_t *tuner, hetc_status_t status, int signal_number) {
+  hetc_status_free(status);
+  const int64_t kept = hetc_tuner_records_written(tuner);
+  const int32_t dropped = hetc_tuner_dropped(tuner);
+  fprintf(stderr, "hetc: interrupted (%s): the %lld record%s this run measured %s kept in %s", strsignal(signal_number),
+          (long long)kept, kept == 1 ? "" : "s", kept == 1 ? "is" : "are",
+          tuner ? hetc_tuner_records_path(tuner) : "the store");
+  if (dropped > 0)
+    fprintf(stderr, "; the batch being measured (%d candidate%s) was dropped, none of it recorded", dropped,
+            dropped == 1 ? "" : "s");
+  fprintf(stderr, "; the same command resumes the run\n");
+}
+
 int hetc_cli_tune(int argc, char **argv) {
   hetc_tune_options_t options = hetc_tune_default_options();
   const char *model_path = NULL, *tasks_arg = NULL;
@@ -156,14 +174,42 @@ int hetc_cli_tune(int argc, char **argv) {
   int32_t count = 0;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* Ctrl-C stops the run between batches or drops the batch in flight,
+   * and says what was kept (tune/interrupt.h). */
+  hetc_interrupt_watch();
   hetc_status_t status = hetc_model_load(model_path, &model);
-  if (!status) status = hetc_tuner_create(&options, &tuner);
-  if (!status) status = hetc_tuner_tune_graph(tuner, model, targets.names, targets.count, &results, &count);
+  if (!status && !hetc_interrupt_signal()) status = hetc_tuner_create(&options, &tuner);
+  if (!status && !hetc_interrupt_signal())
+    status = hetc_tuner_tune_graph(tuner, model, targets.names, targets.count, &results, &count);
+  const int signal_number = hetc_interrupt_signal();
+  if (signal_number) {
+    report_interrupted(tuner, status, signal_number);
+    free(results);
+    hetc_tuner_free(tuner); /* stops the workers, releases the claims */
+    hetc_model_free(model);
+    /* Ends as the signal would have: exit status 128 + its number (130
+     * for Ctrl-C), as the shell and a parent's waitpid expect. */
+    hetc_interrupt_unwatch();
+    raise(signal_number);
+    return 128 + signal_number;
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (!status)
     print_summary(results, count, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
                   hetc_tuner_overhead_seconds(tuner));
-  if (!status && !options.simulate_path) status = select_plan(model, targets.names, targets.count, &options);
+  if (!status && !options.simulate_path) {
+    /* Selection cannot stop half-way; its plan is one transaction, so a
+     * signal now ends hetc at once with every record kept. */
+    char last_words[1024];
+    const int64_t kept = hetc_tuner_records_written(tuner);
+    snprintf(last_words, sizeof(last_words),
+             "\nhetc: interrupted during graph-level selection: the %lld record%s this run measured %s kept in %s; "
+             "no plan was kept (hetc compile chooses one)\n",
+             (long long)kept, kept == 1 ? "" : "s", kept == 1 ? "is" : "are", hetc_tuner_records_path(tuner));
+    hetc_interrupt_set_last_words(last_words);
+    status = select_plan(model, targets.names, targets.count, &options);
+  }
+  hetc_interrupt_unwatch();
   free(results);
   hetc_tuner_free(tuner);
   hetc_model_free(model);

@@ -43,7 +43,7 @@ int hetc_cli_report(hetc_status_t status) {
   hetc_status_code_t code = hetc_status_code(status);
   fprintf(stderr, "hetc: %s\n", hetc_status_message(status));
   hetc_status_free(status);
-  if (code == HETC_STATUS_INTERRUPTED) return 128 + (hetc_interrupted() ? hetc_interrupted() : 2);
+  if (code == HETC_STATUS_INTERRUPTED) return 128 + (hetc_interrupt_signal() ? hetc_interrupt_signal() : 2);
   return (code == HETC_STATUS_BAD_INPUT || code == HETC_STATUS_NOT_FOUND ||
           code == HETC_STATUS_IO_ERROR)
              ? HETC_EXIT_BAD_INPUT

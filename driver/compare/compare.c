@@ -397,8 +397,9 @@ hetc_status_t hetc_compare_run(hetc_registry_t *registry, const hetc_graph_t *gr
    * this run's measurement folded into the store the configs come from
    * (a named one is created, as the config chooser would; the per-user one
    * only counts when it exists). */
-  hetc_registry_keep_peaks(registry, options->records_path,
-                           options->records_path ? HETC_PEAKS_RECORD_CREATE : HETC_PEAKS_RECORD);
+  /* Peaks are folded into a store that exists; compare creates none (a
+   * --records that names none is refused by the chooser below). */
+  hetc_registry_keep_peaks(registry, options->records_path, HETC_PEAKS_RECORD);
   hetc_status_t status = add_devices(&c);
   if (!status) status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = measure_tasks(&c);

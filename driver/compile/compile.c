@@ -628,7 +628,8 @@ static void selection_key_of(const compiler_t *c, hetc_selection_key_t *out_key)
  * rewritten graph, and splitting is costed anew each time. Failing to
  * write is a warning: the package does not depend on it. */
 static void keep_selection(compiler_t *c, hetc_records_t *store, const hetc_selection_key_t *key) {
-  if (c->report.splits > 0) return;
+  /* A store read as it is (read-only, or an older schema) keeps no plan. */
+  if (c->report.splits > 0 || !hetc_records_writable(store)) return;
   int32_t device_indices[HETC_PLACE_MAX_DEVICES];
   device_indices_of(c, device_indices);
   hetc_status_t status = hetc_selection_keep(store, key, c->graph, c->entries, device_indices, &c->placement);

@@ -43,7 +43,11 @@ hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_cho
     return NULL;
   }
   hetc_config_chooser_t *c = calloc(1, sizeof(*c));
-  hetc_status_t status = c ? hetc_records_open(path, &c->store) : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  /* Compile reads the records and never creates a store: a --records that
+   * names none is refused by name (NOT_FOUND). It writes only its caches
+   * (the plan it chose, transfer costs), where the file can be written. */
+  hetc_status_t status = c ? hetc_records_open_as(path, HETC_RECORDS_CACHE, &c->store)
+                           : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   /* The tuner saves its global model as <store>.model. */
   size_t size = strlen(path) + 8;
   char *model_path = status ? NULL : malloc(size);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compile/concat_view.h"
 #include "compile/kernel_build.h"
@@ -1043,16 +1044,21 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   for (int32_t j = 0; c.rounds && c.queued && j < hetc_kernel_rounds_count(c.rounds); ++j) free(c.queued[j].key);
   free(c.queued);
   hetc_kernel_rounds_free(c.rounds);
-  /* Transfers: from the records when measured before, else now. A store
-   * that cannot be opened only means measuring every time. */
+  /* Transfers: from the records when measured before, else now, and kept
+   * where the store can be written. No store (none named and no per-user
+   * one), or one that cannot be opened, only means measuring every time;
+   * a store is never created here. */
   hetc_records_t *store = NULL;
-  if (!status) {
-    hetc_status_t opened = hetc_records_open(r->records_path, &store);
+  char *transfers_path = status ? NULL : r->records_path ? strdup(r->records_path) : hetc_records_default_path();
+  struct stat transfers_stat;
+  if (transfers_path && (r->records_path || stat(transfers_path, &transfers_stat) == 0)) {
+    hetc_status_t opened = hetc_records_open_as(transfers_path, HETC_RECORDS_CACHE, &store);
     if (opened) {
       fprintf(stderr, "hetc: warning: transfer costs are measured, not kept: %s\n", hetc_status_message(opened));
       hetc_status_free(opened);
     }
   }
+  free(transfers_path);
   for (int32_t d = 0; !status && d < r->num_devices; ++d)
     status = hetc_transfer_costs(store, r->entries[d], r->device_indices[d], &c.to_device[d], &c.to_host[d], NULL);
   hetc_records_close(store);

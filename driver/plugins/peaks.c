@@ -129,9 +129,14 @@ static hetc_records_t *open_store(hetc_registry_t *registry) {
   } else if (mode < HETC_PEAKS_RECORD_CREATE && stat(path, &st) != 0) {
     /* Only a store that exists. */
   } else {
-    /* The per-user store's directories are made by opening it as NULL. */
-    hetc_status_t status = hetc_records_open(registry->peaks_path || mode < HETC_PEAKS_RECORD_CREATE ? path : NULL,
-                                             &store);
+    /* Reading leaves the file as it is; recording writes an existing store
+     * (upgrading it), and only RECORD_CREATE makes one -- the per-user
+     * store's directories by opening it as NULL. */
+    const hetc_records_mode_t open_mode = mode == HETC_PEAKS_READ   ? HETC_RECORDS_READ
+                                          : mode == HETC_PEAKS_RECORD ? HETC_RECORDS_WRITE
+                                                                      : HETC_RECORDS_CREATE;
+    hetc_status_t status = hetc_records_open_as(
+        registry->peaks_path || mode < HETC_PEAKS_RECORD_CREATE ? path : NULL, open_mode, &store);
     if (status) {
       warn(registry, mode >= HETC_PEAKS_RECORD ? HETC_PLUGIN_LOG_WARNING : HETC_PLUGIN_LOG_INFO,
            hetc_status_message(status));

@@ -6,6 +6,11 @@
 #include <string.h>
 
 #include "tune/json_text.h"
+#include "tune/record.h"
+
+_Static_assert(HETC_CONFIG_JSON_MAX_KNOBS == HETC_RECORD_MAX_KNOBS &&
+                   HETC_CONFIG_JSON_MAX_VALUES == HETC_RECORD_MAX_KNOB_VALUES,
+               "a config the records store keeps must read back");
 
 char *hetc_config_to_json(const hetc_plugin_config_t *config) {
   hetc_json_text_t text = {0};
@@ -53,9 +58,10 @@ hetc_status_t hetc_config_from_json(const char *text, hetc_config_json_t *out) {
     for (int32_t v = 0; v < count && !status; ++v) {
       const cJSON *value = cJSON_GetArrayItem(knob, v);
       double d = cJSON_IsNumber(value) ? value->valuedouble : NAN;
-      if (!(d == floor(d) && fabs(d) < 9.0e15))
-        status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config knob \"%s\"[%d]: expected an integer",
-                                 knob->string, v);
+      /* The store's bound (record.h), so that every config it keeps reads back. */
+      if (!(d == floor(d) && fabs(d) <= (double)HETC_RECORD_MAX_CONFIG_VALUE))
+        status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                                 "config knob \"%s\"[%d]: expected an integer below 2^53 in magnitude", knob->string, v);
       else
         out->values[n][v] = (int64_t)d;
     }

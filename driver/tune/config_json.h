@@ -6,6 +6,7 @@
 #include "common/status.h"
 #include "hetc/plugin.h"
 
+/* The same limits as the records store's (HETC_RECORD_MAX_KNOBS, ...). */
 #define HETC_CONFIG_JSON_MAX_KNOBS 64
 #define HETC_CONFIG_JSON_MAX_VALUES 8
 

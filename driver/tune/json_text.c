@@ -66,6 +66,50 @@ void hetc_json_text_double(hetc_json_text_t *text, double value) {
   hetc_json_text_raw(text, digits);
 }
 
+/* The length of the well-formed UTF-8 sequence at `p`, or 0 (RFC 3629
+ * table 3-7: the second byte's range depends on the first). */
+static size_t utf8_sequence(const unsigned char *p) {
+  unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  unsigned char low = 0x80, high = 0xBF;
+  size_t length;
+  if (c >= 0xC2 && c <= 0xDF) {
+    length = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    length = 3;
+    if (c == 0xE0) low = 0xA0;
+    if (c == 0xED) high = 0x9F; /* no surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    length = 4;
+    if (c == 0xF0) low = 0x90;
+    if (c == 0xF4) high = 0x8F; /* nothing above U+10FFFF */
+  } else {
+    return 0;
+  }
+  if (p[1] < low || p[1] > high) return 0;
+  for (size_t i = 2; i < length; ++i)
+    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  return length;
+}
+
+size_t hetc_utf8_sequence_length(const char *p) { return *p ? utf8_sequence((const unsigned char *)p) : 0; }
+
+char *hetc_utf8_sanitized(const char *text) {
+  hetc_json_text_t out = {0};
+  const unsigned char *p = (const unsigned char *)text;
+  while (*p) {
+    size_t length = utf8_sequence(p);
+    if (length) {
+      append(&out, (const char *)p, length);
+      p += length;
+    } else {
+      append(&out, "\xEF\xBF\xBD", 3);
+      ++p;
+    }
+  }
+  return hetc_json_text_take(&out);
+}
+
 char *hetc_json_text_take(hetc_json_text_t *text) {
   char *data = text->failed ? NULL : text->data;
   if (text->failed) free(text->data);

@@ -33,6 +33,15 @@ void hetc_json_text_int(hetc_json_text_t *text, int64_t value);
  * The caller guarantees a finite value (JSON has no inf or nan). */
 void hetc_json_text_double(hetc_json_text_t *text, double value);
 
+/* The length (1 to 4) of the well-formed UTF-8 sequence at `p`, 0 when
+ * the bytes there are not one (a NUL ends the text: never read past it). */
+size_t hetc_utf8_sequence_length(const char *p);
+/* A copy of `text` with each byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD, for messages from plugins and compilers that may
+ * print in another encoding. Owned by the caller (free); NULL when out of
+ * memory. */
+char *hetc_utf8_sanitized(const char *text);
+
 /* Hands the text to the caller (free), or NULL after an allocation
  * failure (the buffer is then released). Resets the buffer. */
 char *hetc_json_text_take(hetc_json_text_t *text);

@@ -17,14 +17,20 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/interrupt.h"
+#include "tune/json_text.h"
 #include "tune/wire.h"
 #include "tune/worker_protocol.h"
 
 #define MAX_WORKERS 64
 #define MAX_PIDS 4096
-/* A candidate whose worker keeps dying under other candidates is given up
- * after this many rebuilds. */
+/* A candidate whose workers keep dying under other candidates, or keep
+ * being killed from outside under it, is given up (not measured, no
+ * record) after this many rebuilds. */
 #define MAX_REQUEUES 3
+/* A worker killed from outside while it starts is started again this many
+ * times before the measurer gives up. */
+#define MAX_START_ATTEMPTS 4
 /* Loading every plugin (LLVM's among them) may take seconds on a busy
  * machine; that is not the candidate's build time. */
 #define WORKER_START_TIMEOUT_S 120.0
@@ -35,7 +41,9 @@ typedef struct worker_t {
   int32_t run_id;  /* the run() whose workload it holds; -1: none */
 } worker_t;
 
-typedef enum candidate_state_t { PENDING, BUILDING, BUILT, DONE } candidate_state_t;
+/* DONE: its record holds a measurement (or the candidate's own failure);
+ * DROPPED: not measured, for reasons that are not the candidate's. */
+typedef enum candidate_state_t { PENDING, BUILDING, BUILT, DONE, DROPPED } candidate_state_t;
 
 typedef struct candidate_t {
   candidate_state_t state;
@@ -121,6 +129,31 @@ static int stop_worker(worker_t *w, int kill_it) {
   return wstatus;
 }
 
+/* Whether a worker's death is the candidate's doing: a crash signal it
+ * raised itself (worker_main.c tells those from the same signals sent by
+ * another process), or an exit in the middle of its work. A worker killed
+ * from outside -- SIGKILL, SIGTERM, the OOM killer, a crash signal sent by
+ * kill(1) -- says nothing about the candidate, which is measured again. */
+static int died_of_candidate(int wstatus) {
+  if (WIFSIGNALED(wstatus)) {
+    switch (WTERMSIG(wstatus)) {
+      case SIGSEGV:
+      case SIGBUS:
+      case SIGILL:
+      case SIGFPE:
+      case SIGABRT:
+      case SIGTRAP:
+      case SIGSYS: return 1;
+      default: return 0;
+    }
+  }
+  if (WIFEXITED(wstatus)) {
+    const int code = WEXITSTATUS(wstatus);
+    return !(code > HETC_WORKER_EXIT_KILLED && code < HETC_WORKER_EXIT_KILLED + 65);
+  }
+  return 1;
+}
+
 void hetc_measurer_free(hetc_measurer_t *m) {
   if (!m) return;
   for (int32_t i = 0; i < m->num_workers; ++i) {
@@ -155,10 +188,12 @@ int32_t hetc_measurer_worker_pids(const hetc_measurer_t *m, pid_t *out, int32_t 
 }
 
 /* Waits up to `timeout_s` for a message from the worker. Returns 0 with
- * the message (owned), 1 on timeout, -1 when the worker is gone. */
+ * the message (owned), 1 on timeout, -1 when the worker is gone, 2 when
+ * the user interrupted hetc (tune/interrupt.h). */
 static int await(worker_t *w, double timeout_s, uint8_t **out_data, size_t *out_size) {
   double deadline = hetc_now_seconds() + timeout_s;
   for (;;) {
+    if (hetc_interrupt_signal()) return 2;
     double left = deadline - hetc_now_seconds();
     if (left <= 0) return 1;
     struct pollfd p = {w->fd, POLLIN, 0};
@@ -170,7 +205,8 @@ static int await(worker_t *w, double timeout_s, uint8_t **out_data, size_t *out_
   }
 }
 
-static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
+static hetc_status_t start_worker_once(hetc_measurer_t *m, worker_t *w, int *out_killed) {
+  *out_killed = 0;
   /* One socket pair per worker: sends to a worker that died fail with
    * EPIPE (MSG_NOSIGNAL) instead of killing the tuner with SIGPIPE. */
   int fds[2];
@@ -207,8 +243,14 @@ static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
   size_t size = 0;
   int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, WORKER_START_TIMEOUT_S, &reply, &size);
   hetc_status_t status = NULL;
-  if (got != 0) {
+  if (got == 2) {
+    status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement interrupted");
+  } else if (got != 0) {
     status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement worker %s did not start", m->worker_path);
+    if (got < 0) {
+      int wstatus = stop_worker(w, 1);
+      *out_killed = !died_of_candidate(wstatus);
+    }
   } else {
     hetc_wire_reader_t r = {reply, size, 1, 0};
     int ok = reply[0] == HETC_WORKER_READY && hetc_wire_get_i64(&r) == 1;
@@ -220,6 +262,16 @@ static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
   return status;
 }
 
+/* A worker killed from outside as it starts is started again. */
+static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
+  for (int attempt = 1;; ++attempt) {
+    int killed = 0;
+    hetc_status_t status = start_worker_once(m, w, &killed);
+    if (!status || !killed || attempt == MAX_START_ATTEMPTS) return status;
+    hetc_status_free(status);
+  }
+}
+
 static void set_message(hetc_record_t *record, const char *format, ...) __attribute__((format(printf, 2, 3)));
 static void set_message(hetc_record_t *record, const char *format, ...) {
   char text[1024];
@@ -228,7 +280,9 @@ static void set_message(hetc_record_t *record, const char *format, ...) {
   vsnprintf(text, sizeof(text), format, args);
   va_end(args);
   free(record->error_message);
-  record->error_message = strdup(text);
+  /* Compilers and plugins may print in any encoding; records are UTF-8,
+   * and a cut at 1023 bytes may split a character. */
+  record->error_message = hetc_utf8_sanitized(text);
 }
 
 /* How a dead worker died, for messages. */
@@ -241,19 +295,19 @@ static void describe_death(int wstatus, char *out, size_t size) {
     snprintf(out, size, "stopped");
 }
 
+/* Candidate i goes back to be built again; after MAX_REQUEUES times it is
+ * dropped: never measured here, and no record says anything of it. */
+static void requeue(candidate_t *c, int32_t i) {
+  c[i].state = ++c[i].requeues > MAX_REQUEUES ? DROPPED : PENDING;
+}
+
 /* The worker is gone (or killed): its built candidates go back to be
- * built again elsewhere. */
-static void requeue_from(candidate_t *c, int32_t count, int32_t worker, hetc_record_t *records) {
-  for (int32_t i = 0; i < count; ++i) {
-    if (c[i].worker != worker || c[i].state != BUILT) continue;
-    if (++c[i].requeues > MAX_REQUEUES) {
-      c[i].state = DONE;
-      records[i].error = HETC_RECORD_UNKNOWN;
-      set_message(&records[i], "its workers died %d times under other candidates", MAX_REQUEUES);
-    } else {
-      c[i].state = PENDING;
-    }
-  }
+ * built again elsewhere. That is not held against them (no count): every
+ * death ends or counts against the candidate it happened under, so the
+ * batch still ends. */
+static void requeue_from(candidate_t *c, int32_t count, int32_t worker) {
+  for (int32_t i = 0; i < count; ++i)
+    if (c[i].worker == worker && c[i].state == BUILT) c[i].state = PENDING;
 }
 
 static void fail_candidate(candidate_t *c, hetc_record_t *record, hetc_record_error_t error) {
@@ -319,6 +373,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
     int wait_ms = soonest <= now ? 0 : (int)((soonest - now) * 1000) + 1;
     int ready = poll(fds, (nfds_t)n, wait_ms);
     if (ready < 0 && errno != EINTR) return hetc_status_new(HETC_STATUS_INTERNAL, "poll: %s", strerror(errno));
+    if (hetc_interrupt_signal()) return hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement interrupted");
     now = hetc_now_seconds();
     for (int32_t k = 0; k < n; ++k) {
       int32_t wi = who[k], i = busy[wi];
@@ -341,12 +396,17 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
             c[i].state = BUILT;
           }
         } else {
-          char death[128];
-          describe_death(stop_worker(w, 1), death, sizeof(death));
-          records[i].build_seconds = now - started[wi];
-          fail_candidate(&c[i], &records[i], HETC_RECORD_COMPILE_HOST);
-          set_message(&records[i], "the measurement worker %s while building", death);
-          requeue_from(c, count, wi, records);
+          const int wstatus = stop_worker(w, 1);
+          if (died_of_candidate(wstatus)) {
+            char death[128];
+            describe_death(wstatus, death, sizeof(death));
+            records[i].build_seconds = now - started[wi];
+            fail_candidate(&c[i], &records[i], HETC_RECORD_COMPILE_HOST);
+            set_message(&records[i], "the measurement worker %s while building", death);
+          } else {
+            requeue(c, i);
+          }
+          requeue_from(c, count, wi);
           if (next > 0) next = 0; /* requeued candidates sit before `next` */
         }
         free(reply);
@@ -357,7 +417,7 @@ static hetc_status_t build_phase(hetc_measurer_t *m, const hetc_plugin_workload_
         fail_candidate(&c[i], &records[i], HETC_RECORD_BUILD_TIMEOUT);
         records[i].build_seconds = records[i].total_seconds = now - started[wi];
         set_message(&records[i], "build did not finish in %.0f s", m->options.build_timeout_s);
-        requeue_from(c, count, wi, records);
+        requeue_from(c, count, wi);
         next = 0;
         busy[wi] = -1;
       }
@@ -386,17 +446,27 @@ static void measure_one(hetc_measurer_t *m, candidate_t *c, int32_t count, int32
   hetc_wire_reader_t r = {reply, size, 1, 0};
   int64_t id = got == 0 && reply[0] == HETC_WORKER_MEASURED ? hetc_wire_get_i64(&r) : -1;
   hetc_record_t *record = &records[i];
-  if (got == 1) {
+  if (got == 2) {
+    /* Interrupted: the batch is dropped (hetc_measurer_run). */
+    stop_worker(w, 1);
+    c[i].state = DROPPED;
+    requeue_from(c, count, wi);
+  } else if (got == 1) {
     stop_worker(w, 1);
     fail_candidate(&c[i], record, HETC_RECORD_RUN_TIMEOUT);
     set_message(record, "run did not finish in %.0f s", m->options.run_timeout_s);
-    requeue_from(c, count, wi, records);
+    requeue_from(c, count, wi);
   } else if (id != i) {
-    char death[128];
-    describe_death(stop_worker(w, 1), death, sizeof(death));
-    fail_candidate(&c[i], record, HETC_RECORD_RUNTIME_DEVICE);
-    set_message(record, "the measurement worker %s while running the kernel", death);
-    requeue_from(c, count, wi, records);
+    const int wstatus = stop_worker(w, 1);
+    if (died_of_candidate(wstatus)) {
+      char death[128];
+      describe_death(wstatus, death, sizeof(death));
+      fail_candidate(&c[i], record, HETC_RECORD_RUNTIME_DEVICE);
+      set_message(record, "the measurement worker %s while running the kernel", death);
+    } else {
+      requeue(c, i);
+    }
+    requeue_from(c, count, wi);
   } else {
     record->error = (hetc_record_error_t)hetc_wire_get_i64(&r);
     const char *message = hetc_wire_get_string(&r);
@@ -423,7 +493,9 @@ static void measure_one(hetc_measurer_t *m, candidate_t *c, int32_t count, int32
 }
 
 hetc_status_t hetc_measurer_run(hetc_measurer_t *m, const hetc_plugin_workload_t *workload,
-                                const hetc_measure_input_t *inputs, int32_t count, hetc_record_t *records) {
+                                const hetc_measure_input_t *inputs, int32_t count, hetc_record_t *records,
+                                uint8_t *out_measured) {
+  for (int32_t i = 0; i < count; ++i) out_measured[i] = 0;
   if (count <= 0) return NULL;
   candidate_t *c = calloc((size_t)count, sizeof(candidate_t));
   if (!c) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "measurement batch");
@@ -442,8 +514,24 @@ hetc_status_t hetc_measurer_run(hetc_measurer_t *m, const hetc_plugin_workload_t
     if (!pending) break;
     status = build_phase(m, workload, inputs, c, count, records);
     if (status) break;
-    for (int32_t i = 0; i < count; ++i)
+    for (int32_t i = 0; i < count && !hetc_interrupt_signal(); ++i)
       if (c[i].state == BUILT) measure_one(m, c, count, i, records);
+    if (hetc_interrupt_signal()) {
+      status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement interrupted");
+      break;
+    }
+  }
+  /* Interrupted, the workers may be anywhere in their work: stop them. */
+  if (status && hetc_interrupt_signal())
+    for (int32_t wi = 0; wi < m->num_workers; ++wi) stop_worker(&m->workers[wi], 1);
+  for (int32_t i = 0; i < count; ++i) {
+    out_measured[i] = !status && c[i].state == DONE;
+    if (!out_measured[i]) {
+      free(records[i].error_message);
+      records[i].error_message = NULL;
+      records[i].error = HETC_RECORD_OK;
+      records[i].num_costs = 0;
+    }
   }
   free(c);
   return status;

@@ -5,10 +5,13 @@
  * build running, since a CPU measurement shares the cores with builds and
  * a device is never given two measurements at once. A watchdog turns a
  * hang into a build or run timeout and a crash into a record; the dead
- * worker is replaced and the batch goes on. */
+ * worker is replaced and the batch goes on. A worker killed from outside
+ * (SIGKILL, SIGTERM, the OOM killer) is replaced too, and its candidate
+ * measured again: only a crash of its own is held against a candidate. */
 #ifndef HETC_DRIVER_TUNE_MEASURE_H_
 #define HETC_DRIVER_TUNE_MEASURE_H_
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "tune/record.h"
@@ -45,12 +48,19 @@ typedef struct hetc_measure_input_t {
 /* Builds and measures `count` candidates for `workload`. Fills in each
  * out_records[i] only what measuring knows: error, error_message (owned by
  * the record), costs, num_costs, build_seconds and total_seconds; the
- * caller fills the identity fields. A candidate's failure is its record's
- * error, not the call's: the call fails only when workers cannot be started
- * at all (UNAVAILABLE, with the worker's reason) or memory runs out. */
+ * caller fills the identity fields. out_measured[i] is 1 when the record
+ * holds the candidate's measurement or its own failure, 0 when it was not
+ * measured for reasons that are not its own -- its worker was killed from
+ * outside (not by a crash of its own: measured again on another worker,
+ * given up after a few such deaths), or its workers kept dying under other
+ * candidates -- and must not be recorded. A candidate's failure is its
+ * record's error, not the call's: the call fails only when workers cannot
+ * be started at all (UNAVAILABLE, with the worker's reason), memory runs
+ * out, or the user interrupted hetc (UNAVAILABLE, tune/interrupt.h; the
+ * workers are stopped and nothing of the batch is measured). */
 hetc_status_t hetc_measurer_run(hetc_measurer_t *measurer, const hetc_plugin_workload_t *workload,
                                 const hetc_measure_input_t *inputs, int32_t count,
-                                hetc_record_t *out_records);
+                                hetc_record_t *out_records, uint8_t *out_measured);
 
 /* The process ids of the workers started so far, live or not (for tests
  * that check none is left behind); returns how many were written. */

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/clock.h"
+#include "common/json_input.h"
 #include "tune/json_text.h"
 
 /* Indexed by hetc_record_error_t; the names are part of the records format
@@ -93,6 +94,19 @@ static hetc_status_t invalid(const char *message) {
 
 static int finite_non_negative(double value) { return isfinite(value) && value >= 0; }
 
+/* Records travel as JSON, which is UTF-8 throughout: a string that is not
+ * would be exported as a line no reader accepts. */
+static hetc_status_t check_utf8(const char *name, const char *value) {
+  size_t offset = 0;
+  if (hetc_utf8_valid(value, strlen(value), &offset)) return NULL;
+  return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s is not valid UTF-8 (byte 0x%02X at offset %zu)", name,
+                         (unsigned)(unsigned char)value[offset], offset);
+}
+
+int hetc_record_device_kind_known(const char *kind) {
+  return kind && (!strcmp(kind, "cpu") || !strcmp(kind, "gpu") || !strcmp(kind, "accelerator"));
+}
+
 hetc_status_t hetc_record_validate(const hetc_record_t *record) {
   const struct {
     const char *name;
@@ -115,6 +129,13 @@ hetc_status_t hetc_record_validate(const hetc_record_t *record) {
     if (!strings[s].may_be_empty && !strings[s].value[0]) {
       return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s is empty", strings[s].name);
     }
+    HETC_RETURN_IF_ERROR(check_utf8(strings[s].name, strings[s].value));
+  }
+  if (record->error_message) HETC_RETURN_IF_ERROR(check_utf8("error_message", record->error_message));
+  if (!hetc_record_device_kind_known(record->device_kind)) {
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                           "device_kind \"%.40s\" is not one of cpu, gpu, accelerator",
+                           record->device_kind);
   }
   if ((int)record->error < 0 || (int)record->error >= HETC_RECORD_ERROR_COUNT) {
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "error %d is not one of the codes 0..%d",
@@ -154,11 +175,11 @@ hetc_status_t hetc_record_validate(const hetc_record_t *record) {
   return NULL;
 }
 
-/* The integer a cJSON number holds, when it is one within the exact range. */
-static int json_exact_integer(const cJSON *item, int64_t *out_value) {
+/* The integer a cJSON number holds, when it is one a config may hold. */
+static int json_config_integer(const cJSON *item, int64_t *out_value) {
   if (!cJSON_IsNumber(item)) return 0;
   double value = item->valuedouble;
-  if (value != floor(value) || fabs(value) > (double)HETC_RECORD_MAX_JSON_INTEGER) return 0;
+  if (value != floor(value) || fabs(value) > (double)HETC_RECORD_MAX_CONFIG_VALUE) return 0;
   *out_value = (int64_t)value;
   return 1;
 }
@@ -172,6 +193,11 @@ hetc_status_t hetc_record_config_canonical(const char *config_json, char **out_c
     status = invalid("config_json: expected a JSON object {\"knob\": [values], ...}");
     goto done;
   }
+  if (cJSON_GetArraySize(root) > HETC_RECORD_MAX_KNOBS) {
+    status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "config_json: %d knobs, more than the %d a config may have",
+                             cJSON_GetArraySize(root), HETC_RECORD_MAX_KNOBS);
+    goto done;
+  }
   hetc_json_text_raw(&text, "{");
   for (const cJSON *knob = root->child; knob; knob = knob->next) {
     for (const cJSON *earlier = root->child; earlier != knob; earlier = earlier->next) {
@@ -181,10 +207,10 @@ hetc_status_t hetc_record_config_canonical(const char *config_json, char **out_c
         goto done;
       }
     }
-    if (!cJSON_IsArray(knob) || !knob->child) {
+    if (!cJSON_IsArray(knob) || !knob->child || cJSON_GetArraySize(knob) > HETC_RECORD_MAX_KNOB_VALUES) {
       status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
-                               "config_json: knob \"%s\": expected a non-empty array of integers",
-                               knob->string);
+                               "config_json: knob \"%s\": expected an array of 1 to %d integers", knob->string,
+                               HETC_RECORD_MAX_KNOB_VALUES);
       goto done;
     }
     if (knob != root->child) hetc_json_text_raw(&text, ",");
@@ -192,9 +218,9 @@ hetc_status_t hetc_record_config_canonical(const char *config_json, char **out_c
     hetc_json_text_raw(&text, ":[");
     for (const cJSON *value = knob->child; value; value = value->next) {
       int64_t integer = 0;
-      if (!json_exact_integer(value, &integer)) {
+      if (!json_config_integer(value, &integer)) {
         status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
-                                 "config_json: knob \"%s\": values must be integers within 2^53",
+                                 "config_json: knob \"%s\": values must be integers below 2^53 in magnitude",
                                  knob->string);
         goto done;
       }

@@ -1,23 +1,42 @@
 #include "tune/records.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "hetc/hetc.h"
+#include "common/interrupt.h"
 #include "tune/json_text.h"
+
+/* Who holds a claim (hetc_records_claim): this process, told apart from
+ * any other that ever ran, on this machine or another sharing the file. */
+typedef struct owner_t {
+  char host[320]; /* host name and boot id: a pid means nothing across boots */
+  int64_t pid;
+  int64_t start;  /* the process's start time in clock ticks since boot */
+} owner_t;
 
 struct hetc_records_t {
   sqlite3 *db;
   char *path; /* owned */
+  hetc_records_mode_t mode;
+  int64_t version; /* the file's schema version */
+  int writable;    /* opened read-write and holding the current schema */
+  int claimed;     /* this handle made claims: closing releases them */
+  double busy_timeout_s; /* HETC_RECORDS_BUSY_TIMEOUT_MS, or the variable's */
+  double busy_since;
+  owner_t owner;
 };
 
 /* The schema, in plain SQL so that another database server can hold the
@@ -98,6 +117,61 @@ static const char selections_sql[] =
     " hetc_version TEXT NOT NULL,"
     " PRIMARY KEY (model_key, targets, node));";
 
+/* Since version 5: one record per config of a workload on a device (two
+ * tuners no longer measure a config twice, and an import that finds the
+ * config measured keeps what is there), and the claims tuners make on the
+ * configs they are about to measure, so that a tuner beside them leaves
+ * those alone. The unique index also makes "is it there" one lookup, where
+ * it was a scan of the workload's records. */
+#define CONFIG_KEY_COLUMNS \
+  "target, device_fingerprint, workload_key, template_name, template_version, config_json"
+static const char one_per_config_sql[] =
+    "CREATE UNIQUE INDEX IF NOT EXISTS records_by_config ON records (" CONFIG_KEY_COLUMNS ");";
+static const char claims_sql[] =
+    "CREATE TABLE IF NOT EXISTS claims ("
+    " target TEXT NOT NULL,"
+    " device_fingerprint TEXT NOT NULL,"
+    " workload_key TEXT NOT NULL,"
+    " template_name TEXT NOT NULL,"
+    " template_version INTEGER NOT NULL,"
+    " config_json TEXT NOT NULL,"
+    " owner_host TEXT NOT NULL,"
+    " owner_pid INTEGER NOT NULL,"
+    " owner_start INTEGER NOT NULL,"
+    " claimed_at INTEGER NOT NULL,"
+    " PRIMARY KEY (" CONFIG_KEY_COLUMNS "));";
+/* Stores of version 4 and older may hold a config several times: the
+ * upgrade keeps the one lookups would pick (the fastest ok one, else the
+ * oldest). */
+static const char keep_one_per_config_sql[] =
+    "DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER ("
+    " PARTITION BY " CONFIG_KEY_COLUMNS
+    " ORDER BY error != 0, median_cost IS NULL, median_cost, timestamp, id) AS rank"
+    " FROM records) WHERE rank > 1);";
+
+/* The columns each table must have, by the version that brought it, for
+ * the check that a file is whole (check_tables). */
+typedef struct table_columns_t {
+  const char *table;
+  int64_t since;
+  const char *columns[20];
+} table_columns_t;
+
+static const table_columns_t expected_tables[] = {
+    {"records", 1, {"id", "target", "plugin_version", "device_kind", "device_fingerprint", "template_name",
+                    "template_version", "workload_key", "config_index", "config_json", "costs_json",
+                    "median_cost", "error", "error_message", "build_seconds", "total_seconds", "timestamp",
+                    "hetc_version", NULL}},
+    {"transfers", 2, {"device_fingerprint", "direction", "latency_seconds", "seconds_per_byte", "timestamp",
+                      "hetc_version", NULL}},
+    {"peaks", 3, {"device_fingerprint", "target", "peak_gflops", "runs", "timestamp", "hetc_version", NULL}},
+    {"selections", 4, {"model_key", "targets", "node", "device", "template_name", "template_version",
+                       "config_json", "source", "predicted_seconds", "records", "timestamp", "hetc_version",
+                       NULL}},
+    {"claims", 5, {"target", "device_fingerprint", "workload_key", "template_name", "template_version",
+                   "config_json", "owner_host", "owner_pid", "owner_start", "claimed_at", NULL}},
+};
+
 /* Every SELECT that reads whole records lists these columns in this order
  * (read_record's indexes follow it). */
 #define RECORD_COLUMNS                                                                  \
@@ -105,19 +179,19 @@ static const char selections_sql[] =
   " template_version, workload_key, config_index, config_json, costs_json, error,"     \
   " error_message, build_seconds, total_seconds, timestamp, hetc_version, id"
 
-/* Insert and duplicate check share the parameter numbers ?1..?17 (bind_record). */
+/* Parameters ?1..?17 are bound by bind_record; a config that is stored
+ * already is left as it is (the store holds each config once). */
 static const char insert_sql[] =
     "INSERT INTO records (target, plugin_version, device_kind, device_fingerprint,"
     " template_name, template_version, workload_key, config_index, config_json, costs_json,"
     " median_cost, error, error_message, build_seconds, total_seconds, timestamp, hetc_version)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
-static const char exists_sql[] =
-    "SELECT 1 FROM records WHERE device_fingerprint = ?4 AND workload_key = ?7"
-    " AND template_name = ?5 AND template_version = ?6 AND target = ?1"
-    " AND plugin_version = ?2 AND device_kind = ?3 AND config_index = ?8"
-    " AND config_json = ?9 AND costs_json = ?10 AND median_cost IS ?11 AND error = ?12"
-    " AND error_message IS ?13 AND build_seconds = ?14 AND total_seconds = ?15"
-    " AND timestamp = ?16 AND hetc_version = ?17 LIMIT 1";
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+    " ON CONFLICT DO NOTHING";
+
+/* A config's key as parameters ?1..?6 (bind_key). */
+#define KEY_WHERE                                                                               \
+  " WHERE target = ?1 AND device_fingerprint = ?2 AND workload_key = ?3 AND template_name = ?4" \
+  " AND template_version = ?5 AND config_json = ?6"
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
@@ -139,9 +213,16 @@ static hetc_status_code_t code_for_sqlite(int rc) {
   }
 }
 
-/* "PATH: DOING: sqlite's message". */
+/* "PATH: DOING: sqlite's message". A wait given up because the user
+ * interrupted hetc says so, not "database is locked". */
 static hetc_status_t sqlite_failure(const hetc_records_t *store, int rc, const char *doing) {
+  if ((rc & 0xff) == SQLITE_BUSY && hetc_interrupt_signal())
+    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: interrupted while waiting for another writer",
+                           store->path, doing);
   const char *message = store->db ? sqlite3_errmsg(store->db) : sqlite3_errstr(rc);
+  if ((rc & 0xff) == SQLITE_BUSY)
+    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: %s (another process held it for %g s)", store->path,
+                           doing, message, store->busy_timeout_s);
   return hetc_status_new(code_for_sqlite(rc), "%s: %s: %s", store->path, doing, message);
 }
 
@@ -159,17 +240,40 @@ static hetc_status_t prepare(hetc_records_t *store, const char *sql, sqlite3_stm
   return rc == SQLITE_OK ? NULL : sqlite_failure(store, rc, "preparing a query");
 }
 
+/* Writing through a handle opened for reading is the caller's mistake. */
+static hetc_status_t require_writable(const hetc_records_t *store, const char *doing) {
+  if (store->writable && store->mode >= HETC_RECORDS_WRITE) return NULL;
+  return hetc_status_new(HETC_STATUS_INTERNAL, "%s: %s: the store was opened for reading", store->path, doing);
+}
+
 /* Write transactions take the write lock up front (IMMEDIATE), so that a
- * waiting writer goes through the busy timeout instead of failing at once
+ * waiting writer goes through the busy handler instead of failing at once
  * when its read lock cannot be upgraded. */
 static hetc_status_t begin_write(hetc_records_t *store) {
   return exec(store, "BEGIN IMMEDIATE", "starting a write");
 }
 
 static hetc_status_t end_write(hetc_records_t *store, hetc_status_t status) {
-  if (!status) return exec(store, "COMMIT", "committing");
+  if (!status) {
+    status = exec(store, "COMMIT", "committing");
+    if (!status) return NULL;
+  }
   sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
   return status;
+}
+
+/* Waits for another process's lock: up to the busy timeout in all,
+ * sleeping 1 ms at first and up to 50 ms, and not at all once the user has
+ * interrupted hetc (tune/interrupt.h). */
+static int busy_wait(void *user, int attempts) {
+  hetc_records_t *store = user;
+  double now = hetc_now_seconds();
+  if (attempts == 0) store->busy_since = now;
+  if (hetc_interrupt_signal() || now - store->busy_since >= store->busy_timeout_s) return 0;
+  long milliseconds = attempts < 6 ? 1L << attempts : 50;
+  struct timespec pause = {0, milliseconds * 1000000L};
+  nanosleep(&pause, NULL);
+  return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -194,6 +298,22 @@ char *hetc_records_default_path(void) {
   return NULL;
 }
 
+/* HETC_RECORDS_BUSY_TIMEOUT (seconds, 0 to 86400) when set, else
+ * HETC_RECORDS_BUSY_TIMEOUT_MS. */
+static hetc_status_t busy_timeout(double *out_seconds) {
+  *out_seconds = HETC_RECORDS_BUSY_TIMEOUT_MS / 1000.0;
+  const char *text = getenv("HETC_RECORDS_BUSY_TIMEOUT");
+  if (!text || !text[0]) return NULL;
+  char *end = NULL;
+  errno = 0;
+  double seconds = strtod(text, &end);
+  if (errno || end == text || *end || !(seconds >= 0 && seconds <= 86400))
+    return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                           "HETC_RECORDS_BUSY_TIMEOUT: expected seconds from 0 to 86400, got '%.40s'", text);
+  *out_seconds = seconds;
+  return NULL;
+}
+
 /* mkdir -p for the directory part of `path`; 0700 as the XDG spec asks for
  * directories it creates. */
 static hetc_status_t create_parent_directories(const char *path) {
@@ -214,6 +334,41 @@ static hetc_status_t create_parent_directories(const char *path) {
   }
   free(dir);
   return status;
+}
+
+/* A process's start time in clock ticks since boot (with the pid, what
+ * tells it from a later process given the same pid); -1 when it is not
+ * running. */
+static int64_t process_start_ticks(int64_t pid) {
+  char path[64], text[1024];
+  snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+  FILE *file = fopen(path, "r");
+  if (!file) return -1;
+  size_t length = fread(text, 1, sizeof(text) - 1, file);
+  fclose(file);
+  text[length] = '\0';
+  /* Fields 3 (the state) and 22, counted after the command name, which may
+   * hold spaces and parentheses itself: the last ')' ends it. A zombie has
+   * ended, whether or not its parent has reaped it yet. */
+  const char *p = strrchr(text, ')');
+  if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X') return -1;
+  for (int field = 2; p && field < 22; ++field) p = strchr(p + 1, ' ');
+  return p ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+/* This process as a claim's owner. */
+static void own_identity(owner_t *out) {
+  char host[256] = "", boot[64] = "";
+  gethostname(host, sizeof(host) - 1);
+  FILE *file = fopen("/proc/sys/kernel/random/boot_id", "r");
+  if (file) {
+    if (!fgets(boot, sizeof(boot), file)) boot[0] = '\0';
+    fclose(file);
+    boot[strcspn(boot, "\n")] = '\0';
+  }
+  snprintf(out->host, sizeof(out->host), "%s/%s", host, boot);
+  out->pid = (int64_t)getpid();
+  out->start = process_start_ticks(out->pid);
 }
 
 typedef struct identity_t {
@@ -264,7 +419,7 @@ static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_ident
                            store->path);
   }
   if (out_identity->user_version < 1 || out_identity->user_version > HETC_RECORDS_SCHEMA_VERSION) {
-    /* Older versions (1 to 3) are upgraded on open. */
+    /* Older versions are upgraded when opened for writing. */
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: records schema version %lld, this hetc reads version %d%s",
                            store->path, (long long)out_identity->user_version,
@@ -276,84 +431,273 @@ static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_ident
   return NULL;
 }
 
-static hetc_status_t create_schema(hetc_records_t *store) {
-  HETC_RETURN_IF_ERROR(begin_write(store));
-  /* Another process may have created it between our check and our lock. */
-  identity_t identity;
-  hetc_status_t status = check_identity(store, &identity);
-  if (!status && is_fresh(&identity)) {
-    char pragmas[128];
-    snprintf(pragmas, sizeof(pragmas), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
-             HETC_RECORDS_APPLICATION_ID, HETC_RECORDS_SCHEMA_VERSION);
-    status = exec(store, schema_sql, "creating the schema");
-    if (!status) status = exec(store, transfers_sql, "creating the schema");
-    if (!status) status = exec(store, peaks_sql, "creating the schema");
-    if (!status) status = exec(store, selections_sql, "creating the schema");
-    if (!status) status = exec(store, pragmas, "creating the schema");
+/* A file whose tables or columns were dropped (a hand edit, another tool)
+ * is refused by name when opened, instead of failing on some later query
+ * with SQLite's "no such table". */
+static hetc_status_t check_tables(hetc_records_t *store) {
+  for (size_t t = 0; t < sizeof(expected_tables) / sizeof(expected_tables[0]); ++t) {
+    const table_columns_t *expected = &expected_tables[t];
+    if (expected->since > store->version) continue;
+    sqlite3_stmt *stmt = NULL;
+    HETC_RETURN_IF_ERROR(prepare(store, "SELECT name FROM pragma_table_info(?1)", &stmt));
+    sqlite3_bind_text(stmt, 1, expected->table, -1, SQLITE_STATIC);
+    uint32_t present = 0; /* bit c: columns[c] is there */
+    int rc, rows = 0;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      const char *name = (const char *)sqlite3_column_text(stmt, 0);
+      ++rows;
+      for (int c = 0; name && expected->columns[c]; ++c)
+        if (!strcmp(name, expected->columns[c])) present |= 1u << c;
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) return sqlite_failure(store, rc, "reading the schema");
+    if (rows == 0)
+      return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                             "%s: damaged records store: schema version %lld has a table '%s', this file has none",
+                             store->path, (long long)store->version, expected->table);
+    for (int c = 0; expected->columns[c]; ++c)
+      if (!(present & (1u << c)))
+        return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: damaged records store: table '%s' has no column '%s'",
+                               store->path, expected->table, expected->columns[c]);
   }
-  return end_write(store, status);
+  return NULL;
 }
 
-/* Version 1 to 2: the transfers table; 2 to 3: the peaks table; 3 to 4:
- * the selections table. Records
- * are untouched, so a store upgraded by a newer hetc is still readable by
- * this one, not by older. */
-static hetc_status_t upgrade_schema(hetc_records_t *store) {
+/* The tables of version 5 from nothing, inside the caller's transaction. */
+static hetc_status_t create_tables(hetc_records_t *store) {
+  char pragmas[128];
+  snprintf(pragmas, sizeof(pragmas), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+           HETC_RECORDS_APPLICATION_ID, HETC_RECORDS_SCHEMA_VERSION);
+  const char *const steps[] = {schema_sql, transfers_sql, peaks_sql, selections_sql, one_per_config_sql,
+                               claims_sql, pragmas};
+  hetc_status_t status = NULL;
+  for (size_t s = 0; !status && s < sizeof(steps) / sizeof(steps[0]); ++s)
+    status = exec(store, steps[s], "creating the schema");
+  return status;
+}
+
+/* WAL lets readers go on while one process writes; NORMAL syncs at
+ * checkpoints only, which in WAL mode can lose the last commits on power
+ * loss but never corrupts the file, and a killed tuner loses nothing. The
+ * mode is kept in the file, so only a store made some other way needs it
+ * set; the change needs every other connection to stand aside, and SQLite
+ * may refuse it at once (SQLITE_BUSY) rather than wait: it is tried again
+ * until the busy timeout. */
+static hetc_status_t use_wal(hetc_records_t *store) {
+  sqlite3_stmt *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store, "PRAGMA journal_mode", &stmt));
+  int rc = sqlite3_step(stmt);
+  int is_wal = rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) &&
+               !strcmp((const char *)sqlite3_column_text(stmt, 0), "wal");
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) return sqlite_failure(store, rc, "reading the journal mode");
+  for (int attempts = 0; !is_wal; ++attempts) {
+    rc = sqlite3_exec(store->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) break;
+    if ((rc & 0xff) != SQLITE_BUSY || !busy_wait(store, attempts))
+      return sqlite_failure(store, rc, "setting the journal mode");
+  }
+  return exec(store, "PRAGMA synchronous = NORMAL", "setting the journal mode");
+}
+
+/* Makes the schema in a fresh (empty) file, or brings an older one up to
+ * this version, in one transaction; whoever gets the lock first does it,
+ * and the others find it done. */
+static hetc_status_t create_or_upgrade(hetc_records_t *store) {
   HETC_RETURN_IF_ERROR(begin_write(store));
   identity_t identity;
   hetc_status_t status = check_identity(store, &identity);
-  if (!status && identity.user_version < HETC_RECORDS_SCHEMA_VERSION) {
-    char doing[64], pragma[64];
-    snprintf(doing, sizeof(doing), "upgrading the schema to version %d", HETC_RECORDS_SCHEMA_VERSION);
+  char doing[64];
+  snprintf(doing, sizeof(doing), "upgrading the schema to version %d", HETC_RECORDS_SCHEMA_VERSION);
+  if (!status && is_fresh(&identity)) {
+    status = create_tables(store);
+  } else if (!status && identity.user_version < HETC_RECORDS_SCHEMA_VERSION) {
+    /* Version 1 to 2: the transfers table; 2 to 3: peaks; 3 to 4:
+     * selections; 4 to 5: one record per config and the claims. */
+    int64_t v = identity.user_version;
+    char pragma[64];
     snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d;", HETC_RECORDS_SCHEMA_VERSION);
-    if (identity.user_version < 2) status = exec(store, transfers_sql, doing);
-    if (!status && identity.user_version < 3) status = exec(store, peaks_sql, doing);
-    if (!status && identity.user_version < 4) status = exec(store, selections_sql, doing);
+    if (v < 2) status = exec(store, transfers_sql, doing);
+    if (!status && v < 3) status = exec(store, peaks_sql, doing);
+    if (!status && v < 4) status = exec(store, selections_sql, doing);
+    if (!status && v < 5) status = exec(store, keep_one_per_config_sql, doing);
+    if (!status && v < 5) status = exec(store, one_per_config_sql, doing);
+    if (!status && v < 5) status = exec(store, claims_sql, doing);
     if (!status) status = exec(store, pragma, doing);
   }
   return end_write(store, status);
 }
 
-hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store) {
-  *out_store = NULL;
-  hetc_records_t *store = calloc(1, sizeof(*store));
-  if (!store) return out_of_memory("opening");
-  hetc_status_t status = NULL;
-  if (path) {
-    store->path = join3(path, "", "");
-    if (!store->path) status = out_of_memory("opening");
-  } else {
-    store->path = hetc_records_default_path();
-    if (!store->path) {
-      status = hetc_status_new(HETC_STATUS_NOT_FOUND,
-                               "no records store: set HETC_RECORDS, XDG_DATA_HOME or HOME, or "
-                               "name one with --records");
+/* A new store, made whole under a temporary name beside `path` and linked
+ * into place, so that no process ever opens a half-made one (two tuners
+ * starting on a new store raced to set its journal mode). Whoever links
+ * first wins; the others find a store there and use it. Returns 1 when
+ * `path` now names a store, 0 when the filesystem cannot link (the caller
+ * then makes it in place). */
+static int create_store_file(hetc_records_t *store, hetc_status_t *out_status) {
+  *out_status = NULL;
+  char *temp = join3(store->path, ".new-", "XXXXXX");
+  if (!temp) {
+    *out_status = out_of_memory("creating the store");
+    return 1;
+  }
+  int fd = mkstemp(temp);
+  if (fd < 0) {
+    *out_status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create the records store: %s", store->path,
+                                  strerror(errno));
+    free(temp);
+    return 1;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask); /* as SQLite would have made it */
+  close(fd);
+  hetc_records_t maker;
+  memset(&maker, 0, sizeof(maker));
+  maker.path = store->path; /* messages name the store, not the temporary */
+  maker.busy_timeout_s = store->busy_timeout_s;
+  int rc = sqlite3_open_v2(temp, &maker.db, SQLITE_OPEN_READWRITE, NULL);
+  hetc_status_t status = rc == SQLITE_OK ? NULL : sqlite_failure(&maker, rc, "creating the records store");
+  if (!status) status = exec(&maker, "PRAGMA journal_mode = WAL", "creating the records store");
+  if (!status) status = exec(&maker, "BEGIN", "creating the records store");
+  if (!status) status = end_write(&maker, create_tables(&maker));
+  sqlite3_close(maker.db); /* the last connection: the -wal and -shm go */
+  int linked = 1;
+  if (!status && link(temp, store->path) != 0 && errno != EEXIST) {
+    if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == ENOSYS) {
+      linked = 0; /* no hard links here */
     } else {
-      status = create_parent_directories(store->path);
+      status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create the records store: %s", store->path,
+                               strerror(errno));
     }
   }
-  if (status) goto fail;
+  unlink(temp);
+  free(temp);
+  *out_status = status;
+  return linked;
+}
 
-  int rc = sqlite3_open_v2(store->path, &store->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                           NULL);
+/* `file:PATH?immutable=1`: reading a store in WAL mode needs its -shm file,
+ * which a reader without write access to the directory cannot make when
+ * no writer has the store open. Immutable reads the file as it is (it has
+ * no -wal to read either). */
+static char *immutable_uri(const char *path) {
+  hetc_json_text_t uri = {0};
+  hetc_json_text_raw(&uri, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; ++p) {
+    char piece[4] = {(char)*p, 0, 0, 0};
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          strchr("/-._~", *p)))
+      snprintf(piece, sizeof(piece), "%%%02X", *p);
+    hetc_json_text_raw(&uri, piece);
+  }
+  hetc_json_text_raw(&uri, "?immutable=1");
+  return hetc_json_text_take(&uri);
+}
+
+static hetc_status_t connect(hetc_records_t *store, const char *name, int flags) {
+  int rc = sqlite3_open_v2(name, &store->db, flags, NULL);
   if (rc != SQLITE_OK) {
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open the records store: %s",
-                             store->path, store->db ? sqlite3_errmsg(store->db) : sqlite3_errstr(rc));
+    hetc_status_t status =
+        hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open the records store: %s", store->path,
+                        store->db ? sqlite3_errmsg(store->db) : sqlite3_errstr(rc));
+    sqlite3_close(store->db);
+    store->db = NULL;
+    return status;
+  }
+  sqlite3_busy_handler(store->db, busy_wait, store);
+  return NULL;
+}
+
+hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store) {
+  return hetc_records_open_as(path, HETC_RECORDS_CREATE, out_store);
+}
+
+hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, hetc_records_t **out_store) {
+  *out_store = NULL;
+  if (path && !path[0])
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "an empty path names no records store");
+  hetc_records_t *store = calloc(1, sizeof(*store));
+  if (!store) return out_of_memory("opening");
+  store->mode = mode;
+  own_identity(&store->owner);
+  hetc_status_t status = busy_timeout(&store->busy_timeout_s);
+  if (status) goto fail;
+  store->path = path ? join3(path, "", "") : hetc_records_default_path();
+  if (!store->path) {
+    status = path ? out_of_memory("opening")
+                  : hetc_status_new(HETC_STATUS_NOT_FOUND,
+                                    "no records store: set HETC_RECORDS, XDG_DATA_HOME or HOME, or "
+                                    "name one with --records");
     goto fail;
   }
-  sqlite3_busy_timeout(store->db, HETC_RECORDS_BUSY_TIMEOUT_MS);
+
+  struct stat st;
+  if (stat(store->path, &st) != 0) {
+    if (errno != ENOENT) {
+      status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open the records store: %s", store->path,
+                               strerror(errno));
+      goto fail;
+    }
+    if (mode != HETC_RECORDS_CREATE) {
+      status = hetc_status_new(HETC_STATUS_NOT_FOUND,
+                               "%s: no records store there (hetc tune and hetc records import create one)",
+                               store->path);
+      goto fail;
+    }
+    if (!path) status = create_parent_directories(store->path);
+    if (!status && !create_store_file(store, &status) && !status) {
+      /* No hard links: an empty file, made into a store in place below. */
+      int fd = open(store->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd >= 0) close(fd);
+      else if (errno != EEXIST)
+        status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create the records store: %s", store->path,
+                                 strerror(errno));
+    }
+    if (status) goto fail;
+  } else if (S_ISDIR(st.st_mode)) {
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: a directory, not a records store", store->path);
+    goto fail;
+  }
+
+  const int reading = mode <= HETC_RECORDS_CACHE;
+  status = connect(store, store->path,
+                   mode == HETC_RECORDS_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
+  if (status) goto fail;
+  if (!reading && sqlite3_db_readonly(store->db, "main") == 1) {
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot write the records store (no permission)",
+                             store->path);
+    goto fail;
+  }
   identity_t identity;
+  int rc = read_identity(store->db, &identity);
+  if (reading && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)) {
+    char *uri = immutable_uri(store->path);
+    sqlite3_close(store->db);
+    store->db = NULL;
+    status = uri ? connect(store, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI) : out_of_memory("opening");
+    free(uri);
+    if (status) goto fail;
+  }
   status = check_identity(store, &identity);
   if (status) goto fail;
-  /* WAL lets readers go on while one process writes; NORMAL syncs at
-   * checkpoints only, which in WAL mode can lose the last commits on power
-   * loss but never corrupts the file, and a killed tuner loses nothing. */
-  status = exec(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
-                "setting the journal mode");
-  if (!status && is_fresh(&identity)) status = create_schema(store);
-  if (!status && !is_fresh(&identity) && identity.user_version < HETC_RECORDS_SCHEMA_VERSION)
-    status = upgrade_schema(store);
+  if (is_fresh(&identity) && mode != HETC_RECORDS_CREATE) {
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: an empty file, not a records store", store->path);
+    goto fail;
+  }
+  if (!reading) {
+    /* Only writers touch the file: the journal mode, then the schema. */
+    status = use_wal(store);
+    if (!status && (is_fresh(&identity) || identity.user_version < HETC_RECORDS_SCHEMA_VERSION))
+      status = create_or_upgrade(store);
+    if (!status) status = check_identity(store, &identity);
+    if (status) goto fail;
+  }
+  store->version = identity.user_version;
+  status = check_tables(store);
   if (status) goto fail;
+  store->writable = store->version == HETC_RECORDS_SCHEMA_VERSION && mode != HETC_RECORDS_READ &&
+                    sqlite3_db_readonly(store->db, "main") == 0;
   *out_store = store;
   return NULL;
 fail:
@@ -361,14 +705,20 @@ fail:
   return status;
 }
 
+static hetc_status_t release_claims(hetc_records_t *store);
+
 void hetc_records_close(hetc_records_t *store) {
   if (!store) return;
+  /* Claims left behind would expire with this process anyway. */
+  if (store->claimed) hetc_status_free(release_claims(store));
   sqlite3_close(store->db); /* every statement is finalized where it was made */
   free(store->path);
   free(store);
 }
 
 const char *hetc_records_path(const hetc_records_t *store) { return store->path; }
+
+int hetc_records_writable(const hetc_records_t *store) { return store && store->writable; }
 
 /* ------------------------------------------------------------------------ */
 /* Adding                                                                   */
@@ -386,8 +736,8 @@ static char *costs_text(const hetc_record_t *record) {
   return hetc_json_text_take(&text);
 }
 
-/* Binds ?1..?17 of insert_sql / exists_sql. The texts are the caller's and
- * must outlive the statement's next step (SQLITE_STATIC). */
+/* Binds ?1..?17 of insert_sql. The texts are the caller's and must outlive
+ * the statement's next step (SQLITE_STATIC). */
 static int bind_record(sqlite3_stmt *stmt, const hetc_record_t *r, const char *config,
                        const char *costs) {
   int rc = SQLITE_OK;
@@ -418,77 +768,279 @@ static int bind_record(sqlite3_stmt *stmt, const hetc_record_t *r, const char *c
   return rc;
 }
 
-/* One record inside the open transaction: skipped (when skip_duplicates
- * and an identical one is stored) or inserted; *out_added is 0 or 1. */
-static hetc_status_t add_one(hetc_records_t *store, sqlite3_stmt *insert, sqlite3_stmt *exists,
-                             const hetc_record_t *record, int32_t index, int *out_added) {
+/* Binds a config's key, ?1..?6 of KEY_WHERE, from a record's identity and
+ * the canonical config text (the caller's, as in bind_record). */
+static int bind_key(sqlite3_stmt *stmt, const hetc_record_t *r, const char *config) {
+  int rc = sqlite3_bind_text(stmt, 1, r->target, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 2, r->device_fingerprint, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 3, r->workload_key, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 4, r->template_name, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 5, r->template_version);
+  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 6, config, -1, SQLITE_STATIC);
+  return rc;
+}
+
+/* Runs a statement that returns no rows (after binding); SQLite's failure
+ * as a status. */
+static hetc_status_t step_done(hetc_records_t *store, sqlite3_stmt *stmt, int rc, const char *doing) {
+  if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  return rc == SQLITE_DONE ? NULL : sqlite_failure(store, rc, doing);
+}
+
+/* The statements of one adding transaction. */
+typedef struct adder_t {
+  hetc_records_t *store;
+  sqlite3_stmt *insert;
+  sqlite3_stmt *unclaim; /* a recorded config needs no claim */
+} adder_t;
+
+static hetc_status_t adder_begin(hetc_records_t *store, adder_t *out) {
+  memset(out, 0, sizeof(*out));
+  out->store = store;
+  HETC_RETURN_IF_ERROR(require_writable(store, "adding records"));
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  hetc_status_t status = prepare(store, insert_sql, &out->insert);
+  if (!status) status = prepare(store, "DELETE FROM claims" KEY_WHERE, &out->unclaim);
+  if (status) {
+    sqlite3_finalize(out->insert);
+    sqlite3_finalize(out->unclaim);
+    memset(out, 0, sizeof(*out));
+    status = end_write(store, status);
+  }
+  return status;
+}
+
+/* Ends the transaction: commits when `status` is NULL, else rolls back and
+ * returns it. */
+static hetc_status_t adder_end(adder_t *adder, hetc_status_t status) {
+  if (!adder->store) return status;
+  sqlite3_finalize(adder->insert);
+  sqlite3_finalize(adder->unclaim);
+  status = end_write(adder->store, status);
+  memset(adder, 0, sizeof(*adder));
+  return status;
+}
+
+static void adder_abandon(adder_t *adder) {
+  if (!adder->store) return;
+  sqlite3_finalize(adder->insert);
+  sqlite3_finalize(adder->unclaim);
+  sqlite3_exec(adder->store->db, "ROLLBACK", NULL, NULL, NULL);
+  memset(adder, 0, sizeof(*adder));
+}
+
+/* One record inside the open transaction: *out_added is 1 when it was
+ * added, 0 when the store held its config already. A failure names the
+ * record by `index`. */
+static hetc_status_t adder_add(adder_t *adder, const hetc_record_t *record, int32_t index, int *out_added) {
   *out_added = 0;
   char *config = NULL, *costs = NULL;
   hetc_status_t status = hetc_record_validate(record);
   if (!status) status = hetc_record_config_canonical(record->config_json, &config);
   if (status) return hetc_status_annotate(status, "record %d", index);
   costs = costs_text(record);
-  if (!costs) {
-    status = out_of_memory("adding records");
-    goto done;
-  }
-  int rc;
-  if (exists) {
-    rc = bind_record(exists, record, config, costs);
-    if (rc == SQLITE_OK) rc = sqlite3_step(exists);
-    int found = rc == SQLITE_ROW;
-    sqlite3_reset(exists);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-      status = sqlite_failure(store, rc, "looking for a duplicate record");
-      goto done;
-    }
-    if (found) goto done;
-  }
-  rc = bind_record(insert, record, config, costs);
-  if (rc == SQLITE_OK) rc = sqlite3_step(insert);
-  sqlite3_reset(insert);
-  if (rc != SQLITE_DONE) {
-    status = sqlite_failure(store, rc, "adding a record");
-    goto done;
-  }
-  *out_added = 1;
-done:
+  if (!costs) status = out_of_memory("adding records");
+  if (!status) status = step_done(adder->store, adder->insert, bind_record(adder->insert, record, config, costs),
+                                  "adding a record");
+  if (!status) *out_added = sqlite3_changes(adder->store->db) > 0;
+  if (!status) status = step_done(adder->store, adder->unclaim, bind_key(adder->unclaim, record, config),
+                                  "releasing a claim");
   free(config);
   free(costs);
   return status;
 }
 
-static hetc_status_t add_records(hetc_records_t *store, const hetc_record_t *records,
-                                 int32_t count, int skip_duplicates, int32_t *out_added) {
+static hetc_status_t add_records(hetc_records_t *store, const hetc_record_t *records, int32_t count,
+                                 int32_t *out_added) {
   if (out_added) *out_added = 0;
   if (count < 0 || (count > 0 && !records)) {
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: bad record array");
   }
-  sqlite3_stmt *insert = NULL, *exists = NULL;
+  adder_t adder;
+  HETC_RETURN_IF_ERROR(adder_begin(store, &adder));
   int32_t added = 0;
-  HETC_RETURN_IF_ERROR(begin_write(store));
-  hetc_status_t status = prepare(store, insert_sql, &insert);
-  if (!status && skip_duplicates) status = prepare(store, exists_sql, &exists);
+  hetc_status_t status = NULL;
   for (int32_t i = 0; !status && i < count; ++i) {
     int one = 0;
-    status = add_one(store, insert, exists, &records[i], i, &one);
+    status = adder_add(&adder, &records[i], i, &one);
     added += one;
   }
-  sqlite3_finalize(insert);
-  sqlite3_finalize(exists);
-  status = end_write(store, status);
+  status = adder_end(&adder, status);
   if (!status && out_added) *out_added = added;
   return status;
 }
 
 hetc_status_t hetc_records_add(hetc_records_t *store, const hetc_record_t *records,
                                int32_t count) {
-  return add_records(store, records, count, 0, NULL);
+  return add_records(store, records, count, NULL);
 }
 
 hetc_status_t hetc_records_add_new(hetc_records_t *store, const hetc_record_t *records,
                                    int32_t count, int32_t *out_added) {
-  return add_records(store, records, count, 1, out_added);
+  return add_records(store, records, count, out_added);
+}
+
+/* A batch of records added as lines arrive (the JSON Lines importer), in
+ * one transaction. */
+struct hetc_records_batch_t {
+  adder_t adder;
+  int32_t added;
+  int32_t offered;
+};
+
+hetc_status_t hetc_records_batch_begin(hetc_records_t *store, hetc_records_batch_t **out_batch) {
+  *out_batch = calloc(1, sizeof(**out_batch));
+  if (!*out_batch) return out_of_memory("adding records");
+  hetc_status_t status = adder_begin(store, &(*out_batch)->adder);
+  if (status) {
+    free(*out_batch);
+    *out_batch = NULL;
+  }
+  return status;
+}
+
+hetc_status_t hetc_records_batch_add(hetc_records_batch_t *batch, const hetc_record_t *record) {
+  int added = 0;
+  HETC_RETURN_IF_ERROR(adder_add(&batch->adder, record, batch->offered, &added));
+  ++batch->offered;
+  batch->added += added;
+  return NULL;
+}
+
+hetc_status_t hetc_records_batch_commit(hetc_records_batch_t *batch, int32_t *out_added) {
+  if (out_added) *out_added = 0;
+  hetc_status_t status = adder_end(&batch->adder, NULL);
+  if (!status && out_added) *out_added = batch->added;
+  free(batch);
+  return status;
+}
+
+void hetc_records_batch_abandon(hetc_records_batch_t *batch) {
+  if (!batch) return;
+  adder_abandon(&batch->adder);
+  free(batch);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Claims                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Whether the owner of a claim is still at work: on this machine, while
+ * its process runs (the same pid with the same start time); elsewhere,
+ * until HETC_RECORDS_CLAIM_LEASE_S have passed. */
+/* 1: another owner still at work; 0: gone; 2: this process. */
+static int owner_alive(const owner_t *self, const char *host, int64_t pid, int64_t start, int64_t claimed_at) {
+  if (!host || strcmp(host, self->host) != 0)
+    return (int64_t)time(NULL) - claimed_at < HETC_RECORDS_CLAIM_LEASE_S;
+  if (pid == self->pid && start == self->start) return 2;
+  int64_t running = process_start_ticks(pid);
+  return running >= 0 && running == start;
+}
+
+hetc_status_t hetc_records_claim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count,
+                                 hetc_claim_t *out_claims) {
+  for (int32_t i = 0; i < count; ++i) out_claims[i] = HETC_CLAIM_BUSY;
+  if (count <= 0) return NULL;
+  HETC_RETURN_IF_ERROR(require_writable(store, "claiming configs"));
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  sqlite3_stmt *recorded = NULL, *held = NULL, *take = NULL;
+  hetc_status_t status = prepare(store, "SELECT 1 FROM records" KEY_WHERE, &recorded);
+  if (!status)
+    status = prepare(store, "SELECT owner_host, owner_pid, owner_start, claimed_at FROM claims" KEY_WHERE, &held);
+  if (!status)
+    status = prepare(store,
+                     "INSERT OR REPLACE INTO claims (" CONFIG_KEY_COLUMNS
+                     ", owner_host, owner_pid, owner_start, claimed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     &take);
+  int taken = 0;
+  for (int32_t i = 0; !status && i < count; ++i) {
+    char *config = NULL;
+    status = hetc_record_config_canonical(candidates[i].config_json, &config);
+    if (status) {
+      status = hetc_status_annotate(status, "claiming candidate %d", i);
+      break;
+    }
+    int rc = bind_key(recorded, &candidates[i], config);
+    if (rc == SQLITE_OK) rc = sqlite3_step(recorded);
+    int is_recorded = rc == SQLITE_ROW;
+    sqlite3_reset(recorded);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) status = sqlite_failure(store, rc, "claiming configs");
+    int busy = 0;
+    if (!status && !is_recorded) {
+      rc = bind_key(held, &candidates[i], config);
+      if (rc == SQLITE_OK) rc = sqlite3_step(held);
+      /* A claim of ours (a batch given up and proposed again) is taken anew. */
+      if (rc == SQLITE_ROW)
+        busy = owner_alive(&store->owner, (const char *)sqlite3_column_text(held, 0), sqlite3_column_int64(held, 1),
+                           sqlite3_column_int64(held, 2), sqlite3_column_int64(held, 3)) == 1;
+      sqlite3_reset(held);
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) status = sqlite_failure(store, rc, "claiming configs");
+    }
+    if (!status && !is_recorded && !busy) {
+      rc = bind_key(take, &candidates[i], config);
+      if (rc == SQLITE_OK) rc = sqlite3_bind_text(take, 7, store->owner.host, -1, SQLITE_STATIC);
+      if (rc == SQLITE_OK) rc = sqlite3_bind_int64(take, 8, store->owner.pid);
+      if (rc == SQLITE_OK) rc = sqlite3_bind_int64(take, 9, store->owner.start);
+      if (rc == SQLITE_OK) rc = sqlite3_bind_int64(take, 10, (sqlite3_int64)time(NULL));
+      status = step_done(store, take, rc, "claiming configs");
+      taken = 1;
+    }
+    if (!status) out_claims[i] = is_recorded ? HETC_CLAIM_RECORDED : busy ? HETC_CLAIM_BUSY : HETC_CLAIM_TAKEN;
+    free(config);
+  }
+  sqlite3_finalize(recorded);
+  sqlite3_finalize(held);
+  sqlite3_finalize(take);
+  status = end_write(store, status);
+  if (status) {
+    for (int32_t i = 0; i < count; ++i) out_claims[i] = HETC_CLAIM_BUSY;
+  } else if (taken) {
+    store->claimed = 1;
+  }
+  return status;
+}
+
+hetc_status_t hetc_records_unclaim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count) {
+  if (count <= 0 || !store->claimed) return NULL;
+  HETC_RETURN_IF_ERROR(require_writable(store, "releasing claims"));
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  sqlite3_stmt *drop = NULL;
+  hetc_status_t status = prepare(store,
+                                 "DELETE FROM claims" KEY_WHERE " AND owner_host = ?7 AND owner_pid = ?8"
+                                 " AND owner_start = ?9",
+                                 &drop);
+  for (int32_t i = 0; !status && i < count; ++i) {
+    char *config = NULL;
+    status = hetc_record_config_canonical(candidates[i].config_json, &config);
+    if (status) break;
+    int rc = bind_key(drop, &candidates[i], config);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(drop, 7, store->owner.host, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 8, store->owner.pid);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 9, store->owner.start);
+    status = step_done(store, drop, rc, "releasing claims");
+    free(config);
+  }
+  sqlite3_finalize(drop);
+  return end_write(store, status);
+}
+
+static hetc_status_t release_claims(hetc_records_t *store) {
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  sqlite3_stmt *drop = NULL;
+  hetc_status_t status =
+      prepare(store, "DELETE FROM claims WHERE owner_host = ?1 AND owner_pid = ?2 AND owner_start = ?3", &drop);
+  if (!status) {
+    int rc = sqlite3_bind_text(drop, 1, store->owner.host, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 2, store->owner.pid);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 3, store->owner.start);
+    status = step_done(store, drop, rc, "releasing claims");
+  }
+  sqlite3_finalize(drop);
+  status = end_write(store, status);
+  if (!status) store->claimed = 0;
+  return status;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -502,13 +1054,60 @@ hetc_record_filter_t hetc_record_filter_any(void) {
   return filter;
 }
 
-/* Copies a text column; NULL stays NULL only where the column may be NULL
- * (`nullable`); otherwise a NULL means SQLite ran out of memory. */
-static int column_string(sqlite3_stmt *stmt, int column, int nullable, char **out_text) {
-  const unsigned char *text = sqlite3_column_text(stmt, column);
+/* What a row may hold in each column of RECORD_COLUMNS. */
+typedef enum column_kind_t { TEXT, TEXT_OR_NULL, INTEGER, NUMBER } column_kind_t;
+static const struct {
+  const char *name;
+  column_kind_t kind;
+} record_columns[] = {
+    {"target", TEXT},          {"plugin_version", TEXT}, {"device_kind", TEXT},    {"device_fingerprint", TEXT},
+    {"template_name", TEXT},   {"template_version", INTEGER}, {"workload_key", TEXT}, {"config_index", INTEGER},
+    {"config_json", TEXT},     {"costs_json", TEXT},     {"error", INTEGER},       {"error_message", TEXT_OR_NULL},
+    {"build_seconds", NUMBER}, {"total_seconds", NUMBER}, {"timestamp", INTEGER},  {"hetc_version", TEXT},
+};
+#define NUM_RECORD_COLUMNS ((int)(sizeof(record_columns) / sizeof(record_columns[0])))
+#define ID_COLUMN 16
+
+/* "PATH: record id N is damaged: WHAT" (BAD_INPUT): a row that another
+ * writer (a shared server, a hand edit, another tool) left so that no
+ * record can be made of it. */
+static hetc_status_t damaged(const hetc_records_t *store, sqlite3_stmt *stmt, const char *what) {
+  return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: record id %lld is damaged: %s", store->path,
+                         (long long)sqlite3_column_int64(stmt, ID_COLUMN), what);
+}
+
+/* Checks each column's type before anything is read: SQLite converts a
+ * NULL or a text silently into 0 or "", which would make up a record. */
+static hetc_status_t check_row_types(const hetc_records_t *store, sqlite3_stmt *stmt) {
+  static const char *const type_names[] = {"", "an integer", "a real", "text", "a blob", "NULL"};
+  for (int c = 0; c < NUM_RECORD_COLUMNS; ++c) {
+    int type = sqlite3_column_type(stmt, c);
+    column_kind_t kind = record_columns[c].kind;
+    int fits = kind == TEXT           ? type == SQLITE_TEXT
+               : kind == TEXT_OR_NULL ? type == SQLITE_TEXT || type == SQLITE_NULL
+               : kind == INTEGER      ? type == SQLITE_INTEGER
+                                      : type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+    if (!fits) {
+      char what[128];
+      snprintf(what, sizeof(what), "column '%s' holds %s, not %s", record_columns[c].name,
+               type >= 1 && type <= 5 ? type_names[type] : "something else",
+               kind == INTEGER ? "an integer" : kind == NUMBER ? "a number" : "text");
+      return damaged(store, stmt, what);
+    }
+  }
+  return NULL;
+}
+
+/* Copies a text column (the caller checked its type); NULL stays NULL. 0
+ * when out of memory. */
+static int column_string(sqlite3_stmt *stmt, int column, char **out_text) {
   *out_text = NULL;
-  if (!text) return nullable && sqlite3_column_type(stmt, column) == SQLITE_NULL;
-  size_t length = strlen((const char *)text);
+  if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return 1;
+  const unsigned char *text = sqlite3_column_text(stmt, column);
+  if (!text) return 0;
+  /* A text with a NUL inside would be cut short without a word. */
+  size_t length = (size_t)sqlite3_column_bytes(stmt, column);
+  if (strlen((const char *)text) != length) return -1;
   *out_text = malloc(length + 1);
   if (!*out_text) return 0;
   memcpy(*out_text, text, length + 1);
@@ -517,7 +1116,7 @@ static int column_string(sqlite3_stmt *stmt, int column, int nullable, char **ou
 
 /* Parses the costs_json column of a row into the record. */
 static int parse_costs(const char *costs, hetc_record_t *record) {
-  cJSON *array = costs ? cJSON_Parse(costs) : NULL;
+  cJSON *array = costs ? cJSON_ParseWithOpts(costs, NULL, 1) : NULL;
   int ok = cJSON_IsArray(array) && cJSON_GetArraySize(array) <= HETC_RECORD_MAX_COSTS;
   record->num_costs = 0;
   for (const cJSON *item = ok ? array->child : NULL; item; item = item->next) {
@@ -528,24 +1127,27 @@ static int parse_costs(const char *costs, hetc_record_t *record) {
   return ok;
 }
 
-/* Fills *out from a row of RECORD_COLUMNS. A row that another writer (a
- * shared server, a hand edit) left inconsistent is BAD_INPUT naming its id. */
+/* Fills *out from a row of RECORD_COLUMNS. A row that breaks what every
+ * stored record satisfies (hetc_record_validate) is BAD_INPUT naming the
+ * file, the row's id and what is wrong. */
 static hetc_status_t read_record(hetc_records_t *store, sqlite3_stmt *stmt, hetc_record_t *out) {
   memset(out, 0, sizeof(*out));
+  HETC_RETURN_IF_ERROR(check_row_types(store, stmt));
   char *costs = NULL;
-  int ok = column_string(stmt, 0, 0, &out->target) &&
-           column_string(stmt, 1, 0, &out->plugin_version) &&
-           column_string(stmt, 2, 0, &out->device_kind) &&
-           column_string(stmt, 3, 0, &out->device_fingerprint) &&
-           column_string(stmt, 4, 0, &out->template_name) &&
-           column_string(stmt, 6, 0, &out->workload_key) &&
-           column_string(stmt, 8, 0, &out->config_json) && column_string(stmt, 9, 0, &costs) &&
-           column_string(stmt, 11, 1, &out->error_message) &&
-           column_string(stmt, 15, 0, &out->hetc_version);
-  if (!ok) {
-    free(costs);
-    hetc_record_clear(out);
-    return out_of_memory("reading records");
+  char **const strings[] = {&out->target,         &out->plugin_version, &out->device_kind,
+                            &out->device_fingerprint, &out->template_name, &out->workload_key,
+                            &out->config_json,    &costs,               &out->error_message,
+                            &out->hetc_version};
+  static const int string_columns[] = {0, 1, 2, 3, 4, 6, 8, 9, 11, 15};
+  hetc_status_t status = NULL;
+  for (size_t s = 0; !status && s < sizeof(string_columns) / sizeof(string_columns[0]); ++s) {
+    int copied = column_string(stmt, string_columns[s], strings[s]);
+    if (copied == 0) status = out_of_memory("reading records");
+    if (copied < 0) {
+      char what[96];
+      snprintf(what, sizeof(what), "column '%s' holds a NUL byte", record_columns[string_columns[s]].name);
+      status = damaged(store, stmt, what);
+    }
   }
   int64_t version = sqlite3_column_int64(stmt, 5);
   int64_t error = sqlite3_column_int64(stmt, 10);
@@ -555,18 +1157,23 @@ static hetc_status_t read_record(hetc_records_t *store, sqlite3_stmt *stmt, hetc
   out->build_seconds = sqlite3_column_double(stmt, 12);
   out->total_seconds = sqlite3_column_double(stmt, 13);
   out->timestamp = sqlite3_column_int64(stmt, 14);
-  int consistent = version >= 0 && version <= (int64_t)UINT32_MAX && error >= 0 &&
-                   error < HETC_RECORD_ERROR_COUNT && parse_costs(costs, out);
-  free(costs);
-  if (!consistent) {
-    long long id = (long long)sqlite3_column_int64(stmt, 16);
-    hetc_record_clear(out);
-    return hetc_status_new(HETC_STATUS_BAD_INPUT,
-                           "%s: record id %lld is damaged (template_version, error or costs_json "
-                           "out of range)",
-                           store->path, id);
+  if (!status && (version < 0 || version > (int64_t)UINT32_MAX))
+    status = damaged(store, stmt, "template_version is outside 0..4294967295");
+  if (!status && (error < 0 || error >= HETC_RECORD_ERROR_COUNT))
+    status = damaged(store, stmt, "error is not one of the codes 0..9");
+  if (!status && !parse_costs(costs, out))
+    status = damaged(store, stmt, "costs_json is not an array of at most 32 numbers");
+  if (!status && out->error != HETC_RECORD_OK) out->num_costs = 0;
+  if (!status) {
+    hetc_status_t invalid = hetc_record_validate(out);
+    if (invalid) {
+      status = damaged(store, stmt, hetc_status_message(invalid));
+      hetc_status_free(invalid);
+    }
   }
-  return NULL;
+  free(costs);
+  if (status) hetc_record_clear(out);
+  return status;
 }
 
 /* Appends " AND column = ?" for each constraint of the filter; bind_filter
@@ -732,6 +1339,28 @@ hetc_status_t hetc_records_best_configs(hetc_records_t *store, const hetc_record
   hetc_status_t status = run_list_query(store, text, filter, 1, count, out_list);
   free(text);
   return status;
+}
+
+hetc_status_t hetc_records_find(hetc_records_t *store, const hetc_record_t *identity, hetc_record_t *out_record,
+                               int *out_found) {
+  *out_found = 0;
+  char *config = NULL;
+  HETC_RETURN_IF_ERROR(hetc_record_config_canonical(identity->config_json, &config));
+  sqlite3_stmt *stmt = NULL;
+  hetc_status_t status = prepare(store, "SELECT " RECORD_COLUMNS " FROM records" KEY_WHERE, &stmt);
+  hetc_record_list_t list = {0, NULL};
+  if (!status) {
+    int rc = bind_key(stmt, identity, config);
+    status = rc == SQLITE_OK ? collect_rows(store, stmt, &list) : sqlite_failure(store, rc, "binding");
+  }
+  sqlite3_finalize(stmt);
+  free(config);
+  if (status) {
+    hetc_record_list_free(&list);
+    return status;
+  }
+  take_first(&list, out_record, out_found);
+  return NULL;
 }
 
 hetc_status_t hetc_records_count(hetc_records_t *store, int64_t *out_count) {
@@ -1041,6 +1670,7 @@ hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *o
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records prune: keep %lld < 0",
                            (long long)keep);
   }
+  HETC_RETURN_IF_ERROR(require_writable(store, "pruning"));
   HETC_RETURN_IF_ERROR(begin_write(store));
   int64_t removed = 0;
   hetc_status_t status = exec(store, prune_failed_sql, "pruning failed records");
@@ -1073,6 +1703,7 @@ hetc_status_t hetc_records_put_transfer(hetc_records_t *store, const char *devic
       isinf(cost->seconds_per_byte))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: transfer cost %g s + %g s/byte",
                            cost->latency_seconds, cost->seconds_per_byte);
+  if (!store->writable) return NULL; /* a cache: kept where the store can be written */
   HETC_RETURN_IF_ERROR(begin_write(store));
   sqlite3_stmt *stmt = NULL;
   hetc_status_t status = prepare(store,
@@ -1097,6 +1728,7 @@ hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *devic
                                         hetc_transfer_direction_t direction, hetc_transfer_cost_t *out_cost,
                                         int *out_found) {
   *out_found = 0;
+  if (store->version < 2) return NULL; /* a store read as it is: no table yet */
   sqlite3_stmt *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT latency_seconds, seconds_per_byte FROM transfers"
@@ -1124,6 +1756,7 @@ hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *devic
 static hetc_status_t read_peak(hetc_records_t *store, const char *device_fingerprint, hetc_kept_peak_t *out_peak,
                                int *out_found) {
   *out_found = 0;
+  if (store->version < 3) return NULL; /* a store read as it is: no table yet */
   sqlite3_stmt *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT peak_gflops, runs, timestamp FROM peaks WHERE device_fingerprint = ?1",
@@ -1163,6 +1796,21 @@ hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_f
   if (!(gflops > 0) || isinf(gflops))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: peak %g GFLOPS of %s (expected a finite "
                            "number > 0)", gflops, device_fingerprint);
+  if (!store->writable) {
+    /* A store opened for reading keeps nothing: what it would hold. */
+    hetc_kept_peak_t kept = {0, 0, 0};
+    int found = 0;
+    HETC_RETURN_IF_ERROR(read_peak(store, device_fingerprint, &kept, &found));
+    if (out_peak) {
+      *out_peak = found ? kept : (hetc_kept_peak_t){gflops, 0, (int64_t)time(NULL)};
+      out_peak->runs += 1;
+      if (gflops > out_peak->gflops) {
+        out_peak->gflops = gflops;
+        out_peak->timestamp = (int64_t)time(NULL);
+      }
+    }
+    return NULL;
+  }
   HETC_RETURN_IF_ERROR(begin_write(store));
   sqlite3_stmt *stmt = NULL;
   hetc_status_t status = prepare(store, note_peak_sql, &stmt);
@@ -1211,6 +1859,7 @@ void hetc_selection_free(hetc_selection_t *selection) {
 
 hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *model_key, const char *targets,
                                          const hetc_selection_t *selection) {
+  if (!store->writable) return NULL; /* a cache: kept where the store can be written */
   HETC_RETURN_IF_ERROR(begin_write(store));
   sqlite3_stmt *stmt = NULL;
   hetc_status_t status = prepare(store, "DELETE FROM selections WHERE model_key = ?1 AND targets = ?2", &stmt);
@@ -1258,6 +1907,7 @@ static char *column_text_copy(sqlite3_stmt *stmt, int column) {
 hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *model_key, const char *targets,
                                          hetc_selection_t *out_selection) {
   memset(out_selection, 0, sizeof(*out_selection));
+  if (store->version < 4) return NULL; /* a store read as it is: no table yet */
   sqlite3_stmt *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT node, device, template_name, template_version, config_json, source,"

@@ -1,21 +1,29 @@
 /* driver/tune/records.h -- the tuning records store (tuner.md, "Records").
  *
  * An SQLite file with one table of records in plain SQL (explicit columns,
- * so that a shared server database can hold the same table). Several
- * processes may read and write one file at once: the file is in WAL mode,
- * every write is one IMMEDIATE transaction, and a busy store is waited for
- * (HETC_RECORDS_BUSY_TIMEOUT_MS) before a call gives up with UNAVAILABLE.
- * The layout is documented in api/records-format.md.
+ * so that a shared server database can hold the same table), holding each
+ * config of a workload on a device once. Several processes may read and
+ * write one file at once: the file is in WAL mode, every write is one
+ * IMMEDIATE transaction, and a busy store is waited for
+ * (HETC_RECORDS_BUSY_TIMEOUT_MS, or $HETC_RECORDS_BUSY_TIMEOUT seconds) before
+ * a call gives up with UNAVAILABLE.
+ * Tuners claim the configs they are about to measure (hetc_records_claim),
+ * so that two of them never measure one config twice. The layout is
+ * documented in api/records-format.md.
  *
  * Threads: one hetc_records_t is used by one thread at a time; open one per
  * thread (or process) to write concurrently. Never carry an open store
  * across fork(): open it again in the child.
  *
- * Errors: a file that is not a hetc records database, or one written by a
- * newer schema, gives BAD_INPUT naming the file; SQLite failures give
- * IO_ERROR (disk, permissions), UNAVAILABLE (still locked after the busy
- * timeout), OUT_OF_MEMORY or INTERNAL, each with the path and SQLite's text;
- * a record that breaks hetc_record_validate gives INVALID_ARGUMENT. */
+ * Errors: an empty path, a file that is not a hetc records database, one
+ * written by a newer schema, one whose tables or columns are missing, and
+ * a row no record can be made of give BAD_INPUT naming the file (and the
+ * row's id); a store that does not exist, opened other than to create it,
+ * gives NOT_FOUND naming it; SQLite failures give IO_ERROR (permissions),
+ * STORAGE_FAILED (disk full, I/O errors), UNAVAILABLE (still locked after
+ * the busy timeout), OUT_OF_MEMORY or INTERNAL, each with the path and
+ * SQLite's text; a record that breaks hetc_record_validate gives
+ * INVALID_ARGUMENT. */
 #ifndef HETC_DRIVER_TUNE_RECORDS_H_
 #define HETC_DRIVER_TUNE_RECORDS_H_
 
@@ -25,9 +33,17 @@
 
 /* The schema this build writes (PRAGMA user_version) and the file's
  * identity (PRAGMA application_id, "hetc" in ASCII). */
-#define HETC_RECORDS_SCHEMA_VERSION 4
+#define HETC_RECORDS_SCHEMA_VERSION 5
 #define HETC_RECORDS_APPLICATION_ID 0x68657463
-#define HETC_RECORDS_BUSY_TIMEOUT_MS 60000
+/* How long a call waits for another process's write to end before it
+ * gives up with UNAVAILABLE (an import of a million records holds the
+ * store for well under a minute). $HETC_RECORDS_BUSY_TIMEOUT (seconds, 0 to
+ * 86400) replaces it; any other value of it is BAD_INPUT when a store is
+ * opened. */
+#define HETC_RECORDS_BUSY_TIMEOUT_MS 300000
+/* A claim made on another machine (a store on a shared filesystem) is
+ * honoured this long; on this machine, as long as its process runs. */
+#define HETC_RECORDS_CLAIM_LEASE_S 3600
 
 typedef struct hetc_records_t hetc_records_t;
 
@@ -37,27 +53,97 @@ typedef struct hetc_records_t hetc_records_t;
  * them is set (no home). The caller frees the result. */
 char *hetc_records_default_path(void);
 
-/* Opens (creating when missing) the store at `path`; NULL means
- * hetc_records_default_path(), whose directory is created when missing
- * (an explicit path's directory must exist). A new or empty file gets the
- * schema. *out_store is released with hetc_records_close. */
+/* What a store is opened for. Only writers that make records create a
+ * store (hetc tune, hetc records import); everything else refuses one
+ * that does not exist, naming it. */
+typedef enum hetc_records_mode_t {
+  /* An existing store, read only: nothing is written to the file, not even
+   * its journal mode or an upgrade of an older schema (versions 1 to 5 are
+   * read as they are). A store the process may not write, in a directory
+   * it may not write, is read as the file stands. */
+  HETC_RECORDS_READ = 0,
+  /* As READ, but the caches (transfers, selections, peaks) are written when
+   * the file can be written and holds the current schema (hetc compile);
+   * otherwise they are left alone, silently. */
+  HETC_RECORDS_CACHE = 1,
+  /* An existing store, read and written; an older schema is upgraded. */
+  HETC_RECORDS_WRITE = 2,
+  /* As WRITE, creating the store when missing: made whole under a
+   * temporary name beside it and linked into place, so that processes
+   * starting together on a new store all find a whole one. */
+  HETC_RECORDS_CREATE = 3,
+} hetc_records_mode_t;
+
+/* Opens the store at `path` for `mode`; NULL means
+ * hetc_records_default_path(), whose directories are created (CREATE
+ * only) when missing (an explicit path's directory must exist). An empty
+ * path is refused. An existing empty file is no store (BAD_INPUT) except to
+ * CREATE, which makes it one. *out_store is released with
+ * hetc_records_close. */
+hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, hetc_records_t **out_store);
+/* hetc_records_open_as(path, HETC_RECORDS_CREATE, out_store). */
 hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store);
-/* Closes the store; NULL is fine. */
+/* 1 when records and caches written through `store` reach the file (opened
+ * to write, or for its caches where the file allows it). */
+int hetc_records_writable(const hetc_records_t *store);
+/* Closes the store, releasing the claims made through it; NULL is fine. */
 void hetc_records_close(hetc_records_t *store);
 /* The file's path; borrowed, lives as long as the store. */
 const char *hetc_records_path(const hetc_records_t *store);
 
 /* Adds `count` records in one transaction: all of them or, on any failure
- * (an invalid record included), none. config_json is stored in its
- * canonical spelling (hetc_record_config_canonical). The records stay the
- * caller's. */
+ * (an invalid record included), none. A record of a config the store holds
+ * already -- the same (target, device_fingerprint, workload_key,
+ * template_name, template_version, config_json) -- is skipped: the record
+ * stored stays. config_json is stored in its canonical spelling
+ * (hetc_record_config_canonical). Claims on the configs added are
+ * released. The records stay the caller's. Needs a store opened to write
+ * (INTERNAL otherwise). */
 hetc_status_t hetc_records_add(hetc_records_t *store, const hetc_record_t *records,
                                int32_t count);
-/* Like hetc_records_add, but skips each record that the store already
- * holds with every field equal (the same measurement imported twice);
- * *out_added (may be NULL) receives how many were new. */
+/* hetc_records_add, with *out_added (may be NULL) set to how many records
+ * were new. */
 hetc_status_t hetc_records_add_new(hetc_records_t *store, const hetc_record_t *records,
                                    int32_t count, int32_t *out_added);
+
+/* Records added one at a time in one transaction, for callers that read
+ * them as they go (the JSON Lines importer): begin, add each (records are
+ * numbered from 0 in messages, as by hetc_records_add), then commit or
+ * abandon (roll back). Other writers wait meanwhile. */
+typedef struct hetc_records_batch_t hetc_records_batch_t;
+hetc_status_t hetc_records_batch_begin(hetc_records_t *store, hetc_records_batch_t **out_batch);
+hetc_status_t hetc_records_batch_add(hetc_records_batch_t *batch, const hetc_record_t *record);
+/* Commits and frees the batch; *out_added (may be NULL): records new to
+ * the store. On failure nothing is added. */
+hetc_status_t hetc_records_batch_commit(hetc_records_batch_t *batch, int32_t *out_added);
+/* Rolls back and frees the batch; NULL is fine. */
+void hetc_records_batch_abandon(hetc_records_batch_t *batch);
+
+/* Claims for measurement. A tuner about to measure configs claims them, in
+ * one transaction; a config already recorded, or claimed by a tuner still
+ * at work (a process that runs, on this machine; for
+ * HETC_RECORDS_CLAIM_LEASE_S, on another), is not its to measure. Adding
+ * a config's record releases its claim; hetc_records_unclaim releases
+ * those given back unmeasured, and closing the store all of its own. A
+ * claim whose owner is gone (killed) is taken over. */
+typedef enum hetc_claim_t {
+  HETC_CLAIM_TAKEN = 0,    /* this store's handle holds it now: measure it */
+  HETC_CLAIM_RECORDED = 1, /* the store holds its record (hetc_records_find) */
+  HETC_CLAIM_BUSY = 2,     /* another tuner is measuring it */
+} hetc_claim_t;
+/* `candidates` are records whose identity fields (target,
+ * device_fingerprint, workload_key, template_name, template_version,
+ * config_json) name the configs; out_claims gets one answer each (all BUSY
+ * on failure). Needs a store opened to write. */
+hetc_status_t hetc_records_claim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count,
+                                 hetc_claim_t *out_claims);
+/* Releases this handle's claims on the candidates' configs. */
+hetc_status_t hetc_records_unclaim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count);
+/* The record of the config `identity` names (its identity fields, as for a
+ * claim): *out_found 1 and *out_record (zeroed or cleared beforehand; the
+ * caller's, hetc_record_clear) filled, or 0. */
+hetc_status_t hetc_records_find(hetc_records_t *store, const hetc_record_t *identity, hetc_record_t *out_record,
+                               int *out_found);
 
 /* Which records a query, best or export considers. Strings are borrowed;
  * a NULL string matches anything. Zero-initialise and set
@@ -189,7 +275,9 @@ typedef struct hetc_transfer_cost_t {
   double seconds_per_byte;
 } hetc_transfer_cost_t;
 
-/* Stores (replacing) the cost of one device and direction. */
+/* Stores (replacing) the cost of one device and direction; a store that
+ * cannot be written (hetc_records_writable) keeps nothing and says so by
+ * nothing: it is a cache. */
 hetc_status_t hetc_records_put_transfer(hetc_records_t *store, const char *device_fingerprint,
                                         hetc_transfer_direction_t direction, const hetc_transfer_cost_t *cost);
 /* Reads it; *out_found is 0 when the store has none. */
@@ -209,7 +297,8 @@ typedef struct hetc_kept_peak_t {
 /* Folds one measurement (finite, > 0; INVALID_ARGUMENT otherwise, or for an
  * empty fingerprint) into the fingerprint's kept peak in one transaction:
  * the best becomes the higher of the two, runs grows by one.
- * *out_peak (may be NULL) receives the kept peak after it. */
+ * *out_peak (may be NULL) receives the kept peak after it. A store that
+ * cannot be written keeps nothing; *out_peak is then what it would hold. */
 hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_fingerprint, const char *target,
                                      double gflops, hetc_kept_peak_t *out_peak);
 /* The fingerprint's kept peak; *out_found is 0 (and *out_peak untouched)
@@ -240,7 +329,8 @@ typedef struct hetc_selection_t {
 
 void hetc_selection_free(hetc_selection_t *selection);
 
-/* Replaces the selection of (model_key, targets) in one transaction. */
+/* Replaces the selection of (model_key, targets) in one transaction; a
+ * store that cannot be written keeps nothing (a cache). */
 hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *model_key, const char *targets,
                                          const hetc_selection_t *selection);
 /* Reads it; out_selection->count is 0 when there is none. Freed with

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/fileio.h"
+#include "common/json_input.h"
 #include "tune/json_text.h"
 
 /* AutoTVM writes this cost for every failed measurement; so do we, and the
@@ -133,13 +134,155 @@ hetc_status_t hetc_record_to_jsonl(const hetc_record_t *r, char **out_line) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* What cJSON lets through                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* cJSON keeps strings as C strings and copies their bytes as they come, so
+ * "\u0000" would silently cut a name short and bytes that are not UTF-8
+ * would pass into the store (and out of it as lines no reader accepts).
+ * This walks the raw text of a line cJSON has parsed, tracking the JSON
+ * pointer, and refuses either, saying where. */
+#define SCAN_MAX_DEPTH 64
+#define SCAN_KEY_BYTES 40
+
+typedef struct scan_level_t {
+  int is_object;
+  int64_t index;             /* arrays: the element's index */
+  char key[SCAN_KEY_BYTES + 4]; /* objects: the member's key as written, cut */
+  int at_key;                /* objects: the next string is a key */
+} scan_level_t;
+
+static void scan_pointer(const scan_level_t *levels, int depth, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (int d = 0; d < depth && used < size; ++d) {
+    if (levels[d].is_object)
+      used += (size_t)snprintf(out + used, size - used, "/%s", levels[d].key);
+    else
+      used += (size_t)snprintf(out + used, size - used, "/%lld", (long long)levels[d].index);
+  }
+  if (!out[0]) snprintf(out, size, "/");
+}
+
+/* Checks the string literal starting at line[*at] (its opening quote) and
+ * moves *at past it; copies its raw bytes (cut) into `key` when not NULL. */
+static hetc_status_t scan_string(const char *line, size_t *at, const scan_level_t *levels, int depth,
+                                 int is_key, char *key) {
+  size_t start = *at + 1, p = start;
+  char where[512];
+  while (line[p] && line[p] != '"') {
+    const unsigned char c = (unsigned char)line[p];
+    if (c == '\\') {
+      if (line[p + 1] == 'u' && !strncmp(line + p + 2, "0000", 4)) {
+        scan_pointer(levels, depth, where, sizeof(where));
+        return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                               "%s: %s holds \\u0000 (column %zu), which no name or text may contain", where,
+                               is_key ? "a key" : "the string", p + 1);
+      }
+      p += line[p + 1] ? 2 : 1;
+      continue;
+    }
+    size_t length = c < 0x80 ? 1 : hetc_utf8_sequence_length(line + p);
+    if (!length) {
+      scan_pointer(levels, depth, where, sizeof(where));
+      return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: %s is not valid UTF-8 (byte 0x%02X at column %zu)",
+                             where, is_key ? "a key" : "the string", c, p + 1);
+    }
+    p += length;
+  }
+  if (key) {
+    size_t length = p - start > SCAN_KEY_BYTES ? SCAN_KEY_BYTES : p - start;
+    memcpy(key, line + start, length);
+    key[length] = '\0';
+    if (p - start > length) strcpy(key + length, "...");
+  }
+  *at = line[p] ? p + 1 : p;
+  return NULL;
+}
+
+static hetc_status_t scan_strings(const char *line) {
+  scan_level_t levels[SCAN_MAX_DEPTH];
+  int depth = 0;
+  size_t at = 0;
+  while (line[at]) {
+    const char c = line[at];
+    scan_level_t *top = depth > 0 && depth <= SCAN_MAX_DEPTH ? &levels[depth - 1] : NULL;
+    if (c == '{' || c == '[') {
+      if (depth < SCAN_MAX_DEPTH) {
+        memset(&levels[depth], 0, sizeof(levels[depth]));
+        levels[depth].is_object = c == '{';
+        levels[depth].at_key = c == '{';
+      }
+      ++depth;
+      ++at;
+    } else if (c == '}' || c == ']') {
+      --depth;
+      ++at;
+    } else if (c == ',') {
+      if (top && top->is_object) top->at_key = 1;
+      else if (top) ++top->index;
+      ++at;
+    } else if (c == '"') {
+      int is_key = top && top->is_object && top->at_key;
+      /* Deeper than the pointer is kept: the deepest kept level names it. */
+      int shown = depth <= SCAN_MAX_DEPTH ? depth : SCAN_MAX_DEPTH;
+      HETC_RETURN_IF_ERROR(scan_string(line, &at, levels, is_key ? shown - 1 : shown, is_key, is_key ? top->key : NULL));
+      if (is_key) top->at_key = 0;
+    } else {
+      ++at; /* ':', whitespace, numbers, literals */
+    }
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Reading one line                                                         */
 /* ------------------------------------------------------------------------ */
 
 /* "PATH: expected WHAT, got VALUE" with the value as compact JSON, cut at
- * 60 bytes; VALUE is left out when the item is absent. */
+ * 60 bytes; VALUE is left out when the item is absent. A number beyond a
+ * double's range (1e999) reads as infinity, which JSON cannot print: it is
+ * named for what it is. */
+/* Compact JSON for a message, stopping once past `limit` bytes. cJSON's
+ * own printer rounds numbers to 15 digits, so 2^53 would show as
+ * 9.00719925474099e+15: numbers are printed exactly here. */
+static void print_compact(hetc_json_text_t *out, const cJSON *item, size_t limit) {
+  if (out->length > limit) return;
+  if (cJSON_IsNumber(item)) {
+    double value = item->valuedouble;
+    if (!isfinite(value)) hetc_json_text_raw(out, value > 0 ? "1e999" : "-1e999");
+    else if (value == floor(value) && fabs(value) <= (double)HETC_RECORD_MAX_JSON_INTEGER)
+      hetc_json_text_int(out, (int64_t)value);
+    else hetc_json_text_double(out, value);
+  } else if (cJSON_IsString(item)) {
+    hetc_json_text_string(out, item->valuestring);
+  } else if (cJSON_IsArray(item) || cJSON_IsObject(item)) {
+    const int object = cJSON_IsObject(item);
+    hetc_json_text_raw(out, object ? "{" : "[");
+    for (const cJSON *child = item->child; child && out->length <= limit; child = child->next) {
+      if (child != item->child) hetc_json_text_raw(out, ",");
+      if (object) {
+        hetc_json_text_string(out, child->string);
+        hetc_json_text_raw(out, ":");
+      }
+      print_compact(out, child, limit);
+    }
+    hetc_json_text_raw(out, object ? "}" : "]");
+  } else {
+    hetc_json_text_raw(out, cJSON_IsTrue(item) ? "true" : cJSON_IsFalse(item) ? "false" : "null");
+  }
+}
+
 static hetc_status_t expected(const char *path, const char *what, const cJSON *got) {
-  char *printed = got ? cJSON_PrintUnformatted(got) : NULL;
+  if (cJSON_IsNumber(got) && !isfinite(got->valuedouble))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: expected %s, got a number beyond the range of a double",
+                           path, what);
+  char *printed = NULL;
+  if (got) {
+    hetc_json_text_t text = {0};
+    print_compact(&text, got, 64);
+    printed = hetc_json_text_take(&text);
+  }
   if (got && !printed) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a records line");
   hetc_status_t status;
   if (!printed) {
@@ -317,6 +460,21 @@ static hetc_status_t parse_target_string(const char *text, hetc_record_t *out) {
                              option_names[o]);
     }
   }
+  /* %XX may spell any byte: what it spells must still be UTF-8, or the
+   * export would write it as a line no JSON reader accepts. */
+  const char *const names[NUM_OPTIONS + 1] = {"the target name", "-device_kind", "-fingerprint", "-plugin_version"};
+  const char *const values[NUM_OPTIONS + 1] = {out->target, out->device_kind, out->device_fingerprint,
+                                               out->plugin_version};
+  for (int v = 0; v <= NUM_OPTIONS; ++v) {
+    size_t offset = 0;
+    if (!hetc_utf8_valid(values[v], strlen(values[v]), &offset))
+      return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                             TARGET_PATH ": %s is not valid UTF-8 once %%-escapes are undone (byte 0x%02X at offset %zu)",
+                             names[v], (unsigned)(unsigned char)values[v][offset], offset);
+  }
+  if (!hetc_record_device_kind_known(out->device_kind))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                           TARGET_PATH ": -device_kind \"%.40s\" is not one of cpu, gpu, accelerator", out->device_kind);
   return NULL;
 }
 
@@ -367,6 +525,10 @@ static hetc_status_t parse_config(const cJSON *config, hetc_record_t *out) {
   if (!cJSON_IsArray(entities)) {
     return expected("/config/entity", "an array of [knob, kind, values]", entities);
   }
+  if (cJSON_GetArraySize(entities) > HETC_RECORD_MAX_KNOBS) {
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "/config/entity: %d knobs, more than the %d a config may have",
+                           cJSON_GetArraySize(entities), HETC_RECORD_MAX_KNOBS);
+  }
   hetc_json_text_t text = {0};
   hetc_status_t status = NULL;
   char path[64];
@@ -390,14 +552,14 @@ static hetc_status_t parse_config(const cJSON *config, hetc_record_t *out) {
       }
     }
     if (status) break;
-    int values_ok = cJSON_IsArray(values) && values->child;
+    int values_ok =
+        cJSON_IsArray(values) && values->child && cJSON_GetArraySize(values) <= HETC_RECORD_MAX_KNOB_VALUES;
     if (entity != entities->child) hetc_json_text_raw(&text, ",");
     hetc_json_text_string(&text, name->valuestring);
     hetc_json_text_raw(&text, ":[");
     for (const cJSON *value = values_ok ? values->child : NULL; value; value = value->next) {
       int64_t integer = 0;
-      if (!json_integer(value, -HETC_RECORD_MAX_JSON_INTEGER, HETC_RECORD_MAX_JSON_INTEGER,
-                        &integer)) {
+      if (!json_integer(value, -HETC_RECORD_MAX_CONFIG_VALUE, HETC_RECORD_MAX_CONFIG_VALUE, &integer)) {
         values_ok = 0;
         break;
       }
@@ -406,7 +568,7 @@ static hetc_status_t parse_config(const cJSON *config, hetc_record_t *out) {
     }
     if (!values_ok) {
       snprintf(path, sizeof(path), "/config/entity/%d/2", e);
-      status = expected(path, "a non-empty array of integers within 2^53", values);
+      status = expected(path, "an array of 1 to 8 integers below 2^53 in magnitude", values);
     }
     hetc_json_text_raw(&text, "]");
   }
@@ -484,7 +646,8 @@ static hetc_status_t parse_line(const char *line, hetc_record_t *out) {
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "not valid JSON (at column %lld)",
                            (long long)(end - line) + 1);
   }
-  hetc_status_t status = NULL;
+  hetc_status_t status = scan_strings(line);
+  if (status) goto done;
   if (!cJSON_IsObject(root)) {
     status = expected("/", "a JSON object", root);
     goto done;
@@ -552,61 +715,68 @@ hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record
   return status;
 }
 
-/* The records of a file read so far; freed as a whole. */
-typedef struct parsed_file_t {
-  hetc_record_t *records;
-  int32_t count;
-  int32_t capacity;
-} parsed_file_t;
-
-static void parsed_file_free(parsed_file_t *parsed) {
-  for (int32_t i = 0; i < parsed->count; ++i) hetc_record_clear(&parsed->records[i]);
-  free(parsed->records);
-  memset(parsed, 0, sizeof(*parsed));
-}
-
-static int parsed_file_push(parsed_file_t *parsed, hetc_record_t *record) {
-  if (parsed->count == parsed->capacity) {
-    if (parsed->capacity > INT32_MAX / 2) return 0;
-    int32_t capacity = parsed->capacity ? parsed->capacity * 2 : 64;
-    hetc_record_t *grown = realloc(parsed->records, (size_t)capacity * sizeof(*grown));
-    if (!grown) return 0;
-    parsed->records = grown;
-    parsed->capacity = capacity;
+/* Reads the next line of `file` into *line (growing it), at most
+ * HETC_RECORDS_JSONL_MAX_LINE bytes of it: *out_length is the line's whole
+ * length without the '\n' (bytes beyond the limit are read and dropped).
+ * Returns 0 at the end of the file, 1 for a line. */
+static int read_line(FILE *file, char **line, size_t *capacity, size_t *out_length) {
+  size_t length = 0;
+  int c = EOF;
+  while ((c = getc_unlocked(file)) != EOF && c != '\n') {
+    if (length < HETC_RECORDS_JSONL_MAX_LINE) {
+      if (length + 2 > *capacity) {
+        size_t grown_capacity = *capacity ? 2 * *capacity : 4096;
+        char *grown = realloc(*line, grown_capacity);
+        if (!grown) return -1;
+        *line = grown;
+        *capacity = grown_capacity;
+      }
+      (*line)[length] = (char)c;
+    }
+    ++length;
   }
-  parsed->records[parsed->count++] = *record;
+  if (c == EOF && length == 0) return 0;
+  if (!*line) {
+    *line = malloc(1);
+    if (!*line) return -1;
+    *capacity = 1;
+  }
+  (*line)[length < HETC_RECORDS_JSONL_MAX_LINE ? length : HETC_RECORDS_JSONL_MAX_LINE] = '\0';
+  *out_length = length;
   return 1;
 }
 
 static int is_blank(const char *line) { return line[strspn(line, " \t")] == '\0'; }
 
-hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
-                                        int32_t *out_imported, int32_t *out_duplicates) {
-  if (out_imported) *out_imported = 0;
-  if (out_duplicates) *out_duplicates = 0;
-  FILE *file = fopen(path, "r");
-  if (!file) {
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  }
-  parsed_file_t parsed = {0};
+hetc_status_t hetc_records_read_jsonl(FILE *file, const char *path, hetc_jsonl_record_fn_t on_record, void *user,
+                                      int64_t *out_records) {
+  if (out_records) *out_records = 0;
   hetc_status_t first_error = NULL, status = NULL;
-  int64_t more_errors = 0, line_number = 0;
+  int64_t more_errors = 0, line_number = 0, records = 0;
   char *line = NULL;
-  size_t capacity = 0;
-  ssize_t length;
-  while ((length = getline(&line, &capacity, file)) >= 0) {
+  size_t capacity = 0, length = 0;
+  int got;
+  while ((got = read_line(file, &line, &capacity, &length)) > 0) {
     ++line_number;
-    if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
-    if (length > 0 && line[length - 1] == '\r') line[--length] = '\0';
     hetc_status_t line_status = NULL;
     hetc_record_t record;
     memset(&record, 0, sizeof(record));
-    if (strlen(line) != (size_t)length) {
-      line_status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "contains a NUL byte");
-    } else if (is_blank(line)) {
-      continue;
+    if (length > HETC_RECORDS_JSONL_MAX_LINE) {
+      line_status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%zu bytes, more than the %d a line may have",
+                                    length, HETC_RECORDS_JSONL_MAX_LINE);
     } else {
-      line_status = hetc_record_from_jsonl(line, &record);
+      if (length > 0 && line[length - 1] == '\r') line[--length] = '\0';
+      if (strlen(line) != length) {
+        line_status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "contains a NUL byte");
+      } else if (is_blank(line)) {
+        continue;
+      } else if (records == HETC_RECORDS_JSONL_MAX_RECORDS) {
+        line_status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
+                                      "more than the %d records a file may hold (split it)",
+                                      HETC_RECORDS_JSONL_MAX_RECORDS);
+      } else {
+        line_status = hetc_record_from_jsonl(line, &record);
+      }
     }
     if (line_status && hetc_status_code(line_status) == HETC_STATUS_OUT_OF_MEMORY) {
       status = line_status;
@@ -619,19 +789,20 @@ hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
       } else {
         first_error = hetc_status_annotate(line_status, "%s:%lld", path, (long long)line_number);
       }
-    } else if (first_error) {
-      hetc_record_clear(&record); /* nothing will be imported: keep no more */
-    } else if (!parsed_file_push(&parsed, &record)) {
-      hetc_record_clear(&record);
-      status = no_memory();
-      break;
+      continue;
     }
+    ++records;
+    /* After a malformed line nothing will be imported: the rest is only
+     * read for the count of malformed lines. */
+    if (!first_error && on_record) status = on_record(user, &record, line_number);
+    hetc_record_clear(&record);
+    if (status) break;
   }
+  if (!status && got < 0) status = no_memory();
   if (!status && ferror(file)) {
     status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot read: %s", path, strerror(errno));
   }
   free(line);
-  fclose(file);
   if (!status && first_error) {
     if (more_errors == 0) {
       status = first_error;
@@ -643,14 +814,42 @@ hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
     }
   }
   hetc_status_free(first_error);
-  if (!status) {
-    int32_t added = 0;
-    status = hetc_records_add_new(store, parsed.records, parsed.count, &added);
-    if (!status) {
-      if (out_imported) *out_imported = added;
-      if (out_duplicates) *out_duplicates = parsed.count - added;
-    }
+  if (!status && out_records) *out_records = records;
+  return status;
+}
+
+static hetc_status_t add_to_batch(void *user, const hetc_record_t *record, int64_t line) {
+  (void)line;
+  return hetc_records_batch_add(user, record);
+}
+
+hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
+                                        int32_t *out_imported, int32_t *out_duplicates) {
+  if (out_imported) *out_imported = 0;
+  if (out_duplicates) *out_duplicates = 0;
+  FILE *file = fopen(path, "r");
+  if (!file) {
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   }
-  parsed_file_free(&parsed);
+  /* Read once to find malformed lines before the store is locked, so that
+   * a bad file never keeps a tuner waiting; then again, adding. */
+  int64_t records = 0, added_records = 0;
+  hetc_status_t status = hetc_records_read_jsonl(file, path, NULL, NULL, &records);
+  hetc_records_batch_t *batch = NULL;
+  if (!status) {
+    rewind(file);
+    status = hetc_records_batch_begin(store, &batch);
+  }
+  if (!status) status = hetc_records_read_jsonl(file, path, add_to_batch, batch, &added_records);
+  if (!status && added_records != records)
+    status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: changed while it was imported", path);
+  fclose(file);
+  int32_t added = 0;
+  if (status) hetc_records_batch_abandon(batch);
+  else status = hetc_records_batch_commit(batch, &added);
+  if (!status) {
+    if (out_imported) *out_imported = added;
+    if (out_duplicates) *out_duplicates = (int32_t)records - added;
+  }
   return status;
 }

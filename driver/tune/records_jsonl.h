@@ -10,6 +10,7 @@
 #define HETC_DRIVER_TUNE_RECORDS_JSONL_H_
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tune/record.h"
 #include "tune/records.h"
@@ -36,14 +37,36 @@ hetc_status_t hetc_record_from_jsonl(const char *line, hetc_record_t *out_record
 hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record_filter_t *filter,
                                         const char *path, int64_t *out_count);
 
-/* Reads every line of `path` (blank lines are skipped) and adds them to the
- * store in one transaction, skipping records the store already holds
- * (hetc_records_add_new), so importing a file twice adds nothing the second
- * time. All or nothing: a malformed line gives INVALID_ARGUMENT
+/* The limits of a records file: a line holds at most this many bytes
+ * (a record's line is well under 4 KiB), a file at most this many records
+ * (an import holds the store's write lock while it adds them: a million
+ * take a few seconds, well inside the others' busy timeout). */
+#define HETC_RECORDS_JSONL_MAX_LINE (1 << 20)
+#define HETC_RECORDS_JSONL_MAX_RECORDS 1000000
+
+/* Called with each record read (borrowed for the call) and its line
+ * number; a failure stops the reading and is returned as it is. */
+typedef hetc_status_t (*hetc_jsonl_record_fn_t)(void *user, const hetc_record_t *record, int64_t line);
+
+/* Reads records from `file` line by line (blank lines skipped, a '\r'
+ * before the '\n' dropped), named `path` in messages, calling on_record
+ * (may be NULL) for each until a line is malformed. A malformed line gives
+ * INVALID_ARGUMENT "PATH:LINE: <what is wrong>" for the first one, with the
+ * number of further malformed lines, if any: the whole file is read.
+ * *out_records (may be NULL): the records read when all were well formed. */
+hetc_status_t hetc_records_read_jsonl(FILE *file, const char *path, hetc_jsonl_record_fn_t on_record, void *user,
+                                      int64_t *out_records);
+
+/* Reads every line of `path` (hetc_records_read_jsonl) and adds them to the
+ * store in one transaction (hetc_records_add), skipping records of configs
+ * the store already holds, so importing a file twice adds nothing the
+ * second time. All or nothing: a malformed line gives INVALID_ARGUMENT
  * "PATH:LINE: <what is wrong>" for the first one (with the number of
- * further malformed lines, if any) and nothing is imported.
- * *out_imported and *out_duplicates (each may be NULL) receive how many
- * lines were added and how many were already there. */
+ * further malformed lines, if any) and nothing is imported. The file is
+ * read once before the store is locked, so a malformed one never keeps
+ * another writer waiting. *out_imported and *out_duplicates (each may be
+ * NULL) receive how many lines were added and how many configs were
+ * there already. */
 hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
                                         int32_t *out_imported, int32_t *out_duplicates);
 

@@ -16,7 +16,9 @@
 #include "space/task_space.h"
 #include "tune/config_json.h"
 #include "tune/features.h"
+#include "common/interrupt.h"
 #include "tune/records.h"
+#include "tune/records_jsonl.h"
 #include "tune/transfer.h"
 
 #define MAX_MEASURERS 8
@@ -41,6 +43,8 @@ struct hetc_tuner_t {
   double measure_seconds;  /* waiting for builds and measurements */
   int64_t global_records;  /* store records the global model was last fitted on */
   int global_unsaved;      /* fitted since STORE.model was last written */
+  int64_t records_written; /* added to the store by this run */
+  int32_t dropped;         /* candidates of the batch given up when interrupted */
 };
 
 /* The global model is refitted once the store holds this many times the
@@ -229,16 +233,27 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
   if (t->options.batch <= 0) t->options.batch = 16;
   if (t->options.batch > MAX_BATCH) t->options.batch = MAX_BATCH;
   hetc_status_t status = NULL;
+  /* The user's other inputs first, so that a run refused for one of them
+   * creates no store. */
+  if (t->options.overrides_path) {
+    status = hetc_space_overrides_load(t->options.overrides_path, &t->overrides);
+    /* A malformed overrides file is the user's input: exit status 2. */
+    if (status && hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT)
+      status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
+  }
+  /* The replayed store is only read, left exactly as it is. */
+  if (!status && t->options.simulate_path) {
+    status = hetc_records_open_as(t->options.simulate_path, HETC_RECORDS_READ, &t->replay);
+    if (status && !t->options.simulate_path[0]) status = hetc_status_annotate(status, "--simulate");
+  }
   /* With no path the store opens the per-user one, creating its directory. */
-  status = hetc_records_open(t->options.records_path, &t->store);
+  if (!status) {
+    status = hetc_records_open(t->options.records_path, &t->store);
+    if (status && t->options.records_path && !t->options.records_path[0])
+      status = hetc_status_annotate(status, "--records");
+  }
   if (!status && !(t->records_path = strdup(hetc_records_path(t->store))))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-  if (!status && t->options.simulate_path) status = hetc_records_open(t->options.simulate_path, &t->replay);
-  if (!status && t->options.overrides_path)
-    status = hetc_space_overrides_load(t->options.overrides_path, &t->overrides);
-  /* A malformed overrides file is the user's input: exit status 2. */
-  if (status && hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT)
-    status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
   if (!status) status = hetc_registry_open(&t->registry);
   /* Device peaks (the dev_peak_gflops feature, the end table's fraction of
    * peak) are the best the store keeps for each device, this run's
@@ -279,6 +294,12 @@ void hetc_tuner_free(hetc_tuner_t *t) {
   free(t->records_path);
   free(t);
 }
+
+int64_t hetc_tuner_records_written(const hetc_tuner_t *t) { return t ? t->records_written : 0; }
+
+int32_t hetc_tuner_dropped(const hetc_tuner_t *t) { return t ? t->dropped : 0; }
+
+const char *hetc_tuner_records_path(const hetc_tuner_t *t) { return t ? t->records_path : NULL; }
 
 double hetc_tuner_overhead_seconds(const hetc_tuner_t *t) {
   return hetc_now_seconds() - t->created - t->measure_seconds;
@@ -547,6 +568,136 @@ static void print_progress(const task_t *task, const char *label, double current
   fflush(out);
 }
 
+/* What became of each candidate of a batch. */
+typedef enum batch_state_t {
+  BATCH_TAKEN,    /* claimed: this tuner measures it */
+  BATCH_MEASURED, /* measured (or its own failure): records[i] holds it, to be kept */
+  BATCH_RECORDED, /* recorded by another tuner meanwhile: records[i] is that record */
+  BATCH_BUSY,     /* another tuner is measuring it */
+  BATCH_DROPPED,  /* not measured, not its fault: no record (measure.h) */
+} batch_state_t;
+
+static hetc_status_t claim_batch(hetc_tuner_t *tuner, hetc_record_t *records, int32_t count, batch_state_t *state) {
+  hetc_claim_t claims[MAX_BATCH];
+  HETC_RETURN_IF_ERROR(hetc_records_claim(tuner->store, records, count, claims));
+  for (int32_t i = 0; i < count; ++i) {
+    state[i] = claims[i] == HETC_CLAIM_TAKEN ? BATCH_TAKEN : claims[i] == HETC_CLAIM_BUSY ? BATCH_BUSY : BATCH_RECORDED;
+    if (state[i] != BATCH_RECORDED) continue;
+    hetc_record_t stored;
+    memset(&stored, 0, sizeof(stored));
+    int found = 0;
+    HETC_RETURN_IF_ERROR(hetc_records_find(tuner->store, &records[i], &stored, &found));
+    if (!found) {
+      state[i] = BATCH_BUSY; /* pruned since: nothing to learn */
+      continue;
+    }
+    hetc_record_clear(&records[i]);
+    records[i] = stored;
+  }
+  return NULL;
+}
+
+/* Measures (or, in simulation, replays) the candidates this tuner claimed;
+ * each becomes MEASURED or DROPPED. On failure (interrupted included) the
+ * whole batch is dropped. */
+static hetc_status_t measure_batch(task_t *task, hetc_measurer_t *measurer, const hetc_plugin_workload_t *workload,
+                                   const int64_t *points, const hetc_measure_input_t *inputs, hetc_record_t *records,
+                                   int32_t count, batch_state_t *state) {
+  int32_t slot[MAX_BATCH], n = 0;
+  int64_t claimed_points[MAX_BATCH];
+  hetc_measure_input_t claimed_inputs[MAX_BATCH];
+  for (int32_t i = 0; i < count; ++i) {
+    if (state[i] != BATCH_TAKEN) continue;
+    claimed_points[n] = points[i];
+    claimed_inputs[n] = inputs[i];
+    slot[n++] = i;
+  }
+  hetc_record_t *measured = calloc((size_t)n + 1, sizeof(hetc_record_t));
+  uint8_t kept[MAX_BATCH];
+  if (!measured) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
+  hetc_status_t status = NULL;
+  if (task->tuner->replay) {
+    replay_batch(task, claimed_points, n, measured);
+    memset(kept, 1, sizeof(kept));
+  } else if (n > 0) {
+    status = hetc_measurer_run(measurer, workload, claimed_inputs, n, measured, kept);
+  }
+  for (int32_t k = 0; k < n; ++k) {
+    hetc_record_t *to = &records[slot[k]];
+    state[slot[k]] = !status && kept[k] ? BATCH_MEASURED : BATCH_DROPPED;
+    to->error = measured[k].error;
+    to->num_costs = measured[k].num_costs;
+    memcpy(to->costs, measured[k].costs, sizeof(to->costs));
+    free(to->error_message);
+    to->error_message = measured[k].error_message; /* moved */
+    measured[k].error_message = NULL;
+    to->build_seconds = measured[k].build_seconds;
+    to->total_seconds = measured[k].total_seconds;
+    hetc_record_clear(&measured[k]);
+  }
+  free(measured);
+  if (status) task->tuner->dropped = n;
+  return status;
+}
+
+/* The records of `count` candidates in `state` that `want`, as a compact
+ * array of shallow copies (the strings stay the batch's). */
+static int32_t gather(const hetc_record_t *records, int32_t count, const batch_state_t *state, batch_state_t want,
+                      hetc_record_t *out) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < count; ++i)
+    if (state[i] == want) out[n++] = records[i];
+  return n;
+}
+
+/* A batch the store would not take (still locked after the busy timeout,
+ * a full disk) is written beside it as JSON Lines, so that no measurement
+ * is lost: `hetc records import` adds it later. Returns what to tell. */
+static hetc_status_t rescue_batch(const hetc_tuner_t *tuner, const hetc_record_t *records, int32_t count,
+                                  hetc_status_t failure) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s.unsaved-%lld.jsonl", tuner->records_path, (long long)getpid());
+  FILE *file = fopen(path, "a");
+  int written = file != NULL;
+  for (int32_t i = 0; written && i < count; ++i) {
+    char *line = NULL;
+    hetc_status_t status = hetc_record_to_jsonl(&records[i], &line);
+    written = !status && fprintf(file, "%s\n", line) >= 0;
+    hetc_status_free(status);
+    free(line);
+  }
+  if (file && fclose(file) != 0) written = 0;
+  hetc_status_t told =
+      written ? hetc_status_new(hetc_status_code(failure),
+                                "%s; the %d records measured in this batch are kept in %s instead (hetc records "
+                                "import %s adds them)",
+                                hetc_status_message(failure), count, path, path)
+              : hetc_status_new(hetc_status_code(failure),
+                                "%s; the %d records measured in this batch are lost (%s could not be written either)",
+                                hetc_status_message(failure), count, path);
+  hetc_status_free(failure);
+  return told;
+}
+
+/* Adds what this batch measured to the store (releasing those claims) and
+ * gives back the claims on what it dropped. */
+static hetc_status_t keep_batch(hetc_tuner_t *tuner, const hetc_record_t *records, int32_t count,
+                                const batch_state_t *state) {
+  hetc_record_t *subset = calloc(MAX_BATCH, sizeof(hetc_record_t)); /* shallow copies */
+  if (!subset) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
+  int32_t n = gather(records, count, state, BATCH_MEASURED, subset), added = 0;
+  hetc_status_t status = n > 0 ? hetc_records_add_new(tuner->store, subset, n, &added) : NULL;
+  if (status && hetc_status_code(status) != HETC_STATUS_INVALID_ARGUMENT && !hetc_interrupt_signal())
+    status = rescue_batch(tuner, subset, n, status);
+  if (!status) {
+    tuner->records_written += added;
+    n = gather(records, count, state, BATCH_DROPPED, subset);
+    status = hetc_records_unclaim(tuner->store, subset, n);
+  }
+  free(subset);
+  return status;
+}
+
 hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, const hetc_plugin_workload_t *workload,
                                    const char *label, int32_t trials, double deadline_s,
                                    hetc_tune_task_result_t *result) {
@@ -651,7 +802,10 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   /* Rounds: propose, measure, record, learn. Stored records count
    * towards the trials, so a rerun resumes where an interrupted one
    * stopped instead of starting over. */
-  int32_t done = 0, since_best = 0;
+  /* done: trials of the task this run has learned from, towards `wanted`;
+   * measured: those it measured itself (another tuner's records count
+   * towards the first, not the second). */
+  int32_t done = 0, measured = 0, since_best = 0;
   int32_t wanted = trials > result->from_store ? trials - result->from_store : 0;
   double run_best = 0;
   double *best_after = calloc((size_t)trials + 1, sizeof(double));
@@ -662,6 +816,10 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   if (!status && (!best_after || !records || !configs || !inputs))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
   while (!status && done < wanted) {
+    if (hetc_interrupt_signal()) {
+      status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "interrupted");
+      break;
+    }
     if (deadline_s > 0 && hetc_now_seconds() >= deadline_s) break;
     int stopping = tuner->options.early_stopping;
     if (stopping > 0 && since_best >= stopping) break;
@@ -692,12 +850,36 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
       inputs[i].config = &configs[i].view;
     }
     if (status) break;
+    /* Claims first: what another tuner on this store is measuring, or has
+     * recorded since this task began, is not measured again. */
+    batch_state_t state[MAX_BATCH];
+    status = claim_batch(tuner, records, got, state);
+    if (status) break;
     double before = hetc_now_seconds();
-    if (tuner->replay) replay_batch(&task, points, got, records);
-    else status = hetc_measurer_run(measurer, workload, inputs, got, records);
+    status = measure_batch(&task, measurer, workload, points, inputs, records, got, state);
     measuring += tuner->replay ? 0 : hetc_now_seconds() - before;
     if (status) break;
-    status = hetc_records_add(tuner->store, records, got);
+    status = keep_batch(tuner, records, got, state);
+    if (status) break;
+    /* Learn from what was measured here and what another tuner recorded;
+     * the others' claims are theirs to measure. */
+    int32_t learned = 0;
+    for (int32_t i = 0; i < got; ++i) {
+      if (state[i] != BATCH_MEASURED && state[i] != BATCH_RECORDED) continue;
+      if (i != learned) {
+        hetc_record_t moved = records[learned];
+        records[learned] = records[i];
+        records[i] = moved;
+        points[learned] = points[i];
+      }
+      if (state[i] == BATCH_RECORDED) ++result->from_store;
+      if (state[i] == BATCH_MEASURED) {
+        ++measured;
+        if (records[i].error != HETC_RECORD_OK) ++result->failed;
+      }
+      ++learned;
+    }
+    got = learned;
     double gflops[MAX_BATCH];
     double current = 0;
     for (int32_t i = 0; i < got && !status; ++i) {
@@ -707,7 +889,6 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
       float *row = rows_append(&task.own, cost, 0);
       if (!row) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
       else point_features(&task, points[i], row);
-      if (records[i].error != HETC_RECORD_OK) ++result->failed;
       ++since_best;
       if (gflops[i] > run_best) run_best = gflops[i];
       if (gflops[i] > best_gflops) {
@@ -739,7 +920,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
       snprintf(result->template_name, sizeof(result->template_name), "%s",
                hetc_task_space_template_name(task.space, t));
   }
-  result->trials = done;
+  result->trials = measured;
   result->best_gflops = best_gflops;
   result->peak_fraction = peak > 0 ? best_gflops / peak : 0;
   result->seconds = hetc_now_seconds() - start;
@@ -873,7 +1054,8 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
         results[n].task_number = i + 1;
         results[n++].count = tasks->tasks[i].count;
       }
-      if (!status && tuner->options.transfer && !tuner->replay) status = refresh_global(tuner);
+      if (!status && tuner->options.transfer && !tuner->replay && !hetc_interrupt_signal())
+        status = refresh_global(tuner);
     }
   }
   free(selected);

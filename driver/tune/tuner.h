@@ -5,7 +5,9 @@
  * cost model's predictions), the measurer builds and times it in workers
  * (or the replayed records answer, in simulation mode), every result goes
  * to the records store, and the model learns from it. Records already in
- * the store are never measured again, so an interrupted run resumes. */
+ * the store are never measured again, so an interrupted run resumes; the
+ * configs of each batch are claimed in the store first
+ * (hetc_records_claim), so tuners sharing a store never measure one twice. */
 #ifndef HETC_DRIVER_TUNE_TUNER_H_
 #define HETC_DRIVER_TUNE_TUNER_H_
 
@@ -91,6 +93,14 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target,
 hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *graph,
                                     const char *const *targets, int32_t num_targets,
                                     hetc_tune_task_result_t **out_results, int32_t *out_count);
+
+/* Records this tuner added to its store so far. */
+int64_t hetc_tuner_records_written(const hetc_tuner_t *tuner);
+/* Candidates of the batch in flight when the user interrupted hetc
+ * (tune/interrupt.h): dropped, nothing of them recorded; 0 otherwise. */
+int32_t hetc_tuner_dropped(const hetc_tuner_t *tuner);
+/* The store's path (borrowed). */
+const char *hetc_tuner_records_path(const hetc_tuner_t *tuner);
 
 /* Seconds since hetc_tuner_create not spent waiting for builds and
  * measurements (loading plugins, spaces, search, model, features, store):

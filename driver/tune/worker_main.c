@@ -4,6 +4,7 @@
  * the plugins itself, so a candidate that hangs or crashes takes down only
  * this process. Anything a plugin prints goes to stderr: stdout is
  * redirected there so that it cannot corrupt the protocol. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,43 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) {
   return "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
+}
+
+/* The signals a candidate's crash raises. Each is handled once: the worker
+ * tells a crash of its own (raised by a fault, abort() or raise(), si_pid
+ * this process) from the same signal sent by someone else (kill(1), a
+ * test), and dies of its own crash as before, which the tuner records
+ * against the candidate, but exits with HETC_WORKER_EXIT_KILLED + signal
+ * when it was killed, which the tuner does not hold against it. Every
+ * other signal that ends a worker is one it cannot raise through a crash
+ * and is never the candidate's. */
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+
+static void on_crash_signal(int signal_number, siginfo_t *info, void *context) {
+  (void)context;
+  const int sent_by_another = info->si_code <= 0 && info->si_pid != getpid();
+  if (sent_by_another) _exit(HETC_WORKER_EXIT_KILLED + signal_number);
+  /* SA_RESETHAND restored the default action; the signal is blocked while
+   * this runs, so it ends the process as soon as this returns (a fault
+   * would be raised again by the instruction anyway). */
+  raise(signal_number);
+}
+
+static void handle_crash_signals(void) {
+  /* A stack overflow still reaches the handler. */
+  static char alternate_stack[64 * 1024];
+  stack_t stack = {.ss_sp = alternate_stack, .ss_size = sizeof(alternate_stack), .ss_flags = 0};
+  sigaltstack(&stack, NULL);
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  action.sa_sigaction = on_crash_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  for (size_t s = 0; s < sizeof(crash_signals) / sizeof(crash_signals[0]); ++s)
+    sigaction(crash_signals[s], &action, NULL);
+  /* Ctrl-C reaches the whole process group: the tuner decides what becomes
+   * of the batch (tune/interrupt.h) and stops its workers itself. */
+  signal(SIGINT, SIG_IGN);
 }
 
 typedef struct held_artifact_t {
@@ -178,6 +216,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   dup2(STDERR_FILENO, STDOUT_FILENO);
+  handle_crash_signals();
   hetc_wire_writer_t out = {0};
   int rc = 0;
   for (;;) {

@@ -24,4 +24,10 @@ enum {
   HETC_WORKER_EXIT = 'X',
 };
 
+/* A worker sent one of the crash signals (SIGSEGV, SIGBUS, ...) by another
+ * process, rather than raising it itself through a crash, exits with this
+ * plus the signal's number, so that the tuner does not blame the candidate
+ * it was running. */
+#define HETC_WORKER_EXIT_KILLED 160
+
 #endif /* HETC_DRIVER_TUNE_WORKER_PROTOCOL_H_ */

@@ -6,8 +6,16 @@
  *   8 exceeds device limits
  * and `tile` (1, 2, 4) changes nothing but the config, so that several
  * configs are good. Kernels are plain row-major loops on host memory. The
- * device's peak is HETC_FAULT_PEAK GFLOPS (default 1). */
+ * device's peak is HETC_FAULT_PEAK GFLOPS (default 1).
+ *
+ * HETC_FAULT_KILL=PHASE:SIGNAL[:MARKER] has a good candidate's build
+ * (PHASE "build") or run ("run") killed from outside: another process
+ * sends SIGNAL to the worker, as kill(1) or the OOM killer would. With
+ * MARKER (a file path) only the first such candidate is killed: the one
+ * that creates the marker. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -39,6 +47,27 @@ struct hetc_plugin_buffer_t {
   uint64_t bytes;
   float *data;
 };
+
+/* HETC_FAULT_KILL (above): dies here, of a signal another process sends,
+ * when the variable names this phase. */
+static void maybe_killed_from_outside(const char *phase) {
+  const char *spec = getenv("HETC_FAULT_KILL");
+  size_t length = strlen(phase);
+  if (!spec || strncmp(spec, phase, length) != 0 || spec[length] != ':') return;
+  char *end = NULL;
+  int signal_number = (int)strtol(spec + length + 1, &end, 10);
+  if (end && *end == ':') {
+    int fd = open(end + 1, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) return; /* somebody was killed already */
+    close(fd);
+  }
+  pid_t victim = getpid();
+  if (fork() == 0) {
+    kill(victim, signal_number);
+    _exit(0);
+  }
+  for (;;) pause();
+}
 
 static hetc_plugin_status_t probe(void) { return NULL; }
 
@@ -101,6 +130,7 @@ static hetc_plugin_status_t build(hetc_plugin_instance_t *inst, int32_t device, 
   (void)inst, (void)device, (void)t;
   const hetc_plugin_knob_value_t *knob = config ? host->config_find(config, "behaviour") : NULL;
   int64_t behaviour = knob && knob->count == 1 ? knob->values[0] : OK;
+  if (behaviour == OK) maybe_killed_from_outside("build");
   switch (behaviour) {
     case BUILD_HANGS:
       for (;;) pause();
@@ -195,6 +225,7 @@ static hetc_plugin_status_t run(hetc_plugin_instance_t *inst, const hetc_plugin_
   if (a->behaviour == RUN_HANGS)
     for (;;) pause();
   if (a->behaviour == RUN_CRASHES) raise(SIGSEGV);
+  if (a->behaviour == OK) maybe_killed_from_outside("run");
   const hetc_plugin_workload_t *w = &a->workload;
   const hetc_plugin_tensor_t *in = &w->inputs[0];
   int32_t n_in = w->num_inputs;

@@ -1,7 +1,9 @@
 /* Measurement in worker processes (driver/tune/measure.c) against the
  * "fault" target, whose `behaviour` knob makes a candidate hang, crash,
  * fail to build or answer wrongly: each must give its typed record, the
- * batch must finish, and no worker may outlive the measurer. */
+ * batch must finish, and no worker may outlive the measurer. A worker
+ * killed from outside (HETC_FAULT_KILL) is not held against its
+ * candidate: measured again, or given up without a record. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <setjmp.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -83,8 +86,10 @@ static void every_fault_gives_its_record(void **state) {
     inputs[i] = (hetc_measure_input_t){0, &configs[i].config};
   }
   hetc_plugin_workload_t w = conv_workload();
-  status = hetc_measurer_run(m, &w, inputs, COUNT, records);
+  uint8_t measured[COUNT];
+  status = hetc_measurer_run(m, &w, inputs, COUNT, records, measured);
   assert_null(status);
+  for (int32_t i = 0; i < COUNT; ++i) assert_int_equal(measured[i], 1);
 
   static const struct {
     hetc_record_error_t error;
@@ -126,7 +131,7 @@ static void every_fault_gives_its_record(void **state) {
   hetc_measure_input_t good[2] = {{0, &configs[0].config}, {0, &configs[3].config}};
   hetc_record_t again[2];
   memset(again, 0, sizeof(again));
-  assert_null(hetc_measurer_run(m, &w, good, 2, again));
+  assert_null(hetc_measurer_run(m, &w, good, 2, again, measured));
   assert_int_equal(again[0].error, HETC_RECORD_OK);
   assert_int_equal(again[1].error, HETC_RECORD_OK);
 
@@ -147,7 +152,9 @@ static void a_missing_target_is_reported(void **state) {
   hetc_measure_input_t input = {0, &config.config};
   hetc_record_t record;
   memset(&record, 0, sizeof(record));
-  hetc_status_t status = hetc_measurer_run(m, &w, &input, 1, &record);
+  uint8_t measured = 1;
+  hetc_status_t status = hetc_measurer_run(m, &w, &input, 1, &record, &measured);
+  assert_int_equal(measured, 0);
   assert_non_null(status);
   assert_int_equal(hetc_status_code(status), HETC_STATUS_UNAVAILABLE);
   assert_non_null(strstr(hetc_status_message(status), "no-such-target"));
@@ -159,10 +166,86 @@ static void a_missing_target_is_reported(void **state) {
   free(record.error_message);
 }
 
+/* Measures two good candidates and a crashing one with the fault target's
+ * workers killed from outside as HETC_FAULT_KILL says; `kill_spec` gets
+ * "%s" replaced by a fresh marker file. Returns the good ones' results. */
+static void measure_with_kills(const char *kill_spec, hetc_record_t *records, uint8_t *measured) {
+  char marker[64] = "/tmp/hetc-fault-kill-XXXXXX", spec[160];
+  int fd = mkstemp(marker);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(marker); /* the first candidate killed creates it again */
+  snprintf(spec, sizeof(spec), kill_spec, marker);
+  setenv("HETC_FAULT_KILL", spec, 1);
+  hetc_measure_options_t options = hetc_measure_default_options();
+  options.build_workers = 2;
+  options.trial.min_repeat_ms = 1;
+  hetc_measurer_t *m = NULL;
+  assert_null(hetc_measurer_create("fault", 0, &options, &m));
+  candidate_config_t configs[3];
+  make_config(&configs[0], 0, 1);
+  make_config(&configs[1], 0, 2);
+  make_config(&configs[2], 6, 1); /* the run crashes: its own fault */
+  hetc_measure_input_t inputs[3] = {{0, &configs[0].config}, {0, &configs[1].config}, {0, &configs[2].config}};
+  hetc_plugin_workload_t w = conv_workload();
+  memset(records, 0, 3 * sizeof(hetc_record_t));
+  assert_null(hetc_measurer_run(m, &w, inputs, 3, records, measured));
+  /* The crash is the candidate's, killed workers or not. */
+  assert_int_equal(measured[2], 1);
+  assert_int_equal(records[2].error, HETC_RECORD_RUNTIME_DEVICE);
+  assert_string_equal(records[2].error_message,
+                      "the measurement worker killed by signal 11 (Segmentation fault) while running the kernel");
+  pid_t pids[64];
+  int32_t num_pids = hetc_measurer_worker_pids(m, pids, 64);
+  hetc_measurer_free(m);
+  assert_no_worker_left(pids, num_pids);
+  unsetenv("HETC_FAULT_KILL");
+  unlink(marker);
+  free(records[2].error_message);
+  records[2].error_message = NULL;
+}
+
+/* Killed once from outside -- SIGKILL while building or running, SIGTERM,
+ * a SIGSEGV that another process sent -- a candidate is measured again on
+ * a new worker and comes out ok. */
+static void a_worker_killed_from_outside_is_measured_again(void **state) {
+  (void)state;
+  const char *const specs[] = {"build:9:%s", "run:9:%s", "run:15:%s", "build:11:%s", "run:11:%s", "run:6:%s"};
+  for (size_t s = 0; s < sizeof(specs) / sizeof(specs[0]); ++s) {
+    hetc_record_t records[3];
+    uint8_t measured[3];
+    measure_with_kills(specs[s], records, measured);
+    for (int32_t i = 0; i < 2; ++i) {
+      if (!measured[i] || records[i].error != HETC_RECORD_OK)
+        fail_msg("%s: candidate %d: measured %d, error %d (%s)", specs[s], i, measured[i], records[i].error,
+                 records[i].error_message ? records[i].error_message : "");
+      assert_true(records[i].num_costs > 0);
+      assert_null(records[i].error_message);
+    }
+  }
+}
+
+/* Killed from outside every time, a candidate is given up after a few
+ * attempts with no record at all, never a failed one. */
+static void a_worker_killed_every_time_gives_no_record(void **state) {
+  (void)state;
+  hetc_record_t records[3];
+  uint8_t measured[3];
+  measure_with_kills("run:9", records, measured); /* no marker: every time */
+  for (int32_t i = 0; i < 2; ++i) {
+    assert_int_equal(measured[i], 0);
+    assert_int_equal(records[i].error, HETC_RECORD_OK);
+    assert_int_equal(records[i].num_costs, 0);
+    assert_null(records[i].error_message);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_fault_gives_its_record),
       cmocka_unit_test(a_missing_target_is_reported),
+      cmocka_unit_test(a_worker_killed_from_outside_is_measured_again),
+      cmocka_unit_test(a_worker_killed_every_time_gives_no_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,7 +71,7 @@ static hetc_kept_peak_t stored_peak(const char *path, const char *fingerprint) {
   hetc_records_t *store = NULL;
   hetc_kept_peak_t peak = {0, 0, 0};
   int found = 0;
-  assert_ok(hetc_records_open(path, &store));
+  assert_ok(hetc_records_open_as(path, HETC_RECORDS_READ, &store));
   assert_ok(hetc_records_get_peak(store, fingerprint, &peak, &found));
   hetc_records_close(store);
   return peak;
@@ -338,6 +338,13 @@ static void assert_fault_line(const listed_t *l, const char *peak_text) {
   assert_string_equal(l->line[find_device(l, FAULT_FINGERPRINT)], want);
 }
 
+/* A new, empty store, as hetc tune or hetc records import would make it. */
+static void create_store(const char *path) {
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open_as(path, HETC_RECORDS_CREATE, &store));
+  hetc_records_close(store);
+}
+
 /* The issue's promise: the second run measures the fault device at a
  * quarter of the first and still reports the first run's peak, saying so;
  * every device's reported peak only ever grows and is the store's best; a
@@ -347,6 +354,7 @@ static void plugins_agree_run_after_run(void **state) {
   char args[1024], store[700];
   snprintf(store, sizeof(store), "%s", in_dir("plugins.sqlite"));
   snprintf(args, sizeof(args), "plugins --records '%s'", store);
+  create_store(store);
 
   output_t first = run_hetc("HETC_FAULT_PEAK=300", args);
   assert_int_equal(first.status, 0);
@@ -386,21 +394,31 @@ static void plugins_agree_run_after_run(void **state) {
 }
 
 /* Without --records the per-user store is used (HETC_RECORDS, else
- * XDG_DATA_HOME), created with its directories. */
+ * XDG_DATA_HOME) when there is one; hetc plugins never creates one. */
 static void plugins_keep_in_the_per_user_store(void **state) {
   (void)state;
   char env[2048];
   snprintf(env, sizeof(env), "-u HETC_RECORDS HOME='%s/home' XDG_DATA_HOME='%s/data' HETC_FAULT_PEAK=12", dir, dir);
-  output_t o = run_hetc(env, "plugins");
-  assert_int_equal(o.status, 0);
-  output_free(&o);
   char store[700];
   snprintf(store, sizeof(store), "%s", in_dir("data/hetc/records.sqlite"));
-  assert_true(exists(store));
+  output_t o = run_hetc(env, "plugins");
+  assert_int_equal(o.status, 0);
+  assert_null(strstr(o.err, "warning"));
+  output_free(&o);
+  assert_false(exists(in_dir("data")));
+  assert_false(exists(in_dir("home")));
+
+  assert_int_equal(mkdir(in_dir("data"), 0700), 0);
+  assert_int_equal(mkdir(in_dir("data/hetc"), 0700), 0);
+  create_store(store);
+  o = run_hetc(env, "plugins");
+  assert_int_equal(o.status, 0);
+  output_free(&o);
   hetc_kept_peak_t kept = stored_peak(store, FAULT_FINGERPRINT);
   assert_true(kept.gflops == 12 && kept.runs == 1);
 
   snprintf(env, sizeof(env), "HETC_RECORDS='%s/env.sqlite' HETC_FAULT_PEAK=3", dir);
+  create_store(in_dir("env.sqlite"));
   o = run_hetc(env, "plugins");
   assert_int_equal(o.status, 0);
   listed_t l = parse_devices(o.out);
@@ -410,8 +428,11 @@ static void plugins_keep_in_the_per_user_store(void **state) {
   assert_true(kept.gflops == 3 && kept.runs == 1);
 }
 
-/* A store that cannot be used is a warning: the plugins' own figures are
- * listed and the command succeeds. A wrong argument is a usage error. */
+/* A store named with --records must be one: a missing one or a file that
+ * is none is refused by name (exit 2), and nothing is created. The
+ * per-user store (HETC_RECORDS here) that cannot be used is a warning: the
+ * plugins' own figures are listed and the command succeeds. A wrong
+ * argument is a usage error. */
 static void plugins_without_a_usable_store(void **state) {
   (void)state;
   char notes[700];
@@ -420,9 +441,25 @@ static void plugins_without_a_usable_store(void **state) {
   assert_non_null(f);
   fputs("not a store\n", f);
   fclose(f);
-  char args[1024], want[2048];
+  char args[1024], want[2048], env[1024];
   snprintf(args, sizeof(args), "plugins --records '%s'", notes);
   output_t o = run_hetc("HETC_FAULT_PEAK=9", args);
+  assert_int_equal(o.status, 2);
+  snprintf(want, sizeof(want), "hetc: %s: not a hetc records database (not an SQLite file)\n", notes);
+  assert_string_equal(o.err, want);
+  assert_string_equal(o.out, "");
+  output_free(&o);
+  snprintf(args, sizeof(args), "plugins --records '%s'", in_dir("missing.sqlite"));
+  o = run_hetc("HETC_FAULT_PEAK=9", args);
+  assert_int_equal(o.status, 2);
+  snprintf(want, sizeof(want), "hetc: %s: no records store there (hetc tune and hetc records import create one)\n",
+           in_dir("missing.sqlite"));
+  assert_string_equal(o.err, want);
+  assert_false(exists(in_dir("missing.sqlite")));
+  output_free(&o);
+
+  snprintf(env, sizeof(env), "HETC_RECORDS='%s' HETC_FAULT_PEAK=9", notes);
+  o = run_hetc(env, "plugins");
   assert_int_equal(o.status, 0);
   listed_t l = parse_devices(o.out);
   assert_fault_line(&l, "peak 9.0 GFLOPS fp32");

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -127,6 +128,11 @@ static void assert_record_equal(const hetc_record_t *a, const hetc_record_t *b) 
   assert_same_string(a->hetc_version, b->hetc_version);
 }
 
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
 static int64_t count_records(const char *path) {
   hetc_records_t *store = NULL;
   assert_ok(hetc_records_open(path, &store));
@@ -177,7 +183,9 @@ static void add_query_round_trip(void **state) {
   assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
   hetc_record_t records[3];
   records[0] = make_record("cpu:Intel(R) Xeon(R) 100%:2c", W_BIG, "conv2d_nchwc", 4000000000u,
-                           9007199254740992LL, HETC_RECORD_OK, 0.1 + 0.2, 1700000000);
+                           9007199254740991LL, HETC_RECORD_OK, 0.1 + 0.2, 1700000000);
+  /* The extremes: a config value just below 2^53, an index of 2^53. */
+  records[0].config_index = 9007199254740992LL;
   records[0].costs[1] = 1e-300;
   records[0].costs[2] = 123456.789;
   records[0].build_seconds = 1.0 / 3.0;
@@ -256,7 +264,7 @@ static void add_rejects_invalid_records(void **state) {
   free(records[1].config_json);
   records[1].config_json = strdup("{\"tile\":[1.5]}");
   assert_failure(hetc_records_add(store, records, 2), HETC_STATUS_INVALID_ARGUMENT,
-                 "record 1: config_json: knob \"tile\": values must be integers within 2^53");
+                 "record 1: config_json: knob \"tile\": values must be integers below 2^53 in magnitude");
   free(records[1].config_json);
   records[1].config_json = strdup("{\"a\":[1],\"a\":[2]}");
   assert_failure(hetc_records_add(store, records, 2), HETC_STATUS_INVALID_ARGUMENT,
@@ -588,7 +596,7 @@ static void jsonl_malformed_lines(void **state) {
       {"\"index\":17", "\"index\":1.5", "/config/index: expected an integer within 2^53, got 1.5"},
       {"\"index\":17,", "", "/config: missing required key \"index\""},
       {"[2,7]", "7",
-       "/config/entity/1/2: expected a non-empty array of integers within 2^53, got 7"},
+       "/config/entity/1/2: expected an array of 1 to 8 integers below 2^53 in magnitude, got 7"},
       {"[\"split_w\",\"ot\",[2,7]]", "[\"split_w\",\"ot\"]",
        "/config/entity/1: expected [knob name, kind, [integers]], got [\"split_w\",\"ot\"]"},
       {"\"split_w\"", "\"tile_oc\"", "/config/entity/1/0: knob \"tile_oc\" appears twice"},
@@ -607,6 +615,35 @@ static void jsonl_malformed_lines(void **state) {
        "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]",
        "/result/0: expected an array of at most 32 costs, got "
        "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1..."},
+      /* What cJSON let through (issue 19, cases 13 and 15): a \u0000 that cut
+       * a name short, bytes that are not UTF-8 (exported as lines no reader
+       * takes), device kinds that do not exist, numbers beyond a double,
+       * configs that no reader of the store could use. */
+      {"\"conv2d_nchwc\"", "\"conv2d\\u0000nchwc\"",
+       "/input/1: the string holds \\u0000 (column 111), which no name or text may contain"},
+      {"\"error_message\":null", "\"error_message\":\"a\\u0000b\"",
+       "/hetc_measure/error_message: the string holds \\u0000 (column 435), which no name or text may contain"},
+      {",{}]", ",{\"k\\u0000\":1}]",
+       "/input/3: a key holds \\u0000 (column 196), which no name or text may contain"},
+      {"f32\",3]", "f32\xff\",3]", "/input/2/0: the string is not valid UTF-8 (byte 0xFF at column 188)"},
+      {"\"hetc_version\"", "\"hetc_\xc3version\"", "/: a key is not valid UTF-8 (byte 0xC3 at column 364)"},
+      {"\"hetc_version\":\"0.1.0\"", "\"hetc_version\":\"0.1\xed\xa0\x80\"", /* a surrogate */
+       "/hetc_version: the string is not valid UTF-8 (byte 0xED at column 377)"},
+      {"%20Xeon", "%FFXeon",
+       "/input/0: -fingerprint is not valid UTF-8 once %-escapes are undone (byte 0xFF at offset 12)"},
+      {"-device_kind=cpu ", "-device_kind=tpu ",
+       "/input/0: -device_kind \"tpu\" is not one of cpu, gpu, accelerator"},
+      {"[0.00125,", "[1e999,",
+       "/result/0/0: expected a cost in seconds (a finite number >= 0), got a number beyond the range of a double"},
+      {"1.25,", "-1e999,",
+       "/result/2: expected the total seconds (a finite number >= 0), got a number beyond the range of a double"},
+      {"\"build_seconds\":0.5", "\"build_seconds\":1e400",
+       "/hetc_measure/build_seconds: expected a finite number >= 0, got a number beyond the range of a double"},
+      {"[8]", "[9007199254740992]",
+       "/config/entity/0/2: expected an array of 1 to 8 integers below 2^53 in magnitude, got [9007199254740992]"},
+      {"[2,7]", "[1,1,1,1,1,1,1,1,1]",
+       "/config/entity/1/2: expected an array of 1 to 8 integers below 2^53 in magnitude, got "
+       "[1,1,1,1,1,1,1,1,1]"},
   };
   hetc_records_t *store = NULL;
   assert_ok(hetc_records_open(in_dir("s.sqlite"), &store));
@@ -642,6 +679,21 @@ static void jsonl_malformed_lines(void **state) {
   assert_failure(hetc_records_import_jsonl(store, file, NULL, NULL),
                  HETC_STATUS_INVALID_ARGUMENT, expected);
   int64_t count = -1;
+  assert_ok(hetc_records_count(store, &count));
+  assert_int_equal(count, 0);
+  /* A line longer than a line may be: refused by its length, never read
+   * into memory whole. */
+  const size_t long_length = HETC_RECORDS_JSONL_MAX_LINE + 10;
+  char *huge = malloc(long_length + sizeof(good_line) + 4);
+  assert_non_null(huge);
+  length = snprintf(huge, sizeof(good_line) + 2, "%s\n", good_line);
+  memset(huge + length, 'x', long_length);
+  huge[length + (int)long_length] = '\n';
+  write_file(file, huge, (size_t)length + long_length + 1);
+  free(huge);
+  snprintf(expected, sizeof(expected), "%s:2: %zu bytes, more than the %d a line may have", file, long_length,
+           HETC_RECORDS_JSONL_MAX_LINE);
+  assert_failure(hetc_records_import_jsonl(store, file, NULL, NULL), HETC_STATUS_INVALID_ARGUMENT, expected);
   assert_ok(hetc_records_count(store, &count));
   assert_int_equal(count, 0);
   /* A missing file. */
@@ -689,18 +741,21 @@ static void not_a_records_database(void **state) {
   assert_ok(hetc_records_open(newer, &store));
   hetc_records_close(store);
   store = NULL;
-  sqlite_exec_file(newer, "PRAGMA user_version = 5");
+  sqlite_exec_file(newer, "PRAGMA user_version = 6");
   snprintf(expected, sizeof(expected),
-           "%s: records schema version 5, this hetc reads version 4 (written by a newer hetc)",
+           "%s: records schema version 6, this hetc reads version 5 (written by a newer hetc)",
            newer);
   assert_failure(hetc_records_open(newer, &store), HETC_STATUS_BAD_INPUT, expected);
 
   snprintf(expected, sizeof(expected),
-           "%s/no/such/dir/r.sqlite: cannot open the records store: unable to open database file",
+           "%s/no/such/dir/r.sqlite: cannot create the records store: No such file or directory",
            dir);
   assert_failure(hetc_records_open(in_dir("no/such/dir/r.sqlite"), &store), HETC_STATUS_IO_ERROR,
                  expected);
 }
+
+/* What versions 1 to 4 lacked. */
+#define OLDER_THAN_5 "DROP TABLE claims; DROP INDEX records_by_config; "
 
 static int64_t schema_version(const char *path) {
   sqlite3 *db = NULL;
@@ -727,7 +782,7 @@ static void version_1_is_upgraded(void **state) {
   hetc_record_clear(&r);
   hetc_records_close(store);
   /* Back to what version 1 wrote. */
-  sqlite_exec_file(path, "DROP TABLE transfers; DROP TABLE peaks; DROP TABLE selections; PRAGMA user_version = 1");
+  sqlite_exec_file(path, "DROP TABLE transfers; DROP TABLE peaks; DROP TABLE selections; " OLDER_THAN_5 "PRAGMA user_version = 1");
   assert_ok(hetc_records_open(path, &store));
   int64_t count = 0;
   assert_ok(hetc_records_count(store, &count));
@@ -743,7 +798,7 @@ static void version_1_is_upgraded(void **state) {
   assert_ok(hetc_records_note_peak(store, "cpu:a", "cpu", 200, &peak));
   assert_true(peak.gflops == 200 && peak.runs == 1);
   hetc_records_close(store);
-  assert_int_equal(schema_version(path), 4);
+  assert_int_equal(schema_version(path), 5);
 }
 
 /* A version-2 store (records and transfers) is upgraded on open: both
@@ -761,7 +816,7 @@ static void version_2_is_upgraded(void **state) {
   assert_ok(hetc_records_put_transfer(store, "opencl|pocl", HETC_TRANSFER_TO_DEVICE, &cost));
   hetc_records_close(store);
   /* Back to what version 2 wrote. */
-  sqlite_exec_file(path, "DROP TABLE peaks; DROP TABLE selections; PRAGMA user_version = 2");
+  sqlite_exec_file(path, "DROP TABLE peaks; DROP TABLE selections; " OLDER_THAN_5 "PRAGMA user_version = 2");
   assert_int_equal(schema_version(path), 2);
   assert_ok(hetc_records_open(path, &store));
   int64_t count = 0;
@@ -777,7 +832,7 @@ static void version_2_is_upgraded(void **state) {
   assert_ok(hetc_records_note_peak(store, "opencl|pocl", "opencl", 233.5, &peak));
   assert_true(peak.gflops == 233.5 && peak.runs == 1);
   hetc_records_close(store);
-  assert_int_equal(schema_version(path), 4);
+  assert_int_equal(schema_version(path), 5);
   /* Opening an upgraded store again changes nothing. */
   assert_ok(hetc_records_open(path, &store));
   assert_ok(hetc_records_get_peak(store, "opencl|pocl", &peak, &found));
@@ -794,7 +849,7 @@ static void selections_round_trip(void **state) {
   hetc_records_t *store = NULL;
   assert_ok(hetc_records_open(path, &store));
   hetc_records_close(store);
-  sqlite_exec_file(path, "DROP TABLE selections; PRAGMA user_version = 3");
+  sqlite_exec_file(path, "DROP TABLE selections; " OLDER_THAN_5 "PRAGMA user_version = 3");
   assert_ok(hetc_records_open(path, &store));
   hetc_selection_entry_t entries[2] = {
       {"conv1", 0, "cpu_conv2d_nchwc", 2, "{\"tile_ic\":[8]}", "tuned"},
@@ -828,7 +883,7 @@ static void selections_round_trip(void **state) {
   assert_true(back.predicted_seconds == 2e-3 && back.records == 18);
   hetc_selection_free(&back);
   hetc_records_close(store);
-  assert_int_equal(schema_version(path), 4);
+  assert_int_equal(schema_version(path), 5);
 }
 
 /* The kept peak of a fingerprint is the best measurement folded in, with
@@ -1231,6 +1286,28 @@ static void cli_records(void **state) {
   assert_output("err.txt", "hetc: bad.jsonl:1: /: missing required key \"config\"\n");
   assert_int_equal(count_records(in_dir("b.sqlite")), 5);
 
+  /* Stores that do not exist are refused by the commands that only read
+   * them (and prune), by name, and none is created; an empty path is no
+   * store; a busy timeout that is not one is refused by its name. */
+  const char *const refusing[] = {"records list --records nope.sqlite", "records best --records nope.sqlite",
+                                  "records export n.jsonl --records nope.sqlite", "records prune --records nope.sqlite"};
+  for (int k = 0; k < 4; ++k) {
+    assert_int_equal(run_hetc(refusing[k]), 2);
+    assert_output("out.txt", "");
+    assert_output("err.txt", "hetc: nope.sqlite: no records store there (hetc tune and hetc records import create one)\n");
+  }
+  assert_false(exists(in_dir("nope.sqlite")));
+  assert_false(exists(in_dir("n.jsonl")));
+  assert_int_equal(run_hetc("records import a.jsonl --records ''"), 2);
+  char *said = read_file(in_dir("err.txt"));
+  const char *first_line = "hetc records import: --records: expected a path, got ''\n";
+  if (strncmp(said, first_line, strlen(first_line))) fail_msg("stderr: %s", said);
+  free(said);
+  setenv("HETC_RECORDS_BUSY_TIMEOUT", "soon", 1);
+  assert_int_equal(run_hetc("records list --records b.sqlite"), 2);
+  unsetenv("HETC_RECORDS_BUSY_TIMEOUT");
+  assert_output("err.txt", "hetc: HETC_RECORDS_BUSY_TIMEOUT: expected seconds from 0 to 86400, got 'soon'\n");
+
   /* Not a store, and usage errors. */
   assert_int_equal(run_hetc("records list --records bad.jsonl"), 2);
   assert_output("err.txt", "hetc: bad.jsonl: not a hetc records database (not an SQLite file)\n");
@@ -1240,6 +1317,517 @@ static void cli_records(void **state) {
   assert_int_equal(run_hetc("records import --records b.sqlite"), 2);
   assert_int_equal(run_hetc("records prune --keep -1 --records b.sqlite"), 2);
   assert_int_equal(run_hetc("records list --limit x --records b.sqlite"), 2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening: who creates, who only reads                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Only CREATE makes a store; an empty path is no store for anyone; an
+ * empty file is none except to CREATE; a directory is none. */
+static void opening_modes(void **state) {
+  (void)state;
+  hetc_records_t *store = NULL;
+  const hetc_records_mode_t modes[] = {HETC_RECORDS_READ, HETC_RECORDS_CACHE, HETC_RECORDS_WRITE,
+                                       HETC_RECORDS_CREATE};
+  for (size_t m = 0; m < 4; ++m) {
+    assert_failure(hetc_records_open_as("", modes[m], &store), HETC_STATUS_BAD_INPUT,
+                   "an empty path names no records store");
+    assert_null(store);
+  }
+  char expected[1024];
+  const char *missing = in_dir("missing.sqlite");
+  snprintf(expected, sizeof(expected), "%s: no records store there (hetc tune and hetc records import create one)",
+           missing);
+  for (size_t m = 0; m < 3; ++m) {
+    assert_failure(hetc_records_open_as(missing, modes[m], &store), HETC_STATUS_NOT_FOUND, expected);
+    assert_false(exists(missing));
+  }
+  const char *empty = in_dir("empty.sqlite");
+  write_file(empty, "", 0);
+  snprintf(expected, sizeof(expected), "%s: an empty file, not a records store", empty);
+  for (size_t m = 0; m < 3; ++m)
+    assert_failure(hetc_records_open_as(empty, modes[m], &store), HETC_STATUS_BAD_INPUT, expected);
+  struct stat st;
+  assert_int_equal(stat(empty, &st), 0);
+  assert_int_equal(st.st_size, 0);
+  assert_ok(hetc_records_open_as(empty, HETC_RECORDS_CREATE, &store));
+  hetc_records_close(store);
+  assert_ok(hetc_records_open_as(empty, HETC_RECORDS_READ, &store));
+  assert_false(hetc_records_writable(store));
+  hetc_records_close(store);
+  snprintf(expected, sizeof(expected), "%s: a directory, not a records store", dir);
+  assert_failure(hetc_records_open_as(dir, HETC_RECORDS_CREATE, &store), HETC_STATUS_BAD_INPUT, expected);
+  /* A store opened to read refuses writes by name; its caches are left
+   * alone without a word. */
+  assert_ok(hetc_records_open_as(empty, HETC_RECORDS_READ, &store));
+  hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 1, HETC_RECORD_OK, 1e-3, 1);
+  snprintf(expected, sizeof(expected), "%s: adding records: the store was opened for reading", empty);
+  assert_failure(hetc_records_add(store, &r, 1), HETC_STATUS_INTERNAL, expected);
+  hetc_transfer_cost_t cost = {1e-6, 1e-9};
+  assert_ok(hetc_records_put_transfer(store, "cpu:a", HETC_TRANSFER_TO_HOST, &cost));
+  hetc_records_close(store);
+  hetc_record_clear(&r);
+  assert_int_equal(count_records(empty), 0);
+}
+
+/* Processes that start together on a store that does not exist yet all
+ * open it and write (they raced on its journal mode before). */
+static void concurrent_creation(void **state) {
+  (void)state;
+  enum { CREATORS = 6 };
+  for (int round = 0; round < 4; ++round) {
+    char name[64];
+    snprintf(name, sizeof(name), "new-%d.sqlite", round);
+    const char *path = in_dir(name);
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t children[CREATORS];
+    for (int c = 0; c < CREATORS; ++c) {
+      fflush(NULL);
+      children[c] = fork();
+      assert_true(children[c] >= 0);
+      if (children[c] == 0) {
+        char byte;
+        close(go[1]);
+        if (read(go[0], &byte, 1) != 0) _exit(3); /* all start when the pipe closes */
+        hetc_records_t *store = NULL;
+        hetc_status_t status = hetc_records_open(path, &store);
+        hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, c, HETC_RECORD_OK, 1e-3, c);
+        if (!status) status = hetc_records_add(store, &r, 1);
+        if (status) fprintf(stderr, "creator %d: %s\n", c, hetc_status_message(status));
+        _exit(status ? 1 : 0);
+      }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int c = 0; c < CREATORS; ++c) {
+      int status = 0;
+      assert_int_equal(waitpid(children[c], &status, 0), children[c]);
+      assert_true(WIFEXITED(status));
+      assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    assert_int_equal(count_records(path), CREATORS);
+  }
+  /* No temporary is left beside them. */
+  char command[700];
+  snprintf(command, sizeof(command), "test -z \"$(ls '%s' | grep -v '^new-[0-9].sqlite')\"", dir);
+  assert_int_equal(system(command), 0);
+}
+
+/* Reading a store writes nothing to it: an older schema stays older, a
+ * rollback-journal store stays one, and the file's bytes are the same. */
+static void reading_leaves_the_file_alone(void **state) {
+  (void)state;
+  const char *path = in_dir("old.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 1, HETC_RECORD_OK, 1e-3, 1);
+  assert_ok(hetc_records_add(store, &r, 1));
+  hetc_records_close(store);
+  sqlite_exec_file(path, "PRAGMA journal_mode = DELETE; DROP TABLE selections; " OLDER_THAN_5
+                         "PRAGMA user_version = 3");
+  char *before = NULL;
+  size_t before_length = 0, after_length = 0;
+  assert_ok(hetc_file_read_all(path, (size_t)1 << 26, &before, &before_length));
+  for (int m = HETC_RECORDS_READ; m <= HETC_RECORDS_CACHE; ++m) {
+    assert_ok(hetc_records_open_as(path, (hetc_records_mode_t)m, &store));
+    assert_false(hetc_records_writable(store));
+    hetc_record_list_t list;
+    assert_ok(hetc_records_query(store, NULL, &list));
+    assert_int_equal(list.count, 1);
+    assert_record_equal(&list.items[0], &r);
+    hetc_record_list_free(&list);
+    hetc_selection_t selection;
+    assert_ok(hetc_records_get_selection(store, "m", "cpu", &selection));
+    assert_int_equal(selection.count, 0);
+    assert_ok(hetc_records_put_selection(store, "m", "cpu", &selection));
+    hetc_records_close(store);
+  }
+  char *after = NULL;
+  assert_ok(hetc_file_read_all(path, (size_t)1 << 26, &after, &after_length));
+  assert_int_equal(after_length, before_length);
+  assert_memory_equal(after, before, before_length);
+  assert_int_equal(schema_version(path), 3);
+  free(before);
+  free(after);
+  /* Writing upgrades it. */
+  assert_ok(hetc_records_open_as(path, HETC_RECORDS_WRITE, &store));
+  assert_true(hetc_records_writable(store));
+  hetc_records_close(store);
+  assert_int_equal(schema_version(path), 5);
+  hetc_record_clear(&r);
+}
+
+/* A store this process may not write, in a directory it may not write
+ * either, is listed, exported and looked up all the same (case 14: "reading
+ * the schema version: attempt to write a readonly database"). As root the
+ * readers run as nobody. */
+static void a_read_only_store_is_read(void **state) {
+  (void)state;
+  const char *binary_dir = getenv("HETC_BINARY_DIR");
+  if (!binary_dir) skip();
+  char hetc_binary[1024], shelf[600], path[700], out[700], command[8192];
+  snprintf(hetc_binary, sizeof(hetc_binary), "%s/bin/hetc", binary_dir);
+  snprintf(shelf, sizeof(shelf), "%s/shelf", dir);
+  snprintf(path, sizeof(path), "%s/r.sqlite", shelf);
+  assert_int_equal(mkdir(shelf, 0755), 0);
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 1, HETC_RECORD_OK, 1e-3, 1700000000);
+  assert_ok(hetc_records_add(store, &r, 1));
+  hetc_record_clear(&r);
+  hetc_records_close(store);
+  /* The readers' output goes where they may write. */
+  snprintf(out, sizeof(out), "%s/out", dir);
+  assert_int_equal(mkdir(out, 0777), 0);
+  assert_int_equal(chmod(out, 0777), 0);
+  assert_int_equal(chmod(dir, 0755), 0);
+  assert_int_equal(chmod(path, 0444), 0);
+  assert_int_equal(chmod(shelf, 0555), 0);
+  const char *const runs[] = {"records list --records '%s'", "records best --records '%s'",
+                              "records export '%s/x.jsonl' --records '%s'"};
+  const char *const want[] = {"1 record in ", "1 tuned workload in ", "exported 1 record to "};
+  for (int k = 0; k < 3; ++k) {
+    char args[2048];
+    if (k == 2) snprintf(args, sizeof(args), runs[k], out, path);
+    else snprintf(args, sizeof(args), runs[k], path);
+    snprintf(command, sizeof(command), "%s'%s' %s > '%s/stdout' 2> '%s/stderr'",
+             geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "", hetc_binary, args, out,
+             out);
+    int status = system(command);
+    char stdout_path[800], stderr_path[800];
+    snprintf(stdout_path, sizeof(stdout_path), "%s/stdout", out);
+    snprintf(stderr_path, sizeof(stderr_path), "%s/stderr", out);
+    char *printed = read_file(stdout_path), *complaint = read_file(stderr_path);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(printed, want[k]))
+      fail_msg("%s: exit %d, stdout \"%s\", stderr \"%s\"", args, WEXITSTATUS(status), printed, complaint);
+    assert_string_equal(complaint, "");
+    free(printed);
+    free(complaint);
+  }
+  assert_int_equal(chmod(shelf, 0755), 0);
+  assert_int_equal(chmod(path, 0644), 0);
+  assert_int_equal(schema_version(path), 5);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Damaged stores                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The records table as another tool might leave it: the same columns,
+ * none NOT NULL. */
+#define LOOSEN_RECORDS                                                                                         \
+  "ALTER TABLE records RENAME TO strict; CREATE TABLE records (id INTEGER PRIMARY KEY, target, plugin_version," \
+  " device_kind, device_fingerprint, template_name, template_version INTEGER, workload_key, config_index"     \
+  " INTEGER, config_json, costs_json, median_cost REAL, error INTEGER, error_message, build_seconds REAL,"    \
+  " total_seconds REAL, timestamp INTEGER, hetc_version); INSERT INTO records SELECT * FROM strict;"         \
+  " DROP TABLE strict;"
+
+/* A store with a table dropped, or a row no record can be made of, is the
+ * user's to mend: BAD_INPUT (exit 2) naming the file and the row's id,
+ * never "out of memory" or an SQLite error. */
+static void damaged_stores(void **state) {
+  (void)state;
+  const char *binary_dir = getenv("HETC_BINARY_DIR");
+  if (!binary_dir) skip();
+  snprintf(hetc, sizeof(hetc), "%s/bin/hetc", binary_dir);
+  static const struct {
+    const char *sql;
+    const char *message; /* after "PATH: " */
+  } cases[] = {
+      {"DROP TABLE peaks", "damaged records store: schema version 5 has a table 'peaks', this file has none"},
+      {"DROP TABLE records", "damaged records store: schema version 5 has a table 'records', this file has none"},
+      {"ALTER TABLE records DROP COLUMN error_message",
+       "damaged records store: table 'records' has no column 'error_message'"},
+      {LOOSEN_RECORDS "UPDATE records SET target = NULL WHERE id = 2",
+       "record id 2 is damaged: column 'target' holds NULL, not text"},
+      {LOOSEN_RECORDS "UPDATE records SET costs_json = NULL WHERE id = 2",
+       "record id 2 is damaged: column 'costs_json' holds NULL, not text"},
+      {LOOSEN_RECORDS "UPDATE records SET template_version = 'two' WHERE id = 2",
+       "record id 2 is damaged: column 'template_version' holds text, not an integer"},
+      {"UPDATE records SET config_json = '{\"tile\":[9007199254740992]}' WHERE id = 2",
+       "record id 2 is damaged: config_json: knob \"tile\": values must be integers below 2^53 in magnitude"},
+      {"UPDATE records SET device_kind = 'tpu' WHERE id = 2",
+       "record id 2 is damaged: device_kind \"tpu\" is not one of cpu, gpu, accelerator"},
+      {"UPDATE records SET costs_json = '[1,' WHERE id = 2",
+       "record id 2 is damaged: costs_json is not an array of at most 32 numbers"},
+      {"UPDATE records SET target = CAST(x'6300ff' AS TEXT) WHERE id = 2",
+       "record id 2 is damaged: column 'target' holds a NUL byte"},
+  };
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+    char name[64];
+    snprintf(name, sizeof(name), "damaged-%zu.sqlite", c);
+    const char *path = in_dir(name);
+    hetc_records_t *store = NULL;
+    assert_ok(hetc_records_open(path, &store));
+    hetc_record_t records[2] = {make_record("cpu:a", W_BIG, "t", 1, 1, HETC_RECORD_OK, 1e-3, 1),
+                                make_record("cpu:a", W_BIG, "t", 1, 2, HETC_RECORD_OK, 2e-3, 2)};
+    assert_ok(hetc_records_add(store, records, 2));
+    free_records(records, 2);
+    hetc_records_close(store);
+    sqlite_exec_file(path, cases[c].sql);
+    char expected[1024], args[256];
+    snprintf(expected, sizeof(expected), "%s: %s", path, cases[c].message);
+    hetc_status_t status = hetc_records_open_as(path, HETC_RECORDS_READ, &store);
+    hetc_record_list_t list = {0, NULL};
+    if (!status) status = hetc_records_query(store, NULL, &list);
+    hetc_records_close(store);
+    if (!status) fail_msg("case %zu was read: %d records", c, list.count);
+    if (strcmp(hetc_status_message(status), expected))
+      fail_msg("case %zu: got\n  %s\nexpected\n  %s", c, hetc_status_message(status), expected);
+    assert_failure(status, HETC_STATUS_BAD_INPUT, expected);
+    /* The command line says the same and exits 2. */
+    snprintf(args, sizeof(args), "records list --records %s", name);
+    assert_int_equal(run_hetc(args), 2);
+    snprintf(expected, sizeof(expected), "hetc: %s: %s\n", name, cases[c].message);
+    assert_output("err.txt", expected);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* One record per config, and claims                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The store holds each (target, device, workload, template, version,
+ * config) once: a second record of it is skipped, by add, by import (where
+ * it counts as already there) and by the upgrade of an older store, which
+ * keeps the one a lookup would pick. */
+static void one_record_per_config(void **state) {
+  (void)state;
+  const char *path = in_dir("once.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_record_t first = make_record("cpu:a", W_BIG, "t", 1, 7, HETC_RECORD_OK, 2e-3, 10);
+  hetc_record_t again = make_record("cpu:a", W_BIG, "t", 1, 7, HETC_RECORD_OK, 1e-3, 20);
+  free(again.config_json);
+  again.config_json = strdup("{ \"tile\": [7], \"unroll\": [1, 2] }"); /* the same config, spelled otherwise */
+  int32_t added = -1;
+  assert_ok(hetc_records_add_new(store, &first, 1, &added));
+  assert_int_equal(added, 1);
+  assert_ok(hetc_records_add_new(store, &again, 1, &added));
+  assert_int_equal(added, 0);
+  hetc_record_t both[2] = {again, again}; /* shallow copies */
+  both[0].workload_key = strdup(W_DEEP);  /* another workload: a config of its own */
+  assert_ok(hetc_records_add_new(store, both, 2, &added));
+  assert_int_equal(added, 1);
+  free(both[0].workload_key);
+  hetc_record_list_t list;
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 2);
+  assert_record_equal(&list.items[0], &first);
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+
+  /* Import: another measurement of a stored config is already there. */
+  char *line = NULL;
+  assert_ok(hetc_record_to_jsonl(&again, &line));
+  const char *file = in_dir("again.jsonl");
+  write_file(file, line, strlen(line));
+  free(line);
+  assert_ok(hetc_records_open(path, &store));
+  int32_t imported = -1, duplicates = -1;
+  assert_ok(hetc_records_import_jsonl(store, file, &imported, &duplicates));
+  assert_int_equal(imported, 0);
+  assert_int_equal(duplicates, 1);
+  hetc_records_close(store);
+
+  /* A version-4 store holding a config three times keeps its best. */
+  sqlite_exec_file(path, OLDER_THAN_5 "PRAGMA user_version = 4");
+  char sql[1024];
+  snprintf(sql, sizeof(sql),
+           "INSERT INTO records (target, plugin_version, device_kind, device_fingerprint, template_name,"
+           " template_version, workload_key, config_index, config_json, costs_json, median_cost, error,"
+           " error_message, build_seconds, total_seconds, timestamp, hetc_version) SELECT target, plugin_version,"
+           " device_kind, device_fingerprint, template_name, template_version, workload_key, config_index,"
+           " config_json, '[0.0005]', 0.0005, 0, NULL, 0, 0, 30, hetc_version FROM records WHERE id = 1;"
+           " INSERT INTO records (target, plugin_version, device_kind, device_fingerprint, template_name,"
+           " template_version, workload_key, config_index, config_json, costs_json, median_cost, error,"
+           " error_message, build_seconds, total_seconds, timestamp, hetc_version) SELECT target, plugin_version,"
+           " device_kind, device_fingerprint, template_name, template_version, workload_key, config_index,"
+           " config_json, '[]', NULL, 5, 'killed by signal 9', 0, 0, 5, hetc_version FROM records WHERE id = 1;");
+  sqlite_exec_file(path, sql);
+  assert_ok(hetc_records_open_as(path, HETC_RECORDS_READ, &store));
+  assert_ok(hetc_records_query(store, NULL, &list));
+  assert_int_equal(list.count, 4);
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+  assert_ok(hetc_records_open_as(path, HETC_RECORDS_WRITE, &store));
+  hetc_record_filter_t filter = hetc_record_filter_any();
+  filter.workload_key = W_BIG;
+  assert_ok(hetc_records_query(store, &filter, &list));
+  assert_int_equal(list.count, 1);
+  assert_int_equal(list.items[0].timestamp, 30);
+  assert_true(list.items[0].costs[0] == 0.0005);
+  hetc_record_list_free(&list);
+  hetc_records_close(store);
+  assert_int_equal(count_records(path), 2);
+  hetc_record_clear(&first);
+  hetc_record_clear(&again);
+}
+
+/* A child process that claims `index`'s config, tells the parent, then
+ * waits for a byte: 'x' exits without closing the store (as a killed
+ * tuner would), 'c' closes it first. */
+static pid_t claiming_child(const char *path, int64_t index, int *out_to_child, int *out_from_child) {
+  int down[2], up[2];
+  assert_int_equal(pipe(down), 0);
+  assert_int_equal(pipe(up), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(down[1]);
+    close(up[0]);
+    hetc_records_t *store = NULL;
+    hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, index, HETC_RECORD_OK, 1e-3, 1);
+    hetc_claim_t claim = HETC_CLAIM_BUSY;
+    hetc_status_t status = hetc_records_open(path, &store);
+    if (!status) status = hetc_records_claim(store, &r, 1, &claim);
+    char answer = status ? 'e' : (char)('0' + claim), order = 0;
+    if (write(up[1], &answer, 1) != 1 || read(down[0], &order, 1) != 1) _exit(2);
+    if (order == 'c') hetc_records_close(store);
+    _exit(0);
+  }
+  close(down[0]);
+  close(up[1]);
+  *out_to_child = down[1];
+  *out_from_child = up[0];
+  return pid;
+}
+
+/* Claims between processes: a config claimed by a live tuner is busy to
+ * the others, taken over once its owner is gone (killed, nothing
+ * released), free again once its owner closes the store, and "recorded"
+ * once its record is in. */
+static void claims_between_processes(void **state) {
+  (void)state;
+  const char *path = in_dir("claims.sqlite");
+  hetc_records_t *store = NULL;
+  assert_ok(hetc_records_open(path, &store));
+  hetc_records_close(store);
+  const char *const orders = "xc";
+  for (int k = 0; k < 2; ++k) {
+    int to_child = -1, from_child = -1;
+    pid_t pid = claiming_child(path, 3 + k, &to_child, &from_child);
+    char answer = 0;
+    assert_int_equal(read(from_child, &answer, 1), 1);
+    assert_int_equal(answer, '0' + HETC_CLAIM_TAKEN);
+    assert_ok(hetc_records_open(path, &store));
+    hetc_record_t r = make_record("cpu:a", W_BIG, "t", 1, 3 + k, HETC_RECORD_OK, 1e-3, 1);
+    hetc_claim_t claim = HETC_CLAIM_TAKEN;
+    assert_ok(hetc_records_claim(store, &r, 1, &claim));
+    assert_int_equal(claim, HETC_CLAIM_BUSY);
+    assert_int_equal(write(to_child, &orders[k], 1), 1);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(to_child);
+    close(from_child);
+    assert_ok(hetc_records_claim(store, &r, 1, &claim));
+    assert_int_equal(claim, HETC_CLAIM_TAKEN);
+    /* Ours now: claiming it again keeps it ours. */
+    assert_ok(hetc_records_claim(store, &r, 1, &claim));
+    assert_int_equal(claim, HETC_CLAIM_TAKEN);
+    assert_ok(hetc_records_add(store, &r, 1));
+    assert_ok(hetc_records_claim(store, &r, 1, &claim));
+    assert_int_equal(claim, HETC_CLAIM_RECORDED);
+    hetc_record_t found;
+    memset(&found, 0, sizeof(found));
+    int was_found = 0;
+    assert_ok(hetc_records_find(store, &r, &found, &was_found));
+    assert_int_equal(was_found, 1);
+    assert_record_equal(&found, &r);
+    hetc_record_clear(&found);
+    hetc_record_clear(&r);
+    hetc_records_close(store);
+  }
+  /* Nothing is left claimed: adding released them, closing the rest. */
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_stmt *stmt = NULL;
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM claims", -1, &stmt, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(stmt, 0), 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Import at scale, and a full disk                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A JSON Lines file of `count` ok records of one workload (distinct
+ * configs), fingerprint `fingerprint`. */
+static void write_one_workload(const char *file, const char *fingerprint, int count) {
+  FILE *out = fopen(file, "w");
+  assert_non_null(out);
+  for (int i = 0; i < count; ++i) {
+    hetc_record_t r = make_record(fingerprint, W_BIG, "t", 1, i, HETC_RECORD_OK, 1e-3 + 1e-9 * i, 1700000000 + i);
+    char *line = NULL;
+    assert_ok(hetc_record_to_jsonl(&r, &line));
+    fprintf(out, "%s\n", line);
+    free(line);
+    hetc_record_clear(&r);
+  }
+  assert_int_equal(fclose(out), 0);
+}
+
+/* 20000 records of one workload import in a moment (93 s before: each
+ * duplicate check scanned the workload's records), and twice as many take
+ * about twice as long. */
+static void import_is_linear(void **state) {
+  (void)state;
+  const char *file = in_dir("many.jsonl");
+  double seconds[2];
+  for (int k = 0; k < 2; ++k) {
+    const int count = 20000 * (k + 1);
+    write_one_workload(file, k ? "cpu:b" : "cpu:a", count);
+    hetc_records_t *store = NULL;
+    assert_ok(hetc_records_open(in_dir(k ? "many-b.sqlite" : "many-a.sqlite"), &store));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int32_t imported = 0;
+    assert_ok(hetc_records_import_jsonl(store, file, &imported, NULL));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(imported, count);
+    hetc_records_close(store);
+    seconds[k] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    print_message("imported %d records of one workload in %.2f s\n", count, seconds[k]);
+  }
+  assert_true(seconds[0] < 10);
+  /* Quadratic would be 4x; allow for a busy machine. */
+  assert_true(seconds[1] < 3.5 * seconds[0] + 1.0);
+}
+
+/* A disk that fills up (here a file-size limit) is a failure of the
+ * machine, exit 1, not bad input; nothing of the import is kept and the
+ * store still reads. */
+static void a_full_disk_is_not_bad_input(void **state) {
+  (void)state;
+  const char *binary_dir = getenv("HETC_BINARY_DIR");
+  if (!binary_dir) skip();
+  snprintf(hetc, sizeof(hetc), "%s/bin/hetc", binary_dir);
+  write_one_workload(in_dir("base.jsonl"), "cpu:a", 2000);
+  assert_int_equal(run_hetc("records import base.jsonl --records full.sqlite"), 0);
+  write_one_workload(in_dir("more.jsonl"), "cpu:b", 500);
+  /* SIGXFSZ ignored: the write fails with EFBIG, as with a full disk. */
+  assert_int_equal(run_hetc("records list --records full.sqlite --limit 1"), 0);
+  char command[4096];
+  snprintf(command, sizeof(command),
+           "cd '%s' && trap '' XFSZ && ulimit -f 64 && '%s' records import more.jsonl --records full.sqlite"
+           " > out.txt 2> err.txt",
+           dir, hetc);
+  int status = system(command);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 1);
+  char *complaint = read_file(in_dir("err.txt"));
+  if (strncmp(complaint, "hetc: full.sqlite: ", 19) != 0 ||
+      (!strstr(complaint, "disk I/O error") && !strstr(complaint, "database or disk is full")))
+    fail_msg("stderr: %s", complaint);
+  free(complaint);
+  assert_output("out.txt", "");
+  assert_int_equal(count_records(in_dir("full.sqlite")), 2000);
 }
 
 int main(void) {
@@ -1264,6 +1852,15 @@ int main(void) {
       cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(prune_keeps_its_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(cli_records, setup, teardown),
+      cmocka_unit_test_setup_teardown(opening_modes, setup, teardown),
+      cmocka_unit_test_setup_teardown(concurrent_creation, setup, teardown),
+      cmocka_unit_test_setup_teardown(reading_leaves_the_file_alone, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_read_only_store_is_read, setup, teardown),
+      cmocka_unit_test_setup_teardown(damaged_stores, setup, teardown),
+      cmocka_unit_test_setup_teardown(one_record_per_config, setup, teardown),
+      cmocka_unit_test_setup_teardown(claims_between_processes, setup, teardown),
+      cmocka_unit_test_setup_teardown(import_is_linear, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_full_disk_is_not_bad_input, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,10 +250,11 @@ static void no_platform_is_explained(void **state) {
   char dir[] = "/tmp/hetc-no-vendors-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char command[1024], records[64];
-  /* The devices' peaks are kept beside the folder, not in the user's store. */
+  /* The per-user store is one beside the folder that does not exist, so
+   * the user's is not touched (hetc plugins creates none). */
   snprintf(records, sizeof(records), "%s.sqlite", dir);
-  snprintf(command, sizeof(command), "OCL_ICD_VENDORS=%s %s/bin/hetc plugins --records %s 2>&1", dir,
-           getenv("HETC_BINARY_DIR"), records);
+  snprintf(command, sizeof(command), "OCL_ICD_VENDORS=%s HETC_RECORDS=%s %s/bin/hetc plugins 2>&1", dir, records,
+           getenv("HETC_BINARY_DIR"));
   FILE *pipe = popen(command, "r");
   assert_non_null(pipe);
   char line[1024], want[512];
