@@ -153,7 +153,9 @@ int hetc_cli_records(int argc, char **argv) {
    * readers leave the file exactly as it is. */
   const hetc_records_mode_t mode = is_import ? HETC_RECORDS_CREATE : is_prune ? HETC_RECORDS_WRITE : HETC_RECORDS_READ;
   hetc_records_t *store = NULL;
-  hetc_status_t status = hetc_records_open_as(args.records, mode, &store);
+  hetc_status_t status = is_import ? hetc_records_check_jsonl(args.file, NULL) : NULL;
+  if (status) return report(status);
+  status = hetc_records_open_as(args.records, mode, &store);
   if (status && args.records && !args.records[0]) status = hetc_status_annotate(status, "--records");
   if (status) return report(status);
   if (is_list) {

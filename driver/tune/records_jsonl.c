@@ -823,14 +823,33 @@ static hetc_status_t add_to_batch(void *user, const hetc_record_t *record, int64
   return hetc_records_batch_add(user, record);
 }
 
+/* A FIFO or device is refused, not opened: the file is read twice, and
+ * opening a FIFO waits for a writer. */
+static hetc_status_t open_jsonl(const char *path, FILE **out_file) {
+  int fd = -1;
+  HETC_RETURN_IF_ERROR(hetc_file_open_regular(path, &fd, NULL));
+  if (!(*out_file = fdopen(fd, "r"))) {
+    hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+    close(fd);
+    return status;
+  }
+  return NULL;
+}
+
+hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records) {
+  FILE *file = NULL;
+  HETC_RETURN_IF_ERROR(open_jsonl(path, &file));
+  hetc_status_t status = hetc_records_read_jsonl(file, path, NULL, NULL, out_records);
+  fclose(file);
+  return status;
+}
+
 hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
                                         int32_t *out_imported, int32_t *out_duplicates) {
   if (out_imported) *out_imported = 0;
   if (out_duplicates) *out_duplicates = 0;
-  FILE *file = fopen(path, "r");
-  if (!file) {
-    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  }
+  FILE *file = NULL;
+  HETC_RETURN_IF_ERROR(open_jsonl(path, &file));
   /* Read once to find malformed lines before the store is locked, so that
    * a bad file never keeps a tuner waiting; then again, adding. */
   int64_t records = 0, added_records = 0;

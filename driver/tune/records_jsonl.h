@@ -57,6 +57,13 @@ typedef hetc_status_t (*hetc_jsonl_record_fn_t)(void *user, const hetc_record_t 
 hetc_status_t hetc_records_read_jsonl(FILE *file, const char *path, hetc_jsonl_record_fn_t on_record, void *user,
                                       int64_t *out_records);
 
+/* Reads every line of `path` without a store: NULL when the file is a
+ * regular file of well-formed records (their count in *out_records, may be
+ * NULL), else why not as hetc_records_read_jsonl says. hetc records import
+ * checks a file with this before it opens (and maybe creates) the store,
+ * so that a bad file leaves no new store behind. */
+hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records);
+
 /* Reads every line of `path` (hetc_records_read_jsonl) and adds them to the
  * store in one transaction (hetc_records_add), skipping records of configs
  * the store already holds, so importing a file twice adds nothing the

@@ -76,6 +76,13 @@ mkfifo fifo.weights
 grep -q fifo.weights weights_model.json || fail "weights_model.json does not name fifo.weights"
 expect 2 "fifo.weights: is a FIFO, not a regular file" "$hetc" tasks weights_model.json
 
+# A FIFO or a malformed file to import is refused before the store is
+# opened, so no new store is left behind.
+expect 2 "hetc: pipe.jsonl: is a FIFO, not a regular file" "$hetc" records import pipe.jsonl --records new1.sqlite
+echo '{"bad": 1}' > bad.jsonl
+expect 2 "hetc: bad.jsonl:1: /: unknown key \"bad\"" "$hetc" records import bad.jsonl --records new2.sqlite
+ls new1.sqlite new2.sqlite > /dev/null 2>&1 && fail "a refused import left a store: $(ls new*.sqlite*)"
+
 # 6. Damaged files in a plugin directory are refused; hetc goes on.
 mkdir plugins
 head -c 100000 "$vec_plugin" > plugins/libtruncated.so
