@@ -853,18 +853,22 @@ hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
   if (!file) {
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   }
-  /* Read once to find malformed lines before the store is locked, so that
-   * a bad file never keeps a tuner waiting; then again, adding. */
-  int64_t records = 0, added_records = 0;
-  hetc_status_t status = hetc_records_read_jsonl(file, path, NULL, NULL, &records);
+  /* A file is read once to find malformed lines before the store is
+   * locked, so that a bad file never keeps a tuner waiting; then again,
+   * adding. A pipe (/dev/stdin) cannot be read twice: it is read once,
+   * adding as it goes. */
+  struct stat st;
+  const int seekable = fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode);
+  int64_t records = -1, added_records = 0;
+  hetc_status_t status = seekable ? hetc_records_read_jsonl(file, path, NULL, NULL, &records) : NULL;
   hetc_records_batch_t *batch = NULL;
-  if (!status) {
-    rewind(file);
-    status = hetc_records_batch_begin(store, &batch);
-  }
+  if (!status && seekable && fseeko(file, 0, SEEK_SET) != 0)
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot read: %s", path, strerror(errno));
+  if (!status) status = hetc_records_batch_begin(store, &batch);
   if (!status) status = hetc_records_read_jsonl(file, path, add_to_batch, batch, &added_records);
-  if (!status && added_records != records)
+  if (!status && seekable && added_records != records)
     status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: changed while it was imported", path);
+  if (!seekable) records = added_records;
   fclose(file);
   int32_t added = 0;
   if (status) hetc_records_batch_abandon(batch);

@@ -62,9 +62,9 @@ hetc_status_t hetc_records_read_jsonl(FILE *file, const char *path, hetc_jsonl_r
  * the store already holds, so importing a file twice adds nothing the
  * second time. All or nothing: a malformed line gives INVALID_ARGUMENT
  * "PATH:LINE: <what is wrong>" for the first one (with the number of
- * further malformed lines, if any) and nothing is imported. The file is
- * read once before the store is locked, so a malformed one never keeps
- * another writer waiting. *out_imported and *out_duplicates (each may be
+ * further malformed lines, if any) and nothing is imported. A regular file
+ * is read once before the store is locked, so a malformed one never keeps
+ * another writer waiting (a pipe is read once, under the lock). *out_imported and *out_duplicates (each may be
  * NULL) receive how many lines were added and how many configs were
  * there already. */
 hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
