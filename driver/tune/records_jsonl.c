@@ -1,6 +1,7 @@
 #include "tune/records_jsonl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -823,23 +824,39 @@ static hetc_status_t add_to_batch(void *user, const hetc_record_t *record, int64
   return hetc_records_batch_add(user, record);
 }
 
-/* A FIFO or device is refused, not opened: the file is read twice, and
- * opening a FIFO waits for a writer. */
-static hetc_status_t open_jsonl(const char *path, FILE **out_file) {
-  int fd = -1;
-  HETC_RETURN_IF_ERROR(hetc_file_open_regular(path, &fd, NULL));
-  if (!(*out_file = fdopen(fd, "r"))) {
-    hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+/* A regular file, or a pipe (/dev/stdin, a FIFO) read as it comes:
+ * *out_seekable says which. Opened without blocking, so a FIFO that no
+ * process writes reads as empty rather than waiting forever; a directory,
+ * socket or block device is refused. */
+static hetc_status_t open_jsonl(const char *path, FILE **out_file, int *out_seekable) {
+  *out_file = NULL;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  struct stat info;
+  hetc_status_t status = NULL;
+  if (fstat(fd, &info) != 0)
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: %s", path, strerror(errno));
+  else if (!S_ISREG(info.st_mode) && !S_ISFIFO(info.st_mode) && !S_ISCHR(info.st_mode))
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: is %s, not a file of records", path,
+                             hetc_file_kind_name(info.st_mode));
+  int flags = status ? -1 : fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  if (!status && !(*out_file = fdopen(fd, "r")))
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  if (status) {
     close(fd);
     return status;
   }
+  *out_seekable = S_ISREG(info.st_mode);
   return NULL;
 }
 
 hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records) {
+  if (out_records) *out_records = -1;
   FILE *file = NULL;
-  HETC_RETURN_IF_ERROR(open_jsonl(path, &file));
-  hetc_status_t status = hetc_records_read_jsonl(file, path, NULL, NULL, out_records);
+  int seekable = 0;
+  HETC_RETURN_IF_ERROR(open_jsonl(path, &file, &seekable));
+  hetc_status_t status = seekable ? hetc_records_read_jsonl(file, path, NULL, NULL, out_records) : NULL;
   fclose(file);
   return status;
 }
@@ -849,19 +866,22 @@ hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
   if (out_imported) *out_imported = 0;
   if (out_duplicates) *out_duplicates = 0;
   FILE *file = NULL;
-  HETC_RETURN_IF_ERROR(open_jsonl(path, &file));
-  /* Read once to find malformed lines before the store is locked, so that
-   * a bad file never keeps a tuner waiting; then again, adding. */
-  int64_t records = 0, added_records = 0;
-  hetc_status_t status = hetc_records_read_jsonl(file, path, NULL, NULL, &records);
+  int seekable = 0;
+  HETC_RETURN_IF_ERROR(open_jsonl(path, &file, &seekable));
+  /* A file is read once to find malformed lines before the store is
+   * locked, so that a bad file never keeps a tuner waiting; then again,
+   * adding. A pipe (/dev/stdin) cannot be read twice: it is read once,
+   * adding as it goes. */
+  int64_t records = -1, added_records = 0;
+  hetc_status_t status = seekable ? hetc_records_read_jsonl(file, path, NULL, NULL, &records) : NULL;
   hetc_records_batch_t *batch = NULL;
-  if (!status) {
-    rewind(file);
-    status = hetc_records_batch_begin(store, &batch);
-  }
+  if (!status && seekable && fseeko(file, 0, SEEK_SET) != 0)
+    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot read: %s", path, strerror(errno));
+  if (!status) status = hetc_records_batch_begin(store, &batch);
   if (!status) status = hetc_records_read_jsonl(file, path, add_to_batch, batch, &added_records);
-  if (!status && added_records != records)
+  if (!status && seekable && added_records != records)
     status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: changed while it was imported", path);
+  if (!seekable) records = added_records;
   fclose(file);
   int32_t added = 0;
   if (status) hetc_records_batch_abandon(batch);

@@ -57,11 +57,12 @@ typedef hetc_status_t (*hetc_jsonl_record_fn_t)(void *user, const hetc_record_t 
 hetc_status_t hetc_records_read_jsonl(FILE *file, const char *path, hetc_jsonl_record_fn_t on_record, void *user,
                                       int64_t *out_records);
 
-/* Reads every line of `path` without a store: NULL when the file is a
- * regular file of well-formed records (their count in *out_records, may be
- * NULL), else why not as hetc_records_read_jsonl says. hetc records import
- * checks a file with this before it opens (and maybe creates) the store,
- * so that a bad file leaves no new store behind. */
+/* Reads every line of `path` without a store: NULL when it is a regular
+ * file of well-formed records (their count in *out_records, may be NULL),
+ * else why not as hetc_records_read_jsonl says. A pipe is only opened (it
+ * cannot be read twice; *out_records is -1). hetc records import checks a
+ * file with this before it opens (and maybe creates) the store, so that a
+ * bad file leaves no new store behind. */
 hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records);
 
 /* Reads every line of `path` (hetc_records_read_jsonl) and adds them to the
@@ -69,9 +70,9 @@ hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records);
  * the store already holds, so importing a file twice adds nothing the
  * second time. All or nothing: a malformed line gives INVALID_ARGUMENT
  * "PATH:LINE: <what is wrong>" for the first one (with the number of
- * further malformed lines, if any) and nothing is imported. The file is
- * read once before the store is locked, so a malformed one never keeps
- * another writer waiting. *out_imported and *out_duplicates (each may be
+ * further malformed lines, if any) and nothing is imported. A regular file
+ * is read once before the store is locked, so a malformed one never keeps
+ * another writer waiting (a pipe is read once, under the lock). *out_imported and *out_duplicates (each may be
  * NULL) receive how many lines were added and how many configs were
  * there already. */
 hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,

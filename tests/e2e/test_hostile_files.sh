@@ -76,12 +76,17 @@ mkfifo fifo.weights
 grep -q fifo.weights weights_model.json || fail "weights_model.json does not name fifo.weights"
 expect 2 "fifo.weights: is a FIFO, not a regular file" "$hetc" tasks weights_model.json
 
-# A FIFO or a malformed file to import is refused before the store is
-# opened, so no new store is left behind.
-expect 2 "hetc: pipe.jsonl: is a FIFO, not a regular file" "$hetc" records import pipe.jsonl --records new1.sqlite
+# Import reads a pipe as it comes (/dev/stdin, a FIFO), and a FIFO no
+# process writes as empty, rather than waiting; a malformed file is refused
+# before the store is opened, so no new store is left behind.
+expect 0 "" "$hetc" records import pipe.jsonl --records new1.sqlite
+grep -qF "imported 0 records from pipe.jsonl" out.txt || fail "import of an unwritten FIFO said: $(cat out.txt)"
+"$hetc" records import /dev/stdin --records new1.sqlite < real.jsonl > out.txt 2>&1 || fail "import from /dev/stdin"
+grep -qF "imported 4 records from /dev/stdin" out.txt || fail "import from /dev/stdin said: $(cat out.txt)"
 echo '{"bad": 1}' > bad.jsonl
 expect 2 "hetc: bad.jsonl:1: /: unknown key \"bad\"" "$hetc" records import bad.jsonl --records new2.sqlite
-ls new1.sqlite new2.sqlite > /dev/null 2>&1 && fail "a refused import left a store: $(ls new*.sqlite*)"
+ls new2.sqlite > /dev/null 2>&1 && fail "a refused import left a store: $(ls new2.sqlite*)"
+expect 2 "hetc: adir: is a directory, not a file of records" "$hetc" records import adir --records new2.sqlite
 
 # 6. Damaged files in a plugin directory are refused; hetc goes on.
 mkdir plugins

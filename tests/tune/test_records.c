@@ -1256,6 +1256,12 @@ static void cli_records(void **state) {
   assert_output("out.txt", "imported 6 records from a.jsonl into b.sqlite (0 already there)\n");
   assert_int_equal(run_hetc("records import a.jsonl --records b.sqlite"), 0);
   assert_output("out.txt", "imported 0 records from a.jsonl into b.sqlite (6 already there)\n");
+  /* A pipe, which can be read only once, imports the same. */
+  char piped[2048];
+  snprintf(piped, sizeof(piped), "cd '%s' && cat a.jsonl | '%s' records import /dev/stdin --records c.sqlite > out.txt",
+           dir, hetc);
+  assert_int_equal(system(piped), 0);
+  assert_output("out.txt", "imported 6 records from /dev/stdin into c.sqlite (0 already there)\n");
   assert_int_equal(run_hetc("records best --records b.sqlite"), 0);
   assert_output("out.txt",
                 "cpu on cpu:a\n"

@@ -389,6 +389,8 @@ static void reading_commands_refuse_a_missing_store(void **state) {
       {{"records", "list", "--records", "", NULL}, "hetc records list: --records: expected a path, got ''\n"},
       {{"plugins", "--records", missing, NULL},
        "hetc: %s: no records store there (hetc tune and hetc records import create one)\n"},
+      {{"compare", tiny, "--targets", "cpu", "--records", missing, "--runs", "1", "--warmup", "0", NULL},
+       "hetc: tuning records: %s: no records store there (hetc tune and hetc records import create one)\n"},
   };
   for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); ++r) {
     assert_int_equal(wait_exit(start_hetc_in(cwd, runs[r].args, out, err)), 2);
@@ -408,6 +410,19 @@ static void reading_commands_refuse_a_missing_store(void **state) {
       fail_msg("run %zu left files behind", r);
     }
   }
+  /* Without --records, compile uses the per-user store when there is one,
+   * and creates none (placement created it, and its directories, to keep
+   * transfer costs). */
+  char command[8192], home[600];
+  snprintf(home, sizeof(home), "%s/home", cwd);
+  snprintf(command, sizeof(command),
+           "env -u HETC_RECORDS -u XDG_DATA_HOME HOME='%s' XDG_CACHE_HOME='%s/cache' '%s' compile '%s' --targets cpu,vec"
+           " -o '%s' > /dev/null",
+           home, cwd, hetc_path, tiny, package);
+  assert_int_equal(mkdir(home, 0755), 0);
+  assert_int_equal(system(command), 0);
+  snprintf(command, sizeof(command), "test -z \"$(ls -A '%s')\"", home);
+  assert_int_equal(system(command), 0);
 }
 
 /* Every record of a store, by (target, device, workload, template,
