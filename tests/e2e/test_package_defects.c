@@ -56,22 +56,26 @@ static void expect_refused(const char *expected) {
   hetc_status_free(status);
 }
 
-static void damage_and_expect(damage_fn_t damage, const char *expected) {
+/* A fresh copy of the package with its manifest edited by `damage`. */
+static void copy_with_manifest(damage_fn_t damage) {
   copy_package();
-  if (damage) {
-    char path[4300];
-    snprintf(path, sizeof(path), "%s/manifest.json", damaged);
-    char *text = NULL;
-    size_t length = 0;
-    assert_null(hetc_file_read_all(path, 1 << 26, &text, &length));
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    damage(root);
-    char *out = cJSON_Print(root);
-    assert_null(hetc_file_write_all(path, out, strlen(out)));
-    cJSON_free(out);
-    cJSON_Delete(root);
-  }
+  if (!damage) return;
+  char path[4300];
+  snprintf(path, sizeof(path), "%s/manifest.json", damaged);
+  char *text = NULL;
+  size_t length = 0;
+  assert_null(hetc_file_read_all(path, 1 << 26, &text, &length));
+  cJSON *root = cJSON_Parse(text);
+  free(text);
+  damage(root);
+  char *out = cJSON_Print(root);
+  assert_null(hetc_file_write_all(path, out, strlen(out)));
+  cJSON_free(out);
+  cJSON_Delete(root);
+}
+
+static void damage_and_expect(damage_fn_t damage, const char *expected) {
+  copy_with_manifest(damage);
   expect_refused(expected);
 }
 
@@ -257,19 +261,7 @@ static void without_files(cJSON *m) {
 }
 static void version2_package_opens(void **state) {
   (void)state;
-  copy_package();
-  char path[4300];
-  snprintf(path, sizeof(path), "%s/manifest.json", damaged);
-  char *text = NULL;
-  size_t length = 0;
-  assert_null(hetc_file_read_all(path, 1 << 26, &text, &length));
-  cJSON *root = cJSON_Parse(text);
-  free(text);
-  without_files(root);
-  char *out = cJSON_Print(root);
-  assert_null(hetc_file_write_all(path, out, strlen(out)));
-  cJSON_free(out);
-  cJSON_Delete(root);
+  copy_with_manifest(without_files);
   hetc_package_t *package = NULL;
   hetc_status_t status = hetc_package_open(context, damaged, &package);
   if (status) fail_msg("%s", hetc_status_message(status));
