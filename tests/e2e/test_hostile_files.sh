@@ -199,6 +199,27 @@ grep -qF "damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" er
 grep -qF "damaged.hetc/kernels/extra.txt: not listed in the manifest" err.txt || fail "verify: $(cat err.txt)"
 expect 2 "hetc: damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" "$hetc" run damaged.hetc
 
+# 13. A cpu object file cut short or from another step: exit 2 naming the
+# package. Format 3's checksums catch it before the JIT sees it; a
+# version-2 package (no checksums) gets the JIT's refusal as the package's
+# defect, not as a failure of hetc.
+expect 0 "" "$hetc" compile "$samples/tiny_conv.json" --targets cpu -o c.hetc --quiet
+cp -r c.hetc cut.hetc
+truncate -s 2000 cut.hetc/kernels/s0001-cpu.o
+expect 2 "hetc: cut.hetc/kernels/s0001-cpu.o: 2000 bytes, the manifest says " "$hetc" run cut.hetc
+cp -r c.hetc old.hetc
+python3 - old.hetc <<'EOF'
+import json, sys
+path = sys.argv[1] + '/manifest.json'
+manifest = json.load(open(path))
+manifest['version'] = 2
+del manifest['files']
+json.dump(manifest, open(path, 'w'))
+EOF
+cp old.hetc/kernels/s0003-cpu.o old.hetc/kernels/s0001-cpu.o
+expect 2 "hetc: old.hetc: step 1 (conv1): loading artifact s0001-cpu: cpu: old.hetc/kernels/s0001-cpu.o cannot be loaded: " \
+  "$hetc" run old.hetc
+
 # Siblings of 1: run --output removed its output file when a write failed,
 # which for a device meant deleting the device node; it now writes through.
 if [ -c /dev/full ]; then
