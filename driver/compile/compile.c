@@ -785,8 +785,12 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   if (c.weights) fclose(c.weights);
   if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);
   if (hetc_status_code(status) == HETC_STATUS_INTERRUPTED) {
-    hetc_status_t said = hetc_status_new(HETC_STATUS_INTERRUPTED, "%s; %s was not written", hetc_status_message(status),
-                                         out_path);
+    /* Said once, plainly, wherever the work noticed it (a kernel build
+     * would have prefixed its node). */
+    hetc_status_t signal_status = hetc_interrupt_status();
+    hetc_status_t said = hetc_status_new(HETC_STATUS_INTERRUPTED, "%s; %s was not written",
+                                         hetc_status_message(signal_status ? signal_status : status), out_path);
+    hetc_status_free(signal_status);
     hetc_status_free(status);
     status = said;
   }
