@@ -490,7 +490,7 @@ typedef struct hetc_plugin_artifact_info_t {
  * indices below, defined since ABI minor 1 (a minor-0 plugin's features()
  * predates them and is not called by the driver). One fixed-length, named
  * vector per candidate, the same for every plugin, so that one cost model
- * learns across plugins, templates and devices (tuner.md). A later minor
+ * learns across plugins, templates and devices (api/feature-schema.md). A later minor
  * may append indices (raising HETC_FEATURE_COUNT, each saying who writes
  * it) but never renumbers or reuses one; the schema number changes only if
  * that rule is ever broken.

@@ -1,6 +1,6 @@
 /* `hetc space MODEL.json --task N --target T [--overrides FILE]`: prints
  * one task's space on a backend, every template's knobs with their kinds
- * and sizes (tuner.md, "Spaces"). */
+ * and sizes (README.md, "Tuning"). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* `hetc tune MODEL.json --targets T[,T...]`: tunes every task of a model
- * and keeps the records (tuner.md), ending with a summary table. */
+ * and keeps the records (README.md, "Tuning"), ending with a summary table. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* driver/compile/config_choice.h -- which config each tunable kernel gets.
  *
- * tuner.md, "Records": the best record for this workload on this device;
+ * api/records-format.md: the best record for this workload on this device;
  * else the best record of the nearest tuned workload on a device of the
  * same kind (when its config fits this workload's space); else the config
  * the cost model saved beside the store predicts best; else the template's

@@ -1,5 +1,5 @@
 /* driver/space/task_space.h -- a task's whole space: the union over every
- * template a backend offers for a workload (tuner.md, "Spaces").
+ * template a backend offers for a workload (README.md, "Tuning").
  *
  * The template is the most significant "knob": template t's points occupy
  * [offset_t, offset_t + size_t) of one global int64 index, and the local

@@ -1,7 +1,7 @@
 /* driver/tune/cost_model.c -- the ranking cost model on XGBoost's C API.
  *
  * XGBoost parameters (set in booster_configure) and why:
- *   objective rank:pairwise   tuner.md: labels are throughputs normalised
+ *   objective rank:pairwise   README.md, "Tuning": labels are throughputs normalised
  *                             per task, so only the order inside a task
  *                             means anything; a pairwise logistic loss on
  *                             pairs drawn inside each "group" (= task)

@@ -1,6 +1,6 @@
 /* driver/tune/cost_model.h -- the tuner's cost model: gradient-boosted trees
  * (XGBoost's C API) that rank the candidate configs of a task by predicted
- * throughput (tuner.md, "Cost model and transfer learning").
+ * throughput (README.md, "Tuning").
  *
  * The model never predicts seconds. It is trained with a ranking objective
  * on rows grouped by task, so a score only orders configs of one task:

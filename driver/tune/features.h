@@ -1,5 +1,5 @@
 /* driver/tune/features.h -- one candidate as the cost model sees it
- * (tuner.md, "Cost model and transfer learning").
+ * (README.md, "Tuning").
  *
  * A row is HETC_FEATURE_COUNT floats in the shared schema of
  * api/hetc/plugin.h (hetc_plugin_feature_t; api/feature-schema.md lists

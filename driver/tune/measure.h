@@ -1,6 +1,6 @@
 /* driver/tune/measure.h -- measuring candidates in worker processes.
  *
- * tuner.md, "Measurement": candidates are built in parallel by worker
+ * README.md, "Tuning": candidates are built in parallel by worker
  * processes (hetc-measure-worker), then measured one at a time, with no
  * build running, since a CPU measurement shares the cores with builds and
  * a device is never given two measurements at once. A watchdog turns a

@@ -1,5 +1,5 @@
 /* driver/tune/record.h -- one tuning measurement, as the records store,
- * the measurer and the tuners all see it (tuner.md, "Records"). */
+ * the measurer and the tuners all see it (api/records-format.md). */
 #ifndef HETC_DRIVER_TUNE_RECORD_H_
 #define HETC_DRIVER_TUNE_RECORD_H_
 

@@ -1,4 +1,4 @@
-/* driver/tune/records.h -- the tuning records store (tuner.md, "Records").
+/* driver/tune/records.h -- the tuning records store (api/records-format.md).
  *
  * An SQLite file with one table of records in plain SQL (explicit columns,
  * so that a shared server database can hold the same table), holding each

@@ -1,5 +1,5 @@
 /* driver/tune/records_jsonl.h -- tuning records as JSON Lines in AutoTVM's
- * record shape, for interchange (tuner.md, "Records"). The format, line by
+ * record shape, for interchange (api/records-format.md). The format, line by
  * line and with every message the importer gives, is in
  * api/records-format.md.
  *

@@ -1,4 +1,4 @@
-/* driver/tune/search.h -- what to measure next (tuner.md, "Search").
+/* driver/tune/search.h -- what to measure next (README.md, "Tuning").
  *
  * A search walks an abstract space of valid points and proposes batches of
  * points to measure. Four strategies share one interface:

@@ -1,5 +1,5 @@
-/* driver/tune/search_model.c -- the model-guided search (tuner.md,
- * "Search"), the ideas of AutoTVM's ModelBasedTuner and its simulated
+/* driver/tune/search_model.c -- the model-guided search (README.md,
+ * "Tuning"), the ideas of AutoTVM's ModelBasedTuner and its simulated
  * annealing optimizer.
  *
  * Each batch:

@@ -1,5 +1,5 @@
 /* driver/tune/transfer.h -- transfer learning for the cost model
- * (tuner.md, "Cost model and transfer learning").
+ * (README.md, "Tuning").
  *
  * Two cost models stacked. The global model is trained on every relevant
  * record in the store (other tasks, templates, devices), grouped by task.

@@ -3,7 +3,7 @@
  * What a measurement worker does with a built artifact: random inputs and
  * params in the kernel's own layouts, an optional comparison with the
  * reference executor, and timing by the device's clock through the plugin
- * (tuner.md, "Measurement"). The worker process around it is the
+ * (README.md, "Tuning"). The worker process around it is the
  * watchdog's business (measure.h). */
 #ifndef HETC_DRIVER_TUNE_TRIAL_H_
 #define HETC_DRIVER_TUNE_TRIAL_H_

@@ -1,6 +1,6 @@
 /* driver/tune/tuner.h -- tuning tasks: search, measure, learn, record.
  *
- * tuner.md end to end: a task's space is the union of its templates; each
+ * README.md, "Tuning", end to end: a task's space is the union of its templates; each
  * round the search proposes a batch (the model-guided one on the transfer
  * cost model's predictions), the measurer builds and times it in workers
  * (or the replayed records answer, in simulation mode), every result goes

@@ -1,4 +1,4 @@
-/* Simulation mode (tuner.md, "Search"): the reference run of the tuner
+/* Simulation mode (README.md, "Tuning"): the reference run of the tuner
  * benchmark (tests/tune/data: 1000 random trials on each of seven ResNet-18
  * cpu tasks -- the first layer, 3x3, strided 3x3 and strided 1x1 convs) is
  * replayed as the device, so searchers and the cost model are compared

@@ -457,7 +457,7 @@ typedef struct hetc_plugin_artifact_info_t {
   const char *description;
 } hetc_plugin_artifact_info_t;
 
-/* Feature schema version produced by features(); see tuner.md. */
+/* Feature schema version produced by features(); see api/feature-schema.md. */
 #define HETC_PLUGIN_FEATURE_SCHEMA 1
 
 /* ------------------------------------------------------------------------ */
