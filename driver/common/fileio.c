@@ -21,25 +21,33 @@ const char *hetc_file_kind_name(unsigned mode) {
   return "a regular file";
 }
 
-hetc_status_t hetc_file_open_regular(const char *path, int *out_fd, uint64_t *out_bytes) {
+hetc_status_t hetc_file_open_input(const char *path, int *out_fd, struct stat *out_info) {
   *out_fd = -1;
-  if (!path || !path[0]) return hetc_status_new(HETC_STATUS_BAD_INPUT, "an empty path names no file");
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  struct stat info;
-  if (fstat(fd, &info) != 0) {
+  if (fstat(fd, out_info) != 0) {
     hetc_status_t status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: %s", path, strerror(errno));
     close(fd);
     return status;
   }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  *out_fd = fd;
+  return NULL;
+}
+
+hetc_status_t hetc_file_open_regular(const char *path, int *out_fd, uint64_t *out_bytes) {
+  *out_fd = -1;
+  if (!path || !path[0]) return hetc_status_new(HETC_STATUS_BAD_INPUT, "an empty path names no file");
+  int fd;
+  struct stat info;
+  HETC_RETURN_IF_ERROR(hetc_file_open_input(path, &fd, &info));
   if (!S_ISREG(info.st_mode)) {
     close(fd);
     return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: is %s, not a regular file", path,
                            hetc_file_kind_name(info.st_mode));
   }
-  int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   *out_fd = fd;
   if (out_bytes) *out_bytes = (uint64_t)info.st_size;
   return NULL;

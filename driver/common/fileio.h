@@ -15,6 +15,13 @@
  * closes it. *out_bytes (may be NULL) is the file's size. */
 hetc_status_t hetc_file_open_regular(const char *path, int *out_fd, uint64_t *out_bytes);
 
+/* Opens `path` for reading without waiting for a FIFO's writer (a FIFO no
+ * process writes then reads as empty), and makes the descriptor blocking
+ * again; *out_info is what fstat says of it, for the caller to decide
+ * which kinds it takes. The caller closes *out_fd. */
+struct stat;
+hetc_status_t hetc_file_open_input(const char *path, int *out_fd, struct stat *out_info);
+
 /* What kind of file `mode` (st_mode) is, for messages: "a FIFO", "a
  * directory", ... */
 const char *hetc_file_kind_name(unsigned mode);

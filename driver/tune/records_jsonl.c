@@ -1,7 +1,6 @@
 #include "tune/records_jsonl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -830,17 +829,13 @@ static hetc_status_t add_to_batch(void *user, const hetc_record_t *record, int64
  * socket or block device is refused. */
 static hetc_status_t open_jsonl(const char *path, FILE **out_file, int *out_seekable) {
   *out_file = NULL;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  int fd;
   struct stat info;
+  HETC_RETURN_IF_ERROR(hetc_file_open_input(path, &fd, &info));
   hetc_status_t status = NULL;
-  if (fstat(fd, &info) != 0)
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: %s", path, strerror(errno));
-  else if (!S_ISREG(info.st_mode) && !S_ISFIFO(info.st_mode) && !S_ISCHR(info.st_mode))
+  if (!S_ISREG(info.st_mode) && !S_ISFIFO(info.st_mode) && !S_ISCHR(info.st_mode))
     status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: is %s, not a file of records", path,
                              hetc_file_kind_name(info.st_mode));
-  int flags = status ? -1 : fcntl(fd, F_GETFL);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   if (!status && !(*out_file = fdopen(fd, "r")))
     status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
   if (status) {
