@@ -1,10 +1,11 @@
 # hetc_add_cmocka_test(<name> SOURCES <src>... [LIBS <lib>...] [TIMEOUT s])
-# A cmocka unit test linked against libhetc's internals, run by ctest.
+# A cmocka unit test linked against libhetc-private (all of libhetc's
+# internals), run by ctest.
 function(hetc_add_cmocka_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   hetc_target_warnings(${name})
-  target_link_libraries(${name} PRIVATE hetc ${CMOCKA_LIBRARIES} ${ARG_LIBS})
+  target_link_libraries(${name} PRIVATE hetc_private ${CMOCKA_LIBRARIES} ${ARG_LIBS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/driver ${CMOCKA_INCLUDE_DIR})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES

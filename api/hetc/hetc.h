@@ -25,6 +25,14 @@ extern "C" {
 
 #define HETC_VERSION_STRING "0.1.0"
 
+/* libhetc is built with hidden visibility: a function is part of the
+ * library's ABI exactly when this header declares it with HETC_API. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HETC_API __attribute__((visibility("default")))
+#else
+#define HETC_API
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Status                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -61,12 +69,12 @@ typedef enum hetc_status_code_t {
 /* Same object as hetc_plugin_status_t: plugin failures pass through. */
 typedef struct hetc_plugin_status_object_t *hetc_status_t;
 
-hetc_status_code_t hetc_status_code(hetc_status_t status);
+HETC_API hetc_status_code_t hetc_status_code(hetc_status_t status);
 /* Borrowed; valid until hetc_status_free. "ok" for NULL. */
-const char *hetc_status_message(hetc_status_t status);
-void hetc_status_free(hetc_status_t status);
+HETC_API const char *hetc_status_message(hetc_status_t status);
+HETC_API void hetc_status_free(hetc_status_t status);
 /* Static string naming a code. */
-const char *hetc_status_code_name(hetc_status_code_t code);
+HETC_API const char *hetc_status_code_name(hetc_status_code_t code);
 
 /* ------------------------------------------------------------------------ */
 /* Models                                                                   */
@@ -80,10 +88,10 @@ typedef struct hetc_graph_t hetc_model_t;
 /* Loads model.json (and its weights). A malformed file gives
  * HETC_STATUS_BAD_INPUT naming the file and the JSON path. *out_model is
  * released with hetc_model_free. */
-hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model);
-void hetc_model_free(hetc_model_t *model);
+HETC_API hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model);
+HETC_API void hetc_model_free(hetc_model_t *model);
 /* Borrowed; lives as long as the model. */
-const char *hetc_model_name(const hetc_model_t *model);
+HETC_API const char *hetc_model_name(const hetc_model_t *model);
 
 /* One tunable task: a distinct fused workload and how often it occurs. */
 typedef struct hetc_task_info_t {
@@ -95,11 +103,11 @@ typedef struct hetc_task_info_t {
 /* The model's tasks after batch-norm folding and epilogue fusion.
  * *out_tasks (out_count entries) is released with hetc_free;
  * out_fused_nodes receives the node count after fusion (may be NULL). */
-hetc_status_t hetc_model_tasks(const hetc_model_t *model, hetc_task_info_t **out_tasks,
+HETC_API hetc_status_t hetc_model_tasks(const hetc_model_t *model, hetc_task_info_t **out_tasks,
                                int32_t *out_count, int32_t *out_fused_nodes);
 
 /* Releases memory that a hetc call handed to the caller. */
-void hetc_free(void *memory);
+HETC_API void hetc_free(void *memory);
 
 /* ------------------------------------------------------------------------ */
 /* Contexts: the loaded plugins                                             */
@@ -110,8 +118,8 @@ void hetc_free(void *memory);
  * refused. Released with hetc_context_destroy, which destroys plugin
  * instances. Not thread-safe. */
 typedef struct hetc_registry_t hetc_context_t;
-hetc_status_t hetc_context_create(hetc_context_t **out_context);
-void hetc_context_destroy(hetc_context_t *context);
+HETC_API hetc_status_t hetc_context_create(hetc_context_t **out_context);
+HETC_API void hetc_context_destroy(hetc_context_t *context);
 
 /* ------------------------------------------------------------------------ */
 /* Compiling                                                                */
@@ -196,7 +204,7 @@ typedef struct hetc_compile_report_t {
  * options->placement when there are several targets. The package is written to a
  * temporary directory beside out_path and renamed into place only when
  * complete; on failure nothing is left behind. out_report may be NULL. */
-hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
+HETC_API hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
                            const hetc_compile_options_t *options, const char *out_path,
                            hetc_compile_report_t *out_report);
 
@@ -207,32 +215,32 @@ hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
 /* An opened package: artifacts loaded, buffers allocated, weights on the
  * devices. `context` must outlive it. Released with hetc_package_close. */
 typedef struct hetc_runtime_t hetc_package_t;
-hetc_status_t hetc_package_open(hetc_context_t *context, const char *path,
+HETC_API hetc_status_t hetc_package_open(hetc_context_t *context, const char *path,
                                 hetc_package_t **out_package);
-void hetc_package_close(hetc_package_t *package);
+HETC_API void hetc_package_close(hetc_package_t *package);
 
-int32_t hetc_package_input_count(const hetc_package_t *package);
-int32_t hetc_package_output_count(const hetc_package_t *package);
+HETC_API int32_t hetc_package_input_count(const hetc_package_t *package);
+HETC_API int32_t hetc_package_output_count(const hetc_package_t *package);
 /* Name (borrowed), element count and shape (rank returned; dims written
  * to out_shape, HETC_PLUGIN_MAX_RANK entries) of an input or output. */
-const char *hetc_package_input_name(const hetc_package_t *package, int32_t index);
-const char *hetc_package_output_name(const hetc_package_t *package, int32_t index);
-int64_t hetc_package_input_elements(const hetc_package_t *package, int32_t index);
-int64_t hetc_package_output_elements(const hetc_package_t *package, int32_t index);
-int32_t hetc_package_output_shape(const hetc_package_t *package, int32_t index, int64_t *out_shape);
+HETC_API const char *hetc_package_input_name(const hetc_package_t *package, int32_t index);
+HETC_API const char *hetc_package_output_name(const hetc_package_t *package, int32_t index);
+HETC_API int64_t hetc_package_input_elements(const hetc_package_t *package, int32_t index);
+HETC_API int64_t hetc_package_output_elements(const hetc_package_t *package, int32_t index);
+HETC_API int32_t hetc_package_output_shape(const hetc_package_t *package, int32_t index, int64_t *out_shape);
 
 /* Inputs and outputs are row-major float32 (NCHW for 4-d); count must equal
  * the element count. */
-hetc_status_t hetc_package_set_input(hetc_package_t *package, int32_t index, const float *data,
+HETC_API hetc_status_t hetc_package_set_input(hetc_package_t *package, int32_t index, const float *data,
                                      int64_t count);
 /* Fills `count` floats with the deterministic values of
  * `hetc run --random-input SEED` for graph input `input_index`: uniform in
  * [-1, 1) from an xorshift64* stream. */
-void hetc_fill_random_input(float *data, int64_t count, uint64_t seed, int32_t input_index);
+HETC_API void hetc_fill_random_input(float *data, int64_t count, uint64_t seed, int32_t input_index);
 
 /* Runs the whole package once (synchronously). */
-hetc_status_t hetc_package_run(hetc_package_t *package);
-hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,
+HETC_API hetc_status_t hetc_package_run(hetc_package_t *package);
+HETC_API hetc_status_t hetc_package_get_output(hetc_package_t *package, int32_t index, float *data,
                                       int64_t count);
 
 /* Latency of whole runs, by the host's monotonic clock, on the inputs set. */
@@ -249,7 +257,7 @@ typedef struct hetc_bench_result_t {
 } hetc_bench_result_t;
 
 /* Runs the package warmup_runs times, then `runs` times timed. */
-hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_options_t *options,
+HETC_API hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_options_t *options,
                                  hetc_bench_result_t *out_result);
 
 #ifdef __cplusplus

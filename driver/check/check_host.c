@@ -62,7 +62,7 @@ static hetc_plugin_status_t minor0_define_split(hetc_plugin_space_t *space, cons
   return hetc_space_define_split(space, name, extent, num_parts, policy, max_factor, candidates, num_candidates);
 }
 
-const hetc_plugin_host_t *check_host_for_minor(uint32_t minor) {
+const hetc_plugin_host_t *hetc_check_host_for_minor(uint32_t minor) {
   memcpy(&table, hetc_host_services(), sizeof(table));
   if (minor > HETC_PLUGIN_ABI_MINOR) minor = HETC_PLUGIN_ABI_MINOR;
   table.header.abi_minor = minor;
@@ -76,10 +76,10 @@ const hetc_plugin_host_t *check_host_for_minor(uint32_t minor) {
   return &table;
 }
 
-int64_t check_host_live_blocks(void) { return atomic_load(&live_blocks); }
-int64_t check_host_live_bytes(void) { return atomic_load(&live_bytes); }
+int64_t hetc_check_host_live_blocks(void) { return atomic_load(&live_blocks); }
+int64_t hetc_check_host_live_bytes(void) { return atomic_load(&live_bytes); }
 
-const char *check_host_missing_calls_used(void) {
+const char *hetc_check_host_missing_calls_used(void) {
   static char names[96];
   snprintf(names, sizeof(names), "%s%s%s", atomic_load(&used_mark_optional) ? "space_mark_optional" : "",
            atomic_load(&used_mark_optional) && atomic_load(&used_split_both) ? ", " : "",

@@ -11,15 +11,15 @@
 
 /* The table for a host of ABI minor `minor` (<= HETC_PLUGIN_ABI_MINOR).
  * Static; the last call's minor wins, so call it once per process. */
-const hetc_plugin_host_t *check_host_for_minor(uint32_t minor);
+const hetc_plugin_host_t *hetc_check_host_for_minor(uint32_t minor);
 
 /* Blocks allocated with the table's alloc and not yet freed, and their
  * bytes as requested. */
-int64_t check_host_live_blocks(void);
-int64_t check_host_live_bytes(void);
+int64_t hetc_check_host_live_blocks(void);
+int64_t hetc_check_host_live_bytes(void);
 
 /* What the plugin used that its host's minor lacks (calls, split
  * policies), joined with ", " (empty when none). Static buffer. */
-const char *check_host_missing_calls_used(void);
+const char *hetc_check_host_missing_calls_used(void);
 
 #endif

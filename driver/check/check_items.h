@@ -25,36 +25,36 @@ typedef struct session_t {
 
 /* Begins item number s->item (then counts it). Returns 0, without
  * reporting, for items a previous session already did. */
-int check_item_begin(session_t *s, const char *format, ...) HETC_PLUGIN_PRINTF(2, 3);
-void check_item_end(session_t *s);
+int hetc_check_item_begin(session_t *s, const char *format, ...) HETC_PLUGIN_PRINTF(2, 3);
+void hetc_check_item_end(session_t *s);
 /* One result of the current item: kind PASS, FAIL, SKIP or NOTE. */
-void check_say(session_t *s, const char *kind, const char *format, ...) HETC_PLUGIN_PRINTF(3, 4);
+void hetc_check_say(session_t *s, const char *kind, const char *format, ...) HETC_PLUGIN_PRINTF(3, 4);
 /* Reports a plugin status as a failure of `what`, and frees it. */
-void check_fail_status(session_t *s, hetc_status_t status, const char *what);
+void hetc_check_fail_status(session_t *s, hetc_status_t status, const char *what);
 /* A call that must refuse: `status` NULL means it accepted. Frees it. */
-void check_expect_refusal(session_t *s, hetc_status_t status, const char *what);
+void hetc_check_expect_refusal(session_t *s, hetc_status_t status, const char *what);
 /* "{knob=value, split=[a,b]}" into out. */
-void check_describe_config(const hetc_plugin_config_t *config, char *out, size_t size);
+void hetc_check_describe_config(const hetc_plugin_config_t *config, char *out, size_t size);
 
 /* check_device.c: loading and identity (0 when the plugin cannot be
  * used), the instance (0 without devices), and the per-device items. */
-int check_load(session_t *s, const char *path);
-int check_instance(session_t *s);
-void check_descriptor(session_t *s, int32_t d);
-void check_buffers(session_t *s, int32_t d);
-void check_unknown_op(session_t *s, int32_t d);
-void check_wrong_calls(session_t *s, int32_t d);
+int hetc_check_load(session_t *s, const char *path);
+int hetc_check_instance(session_t *s);
+void hetc_check_descriptor(session_t *s, int32_t d);
+void hetc_check_buffers(session_t *s, int32_t d);
+void hetc_check_unknown_op(session_t *s, int32_t d);
+void hetc_check_wrong_calls(session_t *s, int32_t d);
 /* Destroys the instance; then no host->alloc block beyond the baseline. */
-void check_release(session_t *s, int64_t baseline_blocks, int64_t baseline_bytes);
+void hetc_check_release(session_t *s, int64_t baseline_blocks, int64_t baseline_bytes);
 
 /* check_template.c: one workload's support, then each template's item. */
-void check_workload(session_t *s, int32_t d, const check_workload_t *cw);
+void hetc_check_workload(session_t *s, int32_t d, const check_workload_t *cw);
 /* Template t's space on device d: defined (failure reported as `what`)
  * and freed. Returns 1 when it could be defined. */
-int check_define_space_once(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *what);
+int hetc_check_define_space_once(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *what);
 /* Template t's default config built, run against the reference; 1 when it
  * matched (failures reported, naming `text`), with *max_error raised. */
-int check_default_kernel(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *text,
+int hetc_check_default_kernel(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *text,
                          double *max_error);
 
 #endif

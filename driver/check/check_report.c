@@ -16,7 +16,7 @@ static void send_line(session_t *s, const char *text) {
   }
 }
 
-int check_item_begin(session_t *s, const char *format, ...) {
+int hetc_check_item_begin(session_t *s, const char *format, ...) {
   int32_t item = s->item++;
   if (item < s->first_item) return 0;
   va_list args;
@@ -31,14 +31,14 @@ int check_item_begin(session_t *s, const char *format, ...) {
   return 1;
 }
 
-void check_item_end(session_t *s) {
+void hetc_check_item_end(session_t *s) {
   alarm(0);
   char line[32];
   snprintf(line, sizeof(line), "E %d\n", s->item - 1);
   send_line(s, line);
 }
 
-void check_say(session_t *s, const char *kind, const char *format, ...) {
+void hetc_check_say(session_t *s, const char *kind, const char *format, ...) {
   char text[4096];
   va_list args;
   va_start(args, format);
@@ -52,23 +52,23 @@ void check_say(session_t *s, const char *kind, const char *format, ...) {
   if (!strcmp(kind, "FAIL")) ++s->failures;
 }
 
-void check_fail_status(session_t *s, hetc_status_t status, const char *what) {
-  check_say(s, "FAIL", "%s failed (%s): %s", what, hetc_status_code_name(hetc_status_code(status)),
+void hetc_check_fail_status(session_t *s, hetc_status_t status, const char *what) {
+  hetc_check_say(s, "FAIL", "%s failed (%s): %s", what, hetc_status_code_name(hetc_status_code(status)),
       hetc_status_message(status));
   hetc_status_free(status);
 }
 
-void check_expect_refusal(session_t *s, hetc_status_t status, const char *what) {
+void hetc_check_expect_refusal(session_t *s, hetc_status_t status, const char *what) {
   if (!status) {
-    check_say(s, "FAIL", "%s was accepted; it must be refused with a status and a message", what);
+    hetc_check_say(s, "FAIL", "%s was accepted; it must be refused with a status and a message", what);
   } else {
     const char *message = hetc_status_message(status);
-    if (!message || !message[0]) check_say(s, "FAIL", "%s was refused with an empty message", what);
+    if (!message || !message[0]) hetc_check_say(s, "FAIL", "%s was refused with an empty message", what);
     hetc_status_free(status);
   }
 }
 
-void check_describe_config(const hetc_plugin_config_t *config, char *out, size_t size) {
+void hetc_check_describe_config(const hetc_plugin_config_t *config, char *out, size_t size) {
   size_t used = (size_t)snprintf(out, size, "{");
   for (int32_t k = 0; config && k < config->num_knobs && used < size; ++k) {
     const hetc_plugin_knob_value_t *knob = &config->knobs[k];

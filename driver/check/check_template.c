@@ -41,7 +41,7 @@ static void compare_spaces(const template_ctx_t *c, const hetc_plugin_space_t *a
   hetc_status_free(hetc_space_default(b, &db));
   if (hetc_space_knob_count(a) != hetc_space_knob_count(b) || hetc_space_size(a) != hetc_space_size(b) ||
       hetc_space_constraint_count(a) != hetc_space_constraint_count(b) || da != db) {
-    check_say(c->s, "FAIL",
+    hetc_check_say(c->s, "FAIL",
         "the space is not the same when defined twice: %d knobs, %lld points, %d constraints, default #%lld; "
         "then %d knobs, %lld points, %d constraints, default #%lld " DEPEND_ONLY,
         hetc_space_knob_count(a), (long long)hetc_space_size(a), hetc_space_constraint_count(a), (long long)da,
@@ -57,7 +57,7 @@ static void compare_spaces(const template_ctx_t *c, const hetc_plugin_space_t *a
       same = !memcmp(hetc_space_knob_values(a, k, choice), hetc_space_knob_values(b, k, choice),
                      sizeof(int64_t) * (size_t)hetc_space_knob_width(a, k));
     if (!same) {
-      check_say(c->s, "FAIL",
+      hetc_check_say(c->s, "FAIL",
           "the space is not the same when defined twice: knob %d is '%s' (%s) with %lld candidates, then '%s' (%s) "
           "with %lld%s " DEPEND_ONLY,
           k, hetc_space_knob_name(a, k), hetc_knob_kind_name(hetc_space_knob_kind(a, k)),
@@ -80,14 +80,14 @@ static int round_trip(const template_ctx_t *c, const hetc_plugin_space_t *space,
   if (!status && back == index) status = hetc_space_valid_rank(space, index, &rank);
   if (!status && back == index) status = hetc_space_valid_at(space, rank, &again);
   if (status) {
-    check_fail_status(c->s, status, "a round trip through the space");
+    hetc_check_fail_status(c->s, status, "a round trip through the space");
     return 0;
   }
   int first = hetc_space_is_valid(space, index), second = hetc_space_is_valid(space, index);
   if (back != index || again != index || !first || first != second) {
     char text[512];
-    check_describe_config(&config->view, text, sizeof(text));
-    check_say(c->s, "FAIL", "config #%lld %s does not round-trip: its index comes back as #%lld, its valid rank as #%lld, "
+    hetc_check_describe_config(&config->view, text, sizeof(text));
+    hetc_check_say(c->s, "FAIL", "config #%lld %s does not round-trip: its index comes back as #%lld, its valid rank as #%lld, "
         "and the constraints answer %d then %d (constraints must be pure functions of the knobs they name)",
         (long long)index, text, (long long)back, (long long)again, first, second);
     return 0;
@@ -115,25 +115,25 @@ static int check_features(const template_ctx_t *c, const hetc_plugin_config_t *c
     if (status) {
       char what[600];
       snprintf(what, sizeof(what), "features() for %s", text);
-      check_fail_status(c->s, status, what);
+      hetc_check_fail_status(c->s, status, what);
       return 1;
     }
   }
   if (counts[0] < 1 || counts[0] > HETC_FEATURE_COUNT)
-    check_say(c->s, "FAIL", "features() for %s set *out_count to %d; it must be min(capacity %d, its HETC_FEATURE_COUNT)",
+    hetc_check_say(c->s, "FAIL", "features() for %s set *out_count to %d; it must be min(capacity %d, its HETC_FEATURE_COUNT)",
         text, counts[0], HETC_FEATURE_COUNT);
   for (int32_t i = 0; i < HETC_FEATURE_COUNT; ++i) {
     if (i >= HETC_FEATURE_PLUGIN_END && first[i] != FEATURE_CANARY) {
-      check_say(c->s, "FAIL", "features() for %s wrote index %d, which the driver owns (a plugin writes only [0, %d))", text,
+      hetc_check_say(c->s, "FAIL", "features() for %s wrote index %d, which the driver owns (a plugin writes only [0, %d))", text,
           i, HETC_FEATURE_PLUGIN_END);
       return 1;
     }
     if (isinf(first[i])) {
-      check_say(c->s, "FAIL", "features() for %s wrote an infinity at index %d (NaN is the missing value)", text, i);
+      hetc_check_say(c->s, "FAIL", "features() for %s wrote an infinity at index %d (NaN is the missing value)", text, i);
       return 1;
     }
     if (memcmp(&first[i], &second[i], sizeof(float))) {
-      check_say(c->s, "FAIL", "features() for %s is not deterministic: index %d was %g, then %g", text, i, first[i],
+      hetc_check_say(c->s, "FAIL", "features() for %s is not deterministic: index %d was %g, then %g", text, i, first[i],
           second[i]);
       return 1;
     }
@@ -150,7 +150,7 @@ static int check_kernel(const template_ctx_t *c, const hetc_plugin_config_t *con
   hetc_plugin_artifact_t *artifact = NULL;
   hetc_status_t status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, config, &artifact);
   if (!status && !artifact) {
-    check_say(s, "FAIL", "build of %s returned success without an artifact", text);
+    hetc_check_say(s, "FAIL", "build of %s returned success without an artifact", text);
     return -1;
   }
   if (status) {
@@ -160,24 +160,24 @@ static int check_kernel(const template_ctx_t *c, const hetc_plugin_config_t *con
     }
     char what[600];
     snprintf(what, sizeof(what), "build of %s%s", is_default ? "the default config " : "config ", text);
-    check_fail_status(s, status, what);
+    hetc_check_fail_status(s, status, what);
     return -1;
   }
   /* The default is timed too: time() must give positive, finite samples. */
   kernel_check_result_t result;
-  status = kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, artifact, 7 + (uint64_t)c->t,
+  status = hetc_kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, artifact, 7 + (uint64_t)c->t,
                                  is_default ? 3 : 0, &result);
   int outcome = 1;
   if (status) {
     char what[600];
     snprintf(what, sizeof(what), "running %s%s", is_default ? "and timing " : "", text);
-    check_fail_status(s, status, what);
+    hetc_check_fail_status(s, status, what);
     outcome = -1;
   } else if (is_default && !(result.seconds > 0 && result.seconds < 1e6)) {
-    check_say(s, "FAIL", "time() of %s gave a median of %g s; samples must be positive and finite", text, result.seconds);
+    hetc_check_say(s, "FAIL", "time() of %s gave a median of %g s; samples must be positive and finite", text, result.seconds);
     outcome = -1;
   } else if (!(result.max_relative_error <= CHECK_TOLERANCE)) {
-    check_say(s, "FAIL", "%s: max relative error %.3g against the reference executor (tolerance %g)", text,
+    hetc_check_say(s, "FAIL", "%s: max relative error %.3g against the reference executor (tolerance %g)", text,
         result.max_relative_error, CHECK_TOLERANCE);
     outcome = -1;
   } else if (result.max_relative_error > *max_error) {
@@ -197,26 +197,26 @@ static void check_emit_load(const template_ctx_t *c, const hetc_plugin_config_t 
   session_t *s = c->s;
   char dir[] = "/tmp/hetc-plugin-check-XXXXXX";
   if (!mkdtemp(dir)) {
-    check_say(s, "FAIL", "cannot create a temporary folder for artifact_emit");
+    hetc_check_say(s, "FAIL", "cannot create a temporary folder for artifact_emit");
     return;
   }
   hetc_status_t status = s->p->artifact_emit(s->entry->instance, artifact, dir, "k0");
   if (status) {
-    check_fail_status(s, status, "artifact_emit of the default config");
+    hetc_check_fail_status(s, status, "artifact_emit of the default config");
   } else {
     hetc_plugin_artifact_t *loaded = NULL;
     status = s->p->artifact_load(s->entry->instance, c->d, &c->cw->workload, c->t, config, dir, "k0", &loaded);
     if (status) {
-      check_fail_status(s, status, "artifact_load of what artifact_emit wrote");
+      hetc_check_fail_status(s, status, "artifact_load of what artifact_emit wrote");
     } else if (!loaded) {
-      check_say(s, "FAIL", "artifact_load returned success without an artifact");
+      hetc_check_say(s, "FAIL", "artifact_load returned success without an artifact");
     } else {
       kernel_check_result_t result;
-      status = kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, loaded, 11, 0, &result);
+      status = hetc_kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, loaded, 11, 0, &result);
       if (status)
-        check_fail_status(s, status, "running the loaded artifact");
+        hetc_check_fail_status(s, status, "running the loaded artifact");
       else if (!(result.max_relative_error <= CHECK_TOLERANCE))
-        check_say(s, "FAIL", "the artifact loaded from artifact_emit's files: max relative error %.3g (tolerance %g)",
+        hetc_check_say(s, "FAIL", "the artifact loaded from artifact_emit's files: max relative error %.3g (tolerance %g)",
             result.max_relative_error, CHECK_TOLERANCE);
       else if (result.max_relative_error > *max_error)
         *max_error = result.max_relative_error;
@@ -237,7 +237,7 @@ static int check_invalid_configs(const template_ctx_t *c, const hetc_plugin_spac
   hetc_status_t status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, &empty, &artifact);
   snprintf(what, sizeof(what), "build with a config that has none of the space's knobs");
   if (!status && artifact) s->p->artifact_release(s->entry->instance, artifact);
-  check_expect_refusal(s, status, what);
+  hetc_check_expect_refusal(s, status, what);
 
   /* The default with its first knob's values all -1. */
   hetc_plugin_knob_value_t knobs[HETC_SPACE_MAX_KNOBS];
@@ -251,37 +251,37 @@ static int check_invalid_configs(const template_ctx_t *c, const hetc_plugin_spac
   status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, &bad, &artifact);
   if (!status && artifact) s->p->artifact_release(s->entry->instance, artifact);
   snprintf(what, sizeof(what), "build with knob '%s' set to -1", knobs[0].name);
-  check_expect_refusal(s, status, what);
+  hetc_check_expect_refusal(s, status, what);
   return 2;
 }
 
 static void check_template(session_t *s, int32_t d, const check_workload_t *cw, int32_t t) {
   const char *name = s->p->template_name(s->entry->instance, d, &cw->workload, t);
-  if (!check_item_begin(s, "device %d: %s: template %d (%s)", d, cw->label, t, name ? name : "no name")) return;
+  if (!hetc_check_item_begin(s, "device %d: %s: template %d (%s)", d, cw->label, t, name ? name : "no name")) return;
   template_ctx_t c = {s, d, cw, t};
-  if (!name || !name[0]) check_say(s, "FAIL", "template_name() returned no name");
+  if (!name || !name[0]) hetc_check_say(s, "FAIL", "template_name() returned no name");
   for (int32_t u = 0; name && u < t; ++u) {
     const char *other = s->p->template_name(s->entry->instance, d, &cw->workload, u);
-    if (other && !strcmp(other, name)) check_say(s, "FAIL", "template %d has the same name as template %d", t, u);
+    if (other && !strcmp(other, name)) hetc_check_say(s, "FAIL", "template %d has the same name as template %d", t, u);
   }
   hetc_plugin_space_t *space = NULL, *again = NULL;
   hetc_status_t status = define(&c, &space);
   int64_t default_index = -1;
   if (status) {
-    check_fail_status(s, status, "template_define_space");
+    hetc_check_fail_status(s, status, "template_define_space");
   } else if ((status = hetc_space_default(space, &default_index))) {
-    check_fail_status(s, status, "the default config (space_set_default)");
+    hetc_check_fail_status(s, status, "the default config (space_set_default)");
   } else if (!hetc_space_is_valid(space, default_index)) {
-    check_say(s, "FAIL", "the default config violates the space's own constraints");
+    hetc_check_say(s, "FAIL", "the default config violates the space's own constraints");
   } else if ((status = define(&c, &again))) {
-    check_fail_status(s, status, "template_define_space, called a second time");
+    hetc_check_fail_status(s, status, "template_define_space, called a second time");
   } else {
     compare_spaces(&c, space, again);
   }
   if (s->failures) {
     hetc_space_free(space);
     hetc_space_free(again);
-    check_item_end(s);
+    hetc_check_item_end(s);
     return;
   }
   /* The default, then configs drawn uniformly from the valid points. */
@@ -298,7 +298,7 @@ static void check_template(session_t *s, int32_t d, const check_workload_t *cw, 
     if (!seen) indices[count++] = index;
   }
   if (status) {
-    check_say(s, "NOTE", "the space's constrained parts are too large to enumerate, so only the default is checked: %s",
+    hetc_check_say(s, "NOTE", "the space's constrained parts are too large to enumerate, so only the default is checked: %s",
         hetc_status_message(status));
     hetc_status_free(status);
   }
@@ -311,7 +311,7 @@ static void check_template(session_t *s, int32_t d, const check_workload_t *cw, 
     hetc_space_config_t *config = i == 0 ? &default_config : &sampled_config;
     if (!round_trip(&c, space, indices[i], config)) break;
     char text[512];
-    check_describe_config(&config->view, text, sizeof(text));
+    hetc_check_describe_config(&config->view, text, sizeof(text));
     with_features |= check_features(&c, &config->view, text);
     if (s->failures) break;
     int outcome = check_kernel(&c, &config->view, text, i == 0, &max_error, i == 0 ? &default_artifact : NULL);
@@ -328,7 +328,7 @@ static void check_template(session_t *s, int32_t d, const check_workload_t *cw, 
     if (refused)
       snprintf(refusals, sizeof(refusals), " (%d sampled config%s refused for device limits)", refused,
                refused == 1 ? "" : "s");
-    check_say(s, "PASS",
+    hetc_check_say(s, "PASS",
         "%d knob%s, %lld point%s (%lld valid); %d config%s (the default first, also timed) round-trip%s and match "
         "the reference (max rel error %.2g)%s; emit/load round-trips%s",
         hetc_space_knob_count(space), hetc_space_knob_count(space) == 1 ? "" : "s", (long long)hetc_space_size(space),
@@ -339,38 +339,38 @@ static void check_template(session_t *s, int32_t d, const check_workload_t *cw, 
   }
   hetc_space_free(space);
   hetc_space_free(again);
-  check_item_end(s);
+  hetc_check_item_end(s);
 }
 
-void check_workload(session_t *s, int32_t d, const check_workload_t *cw) {
+void hetc_check_workload(session_t *s, int32_t d, const check_workload_t *cw) {
   hetc_plugin_instance_t *inst = s->entry->instance;
   int supported = s->p->supports(inst, d, &cw->workload) != 0;
   int32_t templates = s->p->template_count(inst, d, &cw->workload);
-  if (check_item_begin(s, "device %d: %s", d, cw->label)) {
+  if (hetc_check_item_begin(s, "device %d: %s", d, cw->label)) {
     if (!supported && templates > 0)
-      check_say(s, "FAIL", "supports() says 0 but template_count() is %d", templates);
+      hetc_check_say(s, "FAIL", "supports() says 0 but template_count() is %d", templates);
     else if (supported && templates <= 0)
-      check_say(s, "FAIL", "supports() says 1 but template_count() is %d", templates);
+      hetc_check_say(s, "FAIL", "supports() says 1 but template_count() is %d", templates);
     else if (!supported)
-      check_say(s, "SKIP", "not supported by this device");
+      hetc_check_say(s, "SKIP", "not supported by this device");
     else
-      check_say(s, "PASS", "supported, %d template%s", templates, templates == 1 ? "" : "s");
-    check_item_end(s);
+      hetc_check_say(s, "PASS", "supported, %d template%s", templates, templates == 1 ? "" : "s");
+    hetc_check_item_end(s);
   }
   if (!supported || templates <= 0) return;
   for (int32_t t = 0; t < templates && t < 64; ++t) check_template(s, d, cw, t);
 }
 
-int check_define_space_once(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *what) {
+int hetc_check_define_space_once(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *what) {
   template_ctx_t c = {s, d, cw, t};
   hetc_plugin_space_t *space = NULL;
   hetc_status_t status = define(&c, &space);
   hetc_space_free(space);
-  if (status) check_fail_status(s, status, what);
+  if (status) hetc_check_fail_status(s, status, what);
   return !status;
 }
 
-int check_default_kernel(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *text,
+int hetc_check_default_kernel(session_t *s, int32_t d, const check_workload_t *cw, int32_t t, const char *text,
                          double *max_error) {
   template_ctx_t c = {s, d, cw, t};
   return check_kernel(&c, NULL, text, 1, max_error, NULL) == 1;

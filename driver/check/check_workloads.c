@@ -202,14 +202,14 @@ static void conv(const conv_spec_t *s, check_workload_t *out) {
            s->bias ? " bias" : "", s->residual ? " residual" : "", activation_names[s->activation]);
 }
 
-int32_t check_workload_count(int quick) {
+int32_t hetc_check_workload_count(int quick) {
   int32_t count = 0;
   for (int32_t i = 0; i < NUM_CONV; ++i) count += !quick || conv_specs[i].quick;
   for (int32_t i = 0; i < NUM_OPS; ++i) count += !quick || op_specs[i].quick;
   return count;
 }
 
-void check_workload_at(int32_t i, int quick, check_workload_t *out) {
+void hetc_check_workload_at(int32_t i, int quick, check_workload_t *out) {
   memset(out, 0, sizeof(*out));
   for (int32_t c = 0; c < NUM_CONV; ++c) {
     if (quick && !conv_specs[c].quick) continue;

@@ -16,11 +16,11 @@ typedef struct check_workload_t {
 } check_workload_t;
 
 /* Number of workloads in the suite; `quick` keeps one or two per op. */
-int32_t check_workload_count(int quick);
+int32_t hetc_check_workload_count(int quick);
 
-/* The i-th workload of the suite (0 <= i < check_workload_count(quick)).
+/* The i-th workload of the suite (0 <= i < hetc_check_workload_count(quick)).
  * The struct points into itself: keep it unmoved while the workload is
  * used. */
-void check_workload_at(int32_t i, int quick, check_workload_t *out);
+void hetc_check_workload_at(int32_t i, int quick, check_workload_t *out);
 
 #endif

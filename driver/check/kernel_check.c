@@ -39,7 +39,7 @@ static int uses_tf32(hetc_plugin_entry_t *entry, int32_t device, const hetc_plug
   return name && strstr(name, "tf32") != NULL;
 }
 
-hetc_status_t kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+hetc_status_t hetc_kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
                                        int32_t template_index, uint64_t seed, int32_t timed_repeats,
                                        kernel_check_result_t *out) {
   const hetc_plugin_t *p = entry->plugin;
@@ -50,21 +50,21 @@ hetc_status_t kernel_check_run_default(hetc_plugin_entry_t *entry, const hetc_pl
   hetc_status_t status = p->template_define_space(entry->instance, 0, workload, template_index, space);
   if (!status) status = hetc_space_default(space, &index);
   if (!status) status = hetc_space_config_at(space, index, &config);
-  if (!status) status = kernel_check_run(entry, workload, template_index, &config.view, seed, timed_repeats, out);
+  if (!status) status = hetc_kernel_check_run(entry, workload, template_index, &config.view, seed, timed_repeats, out);
   hetc_space_free(space);
   return status;
 }
 
-int64_t kernel_check_random(uint64_t *rng, int64_t lo, int64_t hi) {
+int64_t hetc_kernel_check_random(uint64_t *rng, int64_t lo, int64_t hi) {
   *rng ^= *rng << 13;
   *rng ^= *rng >> 7;
   *rng ^= *rng << 17;
   return lo + (int64_t)(*rng % (uint64_t)(hi - lo + 1));
 }
 
-void kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *limits, int index,
+void hetc_kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *limits, int index,
                               hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs) {
-#define NEXT(lo, hi) kernel_check_random(rng, (lo), (hi))
+#define NEXT(lo, hi) hetc_kernel_check_random(rng, (lo), (hi))
   memset(w, 0, sizeof(*w));
   int64_t cin, cout;
   int32_t groups;
@@ -102,7 +102,7 @@ void kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *l
 #undef NEXT
 }
 
-void kernel_check_conv_3x3_stride1(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs) {
+void hetc_kernel_check_conv_3x3_stride1(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs) {
   const hetc_plugin_tensor_t *in = &inputs[0];
   w->kernel[0] = w->kernel[1] = 3;
   w->strides[0] = w->strides[1] = 1;
@@ -270,26 +270,26 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
   return status;
 }
 
-hetc_status_t kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
+hetc_status_t hetc_kernel_check_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
                                     int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
                                     int32_t timed_repeats, kernel_check_result_t *out) {
   return run_artifact(entry, device, workload, template_index, artifact, seed, timed_repeats, 1, out);
 }
 
-hetc_status_t kernel_check_time_artifact(hetc_plugin_entry_t *entry, int32_t device,
+hetc_status_t hetc_kernel_check_time_artifact(hetc_plugin_entry_t *entry, int32_t device,
                                         const hetc_plugin_workload_t *workload, int32_t template_index,
                                         const hetc_plugin_artifact_t *artifact, int32_t timed_repeats,
                                         kernel_check_result_t *out) {
   return run_artifact(entry, device, workload, template_index, artifact, 1, timed_repeats, 0, out);
 }
 
-hetc_status_t kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+hetc_status_t hetc_kernel_check_run(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
                                int32_t template_index, const hetc_plugin_config_t *config,
                                uint64_t seed, int32_t timed_repeats, kernel_check_result_t *out) {
   return run_kernel(entry, workload, template_index, config, seed, timed_repeats, 1, out);
 }
 
-hetc_status_t kernel_check_time(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
+hetc_status_t hetc_kernel_check_time(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *workload,
                                 int32_t template_index, const hetc_plugin_config_t *config,
                                 int32_t timed_repeats, kernel_check_result_t *out) {
   return run_kernel(entry, workload, template_index, config, 1, timed_repeats, 0, out);

@@ -124,7 +124,7 @@ static hetc_status_t time_template(hetc_plugin_entry_t *entry, const hetc_plugin
   hetc_plugin_artifact_t *artifact = NULL;
   hetc_status_t status = hetc_kernel_build_template(entry, 0, workload, t, config, what, &scratch, &artifact);
   kernel_check_result_t timing;
-  if (!status) status = kernel_check_time_artifact(entry, 0, workload, t, artifact, TIMED_REPEATS, &timing);
+  if (!status) status = hetc_kernel_check_time_artifact(entry, 0, workload, t, artifact, TIMED_REPEATS, &timing);
   if (!status) *out_seconds = timing.seconds;
   if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
   hetc_plan_step_release(&scratch);

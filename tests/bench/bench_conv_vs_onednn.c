@@ -399,7 +399,7 @@ static hetc_status_t search(hetc_plugin_entry_t *entry, const hetc_plugin_worklo
       hetc_space_config_t config;
       kernel_check_result_t result;
       status = hetc_space_config_at(space, index, &config);
-      if (!status) status = kernel_check_time(entry, w, t, &config.view, 3, &result);
+      if (!status) status = hetc_kernel_check_time(entry, w, t, &config.view, 3, &result);
       if (!status) keep_if_faster(best, (candidate_t){result.seconds, t, index});
       ++best->tried;
     }
@@ -417,7 +417,7 @@ static hetc_status_t run_config(hetc_plugin_entry_t *entry, const hetc_plugin_wo
   HETC_RETURN_IF_ERROR(hetc_space_create(&space));
   hetc_status_t status = entry->plugin->template_define_space(entry->instance, 0, w, t, space);
   if (!status) status = hetc_space_config_at(space, index, &config);
-  if (!status) status = kernel_check_run(entry, w, t, &config.view, 1, repeat, out);
+  if (!status) status = hetc_kernel_check_run(entry, w, t, &config.view, 1, repeat, out);
   size_t used = 0;
   text[0] = 0;
   for (int32_t k = 0; !status && k < config.view.num_knobs && used < size; ++k)
@@ -440,9 +440,9 @@ static hetc_status_t run_chosen(hetc_plugin_entry_t *entry, hetc_config_chooser_
       chooser ? hetc_config_choose(chooser, entry->plugin, entry->instance, 0, w, out_template, &config, &source)
               : NULL;
   if (!status && source != HETC_CONFIG_DEFAULT)
-    status = kernel_check_run(entry, w, *out_template, &config.config, 1, repeat, out);
+    status = hetc_kernel_check_run(entry, w, *out_template, &config.config, 1, repeat, out);
   else if (!status)
-    status = kernel_check_run_default(entry, w, 0, 1, repeat, out);
+    status = hetc_kernel_check_run_default(entry, w, 0, 1, repeat, out);
   size_t used = (size_t)snprintf(knobs, size, "(%s)", hetc_config_source_name(source));
   for (int32_t k = 0; !status && source != HETC_CONFIG_DEFAULT && k < config.config.num_knobs && used < size; ++k)
     used += (size_t)snprintf(knobs + used, size - used, " %s=%lld", config.config.knobs[k].name,
@@ -673,7 +673,7 @@ int main(int argc, char **argv) {
     int32_t best_template = 0;
     char knobs[256] = "default", candidate_knobs[256];
     status = hetc_graph_node_workload(graph, task->first_node, inputs, &w);
-    if (!status) status = kernel_check_run_default(entry, &w, 0, 1, repeat, &result[0]);
+    if (!status) status = hetc_kernel_check_run_default(entry, &w, 0, 1, repeat, &result[0]);
     if (!status && search_n > 0) status = search(entry, &w, search_n, &best);
     /* Searched: the finalists re-timed with every run, and the default. */
     if (!status && search_n > 0) result[1] = result[0];

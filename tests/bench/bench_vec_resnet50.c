@@ -25,7 +25,7 @@ static hetc_status_t time_template(hetc_plugin_entry_t *entry, const hetc_plugin
   int32_t templates = p->template_count(entry->instance, 0, w);
   for (int32_t t = 0; t < templates; ++t)
     if (!strcmp(p->template_name(entry->instance, 0, w, t), wanted))
-      return kernel_check_run_default(entry, w, t, 1, repeat, out);
+      return hetc_kernel_check_run_default(entry, w, t, 1, repeat, out);
   return hetc_status_new(HETC_STATUS_NOT_FOUND, "template %s not offered", wanted);
 }
 

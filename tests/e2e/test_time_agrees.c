@@ -6,7 +6,7 @@
  * runs 40 times with every step timed (hetc_runtime_time_steps, what `hetc
  * bench --steps` prints), and each conv step's kernel is built again from
  * the manifest's template and config and timed alone with the plugin's
- * time() (kernel_check_time_artifact). The median inside the package must
+ * time() (hetc_kernel_check_time_artifact). The median inside the package must
  * be within a factor of FACTOR of time()'s, or within SLACK_MS of it
  * (a kernel of 30 us pays a thread wake-up of the same size in either
  * measurement); where they disagree, both are measured again, up to
@@ -78,7 +78,7 @@ static double time_alone(hetc_plugin_entry_t *entry, int32_t device_index, const
   assert_ok(entry->plugin->build(entry->instance, device_index, &step->workload, step->template_index, &config,
                                  &artifact));
   kernel_check_result_t result;
-  assert_ok(kernel_check_time_artifact(entry, device_index, &step->workload, step->template_index, artifact, 9,
+  assert_ok(hetc_kernel_check_time_artifact(entry, device_index, &step->workload, step->template_index, artifact, 9,
                                        &result));
   entry->plugin->artifact_release(entry->instance, artifact);
   return result.seconds;

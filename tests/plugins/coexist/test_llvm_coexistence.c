@@ -39,7 +39,7 @@ static void run_conv(hetc_plugin_entry_t *entry, uint64_t seed) {
   assert_true(templates > 0);
   for (int32_t t = 0; t < templates; ++t) {
     kernel_check_result_t result;
-    hetc_status_t status = kernel_check_run_default(entry, &w, t, seed, 0, &result);
+    hetc_status_t status = hetc_kernel_check_run_default(entry, &w, t, seed, 0, &result);
     if (status) fail_msg("%s kernel: %s", entry->plugin->name, hetc_status_message(status));
     printf("%s plugin conv, template %s: max rel error %.2e\n", entry->plugin->name,
            entry->plugin->template_name(entry->instance, 0, &w, t), result.max_relative_error);

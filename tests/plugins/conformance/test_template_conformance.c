@@ -33,8 +33,8 @@ static uint64_t rng = 0x5eed;
 
 static void random_conv(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs, int index) {
   static const kernel_check_conv_limits_t limits = {40, 72, 40, 14, 20};
-  kernel_check_random_conv(&rng, &limits, index, w, inputs);
-  if ((index / 3) % 2 == 1) kernel_check_conv_3x3_stride1(w, inputs);
+  hetc_kernel_check_random_conv(&rng, &limits, index, w, inputs);
+  if ((index / 3) % 2 == 1) hetc_kernel_check_conv_3x3_stride1(w, inputs);
 }
 
 static void describe(const hetc_plugin_workload_t *w, char *buf, size_t size) {
@@ -104,7 +104,7 @@ static void conv_templates_match_reference(void **state) {
         hetc_space_config_t config;
         assert_null(hetc_space_config_at(space, indices[s], &config));
         kernel_check_result_t result;
-        status = kernel_check_run(entry, &w, t, &config.view, (uint64_t)(i * 31 + s), 0, &result);
+        status = hetc_kernel_check_run(entry, &w, t, &config.view, (uint64_t)(i * 31 + s), 0, &result);
         /* A space whose constraint cannot span every knob (cuda's NCHW
          * template: tens of millions of points) leaves some device limits
          * to build(), which refuses before compiling: draw again. */
@@ -113,7 +113,7 @@ static void conv_templates_match_reference(void **state) {
           hetc_status_free(status);
           assert_null(hetc_space_sample_valid(space, &rng, &indices[1]));
           assert_null(hetc_space_config_at(space, indices[1], &config));
-          status = kernel_check_run(entry, &w, t, &config.view, (uint64_t)(i * 31 + s), 0, &result);
+          status = hetc_kernel_check_run(entry, &w, t, &config.view, (uint64_t)(i * 31 + s), 0, &result);
         }
         if (status) fail_msg("%s: %s config %lld: %s", text, names[slot], (long long)indices[s], hetc_status_message(status));
         printf("%-20s cfg %6lld of %6lld  %-70s err %.2e\n", names[slot], (long long)indices[s],

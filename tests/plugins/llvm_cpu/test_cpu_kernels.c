@@ -28,7 +28,7 @@
 
 static uint64_t rng = 0xc0ffee;
 
-static int64_t next(int64_t lo, int64_t hi) { return kernel_check_random(&rng, lo, hi); }
+static int64_t next(int64_t lo, int64_t hi) { return hetc_kernel_check_random(&rng, lo, hi); }
 
 static hetc_registry_t *registry;
 static hetc_plugin_entry_t *entry;
@@ -61,13 +61,13 @@ static hetc_plugin_tensor_t tensor4(int64_t n, int64_t c, int64_t h, int64_t w) 
 
 static void random_conv(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs, int index) {
   static const kernel_check_conv_limits_t limits = {40, 72, 40, 14, 20};
-  kernel_check_random_conv(&rng, &limits, index, w, inputs);
+  hetc_kernel_check_random_conv(&rng, &limits, index, w, inputs);
 }
 
 static double check(const hetc_plugin_workload_t *w, int32_t t, const hetc_plugin_config_t *config,
                     uint64_t seed, const char *what) {
   kernel_check_result_t result;
-  hetc_status_t s = kernel_check_run(entry, w, t, config, seed, 0, &result);
+  hetc_status_t s = hetc_kernel_check_run(entry, w, t, config, seed, 0, &result);
   if (s) fail_msg("%s: %s", what, hetc_status_message(s));
   if (!(result.max_relative_error <= TOLERANCE))
     fail_msg("%s: max relative error %.3e", what, result.max_relative_error);
@@ -107,7 +107,7 @@ static void spaces_respect_limits(void **state) {
     hetc_plugin_workload_t w;
     hetc_plugin_tensor_t inputs[2];
     random_conv(&w, inputs, i);
-    if (i % 2) kernel_check_conv_3x3_stride1(&w, inputs);
+    if (i % 2) hetc_kernel_check_conv_3x3_stride1(&w, inputs);
     for (int32_t t = 0; t < p->template_count(entry->instance, 0, &w); ++t) {
       hetc_plugin_space_t *space = NULL;
       assert_null(hetc_space_create(&space));
