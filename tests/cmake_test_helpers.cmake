@@ -16,19 +16,28 @@ function(hetc_add_cmocka_test name)
 endfunction()
 
 # hetc_keep_state_in_build_tree(): called at the end of each tests/*
-# CMakeLists.txt. Every test of that directory that does not choose its own
-# gets XDG_DATA_HOME in the build tree, so the default records store of a
-# test run (records, peaks, kept plans) is never the user's, and two build
-# trees never share one. The kernel caches (hetc's and PoCL's, under
-# XDG_CACHE_HOME) stay where they are: they are keyed by content, and a
-# cold cache per build tree doubled the e2e tests' time.
+# CMakeLists.txt. A test run keeps its state in the build tree, never in the
+# user's home: every test of that directory that does not choose its own
+# gets XDG_DATA_HOME (the default records store: records, peaks, kept plans)
+# in the build tree, XDG_CACHE_HOME (hetc's and PoCL's kernel caches, keyed
+# by content, so shared by the tests of one tree) at HETC_TEST_CACHE_DIR,
+# and HOME at an empty read-only folder that test_home_untouched checks is
+# still empty after the run.
+set(HETC_TEST_CACHE_DIR "${PROJECT_BINARY_DIR}/tests/cache" CACHE PATH
+  "Kernel caches of the test suite (XDG_CACHE_HOME); another tree's may be shared")
+set(HETC_TEST_HOME "${PROJECT_BINARY_DIR}/tests/empty-home")
 function(hetc_keep_state_in_build_tree)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test ${tests})
     get_property(environment TEST ${test} PROPERTY ENVIRONMENT)
-    string(FIND "${environment}" "XDG_DATA_HOME=" found)
-    if(found EQUAL -1)
-      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "XDG_DATA_HOME=${PROJECT_BINARY_DIR}/tests/state")
-    endif()
+    foreach(pair "XDG_DATA_HOME=${PROJECT_BINARY_DIR}/tests/state" "XDG_CACHE_HOME=${HETC_TEST_CACHE_DIR}"
+                 "HOME=${HETC_TEST_HOME}")
+      string(REGEX REPLACE "=.*" "=" name "${pair}")
+      string(FIND ";${environment}" ";${name}" found)
+      if(found EQUAL -1)
+        set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "${pair}")
+      endif()
+    endforeach()
+    set_property(TEST ${test} APPEND PROPERTY FIXTURES_REQUIRED hetc_empty_home)
   endforeach()
 endfunction()
