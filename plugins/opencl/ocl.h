@@ -281,7 +281,11 @@ int32_t ocl_features_fill(const hetc_plugin_workload_t *wl, int kind, const ocl_
 /* A built program shared by every artifact with the same source on the
  * same device. Reference counted; owned by the program cache. */
 typedef struct ocl_program_t {
+  /* The key hashes what the program is (source, options, the device's
+   * fingerprint: the disk cache's name); a program object belongs to one
+   * context, and two devices of one kind have the same fingerprint. */
   uint64_t key;
+  cl_context context;
   cl_program program;
   int32_t refs;
   struct ocl_program_t *next;

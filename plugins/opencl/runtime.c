@@ -160,7 +160,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
   const uint64_t key = program_key(dev, source, length);
   pthread_mutex_lock(&cache->lock);
   for (ocl_program_t *p = cache->programs; p; p = p->next) {
-    if (p->key == key) {
+    if (p->key == key && p->context == dev->context) {
       ++p->refs;
       pthread_mutex_unlock(&cache->lock);
       *out_program = p;
@@ -195,6 +195,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
     return ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
   }
   made->key = key;
+  made->context = dev->context;
   made->program = program;
   made->refs = 1;
   if (cache->dir && !from_disk) {
@@ -209,7 +210,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
   }
   pthread_mutex_lock(&cache->lock);
   for (ocl_program_t *p = cache->programs; p; p = p->next) {
-    if (p->key == key) {
+    if (p->key == key && p->context == dev->context) {
       ++p->refs;
       pthread_mutex_unlock(&cache->lock);
       clReleaseProgram(made->program);
