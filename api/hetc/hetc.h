@@ -198,6 +198,10 @@ typedef struct hetc_compile_report_t {
   /* 1 when the plan chosen now was written to the records store for the
    * next compile (plans that split layers are not kept). */
   int32_t selection_stored;
+  /* The devices the package runs steps on, in the order of the targets,
+   * as "cpu, opencl:1" (a device is NAME:INDEX when its plugin has several);
+   * cut at the array's end. */
+  char targets_used[256];
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

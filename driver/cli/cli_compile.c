@@ -13,7 +13,8 @@
 static const char usage[] =
     "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]\n"
     "                    [--placement cost|first] [--split auto|never|all] [--explain] [--quiet]\n"
-    "  --targets T,...    1 to 16 targets, each once\n"
+    "  --targets T,...    1 to 16 targets, each once: a plugin's name (every device it has)\n"
+    "                     or NAME:INDEX (one device, as `hetc plugins` numbers them)\n"
     "  -o, --output PATH  the package directory to write\n"
     "  --placement cost   (several targets) each node where the model's expected latency is lowest\n"
     "  --placement first  each node on the first target that supports it\n"
@@ -54,7 +55,7 @@ int hetc_cli_compile(int argc, char **argv) {
   if (!status) status = hetc_compile(context, graph, &options, out, &report);
   if (!status) {
     printf("%s: compiled %s for %s: %d kernels (%d layout transforms, %d copies), %.1f MB weights, %.1f s\n",
-           out, hetc_model_name(graph), targets.text, report.kernels, report.transforms, report.copies,
+           out, hetc_model_name(graph), report.targets_used, report.kernels, report.transforms, report.copies,
            (double)report.weights_bytes / 1e6, report.build_seconds);
     printf("configs: %d tuned, %d from the nearest tuned workload, %d predicted, %d defaults\n",
            report.configs[1], report.configs[2], report.configs[3], report.configs[0]);

@@ -44,6 +44,8 @@ typedef struct compiler_t {
   hetc_graph_t *graph; /* optimized copy, owned */
   hetc_plan_t *plan;   /* being built, owned until handed to the writer */
   hetc_plugin_entry_t **entries; /* per plan device */
+  char **labels;                 /* per plan device, owned: its name in messages (add_target) */
+  int32_t device_capacity;       /* of entries, labels and plan->devices */
   copies_t *copies;              /* per graph value */
   char *temp_dir, *kernel_dir;
   FILE *weights;
@@ -63,8 +65,7 @@ static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t 
   type.layout = layout;
   char layout_name[32], name[512];
   hetc_layout_name(&type, layout_name, sizeof(layout_name));
-  snprintf(name, sizeof(name), "%s@%s:%s", c->graph->values[graph_value].name,
-           c->plan->devices[device].target, layout_name);
+  snprintf(name, sizeof(name), "%s@%s:%s", c->graph->values[graph_value].name, c->labels[device], layout_name);
   int32_t id = hetc_plan_add_value(c->plan);
   if (id < 0) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   if (id >= c->view_capacity) {
@@ -82,7 +83,7 @@ static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t 
   int64_t elements = hetc_layout_element_count(&type);
   if (elements < 0)
     return hetc_status_new(HETC_STATUS_INTERNAL, "target '%s' asked for layout %s, which does not fit '%s'",
-                           c->plan->devices[device].target, layout_name, c->graph->values[graph_value].name);
+                           c->labels[device], layout_name, c->graph->values[graph_value].name);
   v->bytes = (uint64_t)elements * sizeof(float);
   copies_t *copies = &c->copies[graph_value];
   if (!v->name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
@@ -242,7 +243,7 @@ static hetc_status_t add_copy(compiler_t *c, int32_t graph_value, int32_t device
   HETC_RETURN_IF_ERROR(value_on(c, graph_value, c->copies[graph_value].items[0].device, row_major, &source));
   char name[400];
   snprintf(name, sizeof(name), "%s:%s->%s", c->graph->values[graph_value].name,
-           c->plan->devices[c->plan->values[source].device].target, c->plan->devices[device].target);
+           c->labels[c->plan->values[source].device], c->labels[device]);
   int32_t step_index = -1;
   HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_COPY, name, device, source, &step_index));
   HETC_RETURN_IF_ERROR(new_plan_value(c, graph_value, device, row_major, out_id));
@@ -286,13 +287,16 @@ static hetc_status_t first_fit(const compiler_t *c, int32_t node_index, const he
       return NULL;
     }
   }
-  char targets[256] = "";
-  for (int32_t d = 0; d < c->plan->num_devices; ++d)
-    snprintf(targets + strlen(targets), sizeof(targets) - strlen(targets), "%s%s", d ? ", " : "",
-             c->plan->devices[d].target);
+  char reasons[2048] = "";
+  for (int32_t d = 0; d < c->plan->num_devices; ++d) {
+    char why[512];
+    hetc_registry_unsupported_reason(c->entries[d], c->plan->devices[d].device_index, workload, why, sizeof(why));
+    const size_t used = strlen(reasons);
+    snprintf(reasons + used, sizeof(reasons) - used, "%s%s: %s", d ? "; " : "", c->labels[d], why);
+  }
   const hetc_node_t *node = &c->graph->nodes[node_index];
-  return hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target among [%s] supports it",
-                         node->name, hetc_op_name(node->op), targets);
+  return hetc_status_new(HETC_STATUS_UNSUPPORTED, "node '%s' (%s): no target supports it (%s)", node->name,
+                         hetc_op_name(node->op), reasons);
 }
 
 /* The placement's device, else the first fit. */
@@ -388,7 +392,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   if (viewed) {
     if (c->options->progress)
       fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (its inputs written into its slices)\n", node_index + 1,
-              c->graph->num_nodes, hetc_op_name(node->op), node->name, c->entries[device]->plugin->name);
+              c->graph->num_nodes, hetc_op_name(node->op), node->name, c->labels[device]);
     return NULL;
   }
   /* Hint each input's layout: what already exists on this device. */
@@ -417,7 +421,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
     ++c->report.configs[source];
   if (c->options->progress)
     fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (%s config)\n", node_index + 1, c->graph->num_nodes,
-            hetc_op_name(node->op), node->name, entry->plugin->name, hetc_config_source_name(source));
+            hetc_op_name(node->op), node->name, c->labels[device], hetc_config_source_name(source));
   int32_t *input_ids = calloc((size_t)workload.num_inputs + 1, sizeof(int32_t));
   if (!status && !input_ids) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   const hetc_plugin_artifact_info_t *info = status ? NULL : entry->plugin->artifact_info(artifact);
@@ -449,57 +453,87 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   return status;
 }
 
+/* Adds device `index` of `entry` to the plan, named `label` in messages. */
+static hetc_status_t add_device(compiler_t *c, hetc_plugin_entry_t *entry, int32_t index, const char *label) {
+  for (int32_t d = 0; d < c->plan->num_devices; ++d)
+    if (c->entries[d] == entry && c->plan->devices[d].device_index == index)
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "target '%s' is listed twice (a target without ':INDEX' "
+                             "is every device of its plugin)", label);
+  if (c->plan->num_devices == c->device_capacity) {
+    const int32_t capacity = 2 * c->device_capacity + 4;
+    hetc_plan_device_t *devices = realloc(c->plan->devices, sizeof(*devices) * (size_t)capacity);
+    if (devices) c->plan->devices = devices;
+    hetc_plugin_entry_t **entries = realloc(c->entries, sizeof(*entries) * (size_t)capacity);
+    if (entries) c->entries = entries;
+    char **labels = realloc(c->labels, sizeof(*labels) * (size_t)capacity);
+    if (labels) c->labels = labels;
+    if (!devices || !entries || !labels) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    c->device_capacity = capacity;
+  }
+  const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, index);
+  const int32_t d = c->plan->num_devices++;
+  hetc_plan_device_t *plan_device = &c->plan->devices[d];
+  memset(plan_device, 0, sizeof(*plan_device));
+  c->entries[d] = entry;
+  c->labels[d] = strdup(label);
+  plan_device->target = strdup(entry->plugin->name);
+  plan_device->device_index = index;
+  plan_device->plugin_version = strdup(entry->plugin->version ? entry->plugin->version : "");
+  plan_device->fingerprint = strdup(device && device->fingerprint ? device->fingerprint : "");
+  if (!c->labels[d] || !plan_device->target || !plan_device->plugin_version || !plan_device->fingerprint)
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  return NULL;
+}
+
+/* The plan's devices, from the targets as the user named them: "NAME" is
+ * every device of that plugin, "NAME:INDEX" one (hetc_registry_target_spec).
+ * A device is named NAME in messages and value names when it is its
+ * plugin's only device, else NAME:INDEX. */
+static hetc_status_t add_target(compiler_t *c, hetc_registry_t *registry, const char *spec, int num_targets,
+                                hetc_status_t *unavailable) {
+  hetc_plugin_entry_t *entry;
+  int32_t index;
+  hetc_status_t status = hetc_registry_target_spec(registry, spec, &entry, &index);
+  const int32_t count = status ? 0 : entry->plugin->device_count(entry->instance);
+  if (!status && count < 1)
+    status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", spec);
+  if (status && hetc_status_code(status) == HETC_STATUS_UNAVAILABLE) {
+    /* A target whose plugin cannot run here (no GPU, no driver) is left
+     * out with the reason when another can take the model; the package
+     * then runs where the others do. Alone, it is an error. */
+    if (num_targets > 1) fprintf(stderr, "hetc: warning: %s\n", hetc_status_message(status));
+    if (!*unavailable) *unavailable = status;
+    else hetc_status_free(status);
+    return NULL;
+  }
+  HETC_RETURN_IF_ERROR(status);
+  char label[300];
+  for (int32_t i = index < 0 ? 0 : index; i < (index < 0 ? count : index + 1); ++i) {
+    if (count > 1) snprintf(label, sizeof(label), "%s:%d", entry->plugin->name, i);
+    else snprintf(label, sizeof(label), "%s", entry->plugin->name);
+    HETC_RETURN_IF_ERROR(add_device(c, entry, i, label));
+  }
+  return NULL;
+}
+
 static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_graph_t *graph,
                            const char *const *targets, int32_t num_targets) {
   if (num_targets < 1) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no targets given");
   HETC_RETURN_IF_ERROR(hetc_graph_clone(graph, &c->graph));
   HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
   c->plan = calloc(1, sizeof(hetc_plan_t));
-  c->entries = calloc((size_t)num_targets, sizeof(hetc_plugin_entry_t *));
-  if (c->plan) {
-    c->plan->devices = calloc((size_t)num_targets, sizeof(hetc_plan_device_t));
-    c->plan->model_name = strdup(graph->name);
+  if (c->plan) c->plan->model_name = strdup(graph->name);
+  if (!c->plan || !c->plan->model_name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  hetc_status_t unavailable = NULL, status = NULL;
+  for (int32_t t = 0; t < num_targets && !status; ++t)
+    status = add_target(c, registry, targets[t], num_targets, &unavailable);
+  if (status || c->plan->num_devices == 0) {
+    if (status) hetc_status_free(unavailable);
+    return status ? status : unavailable;
   }
-  if (!c->plan || !c->entries || !c->plan->devices || !c->plan->model_name)
-    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  for (int32_t t = 0; t < num_targets; ++t)
-    for (int32_t u = 0; u < t; ++u)
-      if (!strcmp(targets[u], targets[t]))
-        return hetc_status_new(HETC_STATUS_BAD_INPUT, "target '%s' is listed twice", targets[t]);
-  /* A target whose plugin cannot run here (no GPU, no driver) is left out
-   * with the reason when another can take the model; the package then runs
-   * where the others do. Alone, it is an error. */
-  hetc_status_t unavailable = NULL;
-  for (int32_t t = 0; t < num_targets; ++t) {
-    hetc_plugin_entry_t *entry;
-    hetc_status_t status = hetc_registry_target(registry, targets[t], &entry);
-    if (!status && entry->plugin->device_count(entry->instance) < 1)
-      status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", targets[t]);
-    if (status && hetc_status_code(status) == HETC_STATUS_UNAVAILABLE) {
-      if (num_targets > 1) fprintf(stderr, "hetc: warning: %s\n", hetc_status_message(status));
-      if (!unavailable) unavailable = status;
-      else hetc_status_free(status);
-      continue;
-    }
-    if (status) {
-      hetc_status_free(unavailable);
-      return status;
-    }
-    const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, 0);
-    hetc_plan_device_t *d = &c->plan->devices[c->plan->num_devices];
-    c->entries[c->plan->num_devices++] = entry;
-    d->target = strdup(targets[t]);
-    d->plugin_version = strdup(entry->plugin->version ? entry->plugin->version : "");
-    d->fingerprint = strdup(device && device->fingerprint ? device->fingerprint : "");
-    if (!d->target || !d->plugin_version || !d->fingerprint) {
-      hetc_status_free(unavailable);
-      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-    }
-  }
-  if (c->plan->num_devices == 0) return unavailable;
   if (unavailable) {
     fprintf(stderr, "hetc: warning: placing every node on the available target%s:", c->plan->num_devices > 1 ? "s" : "");
-    for (int32_t d = 0; d < c->plan->num_devices; ++d) fprintf(stderr, " %s", c->plan->devices[d].target);
+    for (int32_t d = 0; d < c->plan->num_devices; ++d) fprintf(stderr, " %s", c->labels[d]);
     fprintf(stderr, "\n");
   }
   hetc_status_free(unavailable);
@@ -530,7 +564,7 @@ static hetc_status_t place_graph(compiler_t *c, const int32_t *pinned, const int
   const char *targets[HETC_PLACE_MAX_DEVICES];
   for (int32_t d = 0; d < c->plan->num_devices && d < HETC_PLACE_MAX_DEVICES; ++d) {
     device_indices[d] = c->plan->devices[d].device_index;
-    targets[d] = c->plan->devices[d].target;
+    targets[d] = c->labels[d];
   }
   const hetc_placement_request_t request = {
       .graph = c->graph,     .num_devices = c->plan->num_devices, .entries = c->entries,
@@ -757,6 +791,8 @@ static void compiler_release(compiler_t *c) {
   free(c->temp_dir);
   free(c->kernel_dir);
   free(c->entries);
+  for (int32_t d = 0; c->labels && c->plan && d < c->plan->num_devices; ++d) free(c->labels[d]);
+  free(c->labels);
   free(c->copies);
   free(c->view_of);
   hetc_placement_release(&c->placement);
@@ -764,6 +800,18 @@ static void compiler_release(compiler_t *c) {
   hetc_plan_free(c->plan);
   hetc_graph_free(c->graph);
   hetc_config_chooser_free(c->chooser);
+}
+
+/* The labels of the devices some step runs on, in plan order. */
+static void describe_devices_used(const compiler_t *c, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = 0;
+  for (int32_t d = 0; d < c->plan->num_devices && used < size; ++d) {
+    int32_t s = 0;
+    while (s < c->plan->num_steps && c->plan->steps[s].device != d) ++s;
+    if (s < c->plan->num_steps)
+      used += (size_t)snprintf(out + used, size - used, "%s%s", used ? ", " : "", c->labels[d]);
+  }
 }
 
 hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *graph,
@@ -795,6 +843,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
     status = said;
   }
   if (!status && out_report) {
+    describe_devices_used(&c, c.report.targets_used, sizeof(c.report.targets_used));
     c.report.weights_bytes = c.plan->weights_bytes;
     c.report.build_seconds = hetc_now_seconds() - start;
     c.report.avg_inner_loop_length = c.inner_loop_count ? c.inner_loop_sum / c.inner_loop_count : 0;

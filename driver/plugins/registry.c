@@ -226,7 +226,11 @@ hetc_status_t hetc_registry_open_file(const char *path, const hetc_plugin_host_t
                                       hetc_registry_t **out_registry) {
   hetc_registry_t *registry = calloc(1, sizeof(*registry));
   hetc_plugin_entry_t *entry = calloc(1, sizeof(*entry));
-  char *copy = strdup(path);
+  /* dlopen searches the library path for a name without a '/', never the
+   * current folder: "libfoo.so" means the file here, as to every other
+   * command, so the path is made absolute first. */
+  char *copy = realpath(path, NULL);
+  if (!copy) copy = strdup(path);
   if (!registry || !entry || !copy) {
     free(registry);
     free(entry);
@@ -353,4 +357,36 @@ hetc_status_t hetc_registry_target(hetc_registry_t *registry, const char *target
       used ? known : "none", path ? path : "?", refused);
   free(path);
   return status;
+}
+
+hetc_status_t hetc_registry_target_spec(hetc_registry_t *registry, const char *spec, hetc_plugin_entry_t **out_entry,
+                                        int32_t *out_device_index) {
+  *out_device_index = -1;
+  const char *colon = strrchr(spec, ':');
+  const size_t digits = colon ? strspn(colon + 1, "0123456789") : 0;
+  if (!colon || colon == spec || digits == 0 || colon[1 + digits] || digits > 6)
+    return hetc_registry_target(registry, spec, out_entry);
+  char name[256];
+  snprintf(name, sizeof(name), "%.*s", (int)(colon - spec), spec);
+  HETC_RETURN_IF_ERROR(hetc_registry_target(registry, name, out_entry));
+  const int32_t index = (int32_t)strtol(colon + 1, NULL, 10);
+  const int32_t count = (*out_entry)->plugin->device_count((*out_entry)->instance);
+  if (index >= count && count > 1)
+    return hetc_status_new(HETC_STATUS_NOT_FOUND, "target '%s': %s has %d devices (%s:0 to %s:%d)", spec, name,
+                           count, name, name, count - 1);
+  if (index >= count)
+    return hetc_status_new(HETC_STATUS_NOT_FOUND, "target '%s': %s has %s", spec, name,
+                           count ? "one device (index 0)" : "no device");
+  *out_device_index = index;
+  return NULL;
+}
+
+void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,
+                                      const hetc_plugin_workload_t *workload, char *out, size_t size) {
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_status_t why = HETC_PLUGIN_HAS_FIELD(p, hetc_plugin_t, supports_why) && p->supports_why
+                          ? p->supports_why(entry->instance, device_index, workload)
+                          : NULL;
+  snprintf(out, size, "%s", why && hetc_status_message(why)[0] ? hetc_status_message(why) : "the plugin gives no reason");
+  hetc_status_free(why);
 }

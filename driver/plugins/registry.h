@@ -65,6 +65,19 @@ int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t 
  * the caller. */
 char *hetc_registry_search_path(void);
 
+/* Why device `device_index` of `entry` does not take `workload`, into
+ * `out`: the message of the plugin's supports_why (ABI minor 3), else
+ * "the plugin gives no reason". */
+void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,
+                                      const hetc_plugin_workload_t *workload, char *out, size_t size);
+
+/* A target as the user names it: "NAME", every device of the plugin, or
+ * "NAME:INDEX", its device INDEX (plugin.h's device_index). Resolves NAME
+ * as hetc_registry_target does; *out_device_index is INDEX, or -1 for every
+ * device. NOT_FOUND when the plugin has no device INDEX. */
+hetc_status_t hetc_registry_target_spec(hetc_registry_t *registry, const char *spec, hetc_plugin_entry_t **out_entry,
+                                        int32_t *out_device_index);
+
 /* A ready plugin whose target name is `target`, with its instance created.
  * NOT_FOUND lists the targets there are; UNAVAILABLE gives the reason. */
 hetc_status_t hetc_registry_target(hetc_registry_t *registry, const char *target,

@@ -84,8 +84,8 @@ double e2e_compile_and_check(const char *model_path, const char *targets, const 
     }
   }
   if (pclose(pipe) != 0) fail_msg("failed: %s", command);
-  snprintf(command, sizeof(command), "%s run %s --random-input 7 --repeat 1 --output %s > /dev/null", e2e_hetc(),
-           package, output);
+  snprintf(command, sizeof(command), "%s %s run %s --random-input 7 --repeat 1 --output %s > /dev/null",
+           env ? env : "", e2e_hetc(), package, output);
   assert_int_equal(system(command), 0);
   char *bytes = NULL;
   size_t length = 0, offset = 0;

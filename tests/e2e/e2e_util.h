@@ -21,7 +21,7 @@ void e2e_free_arrays(float **arrays, int32_t count);
 const char *e2e_hetc(void);
 
 /* `[env] hetc compile MODEL --targets TARGETS -o PKG --quiet FLAGS`, then
- * `hetc run PKG --random-input 7 --output OUT`, against the reference
+ * `[env] hetc run PKG --random-input 7 --output OUT`, against the reference
  * executor on the model as loaded: returns the largest max relative error
  * over its outputs (fails the test when hetc fails). What compile printed
  * goes to `printed` (size bytes; may be NULL). The package is removed. */

@@ -320,6 +320,43 @@ static void compile_and_run_on_the_fake(void **state) {
   result_free(&r);
 }
 
+/* Two GPUs (an H100 and an A100) are two devices of the cuda target:
+ * `cuda:1` compiles for the second alone (its kernels for sm_80, device
+ * index 1 in the manifest), `cuda` places over both. */
+static void two_gpus(void **state) {
+  (void)state;
+  char env[2048], args[2048], path[256];
+  fake_env(env, sizeof env, "ok", "90,80");
+  snprintf(args, sizeof args, "compile '%s' --targets cuda:1 -o second.hetc", model);
+  result_t r = run_hetc(env, args);
+  if (r.status != 0) fail_msg("compile exited %d: %s", r.status, r.err);
+  assert_non_null(strstr(r.out, "compiled tiny_conv for cuda:1:"));
+  result_free(&r);
+  snprintf(path, sizeof path, "%s/second.hetc/kernels/s0000-cuda.ptx", work);
+  char *text = slurp(path);
+  assert_non_null(strstr(text, "\n.target sm_80\n"));
+  free(text);
+  snprintf(path, sizeof path, "%s/second.hetc/manifest.json", work);
+  text = slurp(path);
+  assert_non_null(strstr(text, "\"device_index\":1,"));
+  assert_non_null(strstr(text, "Fake A100-SXM4-40GB"));
+  free(text);
+  r = run_hetc(env, "run second.hetc --random-input 1 --repeat 1");
+  if (r.status != 0) fail_msg("run exited %d: %s", r.status, r.err);
+  result_free(&r);
+
+  snprintf(args, sizeof args, "compile '%s' --targets cuda --explain -o both.hetc", model);
+  r = run_hetc(env, args);
+  if (r.status != 0) fail_msg("compile exited %d: %s", r.status, r.err);
+  assert_non_null(strstr(r.out, "placement of tiny_conv on cuda:0 cuda:1 "));
+  result_free(&r);
+  snprintf(args, sizeof args, "compile '%s' --targets cuda:2 -o never.hetc", model);
+  r = run_hetc(env, args);
+  assert_int_equal(r.status, 2);
+  assert_string_equal(r.err, "hetc: target 'cuda:2': cuda has 2 devices (cuda:0 to cuda:1)\n");
+  result_free(&r);
+}
+
 int main(void) {
   const char *bin = getenv("HETC_BINARY_DIR"), *src = getenv("HETC_SOURCE_DIR");
   const char *lib = getenv("HETC_FAKE_CUDA_LIBRARY");
@@ -350,6 +387,7 @@ int main(void) {
       cmocka_unit_test(fake_devices_listed),
       cmocka_unit_test(compile_without_driver),
       cmocka_unit_test(compile_and_run_on_the_fake),
+      cmocka_unit_test(two_gpus),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   char command[128];
