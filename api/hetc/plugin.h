@@ -44,8 +44,23 @@
  * Threading
  * ---------
  * Unless a field says otherwise, calls on one instance are serialised by the
- * driver; calls on different instances may run concurrently. probe and query
- * may be called from any thread. Host services are thread-safe.
+ * driver: never two at once, but not always from the same thread (a package
+ * on several devices runs each device's kernels on a worker thread of its
+ * own, and copies on another), so a plugin keeps no per-thread state between
+ * calls (a CUDA context is made current in every call that needs it). Calls
+ * on different instances may run concurrently. probe and query may be called
+ * from any thread. Host services are thread-safe.
+ *
+ * Optional calls
+ * --------------
+ * A plugin may leave these fields of hetc_plugin_t NULL; the driver then
+ * does without: buffer_copy (copies go through the host), buffer_host_pointer
+ * (when no device has host memory), features (the cost model uses the
+ * driver's own features), buffer_view (since minor 2; concats run as
+ * kernels) and supports_why (since minor 3; messages give no reason). Every
+ * other call is required. A field added by a minor is read only when the
+ * table's struct_size covers it (HETC_PLUGIN_HAS_FIELD). Every host call is
+ * present in a host of the minor that introduced it.
  */
 #ifndef HETC_PLUGIN_H_
 #define HETC_PLUGIN_H_
@@ -63,9 +78,13 @@ extern "C" {
  *   minor 1: hetc_plugin_host_t.space_mark_optional; HETC_PLUGIN_SPLIT_BOTH;
  *            feature schema 1 (the indices features() fills).
  *   minor 2: hetc_plugin_t.buffer_view (buffers that alias part of another,
- *            so that producers write a concat's inputs into its slices). */
+ *            so that producers write a concat's inputs into its slices).
+ *   minor 3: hetc_plugin_host_t.logv and status_newv (va_list twins of log
+ *            and status_new), space_add_constraint_copy (the host keeps a
+ *            copy of the constraint's data); hetc_plugin_t.supports_why (the
+ *            reason a workload is not supported). */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 2
+#define HETC_PLUGIN_ABI_MINOR 3
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -97,6 +116,11 @@ typedef struct hetc_plugin_table_header_t {
 #define HETC_PLUGIN_HAS_FIELD(table_ptr, T, FIELD)                             \
   ((table_ptr)->header.struct_size >=                                          \
    offsetof(T, FIELD) + sizeof(((T *)0)->FIELD))
+
+/* The same test for structs that start with a bare struct_size instead of
+ * a header (hetc_plugin_device_t). */
+#define HETC_PLUGIN_STRUCT_HAS_FIELD(struct_ptr, T, FIELD)                     \
+  ((struct_ptr)->struct_size >= offsetof(T, FIELD) + sizeof(((T *)0)->FIELD))
 
 /* ------------------------------------------------------------------------ */
 /* Status                                                                   */
@@ -359,7 +383,8 @@ typedef struct hetc_plugin_host_t {
    * set_default: the template's default point; every knob must be given
    *   exactly once with valid values, through values/count as in a config.
    * add_constraint: a predicate over the named knobs (see
-   *   hetc_plugin_constraint_fn_t); user_data must outlive the instance. */
+   *   hetc_plugin_constraint_fn_t); user_data must outlive the instance
+   *   (space_add_constraint_copy, since minor 3, lifts that rule). */
   hetc_plugin_status_t (*space_define_split)(hetc_plugin_space_t *space,
                                              const char *name, int64_t extent,
                                              int32_t num_parts, int32_t policy,
@@ -416,6 +441,24 @@ typedef struct hetc_plugin_host_t {
    * NULL or a failure (unknown knob, no default config yet). */
   hetc_plugin_status_t (*space_mark_optional)(hetc_plugin_space_t *space,
                                               const char *knob_name);
+
+  /* ---- Since minor 3: read only when HETC_PLUGIN_HAS_FIELD(host,
+   * hetc_plugin_host_t, logv) (a host of minor 1 or 2 ends above). ---- */
+
+  /* log and status_new taking a va_list, for a plugin's own printf-style
+   * wrappers. The host does not va_end `args`. */
+  void (*logv)(int32_t level, const char *origin, const char *format,
+               va_list args);
+  hetc_plugin_status_t (*status_newv)(int32_t code, const char *format,
+                                      va_list args);
+  /* space_add_constraint whose data the host copies: `size` bytes from
+   * `data` (64-byte aligned in the copy), passed to fn as its user_data
+   * and kept as long as the space, so the plugin need not keep it alive.
+   * size 0 passes NULL. */
+  hetc_plugin_status_t (*space_add_constraint_copy)(
+      hetc_plugin_space_t *space, const char *const *knob_names,
+      int32_t num_knob_names, hetc_plugin_constraint_fn_t fn,
+      const void *data, size_t size);
 } hetc_plugin_host_t;
 
 /* ------------------------------------------------------------------------ */
@@ -840,8 +883,8 @@ typedef struct hetc_plugin_t {
    * second: no code generation, no compilation, no allocation on success.
    * Pure and thread-safe: unlike the calls above, it may run concurrently
    * with any call on the same instance. The field may be NULL (no features
-   * at all); every other call but buffer_copy and buffer_host_pointer is
-   * required, and a table lacking one is refused. */
+   * at all; see "Optional calls" above: a table lacking a required call is
+   * refused). */
   hetc_plugin_status_t (*features)(const hetc_plugin_instance_t *instance,
                                    int32_t device_index,
                                    const hetc_plugin_workload_t *workload,
@@ -889,6 +932,18 @@ typedef struct hetc_plugin_t {
                                       hetc_plugin_buffer_t *parent,
                                       uint64_t offset, uint64_t bytes,
                                       hetc_plugin_buffer_t **out_view);
+
+  /* ---- Since minor 3: read only when HETC_PLUGIN_HAS_FIELD(plugin,
+   * hetc_plugin_t, supports_why) (a minor-2 plugin's table ends above). ---- */
+
+  /* supports() with the reason: NULL exactly when supports() would return
+   * 1, else a failure (UNSUPPORTED) whose message says what the device
+   * lacks for this workload ("grouped conv2d with 3 groups: only depthwise
+   * or 1 group"), which hetc shows when no target can take a node. Pure;
+   * thread-safe. Optional. */
+  hetc_plugin_status_t (*supports_why)(const hetc_plugin_instance_t *instance,
+                                       int32_t device_index,
+                                       const hetc_plugin_workload_t *workload);
 } hetc_plugin_t;
 
 /* The exported entry point. host_abi_major is HETC_PLUGIN_ABI_MAJOR of the

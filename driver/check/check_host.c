@@ -1,5 +1,6 @@
 #include "check/check_host.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@ static atomic_llong live_blocks;
 static atomic_llong live_bytes;
 static atomic_int used_mark_optional;
 static atomic_int used_split_both;
+static atomic_int used_logv, used_status_newv, used_constraint_copy;
 
 /* Each block carries its size in front of it, keeping the 64-byte
  * alignment the ABI promises. */
@@ -62,6 +64,32 @@ static hetc_plugin_status_t minor0_define_split(hetc_plugin_space_t *space, cons
   return hetc_space_define_split(space, name, extent, num_parts, policy, max_factor, candidates, num_candidates);
 }
 
+/* Stand in for the minor-3 calls on an older host: the plugin did not
+ * check HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, logv). */
+static void missing_logv(int32_t level, const char *origin, const char *format, va_list args) {
+  atomic_store(&used_logv, 1);
+  char message[1024];
+  vsnprintf(message, sizeof(message), format, args);
+  table.log(level, origin, "%s", message);
+}
+
+static hetc_plugin_status_t missing_status_newv(int32_t code, const char *format, va_list args) {
+  atomic_store(&used_status_newv, 1);
+  char message[1024];
+  vsnprintf(message, sizeof(message), format, args);
+  return table.status_new(code, "%s", message);
+}
+
+static hetc_plugin_status_t missing_constraint_copy(hetc_plugin_space_t *space, const char *const *knob_names,
+                                                    int32_t num_knob_names, hetc_plugin_constraint_fn_t fn,
+                                                    const void *data, size_t size) {
+  (void)space, (void)knob_names, (void)num_knob_names, (void)fn, (void)data, (void)size;
+  atomic_store(&used_constraint_copy, 1);
+  return table.status_new(HETC_PLUGIN_STATUS_INTERNAL,
+                          "called host->space_add_constraint_copy, which a host of ABI %d.%u does not have",
+                          HETC_PLUGIN_ABI_MAJOR, table.header.abi_minor);
+}
+
 const hetc_plugin_host_t *hetc_check_host_for_minor(uint32_t minor) {
   memcpy(&table, hetc_host_services(), sizeof(table));
   if (minor > HETC_PLUGIN_ABI_MINOR) minor = HETC_PLUGIN_ABI_MINOR;
@@ -73,6 +101,11 @@ const hetc_plugin_host_t *hetc_check_host_for_minor(uint32_t minor) {
     table.space_mark_optional = missing_mark_optional;
     table.space_define_split = minor0_define_split;
   }
+  if (minor < 3) {
+    table.logv = missing_logv;
+    table.status_newv = missing_status_newv;
+    table.space_add_constraint_copy = missing_constraint_copy;
+  }
   return &table;
 }
 
@@ -80,9 +113,21 @@ int64_t hetc_check_host_live_blocks(void) { return atomic_load(&live_blocks); }
 int64_t hetc_check_host_live_bytes(void) { return atomic_load(&live_bytes); }
 
 const char *hetc_check_host_missing_calls_used(void) {
-  static char names[96];
-  snprintf(names, sizeof(names), "%s%s%s", atomic_load(&used_mark_optional) ? "space_mark_optional" : "",
-           atomic_load(&used_mark_optional) && atomic_load(&used_split_both) ? ", " : "",
-           atomic_load(&used_split_both) ? "space_define_split with policy SPLIT_BOTH" : "");
+  static char names[256];
+  const struct {
+    atomic_int *used;
+    const char *what;
+  } uses[] = {
+      {&used_mark_optional, "space_mark_optional"},
+      {&used_split_both, "space_define_split with policy SPLIT_BOTH"},
+      {&used_logv, "logv"},
+      {&used_status_newv, "status_newv"},
+      {&used_constraint_copy, "space_add_constraint_copy"},
+  };
+  size_t length = 0;
+  names[0] = 0;
+  for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); ++i)
+    if (atomic_load(uses[i].used) && length < sizeof(names))
+      length += (size_t)snprintf(names + length, sizeof(names) - length, "%s%s", length ? ", " : "", uses[i].what);
   return names;
 }

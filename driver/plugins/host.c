@@ -35,18 +35,36 @@ void *hetc_host_alloc(size_t size) {
 
 void hetc_host_free(void *ptr) { free(ptr); }
 
-static void host_log(int32_t level, const char *origin, const char *format, ...)
-    HETC_PLUGIN_PRINTF(3, 4);
-static void host_log(int32_t level, const char *origin, const char *format, ...) {
+static void host_logv(int32_t level, const char *origin, const char *format, va_list args)
+    HETC_PLUGIN_PRINTF(3, 0);
+static void host_logv(int32_t level, const char *origin, const char *format, va_list args) {
   static const char *const names[] = {"error", "warning", "info", "debug"};
   if (level > current_log_level()) return;
   char message[2048];
-  va_list args;
-  va_start(args, format);
   vsnprintf(message, sizeof(message), format, args);
-  va_end(args);
   fprintf(stderr, "hetc [%s] %s: %s\n", origin ? origin : "?",
           level >= 0 && level <= 3 ? names[level] : "log", message);
+}
+
+static void host_log(int32_t level, const char *origin, const char *format, ...)
+    HETC_PLUGIN_PRINTF(3, 4);
+static void host_log(int32_t level, const char *origin, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  host_logv(level, origin, format, args);
+  va_end(args);
+}
+
+static hetc_plugin_status_t host_status_newv(int32_t code, const char *format, va_list args)
+    HETC_PLUGIN_PRINTF(2, 0);
+static hetc_plugin_status_t host_status_newv(int32_t code, const char *format, va_list args) {
+  /* A code this host does not know (a newer plugin's) is still a failure:
+   * keep the plugin's message and say which code it was. */
+  if (code > HETC_PLUGIN_STATUS_OK && code <= HETC_PLUGIN_STATUS_INTERNAL)
+    return hetc_status_newv((hetc_status_code_t)code, format, args);
+  char message[1024];
+  vsnprintf(message, sizeof(message), format, args);
+  return hetc_status_new(HETC_STATUS_INTERNAL, "%s (unknown status code %d)", message, code);
 }
 
 static hetc_plugin_status_t host_status_new(int32_t code, const char *format, ...)
@@ -54,16 +72,7 @@ static hetc_plugin_status_t host_status_new(int32_t code, const char *format, ..
 static hetc_plugin_status_t host_status_new(int32_t code, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  /* A code this host does not know (a newer plugin's) is still a failure:
-   * keep the plugin's message and say which code it was. */
-  hetc_status_t status;
-  if (code > HETC_PLUGIN_STATUS_OK && code <= HETC_PLUGIN_STATUS_INTERNAL) {
-    status = hetc_status_newv((hetc_status_code_t)code, format, args);
-  } else {
-    char message[1024];
-    vsnprintf(message, sizeof(message), format, args);
-    status = hetc_status_new(HETC_STATUS_INTERNAL, "%s (unknown status code %d)", message, code);
-  }
+  hetc_status_t status = host_status_newv(code, format, args);
   va_end(args);
   return status;
 }
@@ -88,6 +97,9 @@ static const hetc_plugin_host_t host_table = {
     .parallel_for = hetc_parallel_for,
     .thread_count = host_thread_count,
     .space_mark_optional = hetc_space_mark_optional,
+    .logv = host_logv,
+    .status_newv = host_status_newv,
+    .space_add_constraint_copy = hetc_space_add_constraint_copy,
 };
 
 const hetc_plugin_host_t *hetc_host_services(void) { return &host_table; }
@@ -95,5 +107,6 @@ const hetc_plugin_host_t *hetc_host_services(void) { return &host_table; }
 size_t hetc_host_table_size(uint32_t minor) {
   /* One entry per minor: where that minor's table ended. */
   if (minor == 0) return offsetof(hetc_plugin_host_t, space_mark_optional);
+  if (minor <= 2) return offsetof(hetc_plugin_host_t, logv);
   return sizeof(hetc_plugin_host_t);
 }

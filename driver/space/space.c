@@ -28,6 +28,7 @@ void hetc_space_free(hetc_plugin_space_t *space) {
     free(space->knobs[k].candidates);
     free(space->knobs[k].all);
   }
+  for (int32_t i = 0; i < space->num_constraints; ++i) free(space->constraints[i].owned_data);
   pthread_mutex_destroy(&space->index_lock);
   free(space);
 }
@@ -336,8 +337,25 @@ hetc_plugin_status_t hetc_space_add_constraint(hetc_plugin_space_t *space,
   c->num_knobs = num_knob_names;
   c->fn = fn;
   c->user_data = user_data;
+  c->owned_data = NULL;
   ++space->num_constraints;
   return NULL;
+}
+
+hetc_plugin_status_t hetc_space_add_constraint_copy(hetc_plugin_space_t *space, const char *const *knob_names,
+                                                    int32_t num_knob_names, hetc_plugin_constraint_fn_t fn,
+                                                    const void *data, size_t size) {
+  if (size > 0 && !data) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "constraint data of %zu bytes at NULL", size);
+  void *copy = NULL;
+  if (size > 0) {
+    copy = aligned_alloc(64, (size + 63) & ~(size_t)63);
+    if (!copy) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "knob space: constraint data of %zu bytes", size);
+    memcpy(copy, data, size);
+  }
+  hetc_plugin_status_t status = hetc_space_add_constraint(space, knob_names, num_knob_names, fn, copy);
+  if (status) free(copy);
+  else space->constraints[space->num_constraints - 1].owned_data = copy;
+  return status;
 }
 
 /* ---- Indices and configs ---- */

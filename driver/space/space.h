@@ -190,6 +190,11 @@ hetc_plugin_status_t hetc_space_add_constraint(hetc_plugin_space_t *space,
                                                int32_t num_knob_names,
                                                hetc_plugin_constraint_fn_t fn,
                                                const void *user_data);
+/* Since ABI minor 3: the constraint's data copied into the space (see
+ * hetc_plugin_host_t.space_add_constraint_copy). */
+hetc_plugin_status_t hetc_space_add_constraint_copy(hetc_plugin_space_t *space, const char *const *knob_names,
+                                                    int32_t num_knob_names, hetc_plugin_constraint_fn_t fn,
+                                                    const void *data, size_t size);
 /* Since ABI minor 1: pins a knob to its default until enabled (see
  * hetc_plugin_host_t.space_mark_optional). */
 hetc_plugin_status_t hetc_space_mark_optional(hetc_plugin_space_t *space, const char *knob_name);

@@ -34,6 +34,7 @@ typedef struct hetc_space_constraint_t {
   int32_t knobs[HETC_SPACE_MAX_KNOBS]; /* in the order the plugin named them */
   hetc_plugin_constraint_fn_t fn;
   const void *user_data;
+  void *owned_data; /* space_add_constraint_copy's copy (user_data), freed with the space; else NULL */
 } hetc_space_constraint_t;
 
 /* Knobs joined by constraints, with every assignment of them that passes

@@ -281,6 +281,19 @@ static int32_t exc_supports(const hetc_plugin_instance_t *instance, int32_t devi
   return instance && device_index == 0 && check_workload(workload, &none) == 0;
 }
 
+#if HETC_PLUGIN_ABI_MINOR >= 3
+/* supports() with the reason, for hetc's messages (ABI minor 3). */
+static hetc_plugin_status_t exc_supports_why(const hetc_plugin_instance_t *instance, int32_t device_index,
+                                             const hetc_plugin_workload_t *workload) {
+  if (!instance || device_index != 0)
+    return exc_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "device %d does not exist (one device, index 0)",
+                      device_index);
+  char text[512];
+  exc_reason_t reason = {text, sizeof(text)};
+  return check_workload(workload, &reason) ? exc_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "%s", text) : NULL;
+}
+#endif
+
 static int32_t exc_template_count(const hetc_plugin_instance_t *instance, int32_t device_index,
                                   const hetc_plugin_workload_t *workload) {
   exc_reason_t none = {NULL, 0};
@@ -416,6 +429,10 @@ static const hetc_plugin_t exc_plugin = {
 #endif
     .artifact_emit = exc_artifact_emit,
     .artifact_load = exc_artifact_load,
+#if HETC_PLUGIN_ABI_MINOR >= 3
+    .buffer_view = NULL, /* optional: concats run as kernels */
+    .supports_why = exc_supports_why,
+#endif
 };
 
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,

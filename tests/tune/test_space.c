@@ -1032,6 +1032,42 @@ static void hetc_space_command(void **state) {
   unlink(overrides);
 }
 
+/* A constraint reading its threshold from the data the host copied. */
+static int below_copied_limit(const hetc_plugin_config_t *config, const void *user_data) {
+  const int64_t *limit = user_data;
+  return config->knobs[0].values[0] < *limit;
+}
+
+/* space_add_constraint_copy (ABI minor 3): the space keeps its own copy of
+ * the data, so the plugin's may change or go before the space is used. */
+static void constraint_data_is_copied(void **state) {
+  (void)state;
+  hetc_plugin_space_t *space = NULL;
+  fail_status(hetc_space_create(&space), "create");
+  const int64_t values[] = {1, 2, 3, 4, 5, 6};
+  fail_status(hetc_space_define_knob(space, "a", values, 6), "define");
+  const char *names[] = {"a"};
+  int64_t *limit = malloc(sizeof(int64_t));
+  *limit = 4;
+  fail_status(hetc_space_add_constraint_copy(space, names, 1, below_copied_limit, limit, sizeof(*limit)), "constraint");
+  *limit = 100; /* the plugin's copy changes, then goes */
+  free(limit);
+  assert_int_equal(hetc_space_valid_count(space), 3);
+  for (int64_t i = 0; i < 6; ++i) assert_int_equal(hetc_space_is_valid(space, i), i < 3);
+  /* A refused constraint keeps no copy (the leak check of the sanitizer
+   * build sees one), and data of no bytes is NULL. */
+  const char *unknown[] = {"zz"};
+  hetc_status_t status = hetc_space_add_constraint_copy(space, unknown, 1, below_copied_limit, values, 8);
+  assert_non_null(status);
+  assert_string_equal(hetc_status_message(status), "constraint names unknown knob 'zz'");
+  hetc_status_free(status);
+  status = hetc_space_add_constraint_copy(space, names, 1, below_copied_limit, NULL, 8);
+  assert_non_null(status);
+  assert_string_equal(hetc_status_message(status), "constraint data of 8 bytes at NULL");
+  hetc_status_free(status);
+  hetc_space_free(space);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hand_built_counts_match_brute_force),
@@ -1039,6 +1075,7 @@ int main(void) {
       cmocka_unit_test(neighbors_differ_in_one_knob),
       cmocka_unit_test(oversized_component_is_refused),
       cmocka_unit_test(split_policies),
+      cmocka_unit_test(constraint_data_is_copied),
       cmocka_unit_test(optional_knobs_are_pinned_until_enabled),
       cmocka_unit_test(overrides_enable_and_add),
       cmocka_unit_test(malformed_overrides_are_refused),
