@@ -261,10 +261,12 @@ void hetc_check_wrong_calls(session_t *s, int32_t d) {
   }
   int32_t templates = s->p->template_count(inst, d, &cw.workload);
   hetc_plugin_artifact_t *artifact = NULL;
+  hetc_check_step(s, "build with a template index one past template_count(), on %s", cw.label);
   hetc_status_t status = s->p->build(inst, d, &cw.workload, templates, NULL, &artifact);
   if (!status && artifact) s->p->artifact_release(inst, artifact);
   hetc_check_expect_refusal(s, status, "build with a template index one past template_count()");
   artifact = NULL;
+  hetc_check_step(s, "build of template 0's default config, on %s", cw.label);
   status = s->p->build(inst, d, &cw.workload, 0, NULL, &artifact);
   if (status) {
     hetc_check_fail_status(s, status, "build of template 0's default config");
@@ -277,7 +279,9 @@ void hetc_check_wrong_calls(session_t *s, int32_t d) {
     float values[64] = {0};
     void *packed = malloc(info->param_bytes[0] + 64);
     if (packed) {
+      hetc_check_step(s, "pack_param with a wrong element count, on %s", cw.label);
       hetc_check_expect_refusal(s, s->p->pack_param(artifact, 0, values, 1, packed), "pack_param with a wrong element count");
+      hetc_check_step(s, "pack_param with a param index past the last, on %s", cw.label);
       hetc_check_expect_refusal(s, s->p->pack_param(artifact, info->num_params, values, 1, packed),
                      "pack_param with a param index past the last");
     }
@@ -291,6 +295,7 @@ void hetc_check_wrong_calls(session_t *s, int32_t d) {
     status = s->p->buffer_alloc(inst, d, 1 << 16, &args[nargs++]);
   for (int32_t k = 0; info && !status && k < info->num_params; ++k)
     status = s->p->buffer_alloc(inst, d, info->param_bytes[k] + 64, &args[nargs++]);
+  if (info && !status && nargs > 0) hetc_check_step(s, "run without the output argument, on %s", cw.label);
   if (info && !status && nargs > 0) hetc_check_expect_refusal(s, s->p->run(inst, artifact, args, nargs), "run without the output argument");
   hetc_status_free(status);
   for (int32_t a = 0; a < nargs; ++a)
@@ -300,6 +305,7 @@ void hetc_check_wrong_calls(session_t *s, int32_t d) {
   char dir[] = "/tmp/hetc-plugin-check-XXXXXX";
   if (mkdtemp(dir)) {
     artifact = NULL;
+    hetc_check_step(s, "artifact_load from an empty folder, on %s", cw.label);
     status = s->p->artifact_load(inst, d, &cw.workload, 0, NULL, dir, "k0", &artifact);
     if (!status && artifact) s->p->artifact_release(inst, artifact);
     hetc_check_expect_refusal(s, status, "artifact_load from an empty folder");

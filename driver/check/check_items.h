@@ -29,6 +29,11 @@ int hetc_check_item_begin(session_t *s, const char *format, ...) HETC_PLUGIN_PRI
 void hetc_check_item_end(session_t *s);
 /* One result of the current item: kind PASS, FAIL, SKIP or NOTE. */
 void hetc_check_say(session_t *s, const char *kind, const char *format, ...) HETC_PLUGIN_PRINTF(3, 4);
+/* Names the plugin call the item is about to make ("build of config {...}"),
+ * so that when the plugin crashes or hangs in it, the report line names the
+ * call as well as the item (which names the device, workload and template).
+ * Holds until the next step or the item's end. */
+void hetc_check_step(session_t *s, const char *format, ...) HETC_PLUGIN_PRINTF(2, 3);
 /* Reports a plugin status as a failure of `what`, and frees it. */
 void hetc_check_fail_status(session_t *s, hetc_status_t status, const char *what);
 /* A call that must refuse: `status` NULL means it accepted. Frees it. */

@@ -31,6 +31,18 @@ int hetc_check_item_begin(session_t *s, const char *format, ...) {
   return 1;
 }
 
+void hetc_check_step(session_t *s, const char *format, ...) {
+  char line[600] = "C\t";
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line + 2, sizeof(line) - 3, format, args);
+  va_end(args);
+  for (char *c = line + 2; *c; ++c)
+    if (*c == '\n' || *c == '\t') *c = ' ';
+  strcat(line, "\n");
+  send_line(s, line);
+}
+
 void hetc_check_item_end(session_t *s) {
   alarm(0);
   char line[32];

@@ -148,6 +148,7 @@ static int check_kernel(const template_ctx_t *c, const hetc_plugin_config_t *con
                         int is_default, double *max_error, hetc_plugin_artifact_t **out_artifact) {
   session_t *s = c->s;
   hetc_plugin_artifact_t *artifact = NULL;
+  hetc_check_step(s, "build of %s%s", is_default ? "the default config " : "config ", text);
   hetc_status_t status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, config, &artifact);
   if (!status && !artifact) {
     hetc_check_say(s, "FAIL", "build of %s returned success without an artifact", text);
@@ -165,6 +166,7 @@ static int check_kernel(const template_ctx_t *c, const hetc_plugin_config_t *con
   }
   /* The default is timed too: time() must give positive, finite samples. */
   kernel_check_result_t result;
+  hetc_check_step(s, "pack_param, run%s of %s", is_default ? " and time" : "", text);
   status = hetc_kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, artifact, 7 + (uint64_t)c->t,
                                  is_default ? 3 : 0, &result);
   int outcome = 1;
@@ -200,11 +202,13 @@ static void check_emit_load(const template_ctx_t *c, const hetc_plugin_config_t 
     hetc_check_say(s, "FAIL", "cannot create a temporary folder for artifact_emit");
     return;
   }
+  hetc_check_step(s, "artifact_emit of the default config");
   hetc_status_t status = s->p->artifact_emit(s->entry->instance, artifact, dir, "k0");
   if (status) {
     hetc_check_fail_status(s, status, "artifact_emit of the default config");
   } else {
     hetc_plugin_artifact_t *loaded = NULL;
+    hetc_check_step(s, "artifact_load of what artifact_emit wrote");
     status = s->p->artifact_load(s->entry->instance, c->d, &c->cw->workload, c->t, config, dir, "k0", &loaded);
     if (status) {
       hetc_check_fail_status(s, status, "artifact_load of what artifact_emit wrote");
@@ -212,6 +216,7 @@ static void check_emit_load(const template_ctx_t *c, const hetc_plugin_config_t 
       hetc_check_say(s, "FAIL", "artifact_load returned success without an artifact");
     } else {
       kernel_check_result_t result;
+      hetc_check_step(s, "pack_param and run of the loaded artifact");
       status = hetc_kernel_check_artifact(s->entry, c->d, &c->cw->workload, c->t, loaded, 11, 0, &result);
       if (status)
         hetc_check_fail_status(s, status, "running the loaded artifact");
@@ -234,8 +239,9 @@ static int check_invalid_configs(const template_ctx_t *c, const hetc_plugin_spac
   hetc_plugin_artifact_t *artifact = NULL;
   hetc_plugin_config_t empty = {0, NULL};
   char what[256];
-  hetc_status_t status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, &empty, &artifact);
   snprintf(what, sizeof(what), "build with a config that has none of the space's knobs");
+  hetc_check_step(s, "%s", what);
+  hetc_status_t status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, &empty, &artifact);
   if (!status && artifact) s->p->artifact_release(s->entry->instance, artifact);
   hetc_check_expect_refusal(s, status, what);
 
@@ -248,9 +254,10 @@ static int check_invalid_configs(const template_ctx_t *c, const hetc_plugin_spac
   if (knobs[0].count > 64) knobs[0].count = 64;
   hetc_plugin_config_t bad = {default_config->num_knobs, knobs};
   artifact = NULL;
+  snprintf(what, sizeof(what), "build with knob '%s' set to -1", knobs[0].name);
+  hetc_check_step(s, "%s", what);
   status = s->p->build(s->entry->instance, c->d, &c->cw->workload, c->t, &bad, &artifact);
   if (!status && artifact) s->p->artifact_release(s->entry->instance, artifact);
-  snprintf(what, sizeof(what), "build with knob '%s' set to -1", knobs[0].name);
   hetc_check_expect_refusal(s, status, what);
   return 2;
 }
@@ -347,14 +354,25 @@ void hetc_check_workload(session_t *s, int32_t d, const check_workload_t *cw) {
   int supported = s->p->supports(inst, d, &cw->workload) != 0;
   int32_t templates = s->p->template_count(inst, d, &cw->workload);
   if (hetc_check_item_begin(s, "device %d: %s", d, cw->label)) {
+    /* supports_why (minor 3) must give the same answer, with a reason. */
+    const int has_why = HETC_PLUGIN_HAS_FIELD(s->p, hetc_plugin_t, supports_why) && s->p->supports_why;
+    hetc_check_step(s, "supports_why");
+    hetc_status_t why = has_why ? s->p->supports_why(inst, d, &cw->workload) : NULL;
+    char reason[512] = "";
+    if (why) snprintf(reason, sizeof(reason), "%s", hetc_status_message(why));
     if (!supported && templates > 0)
       hetc_check_say(s, "FAIL", "supports() says 0 but template_count() is %d", templates);
     else if (supported && templates <= 0)
       hetc_check_say(s, "FAIL", "supports() says 1 but template_count() is %d", templates);
+    else if (supported && why)
+      hetc_check_say(s, "FAIL", "supports() says 1 but supports_why() refuses: %s", reason);
+    else if (!supported && has_why && (!why || !reason[0]))
+      hetc_check_say(s, "FAIL", "supports() says 0 but supports_why() gives %s", why ? "an empty message" : "no reason");
     else if (!supported)
-      hetc_check_say(s, "SKIP", "not supported by this device");
+      hetc_check_say(s, "SKIP", "not supported by this device%s%s", reason[0] ? ": " : "", reason);
     else
       hetc_check_say(s, "PASS", "supported, %d template%s", templates, templates == 1 ? "" : "s");
+    hetc_status_free(why);
     hetc_check_item_end(s);
   }
   if (!supported || templates <= 0) return;

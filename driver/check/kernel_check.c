@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "package/plan.h"
 #include "graph/graph.h"
 #include "graph/infer.h"
 #include "reference/reference.h"
@@ -139,6 +140,15 @@ static hetc_status_t check_padding_zero(const hetc_plugin_tensor_t *type, const 
   return NULL;
 }
 
+static int same_layout(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
+  return a.kind == b.kind && (a.kind != HETC_PLUGIN_LAYOUT_NCHWC || a.block == b.block);
+}
+
+static void describe_layout(hetc_plugin_layout_t layout, char *out, size_t size) {
+  hetc_plugin_tensor_t type = {.rank = 4, .layout = layout};
+  hetc_layout_name(&type, out, size);
+}
+
 /* Runs a built artifact on random data; without `compare`, the reference
  * is not run and max_relative_error is 0. The artifact stays the caller's. */
 static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
@@ -155,6 +165,22 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
     return hetc_status_new(HETC_STATUS_INTERNAL,
                            "artifact_info describes %d inputs and %d params; the workload has %d inputs",
                            info->num_inputs, info->num_params, workload->num_inputs);
+  /* A layout transform's layouts are what it computes: one whose artifact
+   * reads or writes other layouts than those requested (a plain copy that
+   * calls both row-major) would pass the comparison below, which converts
+   * through the layouts artifact_info names. */
+  if (workload->op == HETC_PLUGIN_OP_LAYOUT_TRANSFORM &&
+      (!same_layout(info->input_layouts[0], workload->inputs[0].layout) ||
+       !same_layout(info->output_layout, workload->output.layout))) {
+    char want_in[32], want_out[32], got_in[32], got_out[32];
+    describe_layout(workload->inputs[0].layout, want_in, sizeof(want_in));
+    describe_layout(workload->output.layout, want_out, sizeof(want_out));
+    describe_layout(info->input_layouts[0], got_in, sizeof(got_in));
+    describe_layout(info->output_layout, got_out, sizeof(got_out));
+    return hetc_status_new(HETC_STATUS_INTERNAL,
+                           "the layout_transform %s -> %s was requested; artifact_info describes %s -> %s", want_in,
+                           want_out, got_in, got_out);
+  }
   hetc_status_t status = NULL;
   uint64_t state = seed | 1;
   int32_t n_in = workload->num_inputs, n_params = info->num_params, nargs = 0;

@@ -24,6 +24,7 @@ typedef struct supervisor_t {
   hetc_plugin_check_summary_t *summary;
   int32_t open_item;      /* item begun and not ended, -1 when none */
   char open_label[512];
+  char open_step[512]; /* the plugin call the open item is in (hetc_check_step), or "" */
   int load_failed;        /* item 0 (loading the plugin) failed */
 } supervisor_t;
 
@@ -50,8 +51,12 @@ static void handle_line(supervisor_t *sup, char *line) {
   if (line[0] == 'B' && tab) {
     sup->open_item = atoi(line + 2);
     snprintf(sup->open_label, sizeof(sup->open_label), "%s", tab + 1);
+    sup->open_step[0] = 0;
+  } else if (line[0] == 'C' && tab) {
+    snprintf(sup->open_step, sizeof(sup->open_step), "%s", tab + 1);
   } else if (line[0] == 'E') {
     sup->open_item = -1;
+    sup->open_step[0] = 0;
   } else if (line[0] == 'R' && tab) {
     *tab = 0;
     print_result(sup, line + 2, tab + 1);
@@ -115,8 +120,10 @@ static int32_t run_session(supervisor_t *sup, const char *path, const hetc_plugi
   while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0 && sup->open_item < 0) return -1;
-  char death[256];
+  char death[900];
   describe_death(wait_status, options->item_timeout_s, death, sizeof(death));
+  if (sup->open_item >= 0 && sup->open_step[0])
+    snprintf(death + strlen(death), sizeof(death) - strlen(death), " in %s", sup->open_step);
   if (sup->open_item >= 0) {
     print_result(sup, "FAIL", death);
     return sup->open_item + 1;
@@ -133,7 +140,7 @@ hetc_status_t hetc_plugin_check(const char *path, const hetc_plugin_check_option
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: %s", path, strerror(errno));
   if (!S_ISREG(info.st_mode)) return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: not a regular file", path);
   memset(out_summary, 0, sizeof(*out_summary));
-  supervisor_t sup = {report, out_summary, -1, "", 0};
+  supervisor_t sup = {report, out_summary, -1, "", "", 0};
   fprintf(report, "hetc plugin-check %s (host ABI %d.%d)%s\n", path, HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR,
           options->quick ? ", quick" : "");
   hetc_status_t status = NULL;

@@ -7,6 +7,8 @@
  *   DEFECT_CRASH            building a conv2d kernel crashes
  *   DEFECT_WRONG_NUMBERS    conv2d kernels add 0.5 to their first output
  *   DEFECT_LEAK             conv2d artifacts are never freed
+ *   DEFECT_COPY_TRANSFORM   a layout_transform to another layout is a plain
+ *                           copy, whose artifact_info says so
  * The sample's own behaviour is correct (plugin-check passes it), so each
  * failure plugin-check reports comes from the defect alone. */
 #include <dlfcn.h>
@@ -55,6 +57,16 @@ static hetc_plugin_status_t crashing_build(hetc_plugin_instance_t *instance, int
 }
 #endif
 
+#ifdef DEFECT_COPY_TRANSFORM
+static hetc_plugin_status_t copying_build(hetc_plugin_instance_t *instance, int32_t device_index,
+                                          const hetc_plugin_workload_t *workload, int32_t template_index,
+                                          const hetc_plugin_config_t *config, hetc_plugin_artifact_t **out) {
+  hetc_plugin_workload_t copy = *workload;
+  if (workload->op == HETC_PLUGIN_OP_LAYOUT_TRANSFORM) copy.output.layout = workload->inputs[0].layout;
+  return base->build(instance, device_index, &copy, template_index, config, out);
+}
+#endif
+
 #ifdef DEFECT_WRONG_NUMBERS
 static hetc_plugin_status_t wrong_run(hetc_plugin_instance_t *instance, const hetc_plugin_artifact_t *artifact,
                                       hetc_plugin_buffer_t *const *args, int32_t num_args) {
@@ -98,6 +110,9 @@ HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_majo
 #endif
 #ifdef DEFECT_CRASH
   table.build = crashing_build;
+#endif
+#ifdef DEFECT_COPY_TRANSFORM
+  table.build = copying_build;
 #endif
 #ifdef DEFECT_WRONG_NUMBERS
   table.run = wrong_run;

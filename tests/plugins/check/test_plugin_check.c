@@ -95,8 +95,11 @@ static void space_drift(void **state) {
 static void crash(void **state) {
   (void)state;
   const char *out = check_broken("crash");
-  expect_text(out, "FAIL  device 0: conv2d 1x8x10x10 -> 16 k3x3 s1 p1,1,1,1 bias relu: template 0 (example_c_direct): "
-                   "crashed (signal 11, Segmentation fault)\n");
+  /* The line names the call the plugin crashed in, after the item. */
+  expect_line(out, "FAIL  device 0: conv2d 1x8x10x10 -> 16 k3x3 s1 p1,1,1,1 bias relu: template 0 (example_c_direct): "
+                   "crashed (signal 11, Segmentation fault) in build of the default config {");
+  expect_line(out, "FAIL  device 0: calls with wrong arguments: crashed (signal 11, Segmentation fault) in build with a "
+                   "template index one past template_count(), on conv2d ");
   /* A new process went on after each crash. */
   expect_line(out, "PASS  device 0: dense 2x40 -> 10 bias relu: template 0 (example_c_dense):");
   expect_line(out, "PASS  release:");
@@ -117,12 +120,36 @@ static void leak(void **state) {
   expect_text(out, "allocated with host->alloc are still live after instance_destroy\n");
 }
 
+static void copy_transform(void **state) {
+  (void)state;
+  const char *out = check_broken("copy_transform");
+  expect_line(out, "FAIL  device 0: layout_transform 1x6x3x4 row-major -> NCHW4c: template 0 (");
+  expect_text(out, "the layout_transform NCHW -> NCHW4c was requested; artifact_info describes NCHW -> NCHW\n");
+}
+
 static void missing_file_is_bad_input(void **state) {
   (void)state;
   int exit_status;
   const char *out = check("no_such_plugin.so", "", &exit_status);
   assert_int_equal(exit_status, 2);
   expect_text(out, "no_such_plugin.so: No such file or directory\n");
+}
+
+/* A bare file name is the file in the current folder, as for any other
+ * command (dlopen alone would search the library path for it). */
+static void bare_file_name_in_current_folder(void **state) {
+  (void)state;
+  char command[2048], output[1 << 16];
+  snprintf(command, sizeof(command), "cd %s/example_c && %s/bin/hetc plugin-check libhetc_test_plugin_example_c.so "
+           "--quick 2>&1", getenv("HETC_CHECK_DIR"), getenv("HETC_BINARY_DIR"));
+  FILE *pipe = popen(command, "r");
+  assert_non_null(pipe);
+  size_t length = fread(output, 1, sizeof(output) - 1, pipe);
+  output[length] = 0;
+  int status = pclose(pipe);
+  printf("---- %s\n%s", command, output);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  expect_text(output, ", 0 failed, 0 skipped\n");
 }
 
 static void remove_store(const char *path) {
@@ -177,6 +204,7 @@ int main(void) {
       cmocka_unit_test(sample_passes), cmocka_unit_test(wrong_major),   cmocka_unit_test(bad_descriptor),
       cmocka_unit_test(space_drift),   cmocka_unit_test(crash),         cmocka_unit_test(wrong_numbers),
       cmocka_unit_test(leak),          cmocka_unit_test(missing_file_is_bad_input),
+      cmocka_unit_test(bare_file_name_in_current_folder), cmocka_unit_test(copy_transform),
       cmocka_unit_test(descriptor_shows_the_kept_peak),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
