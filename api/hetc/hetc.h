@@ -202,6 +202,11 @@ typedef struct hetc_compile_report_t {
    * as "cpu, opencl:1" (a device is NAME:INDEX when its plugin has several);
    * cut at the array's end. */
   char targets_used[256];
+  /* Kernels built by this compile (placement's candidates included), and
+   * kernel steps that used one built before for another step or for
+   * placement (each distinct kernel is built once). */
+  int32_t kernels_built;
+  int32_t kernels_reused;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

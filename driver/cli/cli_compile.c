@@ -69,6 +69,9 @@ int hetc_cli_compile(int argc, char **argv) {
       printf("graph-level selection: %.3f ms expected with every kernel at its template's default\n",
              report.default_seconds * 1e3);
     if (report.splits > 0) printf("split: %d conv2d across two devices\n", report.splits);
+    if (explain)
+      printf("kernels built: %d, each once (%d steps use a kernel built for placement or for another step)\n",
+             report.kernels_built, report.kernels_reused);
     if (report.concat_views > 0)
       printf("concat: %d written in place by the producers of their inputs (no kernel)\n", report.concat_views);
     if (report.avg_inner_loop_length > 0)

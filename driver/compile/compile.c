@@ -24,6 +24,8 @@
 #include "compile/kernel_build.h"
 #include "compile/placement_costs.h"
 #include "compile/selection_store.h"
+#include "kernel/kernel_shelf.h"
+#include "tune/config_json.h"
 #include "place/placement.h"
 
 /* A graph value as it exists on one device in one layout. */
@@ -53,6 +55,7 @@ typedef struct compiler_t {
   const hetc_compile_options_t *options;
   hetc_placement_t placement;     /* device per node; NULL device: first fit */
   hetc_kernel_times_t *times;     /* kernels timed for placement, owned */
+  hetc_kernel_shelf_t *shelf;     /* every kernel built, owned: each distinct one is built once */
   int32_t *view_of;               /* per plan value: the value whose slot holds it, -1 (buffer_plan.h) */
   int weigh_candidates;           /* graph-level selection (placement_costs.h) */
   int32_t view_capacity;
@@ -145,6 +148,42 @@ _Static_assert(HETC_CONFIG_DEFAULT == 0 && HETC_CONFIG_TUNED == 1 && HETC_CONFIG
 
 /* Appends a kernel step: built, emitted, params packed. The caller has set
  * name/device/inputs/output. */
+/* The kernel of `workload` on plan device `device` with template
+ * `template_index` and `config_json` (NULL: the template's default;
+ * template -1: an op without choice, built with template 0's default): the
+ * one the compile built already, found on its shelf, else built now and
+ * put there. The template and config are recorded in `step` either way.
+ * *out_artifact is the shelf's. */
+static hetc_status_t shelved_kernel(compiler_t *c, int32_t device, const hetc_plugin_workload_t *workload,
+                                    int32_t template_index, const char *config_json, const char *what,
+                                    hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact) {
+  hetc_plugin_entry_t *entry = c->entries[device];
+  const int32_t device_index = c->plan->devices[device].device_index;
+  const int32_t build_template = template_index < 0 ? 0 : template_index;
+  unsigned char *key = NULL;
+  const size_t key_bytes = hetc_kernel_key(workload, template_index, config_json, &key);
+  if (!key) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  hetc_plugin_artifact_t *found = hetc_kernel_shelf_find(c->shelf, device, key, key_bytes);
+  if (found) {
+    free(key);
+    *out_artifact = found;
+    return hetc_kernel_describe_json(entry, device_index, workload, build_template, config_json, what, step);
+  }
+  hetc_status_t status =
+      hetc_kernel_build_json(entry, device_index, workload, build_template, config_json, what, step, out_artifact);
+  if (status) {
+    free(key);
+    return status;
+  }
+  status = hetc_kernel_shelf_put(c->shelf, device, entry, key, key_bytes, *out_artifact);
+  if (status) {
+    entry->plugin->artifact_release(entry->instance, *out_artifact);
+    *out_artifact = NULL;
+    free(key);
+  }
+  return status;
+}
+
 static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const hetc_node_t *node,
                                         hetc_plugin_entry_t *entry, hetc_plugin_artifact_t *artifact,
                                         const hetc_plugin_workload_t *workload) {
@@ -200,7 +239,6 @@ static hetc_status_t add_one_input_step(compiler_t *c, hetc_plan_step_kind_t kin
 static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t source_id,
                                    int32_t device, hetc_plugin_layout_t layout, int32_t *out_id) {
   hetc_plugin_entry_t *entry = c->entries[device];
-  int32_t device_index = c->plan->devices[device].device_index;
   hetc_plugin_tensor_t input = c->plan->values[source_id].type;
   hetc_plugin_workload_t workload;
   memset(&workload, 0, sizeof(workload));
@@ -218,7 +256,7 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
   HETC_RETURN_IF_ERROR(add_one_input_step(c, HETC_PLAN_STEP_KERNEL, what, device, source_id, &step_index));
   hetc_plugin_artifact_t *artifact = NULL;
   HETC_RETURN_IF_ERROR(
-      hetc_kernel_build_default(entry, device_index, &workload, what, &c->plan->steps[step_index], &artifact));
+      shelved_kernel(c, device, &workload, -1, NULL, what, &c->plan->steps[step_index], &artifact));
   const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
   hetc_status_t status = NULL;
   if (info->num_inputs != 1 || !hetc_layout_equal(info->input_layouts[0], input.layout) ||
@@ -228,7 +266,6 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
   }
   if (!status) status = new_plan_value(c, graph_value, device, layout, &c->plan->steps[step_index].output);
   if (!status) status = finish_kernel_step(c, step_index, NULL, entry, artifact, &workload);
-  entry->plugin->artifact_release(entry->instance, artifact);
   if (!status) {
     *out_id = c->plan->steps[step_index].output;
     ++c->report.transforms;
@@ -315,25 +352,47 @@ static hetc_status_t place(compiler_t *c, int32_t node_index, const hetc_plugin_
  * chosen config that no longer builds (a plan kept in the records, a
  * plugin updated since) falls back as the records' choice would: the
  * package must not depend on the store being current. */
-static hetc_status_t build_node_kernel(compiler_t *c, int32_t node_index, hetc_plugin_entry_t *entry,
-                                       int32_t device_index, const hetc_plugin_workload_t *workload,
-                                       const char *what, hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact,
+/* A tunable node's kernel: the placement's choice, else the records'
+ * (or the cost model's) for it alone; one that no longer builds falls back
+ * to the default with a warning, since the package must not depend on the
+ * store being current. *out_artifact is the shelf's. */
+static hetc_status_t build_node_kernel(compiler_t *c, int32_t node_index, int32_t device,
+                                       const hetc_plugin_workload_t *workload, const char *what,
+                                       hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact,
                                        hetc_config_source_t *out_source) {
-  const int tunable = hetc_workload_is_tunable(workload);
-  if (!c->placement.candidate || !tunable)
-    return hetc_kernel_build_tuned(c->chooser, entry, device_index, workload, what, step, out_artifact, out_source);
-  const hetc_kernel_candidate_t *chosen = &c->placement.candidate[node_index];
-  *out_source = chosen->source;
-  hetc_status_t status = hetc_kernel_build_json(entry, device_index, workload, chosen->template_index,
-                                                chosen->config_json, what, step, out_artifact);
-  if (!status || (chosen->template_index == 0 && !chosen->config_json)) return status;
-  fprintf(stderr, "hetc: warning: %s: the chosen kernel does not build (%s); building the default\n", what,
-          hetc_status_message(status));
+  *out_source = HETC_CONFIG_DEFAULT;
+  if (!hetc_workload_is_tunable(workload)) return shelved_kernel(c, device, workload, -1, NULL, what, step, out_artifact);
+  int32_t template_index = 0;
+  char *config_json = NULL;
+  if (c->placement.candidate) {
+    const hetc_kernel_candidate_t *chosen = &c->placement.candidate[node_index];
+    template_index = chosen->template_index;
+    *out_source = chosen->source;
+    if (chosen->config_json && !(config_json = strdup(chosen->config_json)))
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  } else {
+    hetc_plugin_entry_t *entry = c->entries[device];
+    hetc_config_json_t config;
+    HETC_RETURN_IF_ERROR(hetc_config_choose(c->chooser, entry->plugin, entry->instance,
+                                            c->plan->devices[device].device_index, workload, &template_index, &config,
+                                            out_source));
+    if (*out_source != HETC_CONFIG_DEFAULT) {
+      config_json = hetc_config_to_json(&config.config);
+      hetc_config_json_free(&config);
+      if (!config_json) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+    }
+  }
+  hetc_status_t status = shelved_kernel(c, device, workload, template_index, config_json, what, step, out_artifact);
+  const int was_default = template_index == 0 && !config_json;
+  free(config_json);
+  if (!status || was_default) return status;
+  fprintf(stderr, "hetc: warning: %s: the %s config does not build (%s); using the default\n", what,
+          hetc_config_source_name(*out_source), hetc_status_message(status));
   hetc_status_free(status);
   hetc_plan_step_release(step);
   memset(step, 0, sizeof(*step));
   *out_source = HETC_CONFIG_DEFAULT;
-  return hetc_kernel_build_default(entry, device_index, workload, what, step, out_artifact);
+  return shelved_kernel(c, device, workload, 0, NULL, what, step, out_artifact);
 }
 
 /* The kernel step on `device` that writes plan value `value`, or -1. */
@@ -406,7 +465,6 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
     }
   }
   hetc_plugin_entry_t *entry = c->entries[device];
-  int32_t device_index = c->plan->devices[device].device_index;
   /* The step is appended after the input transforms it may need, so it is
    * built into a scratch record first. */
   hetc_plan_step_t scratch;
@@ -415,7 +473,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
   hetc_config_source_t source = HETC_CONFIG_DEFAULT;
-  hetc_status_t status = build_node_kernel(c, node_index, entry, device_index, &workload, what, &scratch, &artifact,
+  hetc_status_t status = build_node_kernel(c, node_index, device, &workload, what, &scratch, &artifact,
                                            &source);
   if (!status && hetc_workload_is_tunable(&workload))
     ++c->report.configs[source];
@@ -447,7 +505,6 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   if (!status) status = new_plan_value(c, node->output, device, info->output_layout,
                                        &c->plan->steps[step_index].output);
   if (!status) status = finish_kernel_step(c, step_index, node, entry, artifact, &workload);
-  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
   free(input_ids);
   hetc_plan_step_release(&scratch);
   return status;
@@ -571,7 +628,7 @@ static hetc_status_t place_graph(compiler_t *c, const int32_t *pinned, const int
       .device_indices = device_indices, .targets = targets,       .chooser = c->chooser,
       .records_path = c->options->records_path, .explain = explain, .progress = progress,
       .pinned_device = pinned, .split = split,                     .split_partner = split_partner,
-      .times = &c->times, .weigh_candidates = c->weigh_candidates};
+      .times = &c->times, .shelf = c->shelf, .weigh_candidates = c->weigh_candidates};
   hetc_placement_release(&c->placement);
   return hetc_placement_choose(&request, &c->placement);
 }
@@ -797,6 +854,7 @@ static void compiler_release(compiler_t *c) {
   free(c->view_of);
   hetc_placement_release(&c->placement);
   hetc_kernel_times_free(c->times);
+  hetc_kernel_shelf_free(c->shelf);
   hetc_plan_free(c->plan);
   hetc_graph_free(c->graph);
   hetc_config_chooser_free(c->chooser);
@@ -826,6 +884,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   c.options = options;
   double start = hetc_now_seconds();
   hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
+  if (!status) status = hetc_kernel_shelf_create(&c.shelf);
   if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
   if (!status) status = open_package(&c, out_path);
   if (!status) status = compile_all(&c);
@@ -844,6 +903,10 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   }
   if (!status && out_report) {
     describe_devices_used(&c, c.report.targets_used, sizeof(c.report.targets_used));
+    int64_t built = 0, reused = 0;
+    hetc_kernel_shelf_counts(c.shelf, &built, &reused);
+    c.report.kernels_built = (int32_t)built;
+    c.report.kernels_reused = (int32_t)reused;
     c.report.weights_bytes = c.plan->weights_bytes;
     c.report.build_seconds = hetc_now_seconds() - start;
     c.report.avg_inner_loop_length = c.inner_loop_count ? c.inner_loop_sum / c.inner_loop_count : 0;

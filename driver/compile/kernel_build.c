@@ -147,6 +147,15 @@ hetc_status_t hetc_kernel_build_json(hetc_plugin_entry_t *entry, int32_t device_
   return build_config(entry, device_index, workload, template_index, NULL, config_json, what, step, out_artifact);
 }
 
+hetc_status_t hetc_kernel_describe_json(hetc_plugin_entry_t *entry, int32_t device_index,
+                                        const hetc_plugin_workload_t *workload, int32_t template_index,
+                                        const char *config_json, const char *what, hetc_plan_step_t *step) {
+  resolved_t resolved;
+  hetc_status_t status = resolve_json(entry, device_index, workload, template_index, NULL, config_json, step, &resolved);
+  hetc_space_free(resolved.space);
+  return status ? hetc_status_annotate(status, "%s on %s", what, entry->plugin->name) : NULL;
+}
+
 typedef struct build_pool_t {
   hetc_kernel_build_job_t *jobs;
   const resolved_t *resolved;

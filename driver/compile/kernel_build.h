@@ -38,6 +38,13 @@ hetc_status_t hetc_kernel_build_json(hetc_plugin_entry_t *entry, int32_t device_
                                      const char *config_json, const char *what, hetc_plan_step_t *step,
                                      hetc_plugin_artifact_t **out_artifact);
 
+/* What hetc_kernel_build_json records in `step` (the template and its
+ * config), without building: for a kernel the compile has built already
+ * (kernel/kernel_shelf.h). */
+hetc_status_t hetc_kernel_describe_json(hetc_plugin_entry_t *entry, int32_t device_index,
+                                        const hetc_plugin_workload_t *workload, int32_t template_index,
+                                        const char *config_json, const char *what, hetc_plan_step_t *step);
+
 /* One kernel to build: template `template_index` of the plugin's device
  * with `config_json` (NULL: the template's default). The workload (and the
  * tensors it points at) and strings are borrowed; the results are the

@@ -43,6 +43,12 @@ void hetc_kernel_rounds_free(hetc_kernel_rounds_t *rounds) {
 
 int32_t hetc_kernel_rounds_count(const hetc_kernel_rounds_t *rounds) { return rounds->count; }
 
+hetc_plugin_artifact_t *hetc_kernel_rounds_take_artifact(hetc_kernel_rounds_t *rounds, int32_t job) {
+  hetc_plugin_artifact_t *artifact = rounds->jobs[job].artifact;
+  rounds->jobs[job].artifact = NULL;
+  return artifact;
+}
+
 static hetc_status_t add_buffer(round_job_t *job, int32_t device_index, uint64_t bytes) {
   if (job->num_args == MAX_ARGS) return hetc_status_new(HETC_STATUS_INTERNAL, "timing kernels: too many arguments");
   const hetc_plugin_t *p = job->entry->plugin;

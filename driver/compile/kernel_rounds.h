@@ -39,6 +39,10 @@ hetc_status_t hetc_kernel_rounds_run_one(hetc_kernel_rounds_t *rounds, int32_t j
 hetc_status_t hetc_kernel_rounds_time(hetc_kernel_rounds_t *rounds, int32_t timed, double *out_seconds,
                                       hetc_status_t *out_errors);
 
+/* Kernel `job`'s artifact, handed to the caller (who releases it through
+ * its plugin); the rounds keep only its buffers. */
+hetc_plugin_artifact_t *hetc_kernel_rounds_take_artifact(hetc_kernel_rounds_t *rounds, int32_t job);
+
 void hetc_kernel_rounds_free(hetc_kernel_rounds_t *rounds);
 
 #endif /* HETC_DRIVER_COMPILE_KERNEL_ROUNDS_H_ */

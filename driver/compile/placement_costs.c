@@ -11,6 +11,7 @@
 #include "compile/switch_cost.h"
 #include "common/thread_pool.h"
 #include "graph/split.h"
+#include "kernel/kernel_shelf.h"
 #include "package/plan.h"
 #include "place/placement.h"
 #include "place/transfer.h"
@@ -100,26 +101,12 @@ void hetc_kernel_times_free(hetc_kernel_times_t *times) {
   free(times);
 }
 
-/* The bytes that identify a kernel: its workload (the input pointer
- * replaced by the tensors it points at) and, for a tunable op, the
- * template and config; *out_key is the caller's to free. */
+/* The bytes that identify a kernel (kernel/kernel_shelf.h); a candidate
+ * NULL for an op without knobs. */
 static size_t kernel_key(const hetc_plugin_workload_t *workload, const hetc_kernel_candidate_t *candidate,
                          unsigned char **out_key) {
-  hetc_plugin_workload_t copy = *workload;
-  copy.inputs = NULL;
-  const size_t inputs = sizeof(hetc_plugin_tensor_t) * (size_t)workload->num_inputs;
-  const int32_t template_index = candidate ? candidate->template_index : -1;
-  const char *config = candidate && candidate->config_json ? candidate->config_json : "";
-  const size_t bytes = sizeof(copy) + inputs + sizeof(template_index) + strlen(config);
-  unsigned char *key = malloc(bytes);
-  if (key) {
-    memcpy(key, &copy, sizeof(copy));
-    memcpy(key + sizeof(copy), workload->inputs, inputs);
-    memcpy(key + sizeof(copy) + inputs, &template_index, sizeof(template_index));
-    memcpy(key + sizeof(copy) + inputs + sizeof(template_index), config, strlen(config));
-  }
-  *out_key = key;
-  return bytes;
+  return hetc_kernel_key(workload, candidate ? candidate->template_index : -1, candidate ? candidate->config_json : NULL,
+                         out_key);
 }
 
 /* The index of device's kernel with `key` among items[0, count), or -1. */
@@ -592,12 +579,19 @@ static hetc_status_t time_kernels(costing_t *c) {
     timed_kernel_t *q = &c->queued[j];
     if (errors[j]) {
       (void)usable(errors[j], c->r->targets[q->device]);
+      q->seconds = -1;
       continue;
     }
     q->seconds = seconds[j];
     if (c->r->times) {
-      times_add(c->r->times, *q);
-      q->key = NULL;
+      /* The cache gets a copy of the key; the kernel's own goes with it to
+       * the compile's shelf. */
+      timed_kernel_t kept = *q;
+      kept.key = malloc(q->key_bytes);
+      if (kept.key) {
+        memcpy(kept.key, q->key, q->key_bytes);
+        times_add(c->r->times, kept);
+      }
     }
   }
   for (int32_t k = 0; !status && k < g->num_nodes; ++k) {
@@ -1040,7 +1034,20 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   if (!status) status = queue_kernels(&c);
   if (!status) status = time_kernels(&c);
   if (!status) status = prune_layouts(&c);
-  /* The kernels and their buffers go before the solve: they may be large. */
+  /* The kernels that ran go on the compile's shelf, for the package; the
+   * rest, and every buffer, go before the solve: they may be large. */
+  for (int32_t j = 0; !status && r->shelf && j < hetc_kernel_rounds_count(c.rounds); ++j) {
+    timed_kernel_t *q = &c.queued[j];
+    if (q->seconds < 0) continue;
+    hetc_plugin_artifact_t *artifact = hetc_kernel_rounds_take_artifact(c.rounds, j);
+    hetc_status_t kept = hetc_kernel_shelf_put(r->shelf, q->device, r->entries[q->device], q->key, q->key_bytes, artifact);
+    if (kept) { /* only costs building it again */
+      r->entries[q->device]->plugin->artifact_release(r->entries[q->device]->instance, artifact);
+      hetc_status_free(kept);
+    } else {
+      q->key = NULL; /* the shelf's */
+    }
+  }
   for (int32_t j = 0; c.rounds && c.queued && j < hetc_kernel_rounds_count(c.rounds); ++j) free(c.queued[j].key);
   free(c.queued);
   hetc_kernel_rounds_free(c.rounds);

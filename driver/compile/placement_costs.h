@@ -50,6 +50,9 @@ typedef struct hetc_placement_request_t {
    * (the longer) in the expected latency. */
   const int32_t *split_partner;
   hetc_kernel_times_t **times;        /* the compile's cache (created on first use); NULL: none */
+  /* The compile's kernels (kernel/kernel_shelf.h): every kernel timed here
+   * that ran is put on it, for the package; NULL: released here. */
+  struct hetc_kernel_shelf_t *shelf;
   /* 1: graph-level selection, every candidate of config_choice.h weighed;
    * 0: each tunable node only with the config the records choose for it
    * alone (what a compile that places nothing builds). */
