@@ -15,6 +15,10 @@ if [ -z "$browser" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Chromium writes crash-report settings under $HOME/.config whatever its
+# profile folder; the suite's HOME is read-only and must stay empty.
+export HOME="$work/home"
+mkdir -p "$HOME"
 "$writer" --write-html "$work/report.html"
 # No network: the page must render from the file alone.
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile"
