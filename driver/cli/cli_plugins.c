@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "plugins/peaks.h"
 #include "plugins/registry.h"
-#include "tune/records.h"
+#include "records/records.h"
 
 static const char *state_name(hetc_plugin_state_t state) {
   switch (state) {

@@ -1,5 +1,5 @@
 /* `hetc records list|best|export|import|prune`: the tuning records store
- * from the command line (driver/tune/records.h, api/records-format.md). */
+ * from the command line (driver/records/records.h, api/records-format.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "tune/records.h"
-#include "tune/records_jsonl.h"
+#include "records/records.h"
+#include "records/records_jsonl.h"
 
 static const char usage[] =
     "usage: hetc records list   [--records PATH] [FILTERS] [--limit N]\n"

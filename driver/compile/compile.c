@@ -25,7 +25,7 @@
 #include "compile/placement_costs.h"
 #include "compile/selection_store.h"
 #include "kernel/kernel_shelf.h"
-#include "tune/config_json.h"
+#include "records/config_json.h"
 #include "place/placement.h"
 
 /* A graph value as it exists on one device in one layout. */

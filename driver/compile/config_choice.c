@@ -9,10 +9,10 @@
 #include "graph/tasks.h"
 #include "space/space.h"
 #include "space/task_space.h"
-#include "tune/features.h"
-#include "tune/record.h"
-#include "tune/records.h"
-#include "tune/transfer.h"
+#include "records/features.h"
+#include "records/record.h"
+#include "records/records.h"
+#include "records/transfer_learning.h"
 
 /* Configs the cost model rates per kernel when nothing was tuned: enough
  * to find a good region of spaces of a few thousand valid points, cheap

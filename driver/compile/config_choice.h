@@ -9,7 +9,7 @@
 #define HETC_DRIVER_COMPILE_CONFIG_CHOICE_H_
 
 #include "hetc/plugin.h"
-#include "tune/config_json.h"
+#include "records/config_json.h"
 
 typedef enum hetc_config_source_t {
   HETC_CONFIG_DEFAULT,

@@ -11,7 +11,7 @@
 
 #include "common/interrupt.h"
 #include "space/space.h"
-#include "tune/config_json.h"
+#include "records/config_json.h"
 
 static hetc_status_t record_config(hetc_plan_step_t *step, const hetc_plugin_config_t *config) {
   int32_t n = config->num_knobs;

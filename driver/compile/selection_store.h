@@ -10,7 +10,7 @@
 #define HETC_DRIVER_COMPILE_SELECTION_STORE_H_
 
 #include "compile/placement_costs.h"
-#include "tune/records.h"
+#include "records/records.h"
 
 /* What a plan is kept under: the optimized graph's identity (its nodes'
  * names, ops, workloads and wiring, before any split), the targets in

@@ -6,7 +6,7 @@
 #define HETC_DRIVER_PLACE_TRANSFER_H_
 
 #include "plugins/registry.h"
-#include "tune/records.h"
+#include "records/records.h"
 
 /* Times buffer_write and buffer_read of a small and a large buffer on the
  * device (the median of several of each) and fits latency + bytes x rate

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "plugins/host.h"
-#include "tune/records.h"
+#include "records/records.h"
 
 /* ------------------------------------------------------------------------ */
 /* What this process knows                                                  */

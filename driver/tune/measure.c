@@ -18,7 +18,7 @@
 
 #include "common/clock.h"
 #include "common/interrupt.h"
-#include "tune/json_text.h"
+#include "records/json_text.h"
 #include "tune/wire.h"
 #include "tune/worker_protocol.h"
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "tune/record.h"
+#include "records/record.h"
 #include "tune/trial.h"
 
 typedef struct hetc_measure_options_t {

@@ -9,7 +9,7 @@
 #define HETC_DRIVER_TUNE_TRIAL_H_
 
 #include "hetc/plugin.h"
-#include "tune/record.h"
+#include "records/record.h"
 
 typedef struct hetc_trial_options_t {
   int32_t number;         /* runs per repeat to start from (>= 1) */

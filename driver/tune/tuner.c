@@ -14,12 +14,12 @@
 #include "plugins/registry.h"
 #include "space/space_override.h"
 #include "space/task_space.h"
-#include "tune/config_json.h"
-#include "tune/features.h"
+#include "records/config_json.h"
+#include "records/features.h"
 #include "common/interrupt.h"
-#include "tune/records.h"
-#include "tune/records_jsonl.h"
-#include "tune/transfer.h"
+#include "records/records.h"
+#include "records/records_jsonl.h"
+#include "records/transfer_learning.h"
 
 #define MAX_MEASURERS 8
 #define HETC_TUNER_MAX_DEFAULTS 16

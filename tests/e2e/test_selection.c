@@ -35,8 +35,8 @@
 #include "place/placement.h"
 #include "plugins/registry.h"
 #include "space/space.h"
-#include "tune/config_json.h"
-#include "tune/records.h"
+#include "records/config_json.h"
+#include "records/records.h"
 
 #define TOLERANCE 1e-4
 #define MAX_NODES 64

@@ -1,5 +1,5 @@
 /* libFuzzer target for the JSON Lines records importer
- * (driver/tune/records_jsonl.h, api/records-format.md, "JSON Lines"):
+ * (driver/records/records_jsonl.h, api/records-format.md, "JSON Lines"):
  * arbitrary bytes as a records file, read line by line as `hetc records
  * import` reads it, and the first line alone as hetc_record_from_jsonl
  * parses one.
@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "common/json_input.h"
-#include "tune/json_text.h"
-#include "tune/record.h"
-#include "tune/records_jsonl.h"
+#include "records/json_text.h"
+#include "records/record.h"
+#include "records/records_jsonl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tune/records.h"
-#include "tune/records_jsonl.h"
+#include "records/records.h"
+#include "records/records_jsonl.h"
 
 static int ends_with(const char *text, const char *suffix) {
   size_t n = strlen(text), m = strlen(suffix);

@@ -1,5 +1,5 @@
-/* The XGBoost cost model and its transfer policy (driver/tune/cost_model.h,
- * driver/tune/transfer.h) on synthetic tuning tasks.
+/* The XGBoost cost model and its transfer policy (driver/records/cost_model.h,
+ * driver/records/transfer_learning.h) on synthetic tuning tasks.
  *
  * Each synthetic task is a tiled kernel with a hidden throughput function:
  * a bump around a task-specific best pair of tile sizes, a task-specific
@@ -26,8 +26,8 @@
 #include <cmocka.h>
 
 #include "common/fileio.h"
-#include "tune/cost_model.h"
-#include "tune/transfer.h"
+#include "records/cost_model.h"
+#include "records/transfer_learning.h"
 
 #define NUM_FEATURES 16
 #define NUM_TASKS 8

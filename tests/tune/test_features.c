@@ -1,4 +1,4 @@
-/* The shared feature schema (driver/tune/features.h, api/hetc/plugin.h)
+/* The shared feature schema (driver/records/features.h, api/hetc/plugin.h)
  * through the real cpu and vec plugins, loaded by the driver's registry:
  *   - names: one per index, non-empty, unique;
  *   - for several conv2d and dense workloads, every template, its default
@@ -27,7 +27,7 @@
 
 #include "plugins/registry.h"
 #include "space/space.h"
-#include "tune/features.h"
+#include "records/features.h"
 
 #define SAMPLED_CONFIGS 12
 #define MAX_ROWS (SAMPLED_CONFIGS + 1)

@@ -26,8 +26,8 @@
 #include "graph/tasks.h"
 #include "plugins/peaks.h"
 #include "plugins/registry.h"
-#include "tune/features.h"
-#include "tune/records.h"
+#include "records/features.h"
+#include "records/records.h"
 
 #define FAULT_FINGERPRINT "fault:0"
 #define FAULT_WORKLOAD "conv2d n1 c16 h10 w10 k16 r3x3 s1x1 p1,1,1,1 d1x1 g1+bias+relu f32"

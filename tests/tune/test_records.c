@@ -1,4 +1,4 @@
-/* The tuning records store (driver/tune/records.h), its JSON Lines
+/* The tuning records store (driver/records/records.h), its JSON Lines
  * interchange (records_jsonl.h, api/records-format.md) and `hetc records`:
  * every field survives the store and a file round trip, best and lookup
  * pick what they document, malformed files give their exact messages and
@@ -20,8 +20,8 @@
 #include <sqlite3.h>
 
 #include "common/fileio.h"
-#include "tune/records.h"
-#include "tune/records_jsonl.h"
+#include "records/records.h"
+#include "records/records_jsonl.h"
 
 #define W_BIG "conv2d n1 c64 h56 w56 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
 #define W_QUERY "conv2d n1 c64 h52 w52 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"

@@ -26,7 +26,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "tune/records.h"
+#include "records/records.h"
 
 static char hetc_path[1024], model_path[1024], temp_dir[256];
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "hetc/plugin.h"
-#include "tune/records.h"
+#include "records/records.h"
 
 /* Runs plugin-check on `plugin` (a path under HETC_CHECK_DIR) and returns
  * its output (static buffer) and exit status. */

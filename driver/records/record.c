@@ -1,4 +1,4 @@
-#include "tune/record.h"
+#include "records/record.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "common/clock.h"
 #include "common/json_input.h"
-#include "tune/json_text.h"
+#include "records/json_text.h"
 
 /* Indexed by hetc_record_error_t; the names are part of the records format
  * (api/records-format.md), so they never change. */

@@ -1,4 +1,4 @@
-/* driver/tune/transfer.h -- transfer learning for the cost model
+/* driver/records/transfer_learning.h -- transfer learning for the cost model
  * (README.md, "Tuning").
  *
  * Two cost models stacked. The global model is trained on every relevant
@@ -19,13 +19,13 @@
  *
  * Threads: hetc_transfer_model_predict and the save may run concurrently
  * with each other; fitting, loading and freeing need exclusive use. */
-#ifndef HETC_DRIVER_TUNE_TRANSFER_H_
-#define HETC_DRIVER_TUNE_TRANSFER_H_
+#ifndef HETC_DRIVER_RECORDS_TRANSFER_LEARNING_H_
+#define HETC_DRIVER_RECORDS_TRANSFER_LEARNING_H_
 
 #include <stdint.h>
 
 #include "common/status.h"
-#include "tune/cost_model.h"
+#include "records/cost_model.h"
 
 /* Own rows at which the task model's step size is half the global one's. */
 #define HETC_TRANSFER_HALF_WEIGHT_ROWS 32
@@ -74,4 +74,4 @@ hetc_status_t hetc_transfer_model_save_global(const hetc_transfer_model_t *m, co
  * drops the task model, as fit_global does. On failure m is unchanged. */
 hetc_status_t hetc_transfer_model_load_global(hetc_transfer_model_t *m, const char *path);
 
-#endif /* HETC_DRIVER_TUNE_TRANSFER_H_ */
+#endif /* HETC_DRIVER_RECORDS_TRANSFER_LEARNING_H_ */

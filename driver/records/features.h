@@ -1,4 +1,4 @@
-/* driver/tune/features.h -- one candidate as the cost model sees it
+/* driver/records/features.h -- one candidate as the cost model sees it
  * (README.md, "Tuning").
  *
  * A row is HETC_FEATURE_COUNT floats in the shared schema of
@@ -8,8 +8,8 @@
  * derived indices itself, so that rows of every plugin agree on them and
  * one model can learn across plugins and devices. NaN marks a missing
  * feature; rows are never padded or shortened. */
-#ifndef HETC_DRIVER_TUNE_FEATURES_H_
-#define HETC_DRIVER_TUNE_FEATURES_H_
+#ifndef HETC_DRIVER_RECORDS_FEATURES_H_
+#define HETC_DRIVER_RECORDS_FEATURES_H_
 
 #include <stdint.h>
 
@@ -43,4 +43,4 @@ hetc_status_t hetc_features_extract(const hetc_plugin_t *plugin,
                                     int32_t template_index,
                                     const hetc_plugin_config_t *config, float *out);
 
-#endif /* HETC_DRIVER_TUNE_FEATURES_H_ */
+#endif /* HETC_DRIVER_RECORDS_FEATURES_H_ */

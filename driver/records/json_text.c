@@ -1,4 +1,4 @@
-#include "tune/json_text.h"
+#include "records/json_text.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "tune/records.h"
+#include "records/records.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include "common/fileio.h"
 #include "hetc/hetc.h"
 #include "common/interrupt.h"
-#include "tune/json_text.h"
+#include "records/json_text.h"
 
 /* Who holds a claim (hetc_records_claim): this process, told apart from
  * any other that ever ran, on this machine or another sharing the file. */
@@ -264,7 +264,7 @@ static hetc_status_t end_write(hetc_records_t *store, hetc_status_t status) {
 
 /* Waits for another process's lock: up to the busy timeout in all,
  * sleeping 1 ms at first and up to 50 ms, and not at all once the user has
- * interrupted hetc (tune/interrupt.h). */
+ * interrupted hetc (common/interrupt.h). */
 static int busy_wait(void *user, int attempts) {
   hetc_records_t *store = user;
   double now = hetc_now_seconds();

@@ -1,6 +1,6 @@
-/* driver/tune/transfer.c -- the global prior and the task's correction
+/* driver/records/transfer_learning.c -- the global prior and the task's correction
  * (rule and reasons in transfer.h). */
-#include "tune/transfer.h"
+#include "records/transfer_learning.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* The shared feature schema: names, and the rows the driver assembles from
  * a plugin's loop-nest features plus its own workload, device and derived
  * features (features.h). */
-#include "tune/features.h"
+#include "records/features.h"
 
 #include <math.h>
 #include <stddef.h>

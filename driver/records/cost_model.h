@@ -1,4 +1,4 @@
-/* driver/tune/cost_model.h -- the tuner's cost model: gradient-boosted trees
+/* driver/records/cost_model.h -- the tuner's cost model: gradient-boosted trees
  * (XGBoost's C API) that rank the candidate configs of a task by predicted
  * throughput (README.md, "Tuning").
  *
@@ -15,8 +15,8 @@
  * with the previous trees until the new ones replace them in one step.
  * Each XGBoost call uses `threads` OpenMP threads (1 by default). The
  * module changes no process-wide XGBoost setting. */
-#ifndef HETC_DRIVER_TUNE_COST_MODEL_H_
-#define HETC_DRIVER_TUNE_COST_MODEL_H_
+#ifndef HETC_DRIVER_RECORDS_COST_MODEL_H_
+#define HETC_DRIVER_RECORDS_COST_MODEL_H_
 
 #include <stdint.h>
 
@@ -109,4 +109,4 @@ hetc_status_t hetc_cost_model_load_with_options(const char *path, int32_t num_fe
                                                 const hetc_cost_model_options_t *options,
                                                 hetc_cost_model_t **out_model);
 
-#endif /* HETC_DRIVER_TUNE_COST_MODEL_H_ */
+#endif /* HETC_DRIVER_RECORDS_COST_MODEL_H_ */

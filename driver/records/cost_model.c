@@ -1,4 +1,4 @@
-/* driver/tune/cost_model.c -- the ranking cost model on XGBoost's C API.
+/* driver/records/cost_model.c -- the ranking cost model on XGBoost's C API.
  *
  * XGBoost parameters (set in booster_configure) and why:
  *   objective rank:pairwise   README.md, "Tuning": labels are throughputs normalised
@@ -48,7 +48,7 @@
  * checksum (FNV-1a, 64 bit, 16 hex digits) covers those B bytes; the
  * header carries the width so that a model of another feature schema is
  * refused with a clear message before XGBoost sees it. */
-#include "tune/cost_model.h"
+#include "records/cost_model.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-/* driver/tune/config_json.h -- a config's explicit entities as the JSON
+/* driver/records/config_json.h -- a config's explicit entities as the JSON
  * text records keep: {"knob": [v, ...], ...} in the space's knob order. */
-#ifndef HETC_DRIVER_TUNE_CONFIG_JSON_H_
-#define HETC_DRIVER_TUNE_CONFIG_JSON_H_
+#ifndef HETC_DRIVER_RECORDS_CONFIG_JSON_H_
+#define HETC_DRIVER_RECORDS_CONFIG_JSON_H_
 
 #include "common/status.h"
 #include "hetc/plugin.h"
@@ -29,4 +29,4 @@ typedef struct hetc_config_json_t {
 hetc_status_t hetc_config_from_json(const char *text, hetc_config_json_t *out_config);
 void hetc_config_json_free(hetc_config_json_t *config);
 
-#endif /* HETC_DRIVER_TUNE_CONFIG_JSON_H_ */
+#endif /* HETC_DRIVER_RECORDS_CONFIG_JSON_H_ */

@@ -1,4 +1,4 @@
-/* driver/tune/json_text.h -- a growing text buffer that writes JSON values
+/* driver/records/json_text.h -- a growing text buffer that writes JSON values
  * byte for byte the same way every time (private to driver/tune).
  *
  * Records files and the store keep JSON text that must round-trip exactly
@@ -7,8 +7,8 @@
  * integers at any magnitude (cJSON switches to %g above 2^31), doubles in
  * their shortest form that reads back to the same bits. Parsing still goes
  * through cJSON. */
-#ifndef HETC_DRIVER_TUNE_JSON_TEXT_H_
-#define HETC_DRIVER_TUNE_JSON_TEXT_H_
+#ifndef HETC_DRIVER_RECORDS_JSON_TEXT_H_
+#define HETC_DRIVER_RECORDS_JSON_TEXT_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,4 +47,4 @@ char *hetc_utf8_sanitized(const char *text);
 char *hetc_json_text_take(hetc_json_text_t *text);
 void hetc_json_text_free(hetc_json_text_t *text);
 
-#endif /* HETC_DRIVER_TUNE_JSON_TEXT_H_ */
+#endif /* HETC_DRIVER_RECORDS_JSON_TEXT_H_ */

@@ -1,4 +1,4 @@
-/* driver/tune/records.h -- the tuning records store (api/records-format.md).
+/* driver/records/records.h -- the tuning records store (api/records-format.md).
  *
  * An SQLite file with one table of records in plain SQL (explicit columns,
  * so that a shared server database can hold the same table), holding each
@@ -24,12 +24,12 @@
  * the busy timeout), OUT_OF_MEMORY or INTERNAL, each with the path and
  * SQLite's text; a record that breaks hetc_record_validate gives
  * INVALID_ARGUMENT. */
-#ifndef HETC_DRIVER_TUNE_RECORDS_H_
-#define HETC_DRIVER_TUNE_RECORDS_H_
+#ifndef HETC_DRIVER_RECORDS_RECORDS_H_
+#define HETC_DRIVER_RECORDS_RECORDS_H_
 
 #include <stdint.h>
 
-#include "tune/record.h"
+#include "records/record.h"
 
 /* The schema this build writes (PRAGMA user_version) and the file's
  * identity (PRAGMA application_id, "hetc" in ASCII). */
@@ -338,4 +338,4 @@ hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *mode
 hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *model_key, const char *targets,
                                          hetc_selection_t *out_selection);
 
-#endif /* HETC_DRIVER_TUNE_RECORDS_H_ */
+#endif /* HETC_DRIVER_RECORDS_RECORDS_H_ */

@@ -1,4 +1,4 @@
-#include "tune/records_jsonl.h"
+#include "records/records_jsonl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 
 #include "common/fileio.h"
 #include "common/json_input.h"
-#include "tune/json_text.h"
+#include "records/json_text.h"
 
 /* AutoTVM writes this cost for every failed measurement; so do we, and the
  * importer ignores a failed record's costs. */

@@ -1,4 +1,4 @@
-/* driver/tune/records_jsonl.h -- tuning records as JSON Lines in AutoTVM's
+/* driver/records/records_jsonl.h -- tuning records as JSON Lines in AutoTVM's
  * record shape, for interchange (api/records-format.md). The format, line by
  * line and with every message the importer gives, is in
  * api/records-format.md.
@@ -6,14 +6,14 @@
  * Export -> import -> export is byte-identical, and every field of a record
  * survives (config_json in its canonical spelling,
  * hetc_record_config_canonical). */
-#ifndef HETC_DRIVER_TUNE_RECORDS_JSONL_H_
-#define HETC_DRIVER_TUNE_RECORDS_JSONL_H_
+#ifndef HETC_DRIVER_RECORDS_RECORDS_JSONL_H_
+#define HETC_DRIVER_RECORDS_RECORDS_JSONL_H_
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tune/record.h"
-#include "tune/records.h"
+#include "records/record.h"
+#include "records/records.h"
 
 /* The AutoTVM log version written in "version" and required on import. */
 #define HETC_RECORDS_JSONL_VERSION "0.2"
@@ -78,4 +78,4 @@ hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records);
 hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
                                         int32_t *out_imported, int32_t *out_duplicates);
 
-#endif /* HETC_DRIVER_TUNE_RECORDS_JSONL_H_ */
+#endif /* HETC_DRIVER_RECORDS_RECORDS_JSONL_H_ */

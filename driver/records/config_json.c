@@ -1,12 +1,12 @@
-#include "tune/config_json.h"
+#include "records/config_json.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/json_text.h"
-#include "tune/record.h"
+#include "records/json_text.h"
+#include "records/record.h"
 
 _Static_assert(HETC_CONFIG_JSON_MAX_KNOBS == HETC_RECORD_MAX_KNOBS &&
                    HETC_CONFIG_JSON_MAX_VALUES == HETC_RECORD_MAX_KNOB_VALUES,

@@ -1,7 +1,7 @@
-/* driver/tune/record.h -- one tuning measurement, as the records store,
+/* driver/records/record.h -- one tuning measurement, as the records store,
  * the measurer and the tuners all see it (api/records-format.md). */
-#ifndef HETC_DRIVER_TUNE_RECORD_H_
-#define HETC_DRIVER_TUNE_RECORD_H_
+#ifndef HETC_DRIVER_RECORDS_RECORD_H_
+#define HETC_DRIVER_RECORDS_RECORD_H_
 
 #include <stdint.h>
 
@@ -111,4 +111,4 @@ hetc_status_t hetc_record_validate(const hetc_record_t *record);
  * message starting "config_json: " otherwise. */
 hetc_status_t hetc_record_config_canonical(const char *config_json, char **out_canonical);
 
-#endif /* HETC_DRIVER_TUNE_RECORD_H_ */
+#endif /* HETC_DRIVER_RECORDS_RECORD_H_ */
