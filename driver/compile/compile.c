@@ -22,8 +22,8 @@
 #include "space/space.h"
 #include "compile/config_choice.h"
 #include "compile/kernel_build.h"
-#include "compile/placement_costs.h"
-#include "compile/selection_store.h"
+#include "place/placement_costs.h"
+#include "place/selection_store.h"
 #include "kernel/kernel_shelf.h"
 #include "records/config_json.h"
 #include "place/placement.h"
@@ -730,7 +730,7 @@ static void keep_selection(compiler_t *c, hetc_records_t *store, const hetc_sele
 }
 
 /* The plan graph-level selection kept for this model and these targets
- * (compile/selection_store.h), else a new one, kept for next time. A
+ * (place/selection_store.h), else a new one, kept for next time. A
  * first-fit placement and --explain or predict always cost anew. */
 static hetc_status_t place_or_reuse(compiler_t *c) {
   hetc_records_t *store = hetc_config_chooser_records(c->chooser);

@@ -1,7 +1,7 @@
 /* driver/compile/compile.h -- graph + targets -> a package directory.
  *
  * Placement: on several targets, each node runs where the cost model puts
- * it (compile/placement_costs.h), a conv2d possibly split by output
+ * it (place/placement_costs.h), a conv2d possibly split by output
  * channels across two devices (graph/split.h, as options->split says), or,
  * with HETC_PLACEMENT_FIRST, on the first target in the list whose plugin
  * supports its workload; always on the plugin's device 0. Each kernel gets the config the records choose,
@@ -26,7 +26,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
 /* Graph-level selection alone (`hetc tune` ends with it): chooses the plan
  * of `graph` on the options' targets as hetc_compile_graph would, over the
  * records' candidates, and keeps it in the records store
- * (compile/selection_store.h) for the next compile; writes no package.
+ * (place/selection_store.h) for the next compile; writes no package.
  * out_report (may be NULL) gets the expected latency of the plan and of the
  * best plan at the templates' default configs. */
 hetc_status_t hetc_compile_select(hetc_registry_t *registry, const hetc_graph_t *graph,

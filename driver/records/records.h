@@ -307,7 +307,7 @@ hetc_status_t hetc_records_get_peak(hetc_records_t *store, const char *device_fi
                                     hetc_kept_peak_t *out_peak, int *out_found);
 
 /* The plan graph-level selection chose for a model on a list of targets
- * (compile/placement_costs.h): per node, its device (an index into the
+ * (place/placement_costs.h): per node, its device (an index into the
  * targets), template and config (NULL: the template's default), and where
  * the config came from. Kept so that `hetc compile` builds what `hetc tune`
  * chose without costing every candidate again. */

@@ -1,4 +1,4 @@
-/* Graph-level selection (README.md, "Tuning"; compile/placement_costs.c).
+/* Graph-level selection (README.md, "Tuning"; place/placement_costs.c).
  *
  * selection: crafted records give the three convs of
  * tests/e2e/models/selection.json tuned configs in several channel blocks

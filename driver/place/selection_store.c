@@ -1,4 +1,4 @@
-#include "compile/selection_store.h"
+#include "place/selection_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* driver/compile/selection_store.h -- keeping graph-level selection's plan.
+/* driver/place/selection_store.h -- keeping graph-level selection's plan.
  *
  * Choosing a plan builds and times every candidate kernel of a model
  * (placement_costs.h), a matter of seconds to minutes. `hetc tune` chooses
@@ -6,10 +6,10 @@
  * `hetc compile` then builds that plan without costing again, as long as
  * the model, the targets and their devices are the same, the store holds
  * no newer records, and every chosen template still exists at its version. */
-#ifndef HETC_DRIVER_COMPILE_SELECTION_STORE_H_
-#define HETC_DRIVER_COMPILE_SELECTION_STORE_H_
+#ifndef HETC_DRIVER_PLACE_SELECTION_STORE_H_
+#define HETC_DRIVER_PLACE_SELECTION_STORE_H_
 
-#include "compile/placement_costs.h"
+#include "place/placement_costs.h"
 #include "records/records.h"
 
 /* What a plan is kept under: the optimized graph's identity (its nodes'
@@ -37,4 +37,4 @@ hetc_status_t hetc_selection_find(hetc_records_t *store, const hetc_selection_ke
                                   int32_t num_devices, hetc_plugin_entry_t *const *entries,
                                   const int32_t *device_indices, hetc_placement_t *out_placement, int *out_found);
 
-#endif /* HETC_DRIVER_COMPILE_SELECTION_STORE_H_ */
+#endif /* HETC_DRIVER_PLACE_SELECTION_STORE_H_ */

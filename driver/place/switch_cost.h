@@ -1,4 +1,4 @@
-/* driver/compile/switch_cost.h -- what switching devices between two
+/* driver/place/switch_cost.h -- what switching devices between two
  * kernels costs, for placement.
  *
  * Each kernel is timed alone, back to back with itself. When a kernel on
@@ -8,8 +8,8 @@
  * runtime may too) and the second's must wake. Two targets of
  * one host pay this on every switch; a plan that alternates between them
  * runs slower than the sum of its kernels unless placement prices it. */
-#ifndef HETC_DRIVER_COMPILE_SWITCH_COST_H_
-#define HETC_DRIVER_COMPILE_SWITCH_COST_H_
+#ifndef HETC_DRIVER_PLACE_SWITCH_COST_H_
+#define HETC_DRIVER_PLACE_SWITCH_COST_H_
 
 #include "plugins/registry.h"
 
@@ -23,4 +23,4 @@
 hetc_status_t hetc_switch_costs_measure(int32_t num_devices, hetc_plugin_entry_t *const *entries,
                                         const int32_t *device_indices, double *out_seconds);
 
-#endif /* HETC_DRIVER_COMPILE_SWITCH_COST_H_ */
+#endif /* HETC_DRIVER_PLACE_SWITCH_COST_H_ */

@@ -1,5 +1,5 @@
 /* Timing many built kernels in rounds (kernel_rounds.h). */
-#include "compile/kernel_rounds.h"
+#include "kernel/kernel_rounds.h"
 
 #include <stdlib.h>
 #include <string.h>

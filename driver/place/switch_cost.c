@@ -1,6 +1,6 @@
 /* Measuring what it costs to switch devices between two kernels
  * (switch_cost.h). */
-#include "compile/switch_cost.h"
+#include "place/switch_cost.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "common/clock.h"
 #include "compile/kernel_build.h"
-#include "compile/kernel_rounds.h"
+#include "kernel/kernel_rounds.h"
 
 #define PROBE_RUNS 7
 

@@ -1,4 +1,4 @@
-#include "compile/placement_costs.h"
+#include "place/placement_costs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 
 #include "compile/concat_view.h"
 #include "compile/kernel_build.h"
-#include "compile/kernel_rounds.h"
-#include "compile/switch_cost.h"
+#include "kernel/kernel_rounds.h"
+#include "place/switch_cost.h"
 #include "common/thread_pool.h"
 #include "graph/split.h"
 #include "kernel/kernel_shelf.h"

@@ -1,4 +1,4 @@
-/* driver/compile/kernel_rounds.h -- timing many built kernels in rounds.
+/* driver/kernel/kernel_rounds.h -- timing many built kernels in rounds.
  *
  * A kernel timed alone, back to back with itself, finds its weights and
  * activations in cache and sees a few milliseconds of the machine's
@@ -8,8 +8,8 @@
  * by node), one warm-up round then N timed ones, each kernel's time the
  * median over the rounds. A burst of load on a shared machine then spoils
  * one sample of many kernels rather than every sample of a few. */
-#ifndef HETC_DRIVER_COMPILE_KERNEL_ROUNDS_H_
-#define HETC_DRIVER_COMPILE_KERNEL_ROUNDS_H_
+#ifndef HETC_DRIVER_KERNEL_KERNEL_ROUNDS_H_
+#define HETC_DRIVER_KERNEL_KERNEL_ROUNDS_H_
 
 #include "plugins/registry.h"
 
@@ -45,4 +45,4 @@ hetc_plugin_artifact_t *hetc_kernel_rounds_take_artifact(hetc_kernel_rounds_t *r
 
 void hetc_kernel_rounds_free(hetc_kernel_rounds_t *rounds);
 
-#endif /* HETC_DRIVER_COMPILE_KERNEL_ROUNDS_H_ */
+#endif /* HETC_DRIVER_KERNEL_KERNEL_ROUNDS_H_ */

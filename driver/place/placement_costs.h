@@ -1,15 +1,15 @@
-/* driver/compile/placement_costs.h -- cost-based placement for a compile
+/* driver/place/placement_costs.h -- cost-based placement for a compile
  * on several targets: every node built on every device that supports it
  * (with the config the records choose, or with graph-level selection each
  * of its candidates: config_choice.h) and timed in rounds
- * (compile/kernel_rounds.h), the transfer costs of each device (from the
+ * (kernel/kernel_rounds.h), the transfer costs of each device (from the
  * records store, else measured and kept there), the cost of a layout
  * transform on each device, the cost of switching devices between two
- * nodes (compile/switch_cost.h), and the optimiser of place/placement.h
+ * nodes (place/switch_cost.h), and the optimiser of place/placement.h
  * over them; then, as the request says, conv2d splits to propose. The
  * compile stage builds the plan the choice describes. */
-#ifndef HETC_DRIVER_COMPILE_PLACEMENT_COSTS_H_
-#define HETC_DRIVER_COMPILE_PLACEMENT_COSTS_H_
+#ifndef HETC_DRIVER_PLACE_PLACEMENT_COSTS_H_
+#define HETC_DRIVER_PLACE_PLACEMENT_COSTS_H_
 
 #include <stdio.h>
 
