@@ -1,6 +1,5 @@
 #include "compile/compile.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "graph/split.h"
 #include "graph/tasks.h"
 #include "package/package_files.h"
+#include "package/package_weights.h"
 #include "package/plan_order.h"
 #include "package/plan.h"
 #include "reference/reference.h"
@@ -50,7 +50,7 @@ typedef struct compiler_t {
   int32_t device_capacity;       /* of entries, labels and plan->devices */
   copies_t *copies;              /* per graph value */
   char *temp_dir, *kernel_dir;
-  FILE *weights;
+  hetc_weights_writer_t *weights; /* the package's weights.bin, being written */
   hetc_config_chooser_t *chooser; /* tuned configs; NULL: defaults only */
   const hetc_compile_options_t *options;
   hetc_placement_t placement;     /* device per node; NULL device: first fit */
@@ -100,15 +100,9 @@ static hetc_status_t new_plan_value(compiler_t *c, int32_t graph_value, int32_t 
 
 static hetc_status_t write_param(compiler_t *c, const void *data, uint64_t bytes,
                                  hetc_plan_param_t *out) {
-  static const char zeros[64];
-  uint64_t offset = c->plan->weights_bytes;
-  uint64_t pad = (64 - offset % 64) % 64;
-  if ((pad && fwrite(zeros, 1, pad, c->weights) != pad) ||
-      (bytes && fwrite(data, 1, bytes, c->weights) != bytes))
-    return hetc_file_write_failure(c->temp_dir, "writing " HETC_PACKAGE_WEIGHTS, errno);
-  out->offset = offset + pad;
+  HETC_RETURN_IF_ERROR(hetc_weights_append(c->weights, data, bytes, &out->offset));
   out->bytes = bytes;
-  c->plan->weights_bytes = offset + pad + bytes;
+  c->plan->weights_bytes = hetc_weights_length(c->weights);
   return NULL;
 }
 
@@ -601,16 +595,10 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
 static hetc_status_t open_package(compiler_t *c, const char *out_path) {
   HETC_RETURN_IF_ERROR(hetc_dir_create_temp_beside(out_path, &c->temp_dir));
   c->kernel_dir = hetc_path_join(c->temp_dir, HETC_PACKAGE_KERNEL_DIR);
-  char *weights_path = hetc_path_join(c->temp_dir, HETC_PACKAGE_WEIGHTS);
-  if (!c->kernel_dir || !weights_path) {
-    free(weights_path);
-    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  }
-  hetc_status_t status = NULL;
-  if (mkdir(c->kernel_dir, 0755) != 0 || !(c->weights = fopen(weights_path, "wb")))
-    status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create package files", c->temp_dir);
-  free(weights_path);
-  return status;
+  if (!c->kernel_dir) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
+  if (mkdir(c->kernel_dir, 0755) != 0)
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot create package files", c->temp_dir);
+  return hetc_weights_create(c->temp_dir, &c->weights);
 }
 
 /* One costing and solve over the current graph: `pinned` and
@@ -830,11 +818,9 @@ static hetc_status_t compile_all(compiler_t *c) {
     HETC_RETURN_IF_ERROR(value_on(c, g->outputs[o], device, row_major, &io->value));
   }
   HETC_RETURN_IF_ERROR(hetc_buffer_plan_assign(c->plan, c->view_of));
-  if (fclose(c->weights) != 0) {
-    c->weights = NULL;
-    return hetc_file_write_failure(c->temp_dir, "writing " HETC_PACKAGE_WEIGHTS, errno);
-  }
+  hetc_weights_writer_t *weights = c->weights;
   c->weights = NULL;
+  HETC_RETURN_IF_ERROR(hetc_weights_finish(weights));
   /* The reader refuses a plan that reads a value before writing it or
    * writes over one still needed; compile must never write one. */
   hetc_status_t order = hetc_plan_check_order(c->plan);
@@ -889,7 +875,7 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   if (!status) status = open_package(&c, out_path);
   if (!status) status = compile_all(&c);
   if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
-  if (c.weights) fclose(c.weights);
+  hetc_weights_abandon(c.weights);
   if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);
   if (hetc_status_code(status) == HETC_STATUS_INTERRUPTED) {
     /* Said once, plainly, wherever the work noticed it (a kernel build

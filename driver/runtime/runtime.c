@@ -9,6 +9,7 @@
 #include "compile/concat_view.h"
 #include "graph/graph.h"
 #include "package/package_files.h"
+#include "package/package_weights.h"
 #include "plugins/host.h"
 #include "runtime/runtime_internal.h"
 
@@ -171,22 +172,15 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
                                 hetc_runtime_t **out_runtime) {
   hetc_runtime_t *rt = calloc(1, sizeof(*rt));
   if (!rt) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
-  char *weights = NULL, *weights_path = hetc_path_join(package_dir, HETC_PACKAGE_WEIGHTS);
-  size_t weights_size = 0;
+  unsigned char *weights = NULL;
   hetc_status_t status = hetc_plan_read_manifest(package_dir, &rt->plan);
   /* Before any plugin sees a file: a damaged kernel must not reach dlopen. */
   if (!status) status = hetc_package_files_check(rt->plan, package_dir, 0);
   if (!status) {
     rt->kernel_dir = hetc_path_join(package_dir, HETC_PACKAGE_KERNEL_DIR);
-    status = weights_path ? hetc_file_read_all(weights_path, (size_t)rt->plan->weights_bytes, &weights, &weights_size)
-                          : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
-    if (hetc_status_code(status) == HETC_STATUS_BAD_INPUT)
-      status = hetc_status_annotate(status, "the manifest says %s has %llu bytes", HETC_PACKAGE_WEIGHTS,
-                                    (unsigned long long)rt->plan->weights_bytes);
+    status = rt->kernel_dir ? hetc_weights_read(rt->plan, package_dir, &weights)
+                            : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
   }
-  if (!status && weights_size != rt->plan->weights_bytes)
-    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %zu bytes, the manifest says %llu", weights_path,
-                             weights_size, (unsigned long long)rt->plan->weights_bytes);
   if (!status) status = resolve_devices(rt, registry);
   if (!status) {
     hetc_plan_t *plan = rt->plan;
@@ -199,7 +193,7 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
     if (!rt->slots || !rt->slot_host || !rt->views || !rt->artifacts || !rt->params || !rt->workspaces || !rt->kernel_dir)
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
     for (int32_t s = 0; !status && s < plan->num_steps; ++s) {
-      status = load_step(rt, s, (const unsigned char *)weights);
+      status = load_step(rt, s, weights);
       if (hetc_status_code(status) == HETC_STATUS_BAD_INPUT) status = hetc_status_annotate(status, "%s", package_dir);
     }
     for (int32_t k = 0; !status && k < plan->num_slots; ++k)
@@ -215,7 +209,6 @@ hetc_status_t hetc_runtime_open(hetc_registry_t *registry, const char *package_d
     if (!status) status = hetc_executor_create(rt);
   }
   free(weights);
-  free(weights_path);
   if (status) {
     hetc_runtime_close(rt);
     return status;
