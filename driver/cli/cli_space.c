@@ -12,6 +12,7 @@
 #include "plugins/registry.h"
 #include "space/space_override.h"
 #include "space/task_space.h"
+#include "kernel/plugin_calls.h"
 
 static const char usage[] =
     "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n"
@@ -62,7 +63,7 @@ int hetc_cli_space(int argc, char **argv) {
   if (!status) status = hetc_registry_open(&registry);
   if (!status) status = hetc_registry_target(registry, target, &entry);
   if (!status) status = hetc_graph_task_workload(graph, tasks, task, inputs, &workload);
-  if (!status && !entry->plugin->supports(entry->instance, 0, &workload))
+  if (!status && !hetc_entry_supports(entry, 0, &workload))
     status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "target '%s' does not support task %d (%s)",
                              target, task + 1, tasks->tasks[task].key);
   if (!status)
@@ -76,7 +77,7 @@ int hetc_cli_space(int argc, char **argv) {
     status = as_bad_input(hetc_space_overrides_check_templates(overrides, target, names, count < 64 ? count : 64));
   }
   if (!status) {
-    const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, 0);
+    const hetc_plugin_device_t *device = hetc_entry_device(entry, 0);
     printf("%s task %d of %d: %s (%d node%s)\n", hetc_model_name(model), task + 1, tasks->count,
            tasks->tasks[task].key, tasks->tasks[task].count,
            tasks->tasks[task].count == 1 ? "" : "s");

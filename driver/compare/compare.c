@@ -17,6 +17,7 @@
 #include "package/plan.h"
 #include "plugins/peaks.h"
 #include "runtime/runtime.h"
+#include "kernel/plugin_calls.h"
 
 /* As placement times kernels: the median of 5 runs on random data. */
 #define TIMED_REPEATS 5
@@ -91,7 +92,7 @@ static hetc_status_t add_devices(comparison_t *c) {
     copy_text(device->target, sizeof(device->target), o->targets[t]);
     hetc_plugin_entry_t *entry = NULL;
     hetc_status_t status = hetc_registry_target(c->registry, o->targets[t], &entry);
-    if (!status && entry->plugin->device_count(entry->instance) < 1)
+    if (!status && hetc_entry_device_count(entry) < 1)
       status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", o->targets[t]);
     /* A device this machine lacks (cuda without a GPU) is part of the
      * answer, not a reason to give none. */
@@ -100,8 +101,8 @@ static hetc_status_t add_devices(comparison_t *c) {
       continue;
     }
     HETC_RETURN_IF_ERROR(status);
-    const hetc_plugin_device_t *descriptor = entry->plugin->device_get(entry->instance, 0);
-    copy_text(device->name, sizeof(device->name), descriptor ? descriptor->name : entry->plugin->name);
+    const hetc_plugin_device_t *descriptor = hetc_entry_device(entry, 0);
+    copy_text(device->name, sizeof(device->name), descriptor ? descriptor->name : hetc_entry_name(entry));
     device->peak_gflops = descriptor ? hetc_device_peak_gflops(descriptor) : 0;
     c->entries[t] = entry;
     ++available;
@@ -126,7 +127,7 @@ static hetc_status_t time_template(hetc_plugin_entry_t *entry, const hetc_plugin
   kernel_check_result_t timing;
   if (!status) status = hetc_kernel_check_time_artifact(entry, 0, workload, t, artifact, TIMED_REPEATS, &timing);
   if (!status) *out_seconds = timing.seconds;
-  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
+  if (artifact) hetc_entry_artifact_release(entry, artifact);
   hetc_plan_step_release(&scratch);
   return status;
 }

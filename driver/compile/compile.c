@@ -27,6 +27,7 @@
 #include "kernel/kernel_shelf.h"
 #include "records/config_json.h"
 #include "place/placement.h"
+#include "kernel/plugin_calls.h"
 
 /* A graph value as it exists on one device in one layout. */
 typedef struct copy_of_t {
@@ -121,7 +122,7 @@ static hetc_status_t pack_params(compiler_t *c, const hetc_node_t *node, hetc_pl
     const hetc_param_t *param = hetc_graph_node_param(node, p);
     void *packed = malloc(info->param_bytes[p] ? info->param_bytes[p] : 1);
     if (!packed) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "packing %s", step->name);
-    hetc_status_t status = entry->plugin->pack_param(artifact, p, param->data, (uint64_t)param->count, packed);
+    hetc_status_t status = hetc_entry_pack_param(entry, artifact, p, param->data, (uint64_t)param->count, packed);
     const int64_t nonfinite = status ? 0 : hetc_count_nonfinite(packed, info->param_bytes[p]);
     if (nonfinite)
       fprintf(stderr, "hetc: warning: %s: param %d holds %lld NaN or infinite values once packed (folded batch norm "
@@ -171,7 +172,7 @@ static hetc_status_t shelved_kernel(compiler_t *c, int32_t device, const hetc_pl
   }
   status = hetc_kernel_shelf_put(c->shelf, device, entry, key, key_bytes, *out_artifact);
   if (status) {
-    entry->plugin->artifact_release(entry->instance, *out_artifact);
+    hetc_entry_artifact_release(entry, *out_artifact);
     *out_artifact = NULL;
     free(key);
   }
@@ -182,7 +183,7 @@ static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const
                                         hetc_plugin_entry_t *entry, hetc_plugin_artifact_t *artifact,
                                         const hetc_plugin_workload_t *workload) {
   hetc_plan_step_t *step = &c->plan->steps[step_index];
-  const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
+  const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(entry, artifact);
   step->kind = HETC_PLAN_STEP_KERNEL;
   step->workload = *workload;
   step->input_types = calloc((size_t)workload->num_inputs + 1, sizeof(hetc_plugin_tensor_t));
@@ -195,7 +196,7 @@ static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const
   step->workspace_bytes = info->workspace_bytes;
   step->avg_inner_loop_length = info->avg_inner_loop_length;
   char prefix[64];
-  snprintf(prefix, sizeof(prefix), "s%04d-%s", step_index, entry->plugin->name);
+  snprintf(prefix, sizeof(prefix), "s%04d-%s", step_index, hetc_entry_name(entry));
   step->artifact_prefix = strdup(prefix);
   if (!step->artifact_prefix) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
   HETC_RETURN_IF_ERROR(pack_params(c, node, entry, artifact, info, step));
@@ -203,7 +204,7 @@ static hetc_status_t finish_kernel_step(compiler_t *c, int32_t step_index, const
     c->inner_loop_sum += info->avg_inner_loop_length;
     ++c->inner_loop_count;
   }
-  hetc_status_t status = entry->plugin->artifact_emit(entry->instance, artifact, c->kernel_dir, prefix);
+  hetc_status_t status = hetc_entry_artifact_emit(entry, artifact, c->kernel_dir, prefix);
   ++c->report.kernels;
   return status ? hetc_status_annotate(status, "%s: emitting the artifact", step->name) : NULL;
 }
@@ -251,12 +252,12 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
   hetc_plugin_artifact_t *artifact = NULL;
   HETC_RETURN_IF_ERROR(
       shelved_kernel(c, device, &workload, -1, NULL, what, &c->plan->steps[step_index], &artifact));
-  const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
+  const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(entry, artifact);
   hetc_status_t status = NULL;
   if (info->num_inputs != 1 || !hetc_layout_equal(info->input_layouts[0], input.layout) ||
       !hetc_layout_equal(info->output_layout, layout)) {
     status = hetc_status_new(HETC_STATUS_UNSUPPORTED, "%s: target '%s' cannot convert %s to %s", what,
-                             entry->plugin->name, from, to);
+                             hetc_entry_name(entry), from, to);
   }
   if (!status) status = new_plan_value(c, graph_value, device, layout, &c->plan->steps[step_index].output);
   if (!status) status = finish_kernel_step(c, step_index, NULL, entry, artifact, &workload);
@@ -313,7 +314,7 @@ static hetc_status_t first_fit(const compiler_t *c, int32_t node_index, const he
                                int32_t *out_device) {
   for (int32_t d = 0; d < c->plan->num_devices; ++d) {
     hetc_plugin_entry_t *entry = c->entries[d];
-    if (entry->plugin->supports(entry->instance, c->plan->devices[d].device_index, workload)) {
+    if (hetc_entry_supports(entry, c->plan->devices[d].device_index, workload)) {
       *out_device = d;
       return NULL;
     }
@@ -476,7 +477,7 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
             hetc_op_name(node->op), node->name, c->labels[device], hetc_config_source_name(source));
   int32_t *input_ids = calloc((size_t)workload.num_inputs + 1, sizeof(int32_t));
   if (!status && !input_ids) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  const hetc_plugin_artifact_info_t *info = status ? NULL : entry->plugin->artifact_info(artifact);
+  const hetc_plugin_artifact_info_t *info = status ? NULL : hetc_entry_artifact_info(entry, artifact);
   if (info && info->num_inputs != workload.num_inputs)
     status = hetc_status_new(HETC_STATUS_INTERNAL, "%s: artifact reads %d inputs, expected %d", what,
                              info->num_inputs, workload.num_inputs);
@@ -521,15 +522,15 @@ static hetc_status_t add_device(compiler_t *c, hetc_plugin_entry_t *entry, int32
     if (!devices || !entries || !labels) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
     c->device_capacity = capacity;
   }
-  const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, index);
+  const hetc_plugin_device_t *device = hetc_entry_device(entry, index);
   const int32_t d = c->plan->num_devices++;
   hetc_plan_device_t *plan_device = &c->plan->devices[d];
   memset(plan_device, 0, sizeof(*plan_device));
   c->entries[d] = entry;
   c->labels[d] = strdup(label);
-  plan_device->target = strdup(entry->plugin->name);
+  plan_device->target = strdup(hetc_entry_name(entry));
   plan_device->device_index = index;
-  plan_device->plugin_version = strdup(entry->plugin->version ? entry->plugin->version : "");
+  plan_device->plugin_version = strdup(hetc_entry_version(entry) ? hetc_entry_version(entry) : "");
   plan_device->fingerprint = strdup(device && device->fingerprint ? device->fingerprint : "");
   if (!c->labels[d] || !plan_device->target || !plan_device->plugin_version || !plan_device->fingerprint)
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
@@ -545,7 +546,7 @@ static hetc_status_t add_target(compiler_t *c, hetc_registry_t *registry, const 
   hetc_plugin_entry_t *entry;
   int32_t index;
   hetc_status_t status = hetc_registry_target_spec(registry, spec, &entry, &index);
-  const int32_t count = status ? 0 : entry->plugin->device_count(entry->instance);
+  const int32_t count = status ? 0 : hetc_entry_device_count(entry);
   if (!status && count < 1)
     status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' has no device", spec);
   if (status && hetc_status_code(status) == HETC_STATUS_UNAVAILABLE) {
@@ -560,8 +561,8 @@ static hetc_status_t add_target(compiler_t *c, hetc_registry_t *registry, const 
   HETC_RETURN_IF_ERROR(status);
   char label[300];
   for (int32_t i = index < 0 ? 0 : index; i < (index < 0 ? count : index + 1); ++i) {
-    if (count > 1) snprintf(label, sizeof(label), "%s:%d", entry->plugin->name, i);
-    else snprintf(label, sizeof(label), "%s", entry->plugin->name);
+    if (count > 1) snprintf(label, sizeof(label), "%s:%d", hetc_entry_name(entry), i);
+    else snprintf(label, sizeof(label), "%s", hetc_entry_name(entry));
     HETC_RETURN_IF_ERROR(add_device(c, entry, i, label));
   }
   return NULL;
@@ -762,7 +763,7 @@ static hetc_status_t records_offer_configs(compiler_t *c, int *out_offered) {
     hetc_plugin_workload_t workload;
     HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, k, inputs, &workload));
     if (!hetc_workload_is_tunable(&workload)) continue;
-    if (!entry->plugin->supports(entry->instance, c->plan->devices[0].device_index, &workload)) continue;
+    if (!hetc_entry_supports(entry, c->plan->devices[0].device_index, &workload)) continue;
     hetc_kernel_candidate_t *candidates = NULL;
     int32_t count = 0;
     HETC_RETURN_IF_ERROR(hetc_config_candidates(c->chooser, entry->plugin, entry->instance,

@@ -12,6 +12,7 @@
 #include "common/interrupt.h"
 #include "space/space.h"
 #include "records/config_json.h"
+#include "kernel/plugin_calls.h"
 
 static hetc_status_t record_config(hetc_plan_step_t *step, const hetc_plugin_config_t *config) {
   int32_t n = config->num_knobs;
@@ -84,7 +85,7 @@ static hetc_status_t resolve_json(hetc_plugin_entry_t *entry, int32_t device_ind
 static hetc_status_t build_resolved(hetc_plugin_entry_t *entry, int32_t device_index,
                                     const hetc_plugin_workload_t *workload, int32_t template_index,
                                     const resolved_t *resolved, hetc_plugin_artifact_t **out_artifact) {
-  hetc_status_t status = entry->plugin->build(entry->instance, device_index, workload, template_index,
+  hetc_status_t status = hetc_entry_build(entry, device_index, workload, template_index,
                                               &resolved->config.view, out_artifact);
   if (!status && !*out_artifact) status = hetc_status_new(HETC_STATUS_INTERNAL, "build returned no artifact");
   return status;
@@ -102,7 +103,7 @@ static hetc_status_t build_config(hetc_plugin_entry_t *entry, int32_t device_ind
       resolve_json(entry, device_index, workload, template_index, tuned, config_json, step, &resolved);
   if (!status) status = build_resolved(entry, device_index, workload, template_index, &resolved, out_artifact);
   hetc_space_free(resolved.space);
-  return status ? hetc_status_annotate(status, "%s on %s", what, entry->plugin->name) : NULL;
+  return status ? hetc_status_annotate(status, "%s on %s", what, hetc_entry_name(entry)) : NULL;
 }
 
 hetc_status_t hetc_kernel_build_default(hetc_plugin_entry_t *entry, int32_t device_index,
@@ -153,7 +154,7 @@ hetc_status_t hetc_kernel_describe_json(hetc_plugin_entry_t *entry, int32_t devi
   resolved_t resolved;
   hetc_status_t status = resolve_json(entry, device_index, workload, template_index, NULL, config_json, step, &resolved);
   hetc_space_free(resolved.space);
-  return status ? hetc_status_annotate(status, "%s on %s", what, entry->plugin->name) : NULL;
+  return status ? hetc_status_annotate(status, "%s on %s", what, hetc_entry_name(entry)) : NULL;
 }
 
 typedef struct build_pool_t {
@@ -171,7 +172,7 @@ static void *build_worker(void *arg) {
     if ((job->status = hetc_interrupt_status())) continue;
     job->status = build_resolved(job->entry, job->device_index, job->workload, job->template_index,
                                  &pool->resolved[i], &job->artifact);
-    if (job->status) job->status = hetc_status_annotate(job->status, "%s on %s", job->what, job->entry->plugin->name);
+    if (job->status) job->status = hetc_status_annotate(job->status, "%s on %s", job->what, hetc_entry_name(job->entry));
   }
   return NULL;
 }
@@ -185,7 +186,7 @@ hetc_status_t hetc_kernel_build_all(hetc_kernel_build_job_t *jobs, int32_t count
     memset(&scratch, 0, sizeof(scratch));
     job->status = resolve_json(job->entry, job->device_index, job->workload, job->template_index, NULL,
                                job->config_json, &scratch, &resolved[i]);
-    if (job->status) job->status = hetc_status_annotate(job->status, "%s on %s", job->what, job->entry->plugin->name);
+    if (job->status) job->status = hetc_status_annotate(job->status, "%s on %s", job->what, hetc_entry_name(job->entry));
     hetc_plan_step_release(&scratch);
   }
   build_pool_t pool = {jobs, resolved, count, 0};

@@ -15,6 +15,7 @@
 #include "package/plan.h"
 #include "place/placement.h"
 #include "place/transfer.h"
+#include "kernel/plugin_calls.h"
 
 /* A device's options for a node: one per kernel candidate (every
  * template's default and the records' best configs, config_choice.h) for
@@ -260,7 +261,7 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
   const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   hetc_plugin_layout_t in = row_major, out = row_major;
   if (!status) {
-    const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
+    const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(entry, artifact);
     if (info->num_inputs > 0) in = info->input_layouts[0];
     out = info->output_layout;
     status = option_of(c, d, in, out, 0, out_option);
@@ -275,7 +276,7 @@ static hetc_status_t queue_kernel(costing_t *c, int32_t d, const hetc_plugin_wor
     status = hetc_kernel_rounds_add(c->rounds, entry, c->r->device_indices[d], workload, artifact, &job);
     artifact = NULL; /* the rounds' now */
   }
-  if (artifact) entry->plugin->artifact_release(entry->instance, artifact);
+  if (artifact) hetc_entry_artifact_release(entry, artifact);
   if (status) {
     free(key);
     return status;
@@ -363,7 +364,7 @@ static hetc_status_t cost_node_on(costing_t *c, int32_t k, int32_t d) {
   HETC_RETURN_IF_ERROR(hetc_graph_node_workload(g, k, inputs, &workload));
   hetc_plugin_entry_t *entry = c->r->entries[d];
   const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
-  if ((pinned >= 0 && d != pinned) || !entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload))
+  if ((pinned >= 0 && d != pinned) || !hetc_entry_supports(entry, c->r->device_indices[d], &workload))
     return NULL;
   char what[300];
   snprintf(what, sizeof(what), "node '%s' (%s)", node->name, hetc_op_name(node->op));
@@ -453,7 +454,7 @@ static hetc_status_t prebuild_candidates(costing_t *c) {
       hetc_plugin_entry_t *entry = c->r->entries[d];
       const int32_t pinned = c->r->pinned_device ? c->r->pinned_device[k] : -1;
       if (!hetc_workload_is_tunable(&workload) ||
-          (pinned >= 0 && d != pinned) || !entry->plugin->supports(entry->instance, c->r->device_indices[d], &workload))
+          (pinned >= 0 && d != pinned) || !hetc_entry_supports(entry, c->r->device_indices[d], &workload))
         continue;
       node_candidates_t *list = &c->node_candidates[(size_t)k * (size_t)c->r->num_devices + (size_t)d];
       status = hetc_config_candidates(c->r->chooser, entry->plugin, entry->instance, c->r->device_indices[d],
@@ -519,7 +520,7 @@ static hetc_status_t prebuild_candidates(costing_t *c) {
 static void free_prebuilt(costing_t *c) {
   for (int32_t i = 0; i < c->num_prebuilt; ++i) {
     prebuilt_t *p = &c->prebuilt[i];
-    if (p->artifact) c->r->entries[p->device]->plugin->artifact_release(c->r->entries[p->device]->instance, p->artifact);
+    if (p->artifact) hetc_entry_artifact_release(c->r->entries[p->device], p->artifact);
     hetc_status_free(p->status);
     free(p->key);
   }
@@ -726,10 +727,8 @@ static hetc_status_t prune_layouts(costing_t *c) {
 /* Two CPU devices of one host run on the same cores: halves of a layer on
  * them take as long at once as one after the other. */
 static int share_cores(const costing_t *c, int32_t a, int32_t b) {
-  const hetc_plugin_device_t *da = c->r->entries[a]->plugin->device_get(c->r->entries[a]->instance,
-                                                                        c->r->device_indices[a]);
-  const hetc_plugin_device_t *db = c->r->entries[b]->plugin->device_get(c->r->entries[b]->instance,
-                                                                        c->r->device_indices[b]);
+  const hetc_plugin_device_t *da = hetc_entry_device(c->r->entries[a], c->r->device_indices[a]);
+  const hetc_plugin_device_t *db = hetc_entry_device(c->r->entries[b], c->r->device_indices[b]);
   return !da || !db || (da->kind == HETC_PLUGIN_DEVICE_CPU && db->kind == HETC_PLUGIN_DEVICE_CPU);
 }
 
@@ -1042,7 +1041,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
     hetc_plugin_artifact_t *artifact = hetc_kernel_rounds_take_artifact(c.rounds, j);
     hetc_status_t kept = hetc_kernel_shelf_put(r->shelf, q->device, r->entries[q->device], q->key, q->key_bytes, artifact);
     if (kept) { /* only costs building it again */
-      r->entries[q->device]->plugin->artifact_release(r->entries[q->device]->instance, artifact);
+      hetc_entry_artifact_release(r->entries[q->device], artifact);
       hetc_status_free(kept);
     } else {
       q->key = NULL; /* the shelf's */

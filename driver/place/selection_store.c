@@ -6,6 +6,7 @@
 
 #include "common/name_map.h"
 #include "graph/tasks.h"
+#include "kernel/plugin_calls.h"
 
 static uint64_t hash_text(const char *text, uint64_t hash) { return hetc_fnv1a64(text, strlen(text), hash); }
 
@@ -32,9 +33,9 @@ void hetc_selection_key(const hetc_graph_t *graph, int32_t num_devices, hetc_plu
   size_t used = 0;
   out_key->targets[0] = 0;
   for (int32_t d = 0; d < num_devices && used < sizeof(out_key->targets); ++d) {
-    const hetc_plugin_device_t *device = entries[d]->plugin->device_get(entries[d]->instance, device_indices[d]);
+    const hetc_plugin_device_t *device = hetc_entry_device(entries[d], device_indices[d]);
     used += (size_t)snprintf(out_key->targets + used, sizeof(out_key->targets) - used, "%s%s=%s", d ? ";" : "",
-                             entries[d]->plugin->name, device && device->fingerprint ? device->fingerprint : "");
+                             hetc_entry_name(entries[d]), device && device->fingerprint ? device->fingerprint : "");
   }
   if (num_devices > 1 && used < sizeof(out_key->targets))
     snprintf(out_key->targets + used, sizeof(out_key->targets) - used, ";split=%d", (int)split);

@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "compile/kernel_build.h"
 #include "kernel/kernel_rounds.h"
+#include "kernel/plugin_calls.h"
 
 #define PROBE_RUNS 7
 
@@ -77,7 +78,7 @@ hetc_status_t hetc_switch_costs_measure(int32_t num_devices, hetc_plugin_entry_t
     hetc_status_t probe = probe_build(rounds, entries[d], device_indices[d], &job[d]);
     if (!probe) probe = time_rounds(rounds, job[d], -1, &alone[d]);
     if (probe) {
-      fprintf(stderr, "hetc: warning: no device-switch cost for %s: %s\n", entries[d]->plugin->name,
+      fprintf(stderr, "hetc: warning: no device-switch cost for %s: %s\n", hetc_entry_name(entries[d]),
               hetc_status_message(probe));
       hetc_status_free(probe);
       job[d] = -1;

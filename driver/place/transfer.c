@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "kernel/plugin_calls.h"
 
 /* A small copy prices the latency, a large one the bandwidth. */
 #define SMALL_BYTES ((uint64_t)64 << 10)
@@ -65,9 +66,9 @@ hetc_status_t hetc_transfer_measure(hetc_plugin_entry_t *entry, int32_t device_i
 hetc_status_t hetc_transfer_costs(hetc_records_t *store, hetc_plugin_entry_t *entry, int32_t device_index,
                                   hetc_transfer_cost_t *out_to_device, hetc_transfer_cost_t *out_to_host,
                                   int *out_measured) {
-  const hetc_plugin_device_t *device = entry->plugin->device_get(entry->instance, device_index);
+  const hetc_plugin_device_t *device = hetc_entry_device(entry, device_index);
   if (!device || !device->fingerprint)
-    return hetc_status_new(HETC_STATUS_INTERNAL, "target '%s' has no device %d", entry->plugin->name, device_index);
+    return hetc_status_new(HETC_STATUS_INTERNAL, "target '%s' has no device %d", hetc_entry_name(entry), device_index);
   int found_to_device = 0, found_to_host = 0;
   if (store) {
     HETC_RETURN_IF_ERROR(hetc_records_get_transfer(store, device->fingerprint, HETC_TRANSFER_TO_DEVICE,

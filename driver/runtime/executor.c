@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/thread_pool.h"
 #include "runtime/runtime_internal.h"
+#include "kernel/plugin_calls.h"
 
 typedef struct executor_worker_t {
   hetc_executor_t *executor;
@@ -77,13 +78,13 @@ static hetc_status_t run_copy(hetc_executor_t *ex, const hetc_plan_step_t *step)
   if (!data) {
     void *landing = dst_host ? dst_host : rt->staging;
     pthread_mutex_lock(lock_of(ex, src->device));
-    status = from->plugin->buffer_read(from->instance, value_buffer(rt, step->inputs[0]), 0, landing, src->bytes);
+    status = hetc_entry_buffer_read(from, value_buffer(rt, step->inputs[0]), 0, landing, src->bytes);
     pthread_mutex_unlock(lock_of(ex, src->device));
     if (status || dst_host) return status;
     data = landing;
   }
   pthread_mutex_lock(lock_of(ex, dst->device));
-  status = to->plugin->buffer_write(to->instance, value_buffer(rt, step->output), 0, data, dst->bytes);
+  status = hetc_entry_buffer_write(to, value_buffer(rt, step->output), 0, data, dst->bytes);
   pthread_mutex_unlock(lock_of(ex, dst->device));
   return status;
 }
@@ -104,12 +105,12 @@ static hetc_status_t run_step(hetc_executor_t *ex, int32_t s) {
     args[n++] = value_buffer(rt, step->output);
     if (step->workspace_bytes) args[n++] = rt->workspaces[step->device];
     pthread_mutex_lock(lock_of(ex, step->device));
-    status = e->plugin->run(e->instance, rt->artifacts[s], args, n);
+    status = hetc_entry_run(e, rt->artifacts[s], args, n);
     pthread_mutex_unlock(lock_of(ex, step->device));
   }
   if (ex->step_seconds) ex->step_seconds[s] = hetc_now_seconds() - start;
   return status ? hetc_status_annotate(status, "step %d (%s) on %s", s, step->name,
-                                       entry_of(rt, step->device)->plugin->name)
+                                       hetc_entry_name(entry_of(rt, step->device)))
                 : NULL;
 }
 

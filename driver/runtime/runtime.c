@@ -12,6 +12,7 @@
 #include "package/package_weights.h"
 #include "plugins/host.h"
 #include "runtime/runtime_internal.h"
+#include "kernel/plugin_calls.h"
 
 const hetc_plan_t *hetc_runtime_plan(const hetc_runtime_t *runtime) { return runtime->plan; }
 
@@ -19,11 +20,11 @@ const hetc_plan_t *hetc_runtime_plan(const hetc_runtime_t *runtime) { return run
 static hetc_status_t alloc_buffer(hetc_runtime_t *rt, int32_t device, uint64_t bytes,
                                   hetc_plugin_buffer_t **out) {
   hetc_plugin_entry_t *e = entry_of(rt, device);
-  hetc_status_t status = e->plugin->buffer_alloc(e->instance, rt->plan->devices[device].device_index,
+  hetc_status_t status = hetc_entry_buffer_alloc(e, rt->plan->devices[device].device_index,
                                                  bytes ? bytes : 64, out);
   if (!status && !*out) status = hetc_status_new(HETC_STATUS_INTERNAL, "buffer_alloc returned no buffer");
   return status ? hetc_status_annotate(status, "allocating %llu bytes on %s", (unsigned long long)bytes,
-                                       e->plugin->name)
+                                       hetc_entry_name(e))
                 : NULL;
 }
 
@@ -57,23 +58,23 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
   for (int32_t k = 0; k < step->num_knobs; ++k)
     knobs[k] = (hetc_plugin_knob_value_t){step->knob_names[k], step->knob_counts[k], step->knob_values[k]};
   hetc_plugin_config_t config = {step->num_knobs, knobs};
-  int32_t templates = e->plugin->template_count(e->instance, device_index, &step->workload);
+  int32_t templates = hetc_entry_template_count(e, device_index, &step->workload);
   const char *name = step->template_index < templates
-                         ? e->plugin->template_name(e->instance, device_index, &step->workload, step->template_index)
+                         ? hetc_entry_template_name(e, device_index, &step->workload, step->template_index)
                          : NULL;
   if (!name || strcmp(name, step->template_name) != 0)
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "step %d (%s): target '%s' no longer has template '%s' at index %d; recompile "
                            "the package",
-                           s, step->name, e->plugin->name, step->template_name, step->template_index);
-  hetc_status_t status = e->plugin->artifact_load(e->instance, device_index, &step->workload,
+                           s, step->name, hetc_entry_name(e), step->template_name, step->template_index);
+  hetc_status_t status = hetc_entry_artifact_load(e, device_index, &step->workload,
                                                   step->template_index, &config, rt->kernel_dir,
                                                   step->artifact_prefix, &rt->artifacts[s]);
   /* A plugin says INVALID_ARGUMENT when the package's files are missing,
    * corrupt or made for something else: a defect of the package. */
   if (hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT) status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
   if (status) return hetc_status_annotate(status, "step %d (%s): loading artifact %s", s, step->name, step->artifact_prefix);
-  const hetc_plugin_artifact_info_t *info = e->plugin->artifact_info(rt->artifacts[s]);
+  const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(e, rt->artifacts[s]);
   /* The buffers are sized for the plan values' layouts: a kernel that reads
    * or writes any other layout would run past them. */
   int layouts_match = info->num_inputs == step->num_inputs &&
@@ -102,7 +103,7 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
   if (!rt->params[s]) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "runtime");
   for (int32_t p = 0; p < step->num_params; ++p) {
     HETC_RETURN_IF_ERROR(alloc_buffer(rt, step->device, step->params[p].bytes, &rt->params[s][p]));
-    HETC_RETURN_IF_ERROR(e->plugin->buffer_write(e->instance, rt->params[s][p], 0,
+    HETC_RETURN_IF_ERROR(hetc_entry_buffer_write(e, rt->params[s][p], 0,
                                                  weights + step->params[p].offset, step->params[p].bytes));
   }
   return NULL;
@@ -131,7 +132,7 @@ static hetc_status_t make_views(hetc_runtime_t *rt) {
       status = hetc_status_new(HETC_STATUS_BAD_INPUT,
                                "value %d (%s) shares its buffer with a concat's other inputs, and target '%s' cannot "
                                "make views of buffers (ABI minor 2); recompile the package",
-                               v, value->name, e->plugin->name);
+                               v, value->name, hetc_entry_name(e));
       break;
     }
     status = view(e->instance, rt->slots[value->slot], value->offset, value->bytes, &rt->views[v]);
@@ -151,9 +152,9 @@ static hetc_status_t map_host_slots(hetc_runtime_t *rt) {
   for (int32_t k = 0; k < plan->num_slots; ++k) {
     hetc_plugin_entry_t *e = entry_of(rt, plan->slots[k].device);
     const hetc_plugin_device_t *info =
-        e->plugin->device_get(e->instance, plan->devices[plan->slots[k].device].device_index);
-    if (info && info->host_memory && e->plugin->buffer_host_pointer)
-      rt->slot_host[k] = e->plugin->buffer_host_pointer(e->instance, rt->slots[k]);
+        hetc_entry_device(e, plan->devices[plan->slots[k].device].device_index);
+    if (info && info->host_memory)
+      rt->slot_host[k] = hetc_entry_buffer_host_pointer(e, rt->slots[k]);
   }
   for (int32_t s = 0; s < plan->num_steps; ++s) {
     const hetc_plan_step_t *step = &plan->steps[s];
@@ -227,20 +228,18 @@ void hetc_runtime_close(hetc_runtime_t *rt) {
     if (!e) continue;
     if (rt->params && rt->params[s]) {
       for (int32_t p = 0; p < plan->steps[s].num_params; ++p)
-        if (rt->params[s][p]) e->plugin->buffer_free(e->instance, rt->params[s][p]);
+        if (rt->params[s][p]) hetc_entry_buffer_free(e, rt->params[s][p]);
       free(rt->params[s]);
     }
-    if (rt->artifacts && rt->artifacts[s]) e->plugin->artifact_release(e->instance, rt->artifacts[s]);
+    if (rt->artifacts && rt->artifacts[s]) hetc_entry_artifact_release(e, rt->artifacts[s]);
   }
   for (int32_t v = 0; plan && rt->views && rt->entries && v < plan->num_values; ++v)
-    if (rt->views[v]) entry_of(rt, plan->values[v].device)->plugin->buffer_free(
-        entry_of(rt, plan->values[v].device)->instance, rt->views[v]);
+    if (rt->views[v]) hetc_entry_buffer_free(entry_of(rt, plan->values[v].device), rt->views[v]);
   for (int32_t k = 0; plan && rt->slots && rt->entries && k < plan->num_slots; ++k) {
-    if (rt->slots[k]) entry_of(rt, plan->slots[k].device)->plugin->buffer_free(
-        entry_of(rt, plan->slots[k].device)->instance, rt->slots[k]);
+    if (rt->slots[k]) hetc_entry_buffer_free(entry_of(rt, plan->slots[k].device), rt->slots[k]);
   }
   for (int32_t d = 0; plan && rt->workspaces && rt->entries && d < plan->num_devices; ++d)
-    if (rt->workspaces[d]) rt->entries[d]->plugin->buffer_free(rt->entries[d]->instance, rt->workspaces[d]);
+    if (rt->workspaces[d]) hetc_entry_buffer_free(rt->entries[d], rt->workspaces[d]);
   free(rt->entries);
   free(rt->slots);
   free(rt->slot_host);
@@ -272,8 +271,8 @@ static hetc_status_t transfer(hetc_runtime_t *rt, int32_t value, void *data, int
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "'%s' has %lld elements, got %lld", v->name,
                            (long long)hetc_tensor_element_count(&v->type), (long long)count);
   hetc_plugin_entry_t *e = entry_of(rt, v->device);
-  return write ? e->plugin->buffer_write(e->instance, value_buffer(rt, value), 0, data, v->bytes)
-               : e->plugin->buffer_read(e->instance, value_buffer(rt, value), 0, data, v->bytes);
+  return write ? hetc_entry_buffer_write(e, value_buffer(rt, value), 0, data, v->bytes)
+               : hetc_entry_buffer_read(e, value_buffer(rt, value), 0, data, v->bytes);
 }
 
 hetc_status_t hetc_runtime_set_input(hetc_runtime_t *rt, int32_t index, const float *data, int64_t count) {

@@ -20,6 +20,7 @@
 #include "records/records.h"
 #include "records/records_jsonl.h"
 #include "records/transfer_learning.h"
+#include "kernel/plugin_calls.h"
 
 #define MAX_MEASURERS 8
 #define HETC_TUNER_MAX_DEFAULTS 16
@@ -481,7 +482,7 @@ static void task_free(task_t *task) {
 /* Loads the replayed records of this workload and their points. */
 static hetc_status_t load_replay(task_t *task) {
   hetc_record_filter_t filter = hetc_record_filter_any();
-  filter.target = task->entry->plugin->name;
+  filter.target = hetc_entry_name(task->entry);
   filter.workload_key = task->key;
   HETC_RETURN_IF_ERROR(hetc_records_query(task->tuner->replay, &filter, &task->replay_list));
   int32_t n = task->replay_list.count;
@@ -509,7 +510,7 @@ static hetc_status_t load_replay(task_t *task) {
   free(pairs);
   if (task->num_replay == 0)
     return hetc_status_new(HETC_STATUS_NOT_FOUND, "%s: the replayed records hold nothing for %s on '%s'",
-                           task->tuner->options.simulate_path, task->key, task->entry->plugin->name);
+                           task->tuner->options.simulate_path, task->key, hetc_entry_name(task->entry));
   task->fingerprint = task->replay_records[0]->device_fingerprint;
   return NULL;
 }
@@ -563,7 +564,7 @@ static void print_progress(const task_t *task, const char *label, double current
     snprintf(shape, sizeof(shape), "dense %lldx%lld", (long long)w->inputs[0].shape[1],
              (long long)w->output.shape[1]);
   fprintf(out, "%s%s %s on %s | Current/Best: %7.1f/%7.1f GFLOPS | Progress: (%d/%d) | %.1f s%s",
-          tty ? "\r\033[K" : "", label, shape, task->entry->plugin->name, current, best, done, total, seconds,
+          tty ? "\r\033[K" : "", label, shape, hetc_entry_name(task->entry), current, best, done, total, seconds,
           tty && !final ? "" : "\n");
   fflush(out);
 }
@@ -711,7 +712,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   hetc_workload_key(workload, task.key, sizeof(task.key));
   hetc_status_t status = hetc_registry_target(tuner->registry, target, &task.entry);
   if (!status) {
-    task.descriptor = task.entry->plugin->device_get(task.entry->instance, task.device);
+    task.descriptor = hetc_entry_device(task.entry, task.device);
     if (!task.descriptor)
       status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "target '%s' has no device %d", target, task.device);
   }
@@ -1045,7 +1046,7 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
         deadline = hetc_now_seconds() + (left > 0 ? left : 0) * (weight_left > 0 ? weight / weight_left : 1);
       }
       weight_left -= weight;
-      if (!entry->plugin->supports(entry->instance, tuner->options.device_index, &workload)) continue;
+      if (!hetc_entry_supports(entry, tuner->options.device_index, &workload)) continue;
       char label[64];
       snprintf(label, sizeof(label), "[Task %2d/%2d]", i + 1, tasks->count);
       status = hetc_tuner_tune_task(tuner, targets[d], &workload, label, tuner->options.trials, deadline,

@@ -15,6 +15,7 @@
 #include "tune/trial.h"
 #include "tune/wire.h"
 #include "tune/worker_protocol.h"
+#include "kernel/plugin_calls.h"
 
 /* In a sanitizer build, a candidate that crashes must still kill the
  * worker with its signal, which the tuner reports, rather than have the
@@ -98,10 +99,10 @@ static int handle_init(worker_t *w, hetc_wire_reader_t *r, hetc_wire_writer_t *o
   if (!status) status = hetc_registry_target(w->registry, target, &w->entry);
   const hetc_plugin_device_t *device = NULL;
   if (!status) {
-    if (w->device_index < 0 || w->device_index >= w->entry->plugin->device_count(w->entry->instance))
+    if (w->device_index < 0 || w->device_index >= hetc_entry_device_count(w->entry))
       status = hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "target '%s' has no device %d", target, w->device_index);
     else
-      device = w->entry->plugin->device_get(w->entry->instance, w->device_index);
+      device = hetc_entry_device(w->entry, w->device_index);
   }
   w->device_kind = device ? device->kind : 0;
   hetc_wire_begin(out, HETC_WORKER_READY);
@@ -204,7 +205,7 @@ static int handle_measure(worker_t *w, hetc_wire_reader_t *r, hetc_wire_writer_t
 }
 
 static void release_held(worker_t *w, int32_t at) {
-  w->entry->plugin->artifact_release(w->entry->instance, w->held[at].artifact);
+  hetc_entry_artifact_release(w->entry, w->held[at].artifact);
   w->held[at] = w->held[--w->num_held];
 }
 
