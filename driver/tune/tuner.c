@@ -28,6 +28,7 @@
 
 typedef struct measurer_slot_t {
   char target[32];
+  int32_t device_index;
   hetc_measurer_t *measurer;
 } measurer_slot_t;
 
@@ -306,19 +307,21 @@ double hetc_tuner_overhead_seconds(const hetc_tuner_t *t) {
   return hetc_now_seconds() - t->created - t->measure_seconds;
 }
 
-static hetc_status_t measurer_for(hetc_tuner_t *t, const char *target, hetc_measurer_t **out) {
+static hetc_status_t measurer_for(hetc_tuner_t *t, const char *target, int32_t device_index, hetc_measurer_t **out) {
   int32_t free_slot = -1;
   for (int32_t i = 0; i < MAX_MEASURERS; ++i) {
-    if (t->measurers[i].measurer && !strcmp(t->measurers[i].target, target)) {
+    if (t->measurers[i].measurer && !strcmp(t->measurers[i].target, target) &&
+        t->measurers[i].device_index == device_index) {
       *out = t->measurers[i].measurer;
       return NULL;
     }
     if (!t->measurers[i].measurer && free_slot < 0) free_slot = i;
   }
   if (free_slot < 0) return hetc_status_new(HETC_STATUS_UNSUPPORTED, "more than %d targets", MAX_MEASURERS);
-  HETC_RETURN_IF_ERROR(hetc_measurer_create(target, t->options.device_index, &t->options.measure,
+  HETC_RETURN_IF_ERROR(hetc_measurer_create(target, device_index, &t->options.measure,
                                             &t->measurers[free_slot].measurer));
   snprintf(t->measurers[free_slot].target, sizeof(t->measurers[free_slot].target), "%s", target);
+  t->measurers[free_slot].device_index = device_index;
   *out = t->measurers[free_slot].measurer;
   return NULL;
 }
@@ -708,9 +711,11 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   memset(&task, 0, sizeof(task));
   task.tuner = tuner;
   task.workload = workload;
-  task.device = tuner->options.device_index;
   hetc_workload_key(workload, task.key, sizeof(task.key));
-  hetc_status_t status = hetc_registry_target(tuner->registry, target, &task.entry);
+  /* `target` as the user named it: NAME (the options' device) or NAME:INDEX. */
+  hetc_status_t status = hetc_registry_target_spec(tuner->registry, target, &task.entry, &task.device);
+  if (!status && task.device < 0) task.device = tuner->options.device_index;
+  const char *name = status ? target : hetc_entry_name(task.entry);
   if (!status) {
     task.descriptor = hetc_entry_device(task.entry, task.device);
     if (!task.descriptor)
@@ -724,7 +729,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   if (!status && tuner->replay) status = load_replay(&task);
   hetc_search_t *search = NULL;
   hetc_measurer_t *measurer = NULL;
-  if (!status && !tuner->replay) status = measurer_for(tuner, target, &measurer);
+  if (!status && !tuner->replay) status = measurer_for(tuner, name, task.device, &measurer);
 
   snprintf(result->workload_key, sizeof(result->workload_key), "%s", task.key);
   snprintf(result->target, sizeof(result->target), "%s", target);
@@ -738,7 +743,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   hetc_record_list_t stored = {0, NULL};
   if (!status) {
     hetc_record_filter_t filter = hetc_record_filter_any();
-    filter.target = target;
+    filter.target = name;
     filter.device_fingerprint = task.fingerprint;
     filter.workload_key = task.key;
     status = hetc_records_query(tuner->store, &filter, &stored);
@@ -969,15 +974,16 @@ static hetc_status_t check_override_templates(hetc_tuner_t *tuner, const hetc_gr
   int32_t count = 0;
   for (int32_t d = 0; d < num_targets; ++d) {
     hetc_plugin_entry_t *entry = NULL;
-    HETC_RETURN_IF_ERROR(hetc_registry_target(tuner->registry, targets[d], &entry));
-    const hetc_plugin_t *p = entry->plugin;
+    int32_t device = -1;
+    HETC_RETURN_IF_ERROR(hetc_registry_target_spec(tuner->registry, targets[d], &entry, &device));
+    if (device < 0) device = tuner->options.device_index;
     for (int32_t i = 0; i < tasks->count; ++i) {
       hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
       hetc_plugin_workload_t workload;
       HETC_RETURN_IF_ERROR(hetc_graph_node_workload(graph, tasks->tasks[i].first_node, inputs, &workload));
-      int32_t n = p->template_count(entry->instance, tuner->options.device_index, &workload);
+      int32_t n = hetc_entry_template_count(entry, device, &workload);
       for (int32_t t = 0; t < n; ++t) {
-        const char *name = p->template_name(entry->instance, tuner->options.device_index, &workload, t);
+        const char *name = hetc_entry_template_name(entry, device, &workload, t);
         int32_t seen = 0;
         while (name && seen < count && strcmp(names[seen], name)) ++seen;
         if (name && seen == count && count < MAX_NAMES) names[count++] = name;
@@ -1037,8 +1043,10 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
     status = hetc_graph_node_workload(graph, tasks->tasks[i].first_node, inputs, &workload);
     for (int32_t d = 0; !status && d < num_targets; ++d) {
       hetc_plugin_entry_t *entry = NULL;
-      status = hetc_registry_target(tuner->registry, targets[d], &entry);
+      int32_t device = -1;
+      status = hetc_registry_target_spec(tuner->registry, targets[d], &entry, &device);
       if (status) break;
+      if (device < 0) device = tuner->options.device_index;
       double weight = tasks->tasks[i].flops * tasks->tasks[i].count;
       double deadline = 0;
       if (budget_end > 0) {
@@ -1046,7 +1054,7 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
         deadline = hetc_now_seconds() + (left > 0 ? left : 0) * (weight_left > 0 ? weight / weight_left : 1);
       }
       weight_left -= weight;
-      if (!hetc_entry_supports(entry, tuner->options.device_index, &workload)) continue;
+      if (!hetc_entry_supports(entry, device, &workload)) continue;
       char label[64];
       snprintf(label, sizeof(label), "[Task %2d/%2d]", i + 1, tasks->count);
       status = hetc_tuner_tune_task(tuner, targets[d], &workload, label, tuner->options.trials, deadline,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -83,12 +84,35 @@ static void bad_device_targets(void **state) {
                            "its plugin)\n");
 }
 
+/* `hetc tune --targets opencl:1` tunes the second device: its measurement
+ * workers open device 1, and the records are the opencl target's. */
+static void tune_one_device(void **state) {
+  (void)state;
+  char out[1 << 16], args[8192], store[4096];
+  snprintf(store, sizeof(store), "%s/devices-tune-%d.sqlite", getenv("HETC_BINARY_DIR"), (int)getpid());
+  remove(store);
+  snprintf(args, sizeof(args), "tune %s/samples/tiny_conv.json --targets opencl:1 --trials 3 --records %s",
+           getenv("HETC_SOURCE_DIR"), store);
+  assert_int_equal(hetc_two_devices(args, out, sizeof(out)), 0);
+  printf("%s", out);
+  assert_non_null(strstr(out, "   1  opencl:1  opencl_conv2d_"));
+  snprintf(args, sizeof(args), "records best --records %s --target opencl", store);
+  assert_int_equal(hetc_two_devices(args, out, sizeof(out)), 0);
+  assert_non_null(strstr(out, "conv2d n1 c3 h16 w16 k5 r3x3"));
+  char sidecar[4200];
+  for (const char *suffix = ""; suffix; suffix = !suffix[0] ? "-wal" : !strcmp(suffix, "-wal") ? "-shm" : NULL) {
+    snprintf(sidecar, sizeof(sidecar), "%s%s", store, suffix);
+    remove(sidecar);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plugins_lists_both_devices),
       cmocka_unit_test(placement_splits_across_both),
       cmocka_unit_test(one_device_by_index),
       cmocka_unit_test(bad_device_targets),
+      cmocka_unit_test(tune_one_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
