@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "kernel/kernel_args.h"
+#include "kernel/plugin_calls.h"
 #include "package/plan.h"
 #include "graph/graph.h"
 #include "graph/infer.h"
@@ -36,7 +38,7 @@ static void round_to_tf32(float *data, int64_t count) {
 
 static int uses_tf32(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
                      int32_t template_index) {
-  const char *name = entry->plugin->template_name(entry->instance, device, workload, template_index);
+  const char *name = hetc_entry_template_name(entry, device, workload, template_index);
   return name && strstr(name, "tf32") != NULL;
 }
 
@@ -114,14 +116,6 @@ void hetc_kernel_check_conv_3x3_stride1(hetc_plugin_workload_t *w, hetc_plugin_t
   inputs[1] = w->output;
 }
 
-static int64_t param_count(const hetc_plugin_workload_t *w, int32_t p) {
-  int64_t cout = w->output.shape[1];
-  if (w->op == HETC_PLUGIN_OP_CONV2D && p == 0)
-    return cout * (w->inputs[0].shape[1] / w->groups) * w->kernel[0] * w->kernel[1];
-  if (w->op == HETC_PLUGIN_OP_DENSE && p == 0) return cout * w->inputs[0].shape[1];
-  return cout;
-}
-
 /* Consumers may rely on the padding channels of an NCHWc output being
  * zero (plugin.h): a kernel that leaves them unwritten fails. */
 static hetc_status_t check_padding_zero(const hetc_plugin_tensor_t *type, const float *data) {
@@ -154,22 +148,14 @@ static void describe_layout(hetc_plugin_layout_t layout, char *out, size_t size)
 static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, const hetc_plugin_workload_t *workload,
                                   int32_t template_index, const hetc_plugin_artifact_t *artifact, uint64_t seed,
                                   int32_t timed_repeats, int compare, kernel_check_result_t *out) {
-  const hetc_plugin_t *p = entry->plugin;
-  hetc_plugin_instance_t *inst = entry->instance;
-  const hetc_plugin_artifact_info_t *info = p->artifact_info(artifact);
   memset(out, 0, sizeof(*out));
-  if (!info)
-    return hetc_status_new(HETC_STATUS_INTERNAL, "artifact_info returned NULL for a built artifact");
-  if (info->num_inputs != workload->num_inputs || (info->num_inputs && !info->input_layouts) ||
-      info->num_params < 0 || info->num_params > 4 || (info->num_params && !info->param_bytes))
-    return hetc_status_new(HETC_STATUS_INTERNAL,
-                           "artifact_info describes %d inputs and %d params; the workload has %d inputs",
-                           info->num_inputs, info->num_params, workload->num_inputs);
+  const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(entry, artifact);
+  if (!info) return hetc_status_new(HETC_STATUS_INTERNAL, "artifact_info returned NULL for a built artifact");
   /* A layout transform's layouts are what it computes: one whose artifact
    * reads or writes other layouts than those requested (a plain copy that
    * calls both row-major) would pass the comparison below, which converts
    * through the layouts artifact_info names. */
-  if (workload->op == HETC_PLUGIN_OP_LAYOUT_TRANSFORM &&
+  if (workload->op == HETC_PLUGIN_OP_LAYOUT_TRANSFORM && info->num_inputs == 1 && info->input_layouts &&
       (!same_layout(info->input_layouts[0], workload->inputs[0].layout) ||
        !same_layout(info->output_layout, workload->output.layout))) {
     char want_in[32], want_out[32], got_in[32], got_out[32];
@@ -181,67 +167,47 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
                            "the layout_transform %s -> %s was requested; artifact_info describes %s -> %s", want_in,
                            want_out, got_in, got_out);
   }
-  hetc_status_t status = NULL;
   uint64_t state = seed | 1;
-  int32_t n_in = workload->num_inputs, n_params = info->num_params, nargs = 0;
+  const int32_t n_in = workload->num_inputs, n_params = info->num_params > 0 && info->num_params <= 4 ? info->num_params : 0;
   float *logical_in[HETC_MAX_NODE_INPUTS] = {0}, *logical_params[4] = {0};
-  hetc_plugin_buffer_t *args[HETC_MAX_NODE_INPUTS + 8] = {0};
-  hetc_plugin_tensor_t in_types[HETC_MAX_NODE_INPUTS];
   hetc_plugin_tensor_t out_type = workload->output;
   out_type.layout = info->output_layout;
-  int64_t out_count = hetc_layout_element_count(&out_type);
+  const int64_t out_count = hetc_layout_element_count(&out_type);
   int64_t logical_out_count = 1;
   for (int32_t d = 0; d < workload->output.rank; ++d) logical_out_count *= workload->output.shape[d];
   float *want = malloc(sizeof(float) * (size_t)logical_out_count);
-  float *got = malloc(sizeof(float) * (size_t)out_count);
+  float *got = malloc(sizeof(float) * (size_t)(out_count > 0 ? out_count : 1));
   float *got_logical = malloc(sizeof(float) * (size_t)logical_out_count);
-  if (!want || !got || !got_logical) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
+  hetc_status_t status = !want || !got || !got_logical ? hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check") : NULL;
   const int tf32 = uses_tf32(entry, device, workload, template_index);
-  /* Activations: random logical data, converted into the kernel's layout. */
+  /* Random logical data; kernel_args converts and packs it. */
   for (int32_t i = 0; !status && i < n_in; ++i) {
     hetc_plugin_tensor_t logical = workload->inputs[i];
     logical.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
-    in_types[i] = workload->inputs[i];
-    in_types[i].layout = info->input_layouts[i];
-    int64_t count = hetc_layout_element_count(&logical);
-    int64_t packed_count = hetc_layout_element_count(&in_types[i]);
-    logical_in[i] = malloc(sizeof(float) * (size_t)count);
-    float *packed = malloc(sizeof(float) * (size_t)packed_count);
-    if (!logical_in[i] || !packed) {
-      free(packed);
+    const int64_t count = hetc_layout_element_count(&logical);
+    if (!(logical_in[i] = malloc(sizeof(float) * (size_t)count))) {
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
       break;
     }
     fill(logical_in[i], count, &state);
     if (tf32) round_to_tf32(logical_in[i], count);
-    status = hetc_layout_convert(&logical, logical_in[i], &in_types[i], packed);
-    if (!status) status = p->buffer_alloc(inst, device, (uint64_t)packed_count * 4, &args[nargs]);
-    if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, (uint64_t)packed_count * 4);
-    ++nargs;
-    free(packed);
   }
   for (int32_t k = 0; !status && k < n_params; ++k) {
-    int64_t count = param_count(workload, k);
-    logical_params[k] = malloc(sizeof(float) * (size_t)count);
-    void *packed = malloc(info->param_bytes[k] ? info->param_bytes[k] : 1);
-    if (!logical_params[k] || !packed) {
-      free(packed);
+    const int64_t count = hetc_kernel_param_elements(workload, k);
+    if (!(logical_params[k] = malloc(sizeof(float) * (size_t)count))) {
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
       break;
     }
     fill(logical_params[k], count, &state);
     if (tf32 && k == 0) round_to_tf32(logical_params[k], count);
-    status = p->pack_param(artifact, k, logical_params[k], (uint64_t)count, packed);
-    if (!status) status = p->buffer_alloc(inst, device, info->param_bytes[k], &args[nargs]);
-    if (!status) status = p->buffer_write(inst, args[nargs], 0, packed, info->param_bytes[k]);
-    ++nargs;
-    free(packed);
   }
-  int32_t out_arg = nargs;
-  if (!status) status = p->buffer_alloc(inst, device, (uint64_t)out_count * 4, &args[nargs++]);
-  if (!status && info->workspace_bytes) status = p->buffer_alloc(inst, device, info->workspace_bytes, &args[nargs++]);
-  if (!status) status = p->run(inst, artifact, args, nargs);
-  if (!status) status = p->buffer_read(inst, args[out_arg], 0, got, (uint64_t)out_count * 4);
+  hetc_kernel_args_t args;
+  memset(&args, 0, sizeof(args));
+  if (!status)
+    status = hetc_kernel_args_create(entry, device, workload, artifact, (const float *const *)logical_in,
+                                     (const float *const *)logical_params, &args);
+  if (!status) status = hetc_kernel_args_run(&args, artifact);
+  if (!status) status = hetc_kernel_args_read_output(&args, workload, got_logical, got);
   out->avg_inner_loop_length = info->avg_inner_loop_length;
   if (!status && compare) status = check_padding_zero(&out_type, got);
   if (!status && compare) {
@@ -255,7 +221,6 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
     logical.output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
     status = hetc_reference_run_op(&logical, (const float *const *)logical_in,
                                    (const float *const *)logical_params, want);
-    if (!status) status = hetc_layout_convert(&out_type, got, &logical.output, got_logical);
   }
   if (!status && compare) {
     double max_diff = 0, max_ref = 0;
@@ -269,15 +234,14 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
   if (!status && timed_repeats > 0) {
     double *samples = calloc((size_t)timed_repeats, sizeof(double));
     if (!samples) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "check");
-    if (!status) status = p->time(inst, artifact, args, nargs, 1, timed_repeats, samples);
+    if (!status) status = hetc_entry_time(entry, artifact, args.buffers, args.count, 1, timed_repeats, samples);
     if (!status) {
       hetc_sort_doubles(samples, (size_t)timed_repeats);
       out->seconds = samples[timed_repeats / 2];
     }
     free(samples);
   }
-  for (int32_t a = 0; a < nargs; ++a)
-    if (args[a]) p->buffer_free(inst, args[a]);
+  hetc_kernel_args_release(&args);
   for (int32_t i = 0; i < n_in; ++i) free(logical_in[i]);
   for (int32_t k = 0; k < 4; ++k) free(logical_params[k]);
   free(want);
@@ -290,9 +254,9 @@ static hetc_status_t run_kernel(hetc_plugin_entry_t *entry, const hetc_plugin_wo
                                 int32_t template_index, const hetc_plugin_config_t *config, uint64_t seed,
                                 int32_t timed_repeats, int compare, kernel_check_result_t *out) {
   hetc_plugin_artifact_t *artifact = NULL;
-  HETC_RETURN_IF_ERROR(entry->plugin->build(entry->instance, 0, workload, template_index, config, &artifact));
+  HETC_RETURN_IF_ERROR(hetc_entry_build(entry, 0, workload, template_index, config, &artifact));
   hetc_status_t status = run_artifact(entry, 0, workload, template_index, artifact, seed, timed_repeats, compare, out);
-  entry->plugin->artifact_release(entry->instance, artifact);
+  hetc_entry_artifact_release(entry, artifact);
   return status;
 }
 

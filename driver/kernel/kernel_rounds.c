@@ -7,15 +7,13 @@
 #include "common/clock.h"
 #include "common/interrupt.h"
 #include "graph/graph.h"
-#include "reference/reference.h"
-
-#define MAX_ARGS (HETC_MAX_NODE_INPUTS + 8 + 2)
+#include "kernel/kernel_args.h"
+#include "kernel/plugin_calls.h"
 
 typedef struct round_job_t {
   hetc_plugin_entry_t *entry;
   hetc_plugin_artifact_t *artifact;
-  hetc_plugin_buffer_t *args[MAX_ARGS];
-  int32_t num_args;
+  hetc_kernel_args_t args; /* zeros: no NaNs or denormals to slow a kernel down */
 } round_job_t;
 
 struct hetc_kernel_rounds_t {
@@ -29,9 +27,8 @@ hetc_status_t hetc_kernel_rounds_create(hetc_kernel_rounds_t **out_rounds) {
 }
 
 static void job_release(round_job_t *job) {
-  for (int32_t a = 0; a < job->num_args; ++a)
-    if (job->args[a]) job->entry->plugin->buffer_free(job->entry->instance, job->args[a]);
-  if (job->artifact) job->entry->plugin->artifact_release(job->entry->instance, job->artifact);
+  hetc_kernel_args_release(&job->args);
+  if (job->artifact) hetc_entry_artifact_release(job->entry, job->artifact);
 }
 
 void hetc_kernel_rounds_free(hetc_kernel_rounds_t *rounds) {
@@ -49,27 +46,6 @@ hetc_plugin_artifact_t *hetc_kernel_rounds_take_artifact(hetc_kernel_rounds_t *r
   return artifact;
 }
 
-static hetc_status_t add_buffer(round_job_t *job, int32_t device_index, uint64_t bytes) {
-  if (job->num_args == MAX_ARGS) return hetc_status_new(HETC_STATUS_INTERNAL, "timing kernels: too many arguments");
-  const hetc_plugin_t *p = job->entry->plugin;
-  if (!bytes) bytes = 64;
-  hetc_plugin_buffer_t **buffer = &job->args[job->num_args];
-  HETC_RETURN_IF_ERROR(p->buffer_alloc(job->entry->instance, device_index, bytes, buffer));
-  ++job->num_args;
-  /* Zeros: no NaNs or denormals to slow a kernel down, and a lazy
-   * allocator's first touch happens here, not in a timed run. */
-  void *zeros = calloc(1, bytes);
-  if (!zeros) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing kernels");
-  hetc_status_t status = p->buffer_write(job->entry->instance, *buffer, 0, zeros, bytes);
-  free(zeros);
-  return status;
-}
-
-static uint64_t bytes_in(hetc_plugin_tensor_t tensor, hetc_plugin_layout_t layout) {
-  tensor.layout = layout;
-  return (uint64_t)hetc_layout_element_count(&tensor) * sizeof(float);
-}
-
 hetc_status_t hetc_kernel_rounds_add(hetc_kernel_rounds_t *rounds, hetc_plugin_entry_t *entry, int32_t device_index,
                                      const hetc_plugin_workload_t *workload, hetc_plugin_artifact_t *artifact,
                                      int32_t *out_job) {
@@ -77,16 +53,8 @@ hetc_status_t hetc_kernel_rounds_add(hetc_kernel_rounds_t *rounds, hetc_plugin_e
   memset(&job, 0, sizeof(job));
   job.entry = entry;
   job.artifact = artifact;
-  const hetc_plugin_artifact_info_t *info = entry->plugin->artifact_info(artifact);
-  hetc_status_t status = NULL;
-  if (info->num_inputs != workload->num_inputs)
-    status = hetc_status_new(HETC_STATUS_INTERNAL, "timing kernels: the artifact reads %d inputs, the workload has %d",
-                             info->num_inputs, workload->num_inputs);
-  for (int32_t i = 0; !status && i < info->num_inputs; ++i)
-    status = add_buffer(&job, device_index, bytes_in(workload->inputs[i], info->input_layouts[i]));
-  for (int32_t p = 0; !status && p < info->num_params; ++p) status = add_buffer(&job, device_index, info->param_bytes[p]);
-  if (!status) status = add_buffer(&job, device_index, bytes_in(workload->output, info->output_layout));
-  if (!status && info->workspace_bytes) status = add_buffer(&job, device_index, info->workspace_bytes);
+  hetc_status_t status = hetc_kernel_args_create(entry, device_index, workload, artifact, NULL, NULL, &job.args);
+  if (status) status = hetc_status_annotate(status, "timing kernels");
   if (!status && rounds->count == rounds->capacity) {
     int32_t capacity = rounds->capacity ? 2 * rounds->capacity : 64;
     round_job_t *jobs = realloc(rounds->jobs, sizeof(round_job_t) * (size_t)capacity);
@@ -104,7 +72,7 @@ hetc_status_t hetc_kernel_rounds_add(hetc_kernel_rounds_t *rounds, hetc_plugin_e
 
 hetc_status_t hetc_kernel_rounds_run_one(hetc_kernel_rounds_t *rounds, int32_t job) {
   const round_job_t *j = &rounds->jobs[job];
-  return j->entry->plugin->run(j->entry->instance, j->artifact, j->args, j->num_args);
+  return hetc_kernel_args_run(&j->args, j->artifact);
 }
 
 hetc_status_t hetc_kernel_rounds_time(hetc_kernel_rounds_t *rounds, int32_t timed, double *out_seconds,

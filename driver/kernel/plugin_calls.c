@@ -87,3 +87,9 @@ hetc_status_t hetc_entry_run(const hetc_plugin_entry_t *entry, const hetc_plugin
                              hetc_plugin_buffer_t *const *args, int32_t num_args) {
   return entry->plugin->run(entry->instance, artifact, args, num_args);
 }
+
+hetc_status_t hetc_entry_time(const hetc_plugin_entry_t *entry, const hetc_plugin_artifact_t *artifact,
+                              hetc_plugin_buffer_t *const *args, int32_t num_args, int32_t number, int32_t repeat,
+                              double *out_seconds) {
+  return entry->plugin->time(entry->instance, artifact, args, num_args, number, repeat, out_seconds);
+}

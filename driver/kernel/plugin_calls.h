@@ -53,5 +53,8 @@ void *hetc_entry_buffer_host_pointer(const hetc_plugin_entry_t *entry, hetc_plug
 
 hetc_status_t hetc_entry_run(const hetc_plugin_entry_t *entry, const hetc_plugin_artifact_t *artifact,
                              hetc_plugin_buffer_t *const *args, int32_t num_args);
+hetc_status_t hetc_entry_time(const hetc_plugin_entry_t *entry, const hetc_plugin_artifact_t *artifact,
+                              hetc_plugin_buffer_t *const *args, int32_t num_args, int32_t number, int32_t repeat,
+                              double *out_seconds);
 
 #endif /* HETC_DRIVER_KERNEL_PLUGIN_CALLS_H_ */

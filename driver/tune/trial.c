@@ -8,6 +8,8 @@
 #include "common/clock.h"
 #include "common/thread_pool.h"
 #include "graph/graph.h"
+#include "kernel/kernel_args.h"
+#include "kernel/plugin_calls.h"
 #include "reference/reference.h"
 
 #define MAX_TENSORS 8  /* conv2d/dense: input, residual; weight, bias */
@@ -190,31 +192,29 @@ static void stay_awake(int64_t begin, int64_t end, void *user_data) {
  * it last ran, and its input in cache, just written by the layer before.
  * Evicting megabytes outlasts the pool's hot spin, so an empty job wakes
  * its threads first: inside a package the layer before kept them awake. */
-static hetc_status_t time_cold(const hetc_plugin_t *p, hetc_plugin_instance_t *inst,
-                               const hetc_plugin_device_t *device, const hetc_plugin_artifact_t *artifact,
-                               hetc_plugin_buffer_t *const *args, int32_t nargs, int32_t first_param,
-                               int32_t num_params, double *out_seconds) {
-  for (int32_t k = 0; k < num_params; ++k) {
-    const hetc_plugin_buffer_t *buffer = args[first_param + k];
-    void *data = p->buffer_host_pointer(inst, (hetc_plugin_buffer_t *)buffer);
-    if (data) evict(data, p->artifact_info(artifact)->param_bytes[k], device);
+static hetc_status_t time_cold(const hetc_plugin_entry_t *entry, const hetc_plugin_device_t *device,
+                               const hetc_plugin_artifact_t *artifact, const hetc_kernel_args_t *args,
+                               double *out_seconds) {
+  const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(entry, artifact);
+  for (int32_t k = 0; k < args->num_params; ++k) {
+    void *data = hetc_entry_buffer_host_pointer(entry, args->buffers[args->first_param + k]);
+    if (data) evict(data, info->param_bytes[k], device);
   }
   const int32_t threads = hetc_thread_pool_threads();
   hetc_parallel_for(threads, 1, stay_awake, NULL);
   const double start = hetc_now_seconds();
-  hetc_status_t status = p->run(inst, artifact, args, nargs);
+  hetc_status_t status = hetc_kernel_args_run(args, artifact);
   *out_seconds = hetc_now_seconds() - start;
   return status;
 }
 
-static hetc_status_t measure_with_args(const hetc_plugin_t *p, hetc_plugin_instance_t *inst,
-                                       int32_t device_index, const hetc_plugin_artifact_t *artifact,
-                                       hetc_plugin_buffer_t *const *args, int32_t nargs,
+static hetc_status_t measure_with_args(const hetc_plugin_entry_t *entry, int32_t device_index,
+                                       const hetc_plugin_artifact_t *artifact, const hetc_kernel_args_t *args,
                                        const hetc_trial_options_t *o, hetc_trial_result_t *r) {
-  const hetc_plugin_device_t *device = p->device_get(inst, device_index);
+  const hetc_plugin_device_t *device = hetc_entry_device(entry, device_index);
   /* One timed run (after the plugin's warm-up) sizes `number`. */
   double probe = 0;
-  hetc_status_t status = p->time(inst, artifact, args, nargs, 1, 1, &probe);
+  hetc_status_t status = hetc_entry_time(entry, artifact, args->buffers, args->count, 1, 1, &probe);
   if (status) {
     fail(r, run_error(status), "timing", status);
     return NULL;
@@ -225,14 +225,12 @@ static hetc_status_t measure_with_args(const hetc_plugin_t *p, hetc_plugin_insta
     number = wanted > MAX_NUMBER ? MAX_NUMBER : (int32_t)wanted;
   }
   int32_t repeat = o->repeat < 1 ? 1 : o->repeat > HETC_RECORD_MAX_COSTS ? HETC_RECORD_MAX_COSTS : o->repeat;
-  const hetc_plugin_artifact_info_t *info = p->artifact_info(artifact);
-  if (o->flush_cache && device && device->host_memory && p->buffer_host_pointer) {
+  if (o->flush_cache && device && device->host_memory && hetc_entry_buffer_host_pointer(entry, args->buffers[0])) {
     /* Each repeat is one cold run. */
     number = 1;
-    for (int32_t i = 0; i < repeat && !status; ++i)
-      status = time_cold(p, inst, device, artifact, args, nargs, info->num_inputs, info->num_params, &r->costs[i]);
+    for (int32_t i = 0; i < repeat && !status; ++i) status = time_cold(entry, device, artifact, args, &r->costs[i]);
   } else {
-    status = p->time(inst, artifact, args, nargs, number, repeat, r->costs);
+    status = hetc_entry_time(entry, artifact, args->buffers, args->count, number, repeat, r->costs);
   }
   if (status) {
     fail(r, run_error(status), "timing", status);
@@ -243,70 +241,41 @@ static hetc_status_t measure_with_args(const hetc_plugin_t *p, hetc_plugin_insta
   return NULL;
 }
 
-hetc_status_t hetc_trial_measure(const hetc_plugin_t *p, hetc_plugin_instance_t *inst, int32_t device_index,
+hetc_status_t hetc_trial_measure(const hetc_plugin_entry_t *entry, int32_t device_index,
                                  const hetc_plugin_workload_t *w, const hetc_plugin_artifact_t *artifact,
                                  const hetc_trial_options_t *o, const float *reference,
                                  hetc_trial_result_t *r) {
   memset(r, 0, sizeof(*r));
   if (o->check && !reference)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "trial: checking needs the reference output");
-  const hetc_plugin_artifact_info_t *info = p->artifact_info(artifact);
+  const hetc_plugin_artifact_info_t *info = hetc_entry_artifact_info(entry, artifact);
   logical_data_t data;
-  hetc_plugin_buffer_t *args[2 * MAX_TENSORS + 2] = {0};
-  int32_t nargs = 0;
-  float *packed = NULL;
+  hetc_kernel_args_t args;
+  memset(&args, 0, sizeof(args));
+  float *got = NULL;
   hetc_status_t status = logical_data_make(w, o->seed, &data);
   if (!status && (info->num_inputs != w->num_inputs || info->num_params != data.num_params))
     status = hetc_status_new(HETC_STATUS_INTERNAL, "trial: the artifact takes %d inputs and %d params, the workload %d and %d",
                              info->num_inputs, info->num_params, w->num_inputs, data.num_params);
-  /* Activations in the layouts the kernel reads. */
-  for (int32_t i = 0; !status && i < w->num_inputs; ++i) {
-    hetc_plugin_tensor_t logical = row_major(w->inputs[i]), physical = w->inputs[i];
-    physical.layout = info->input_layouts[i];
-    int64_t count = hetc_layout_element_count(&physical);
-    float *buffer = count > 0 ? malloc(sizeof(float) * (size_t)count) : NULL;
-    status = buffer ? hetc_layout_convert(&logical, data.inputs[i], &physical, buffer)
-                    : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "trial inputs");
-    if (!status) status = p->buffer_alloc(inst, device_index, (uint64_t)count * 4, &args[nargs]);
-    if (!status) status = p->buffer_write(inst, args[nargs], 0, buffer, (uint64_t)count * 4);
-    ++nargs;
-    free(buffer);
-  }
-  for (int32_t k = 0; !status && k < data.num_params; ++k) {
-    uint64_t bytes = info->param_bytes[k];
-    void *buffer = malloc(bytes ? bytes : 1);
-    status = buffer ? p->pack_param(artifact, k, data.params[k], (uint64_t)param_elements(w, k), buffer)
-                    : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "trial params");
-    if (!status) status = p->buffer_alloc(inst, device_index, bytes, &args[nargs]);
-    if (!status) status = p->buffer_write(inst, args[nargs], 0, buffer, bytes);
-    ++nargs;
-    free(buffer);
-  }
-  hetc_plugin_tensor_t out_type = w->output;
-  out_type.layout = info->output_layout;
-  int64_t out_count = hetc_layout_element_count(&out_type);
-  int32_t out_arg = nargs;
-  if (!status) status = p->buffer_alloc(inst, device_index, (uint64_t)out_count * 4, &args[nargs++]);
-  if (!status && info->workspace_bytes)
-    status = p->buffer_alloc(inst, device_index, info->workspace_bytes, &args[nargs++]);
+  /* Activations in the layouts the kernel reads, params packed. */
+  if (!status)
+    status = hetc_kernel_args_create(entry, device_index, w, artifact, (const float *const *)data.inputs,
+                                     (const float *const *)data.params, &args);
   if (status) goto done;
 
   if (o->check) {
-    hetc_status_t run = p->run(inst, artifact, args, nargs);
+    hetc_status_t run = hetc_kernel_args_run(&args, artifact);
     if (run) {
       fail(r, run_error(run), "run", run);
       goto done;
     }
     hetc_plugin_tensor_t logical_out = row_major(w->output);
     int64_t logical_count = hetc_layout_element_count(&logical_out);
-    packed = malloc(sizeof(float) * (size_t)(out_count + logical_count));
-    if (!packed) {
+    if (!(got = malloc(sizeof(float) * (size_t)logical_count))) {
       status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "trial output");
       goto done;
     }
-    float *got = packed + out_count;
-    status = p->buffer_read(inst, args[out_arg], 0, packed, (uint64_t)out_count * 4);
-    if (!status) status = hetc_layout_convert(&out_type, packed, &logical_out, got);
+    status = hetc_kernel_args_read_output(&args, w, got, NULL);
     if (status) goto done;
     double max_diff = 0, max_ref = 0;
     for (int64_t i = 0; i < logical_count; ++i) {
@@ -323,11 +292,10 @@ hetc_status_t hetc_trial_measure(const hetc_plugin_t *p, hetc_plugin_instance_t 
       goto done;
     }
   }
-  status = measure_with_args(p, inst, device_index, artifact, args, nargs, o, r);
+  status = measure_with_args(entry, device_index, artifact, &args, o, r);
 done:
-  for (int32_t a = 0; a < nargs; ++a)
-    if (args[a]) p->buffer_free(inst, args[a]);
+  hetc_kernel_args_release(&args);
   logical_data_free(&data);
-  free(packed);
+  free(got);
   return status;
 }

@@ -9,6 +9,7 @@
 #define HETC_DRIVER_TUNE_TRIAL_H_
 
 #include "hetc/plugin.h"
+#include "plugins/registry.h"
 #include "records/record.h"
 
 typedef struct hetc_trial_options_t {
@@ -56,8 +57,8 @@ hetc_status_t hetc_trial_reference(const hetc_plugin_workload_t *workload, uint6
  * only when the trial could not be carried out (out of memory, a reference
  * that failed). `reference` is hetc_trial_reference's output for the same
  * seed; it is required when options->check is set. */
-hetc_status_t hetc_trial_measure(const hetc_plugin_t *plugin, hetc_plugin_instance_t *instance,
-                                 int32_t device_index, const hetc_plugin_workload_t *workload,
+hetc_status_t hetc_trial_measure(const hetc_plugin_entry_t *entry, int32_t device_index,
+                                 const hetc_plugin_workload_t *workload,
                                  const hetc_plugin_artifact_t *artifact,
                                  const hetc_trial_options_t *options, const float *reference,
                                  hetc_trial_result_t *out_result);

@@ -185,7 +185,7 @@ static int handle_measure(worker_t *w, hetc_wire_reader_t *r, hetc_wire_writer_t
   hetc_trial_result_t result;
   memset(&result, 0, sizeof(result));
   if (!status)
-    status = hetc_trial_measure(w->entry->plugin, w->entry->instance, w->device_index, &w->workload.workload,
+    status = hetc_trial_measure(w->entry, w->device_index, &w->workload.workload,
                                 w->held[at].artifact, &o, w->reference, &result);
   if (status) {
     result.error = HETC_RECORD_UNKNOWN;
