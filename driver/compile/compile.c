@@ -235,13 +235,7 @@ static hetc_status_t add_transform(compiler_t *c, int32_t graph_value, int32_t s
                                    int32_t device, hetc_plugin_layout_t layout, int32_t *out_id) {
   hetc_plugin_entry_t *entry = c->entries[device];
   hetc_plugin_tensor_t input = c->plan->values[source_id].type;
-  hetc_plugin_workload_t workload;
-  memset(&workload, 0, sizeof(workload));
-  workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
-  workload.num_inputs = 1;
-  workload.inputs = &input;
-  workload.output = input;
-  workload.output.layout = layout;
+  hetc_plugin_workload_t workload = hetc_layout_transform_workload(&input, layout);
   char what[400];
   char from[32], to[32];
   hetc_layout_name(&input, from, sizeof(from));

@@ -161,6 +161,17 @@ int32_t hetc_op_activation(hetc_op_t op) {
   }
 }
 
+hetc_plugin_workload_t hetc_layout_transform_workload(const hetc_plugin_tensor_t *input, hetc_plugin_layout_t layout) {
+  hetc_plugin_workload_t workload;
+  memset(&workload, 0, sizeof(workload));
+  workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
+  workload.num_inputs = 1;
+  workload.inputs = input;
+  workload.output = *input;
+  workload.output.layout = layout;
+  return workload;
+}
+
 hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
                                        int32_t node_index,
                                        hetc_plugin_tensor_t *inputs_storage,

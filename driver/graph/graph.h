@@ -148,6 +148,10 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
                                        hetc_plugin_tensor_t *inputs_storage,
                                        hetc_plugin_workload_t *out_workload);
 
+/* The LAYOUT_TRANSFORM workload that converts `*input` (borrowed: the
+ * workload points at it) into `layout`. */
+hetc_plugin_workload_t hetc_layout_transform_workload(const hetc_plugin_tensor_t *input, hetc_plugin_layout_t layout);
+
 /* Number of logical params a node's workload takes (weights then bias). */
 int32_t hetc_graph_node_param_count(const hetc_node_t *node);
 

@@ -413,13 +413,7 @@ static hetc_status_t queue_transform_probe(costing_t *c, int32_t d) {
     }
   if (layout < 0) return NULL;
   hetc_plugin_tensor_t input = transform_probe;
-  hetc_plugin_workload_t workload;
-  memset(&workload, 0, sizeof(workload));
-  workload.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM;
-  workload.num_inputs = 1;
-  workload.inputs = &input;
-  workload.output = input;
-  workload.output.layout = c->layouts[layout];
+  hetc_plugin_workload_t workload = hetc_layout_transform_workload(&input, c->layouts[layout]);
   hetc_place_option_t probe;
   HETC_RETURN_IF_ERROR(
       queue_kernel(c, d, &workload, NULL, "the layout-transform probe", &probe, &c->transform_job[d]));
