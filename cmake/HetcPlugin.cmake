@@ -1,9 +1,14 @@
-# hetc_add_plugin(<name> SOURCES <src>...
+# hetc_add_plugin(<name> SOURCES <src>... [KIT [<kit target>]]
 #                 [OUTPUT_DIRECTORY <dir>] [INSTALL_DESTINATION <dir> | NO_INSTALL])
 #
 # Builds a hetc backend plugin: a MODULE library lib<name>.so in C11 with
 # hidden visibility, -Bsymbolic, --no-undefined and a version script that
 # exports only hetc_plugin_query, compiled against hetc::plugin_sdk.
+#
+# KIT links the plugin kit (hetc/kit/*.h; a static library with hidden
+# visibility, so the plugin still exports only the query): hetc::plugin_kit,
+# or the kit target named, for a plugin built against another hetc/plugin.h
+# than the SDK's, whose kit must be built against that same header.
 #
 # Used in the hetc tree and installed for vendors building out of tree
 # (find_package(hetc)). There, the plugin installs by default into
@@ -14,7 +19,7 @@
 set(_HETC_PLUGIN_MAP "${CMAKE_CURRENT_LIST_DIR}/hetc-plugin.map")
 
 function(hetc_add_plugin name)
-  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;INSTALL_DESTINATION;KIT" "SOURCES" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "hetc_add_plugin(${name}): no SOURCES given")
   endif()
@@ -32,6 +37,12 @@ function(hetc_add_plugin name)
   set_property(TARGET ${name} APPEND PROPERTY LINK_DEPENDS "${_HETC_PLUGIN_MAP}")
   if(TARGET hetc::plugin_sdk)
     target_link_libraries(${name} PRIVATE hetc::plugin_sdk)
+  endif()
+  if("KIT" IN_LIST ARG_KEYWORDS_MISSING_VALUES)
+    set(ARG_KIT hetc::plugin_kit)
+  endif()
+  if(ARG_KIT)
+    target_link_libraries(${name} PRIVATE ${ARG_KIT})
   endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})

@@ -1,23 +1,24 @@
-/* plugins/common/plugin_files.h -- files and hashes the built-in plugins
- * need for their kernel caches and packages: a 64-bit FNV-1a hash for cache
- * keys, whole-file reads, writes that never leave a half-written file, and
- * the per-plugin cache directory. */
+/* plugins/common/plugin_files.h -- what the built-in plugins' kernel caches
+ * need besides the kit's files (hetc/kit/files.h): a 64-bit FNV-1a hash for
+ * cache keys and the per-plugin cache directory. */
 #ifndef HETC_PLUGINS_COMMON_PLUGIN_FILES_H_
 #define HETC_PLUGINS_COMMON_PLUGIN_FILES_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hetc/kit/files.h"
+
 #define HPC_FNV1A64_INIT 0xcbf29ce484222325ULL
 /* Continues `hash` over `length` bytes (start from HPC_FNV1A64_INIT). */
 uint64_t hpc_fnv1a64(const void *data, size_t length, uint64_t hash);
 
-/* The whole file, NUL-terminated (malloc()ed: the caller frees); its length
- * without the NUL in *out_length when given. NULL when it cannot be read. */
-char *hpc_read_file(const char *path, size_t *out_length);
-/* Writes through a temporary name and rename(), so readers see the old
- * file or the new one. 0, or -1 with errno set. */
-int hpc_write_file_atomic(const char *path, const void *data, size_t length);
+/* A whole file of the plugin's own (its cache, a package it wrote), of
+ * any size: hetc_kit_read_file without a limit; the caller free()s it. */
+static inline char *hpc_read_file(const char *path, size_t *out_length) {
+  return hetc_kit_read_file(path, SIZE_MAX, out_length);
+}
+
 /* "$XDG_CACHE_HOME/hetc/<name>" (else "$HOME/.cache/hetc/<name>"),
  * created when missing (malloc()ed: the caller frees). NULL when there is
  * no such directory and it cannot be made. */

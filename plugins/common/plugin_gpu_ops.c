@@ -10,7 +10,7 @@
  * Pooling, global pooling, unary elementwise, same-shape binary ops,
  * concat and bias_add follow the layout the producer delivers (row-major,
  * NCHW[x]c or NHWC), so nothing is transformed between NCHWc convolutions.
- * A 4-d layout is handled as a channel block b (hpc_layout_block):
+ * A 4-d layout is handled as a channel block b (hetc_kit_layout_block):
  * row-major is b = 1, NHWC is b = C, and the element (n, c, h, w) lies at
  * (((n*CB + c/b)*H + h)*W + w)*b + c%b. Kernels writing NCHWc write zeros
  * into the padding channels. */
@@ -50,12 +50,12 @@ const char *hpc_gpu_act_expr(int32_t activation) {
  * NCHWC or NHWC tensor, else row-major. */
 static hetc_plugin_layout_t follow_hint(const hetc_plugin_tensor_t *t) {
   if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && t->layout.block >= 1)
-    return hpc_layout_nchwc(t->layout.block);
+    return hetc_kit_layout_nchwc(t->layout.block);
   if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NHWC) {
     hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_NHWC, 0};
     return l;
   }
-  return hpc_layout_row_major();
+  return hetc_kit_layout_row_major();
 }
 
 static int same_dims(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
@@ -123,7 +123,7 @@ static void channel_expr(char *buf, size_t size, const char *index, int64_t b, i
  * `index` of a 4-d tensor of channel block `b`. */
 static void emit_unflatten(const hpc_gpu_ops_t *o, const char *prefix, const char *index, int64_t b,
                            int64_t C, int64_t H, int64_t W) {
-  const int64_t CB = hpc_ceil_div(C, b);
+  const int64_t CB = hetc_kit_ceil_div(C, b);
   char c[160];
   channel_expr(c, sizeof(c), index, b, CB, H * W);
   if (b == 1)
@@ -139,7 +139,7 @@ static void emit_unflatten(const hpc_gpu_ops_t *o, const char *prefix, const cha
  * channel block `b`, the variables named with prefix `p`. */
 static void offset_expr(char *buf, size_t size, const char *p, int64_t b, int64_t C, int64_t H,
                         int64_t W) {
-  const int64_t CB = hpc_ceil_div(C, b);
+  const int64_t CB = hetc_kit_ceil_div(C, b);
   if (b == 1)
     snprintf(buf, size, "((%sn * %lldL + %sc) * %lldL + %sh) * %lldL + %sw", p, ll(C), p,
              ll(H), p, ll(W), p);
@@ -160,8 +160,8 @@ int32_t hpc_gpu_emit_pool(const hpc_gpu_ops_t *o, char *reason, size_t size) {
   const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
   const int64_t C = in[1], H = in[2], W = in[3], OH = out[2], OW = out[3];
   const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
-  const int64_t B = hpc_layout_block(layout, C), CB = hpc_ceil_div(C, B);
-  const int64_t items = hpc_physical_count(&wl->output, layout);
+  const int64_t B = hetc_kit_layout_block(layout, C), CB = hetc_kit_ceil_div(C, B);
+  const int64_t items = hetc_kit_physical_count(&wl->output, layout);
   set_boundary(o, 1, layout, layout, 0);
 
   open_kernel(o, "pool", UNARY_PARAMS, items);
@@ -218,9 +218,9 @@ int32_t hpc_gpu_emit_global_pool(const hpc_gpu_ops_t *o, char *reason, size_t si
   const int64_t *in = wl->inputs[0].shape;
   const int64_t C = in[1], P = in[2] * in[3];
   const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
-  const int64_t B = hpc_layout_block(layout, C);
+  const int64_t B = hetc_kit_layout_block(layout, C);
   /* [N, C, 1, 1] lies as N*CB*B elements in every layout. */
-  const int64_t items = hpc_physical_count(&wl->output, layout);
+  const int64_t items = hetc_kit_physical_count(&wl->output, layout);
   set_boundary(o, 1, layout, layout, 0);
 
   open_kernel(o, "global_pool", UNARY_PARAMS, items);
@@ -243,15 +243,15 @@ int32_t hpc_gpu_emit_global_pool(const hpc_gpu_ops_t *o, char *reason, size_t si
 static int32_t emit_unary(const hpc_gpu_ops_t *o, char *reason, size_t size) {
   const hetc_plugin_tensor_t *a = &o->wl->inputs[0];
   const hetc_plugin_layout_t layout = follow_hint(a);
-  const int64_t items = hpc_physical_count(a, layout);
+  const int64_t items = hetc_kit_physical_count(a, layout);
   set_boundary(o, 1, layout, layout, 0);
   open_kernel(o, "elementwise", UNARY_PARAMS, items);
-  const int64_t B = hpc_layout_block(layout, a->rank == 4 ? a->shape[1] : 1);
+  const int64_t B = hetc_kit_layout_block(layout, a->rank == 4 ? a->shape[1] : 1);
   if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && a->shape[1] % B) {
     /* sigmoid(0) is 0.5: the padding channels are written as zeros rather
      * than through the activation. */
     char c[160];
-    channel_expr(c, sizeof(c), "i", B, hpc_ceil_div(a->shape[1], B), a->shape[2] * a->shape[3]);
+    channel_expr(c, sizeof(c), "i", B, hetc_kit_ceil_div(a->shape[1], B), a->shape[2] * a->shape[3]);
     L(1, "if (%s >= %lldL) { out[i] = 0.0f; return; }", c, ll(a->shape[1]));
   }
   L(1, "const float v = in[i];");
@@ -274,10 +274,10 @@ int32_t hpc_gpu_emit_elementwise(const hpc_gpu_ops_t *o, char *reason, size_t si
       "HK_GLOBAL const float *HK_RESTRICT a, HK_GLOBAL const float *HK_RESTRICT b, "
       "HK_GLOBAL float *HK_RESTRICT out";
   const int32_t args[3] = {0, 1, 2};
-  if (same_dims(a, b) && hpc_layout_equal(la, lb)) {
+  if (same_dims(a, b) && hetc_kit_layout_equal(la, lb)) {
     /* Same shape and layout: elementwise over the physical elements;
      * padding stays zero (0 + 0, 0 * 0). */
-    const int64_t items = hpc_physical_count(a, la);
+    const int64_t items = hetc_kit_physical_count(a, la);
     set_boundary(o, 2, la, la, 0);
     open_kernel(o, "elementwise", params, items);
     L(1, "out[i] = a[i] %s b[i];", op);
@@ -286,8 +286,8 @@ int32_t hpc_gpu_emit_elementwise(const hpc_gpu_ops_t *o, char *reason, size_t si
   }
   /* Broadcasting in row-major: the offset into b walks the output's index
    * with stride 0 along b's dims of extent 1. */
-  const int64_t items = hpc_logical_count(a);
-  set_boundary(o, 2, hpc_layout_row_major(), hpc_layout_row_major(), 0);
+  const int64_t items = hetc_kit_logical_count(a);
+  set_boundary(o, 2, hetc_kit_layout_row_major(), hetc_kit_layout_row_major(), 0);
   open_kernel(o, "elementwise", params, items);
   L(1, "long rest = i, b_at = 0;");
   int64_t b_stride = 1;
@@ -316,7 +316,7 @@ int32_t hpc_gpu_emit_softmax(const hpc_gpu_ops_t *o, char *reason, size_t size) 
   const int64_t extent = t->shape[axis];
   for (int32_t d = 0; d < axis; ++d) outer *= t->shape[d];
   for (int32_t d = axis + 1; d < t->rank; ++d) inner *= t->shape[d];
-  set_boundary(o, 1, hpc_layout_row_major(), hpc_layout_row_major(), 0);
+  set_boundary(o, 1, hetc_kit_layout_row_major(), hetc_kit_layout_row_major(), 0);
 
   /* One thread per row along the axis; neighbouring threads take
    * neighbouring inner positions, so their loads are contiguous. */
@@ -355,7 +355,7 @@ static int32_t physical_dims(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t
   }
   if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC) {
     /* The channel axis is the block count; the block stays innermost. */
-    dims[0] = s[0], dims[1] = hpc_ceil_div(s[1], layout.block), dims[2] = s[2];
+    dims[0] = s[0], dims[1] = hetc_kit_ceil_div(s[1], layout.block), dims[2] = s[2];
     dims[3] = s[3], dims[4] = layout.block;
     *phys_axis = axis;
     return 5;
@@ -372,17 +372,17 @@ static hetc_plugin_layout_t concat_layout(const hetc_plugin_workload_t *wl) {
   const hetc_plugin_layout_t first = follow_hint(&wl->inputs[0]);
   for (int32_t j = 0; j < wl->num_inputs; ++j) {
     const hetc_plugin_tensor_t *t = &wl->inputs[j];
-    if (!hpc_layout_equal(follow_hint(t), first)) return hpc_layout_row_major();
+    if (!hetc_kit_layout_equal(follow_hint(t), first)) return hetc_kit_layout_row_major();
     if (first.kind == HETC_PLUGIN_LAYOUT_NCHWC && wl->axis == 1 && j + 1 < wl->num_inputs &&
         t->shape[1] % first.block)
-      return hpc_layout_row_major();
+      return hetc_kit_layout_row_major();
   }
   return first;
 }
 
 int32_t hpc_gpu_emit_concat(const hpc_gpu_ops_t *o, char *reason, size_t size) {
   const hetc_plugin_workload_t *wl = o->wl;
-  if (wl->num_inputs < 1 || wl->num_inputs > HPC_MAX_INPUTS || wl->axis < 0 ||
+  if (wl->num_inputs < 1 || wl->num_inputs > HETC_KIT_MAX_INPUTS || wl->axis < 0 ||
       wl->axis >= wl->output.rank)
     return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                 "%s: concat of %d inputs, axis %d", o->plugin_name, wl->num_inputs, wl->axis);
@@ -446,15 +446,15 @@ int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size) {
     return fail(reason, size, HETC_PLUGIN_STATUS_UNSUPPORTED,
                 "%s: layout_transform between layouts %d and %d of ranks %d and %d",
                 o->plugin_name, li.kind, lo.kind, in->rank, out->rank);
-  if (hpc_logical_count(in) != hpc_logical_count(out))
+  if (hetc_kit_logical_count(in) != hetc_kit_logical_count(out))
     return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                 "%s: layout_transform changes the element count", o->plugin_name);
   set_boundary(o, 1, li, lo, 0);
   const int same = same_dims(in, out);
-  const int64_t items = hpc_physical_count(out, lo);
+  const int64_t items = hetc_kit_physical_count(out, lo);
 
   open_kernel(o, "layout", UNARY_PARAMS, items);
-  if ((same && hpc_layout_equal(li, lo)) || (in_rm && out_rm)) {
+  if ((same && hetc_kit_layout_equal(li, lo)) || (in_rm && out_rm)) {
     /* Nothing moves: the identity, or a reshape between row-major tensors. */
     L(1, "out[i] = in[i];");
     close_kernel(o);
@@ -466,7 +466,7 @@ int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size) {
     L(1, "const long flat = i;");
   } else {
     const int64_t C = out->shape[1], H = out->shape[2], W = out->shape[3];
-    const int64_t bo = hpc_layout_block(lo, C);
+    const int64_t bo = hetc_kit_layout_block(lo, C);
     emit_unflatten(o, "o_", "i", bo, C, H, W);
     if (C % bo) L(1, "if (o_c >= %lldL) { out[i] = 0.0f; return; }", ll(C));
     if (!same || in_rm)
@@ -484,7 +484,7 @@ int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size) {
       emit_unflatten(o, "i_", "flat", 1, C, H, W);
     }
     char offset[256];
-    offset_expr(offset, sizeof(offset), "i_", hpc_layout_block(li, C), C, H, W);
+    offset_expr(offset, sizeof(offset), "i_", hetc_kit_layout_block(li, C), C, H, W);
     L(1, "out[i] = in[%s];", offset);
   }
   close_kernel(o);
@@ -500,10 +500,10 @@ int32_t hpc_gpu_emit_bias_add(const hpc_gpu_ops_t *o, char *reason, size_t size)
                 o->plugin_name, t->rank);
   const hetc_plugin_layout_t layout = follow_hint(t);
   const int64_t C = t->shape[1];
-  const int64_t B = t->rank == 4 ? hpc_layout_block(layout, C) : 1, CB = hpc_ceil_div(C, B);
+  const int64_t B = t->rank == 4 ? hetc_kit_layout_block(layout, C) : 1, CB = hetc_kit_ceil_div(C, B);
   int64_t plane = 1;
   for (int32_t d = 2; d < t->rank; ++d) plane *= t->shape[d];
-  const int64_t items = hpc_physical_count(t, layout);
+  const int64_t items = hetc_kit_physical_count(t, layout);
   set_boundary(o, 1, layout, layout, 1);
   /* The bias stays in its logical form, C floats, in every layout. */
   o->param_bytes[0] = (uint64_t)C * 4;

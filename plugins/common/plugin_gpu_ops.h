@@ -35,7 +35,7 @@ typedef struct hpc_gpu_ops_t {
   void *ctx;
   const char *plugin_name; /* prefixes the reasons */
   /* Out: the boundary, written into the caller's fields (input_layouts
-   * has HPC_MAX_INPUTS + 1 entries, param_bytes 2). */
+   * has HETC_KIT_MAX_INPUTS + 1 entries, param_bytes 2). */
   int32_t *num_inputs;
   hetc_plugin_layout_t *input_layouts;
   hetc_plugin_layout_t *output_layout;

@@ -6,26 +6,6 @@
 
 #include "plugin_workload.h"
 
-uint64_t hpc_param_logical_count(const hetc_plugin_workload_t *wl,
-                                 int32_t index) {
-  switch (wl->op) {
-    case HETC_PLUGIN_OP_CONV2D: {
-      const int64_t K = wl->output.shape[1], C = wl->inputs[0].shape[1];
-      if (index == 0)
-        return (uint64_t)(K * (C / wl->groups) * wl->kernel[0] * wl->kernel[1]);
-      return index == 1 && wl->epilogue.has_bias ? (uint64_t)K : 0;
-    }
-    case HETC_PLUGIN_OP_DENSE: {
-      const int64_t U = wl->output.shape[1], K = wl->inputs[0].shape[1];
-      if (index == 0) return (uint64_t)(U * K);
-      return index == 1 && wl->epilogue.has_bias ? (uint64_t)U : 0;
-    }
-    case HETC_PLUGIN_OP_BIAS_ADD:
-      return index == 0 ? (uint64_t)wl->inputs[0].shape[1] : 0;
-    default: return 0;
-  }
-}
-
 /* Copies a channel vector into `blocks` blocks of b, zero-padded. */
 void hpc_pack_padded(const float *src, int64_t channels, int64_t padded,
                         float *dst) {
@@ -39,7 +19,7 @@ void hpc_pack_nchwc_weight(const hetc_plugin_workload_t *wl, int64_t icbn,
                               int64_t ocbn, const float *w, float *out) {
   const int64_t K = wl->output.shape[1], C = wl->inputs[0].shape[1];
   const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-  const int64_t ICB = hpc_ceil_div(C, icbn), OCB = hpc_ceil_div(K, ocbn);
+  const int64_t ICB = hetc_kit_ceil_div(C, icbn), OCB = hetc_kit_ceil_div(K, ocbn);
   for (int64_t ocb = 0; ocb < OCB; ++ocb)
     for (int64_t icb = 0; icb < ICB; ++icb)
       for (int64_t kh = 0; kh < KH; ++kh)
@@ -59,7 +39,7 @@ void hpc_pack_depthwise_weight(const hetc_plugin_workload_t *wl, int64_t bn,
                                   const float *w, float *out) {
   const int64_t C = wl->output.shape[1];
   const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-  const int64_t CB = hpc_ceil_div(C, bn);
+  const int64_t CB = hetc_kit_ceil_div(C, bn);
   for (int64_t cb = 0; cb < CB; ++cb)
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t kw = 0; kw < KW; ++kw)

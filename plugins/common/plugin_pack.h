@@ -8,9 +8,6 @@
 
 #include "hetc/plugin.h"
 
-/* Elements of logical param `index` (plugin.h order: weight, bias; bias_add:
- * bias), 0 when the workload has no such param. */
-uint64_t hpc_param_logical_count(const hetc_plugin_workload_t *wl, int32_t index);
 /* Copies `channels` values and zero-fills up to `padded`. */
 void hpc_pack_padded(const float *src, int64_t channels, int64_t padded, float *dst);
 /* conv weight OIHW -> (K/ocbn, C/icbn, KH, KW, icbn, ocbn), zero-padded. */

@@ -53,10 +53,10 @@ static nchw_shape_t nchw_shape(const hetc_plugin_workload_t *wl, const cu_config
   s.xi = c->tile_x[3];
   s.FT = s.vf * s.tf * s.fi, s.YT = s.vy * s.ty * s.yi, s.XT = s.vx * s.tx * s.xi;
   s.rci = c->tile_rc[1], s.ryi = c->tile_ry[1], s.rxi = c->tile_rx[1];
-  s.RCO = hpc_ceil_div(s.Cg, s.rci), s.RYO = hpc_ceil_div(s.R, s.ryi), s.RXO = hpc_ceil_div(s.S, s.rxi);
+  s.RCO = hetc_kit_ceil_div(s.Cg, s.rci), s.RYO = hetc_kit_ceil_div(s.R, s.ryi), s.RXO = hetc_kit_ceil_div(s.S, s.rxi);
   s.IH = (s.YT - 1) * s.SH + (s.ryi - 1) * s.DH + 1;
   s.IW = (s.XT - 1) * s.SW + (s.rxi - 1) * s.DW + 1;
-  s.BFG = hpc_ceil_div(s.Kg, s.FT), s.BY = hpc_ceil_div(s.P, s.YT), s.BX = hpc_ceil_div(s.Q, s.XT);
+  s.BFG = hetc_kit_ceil_div(s.Kg, s.FT), s.BY = hetc_kit_ceil_div(s.P, s.YT), s.BX = hetc_kit_ceil_div(s.Q, s.XT);
   return s;
 }
 
@@ -148,8 +148,8 @@ hetc_plugin_status_t cu_emit_conv_nchw(cu_emit_t *e) {
   const int64_t in_tile = s.rci * s.IH * s.IW, w_tile = s.FT * s.rci * s.ryi * s.rxi;
 
   e->num_inputs = wl->num_inputs;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = wl->epilogue.has_bias ? 2 : 1;
   e->param_bytes[0] = (uint64_t)(s.K * s.Cg * s.R * s.S) * 4;
   e->param_bytes[1] = (uint64_t)s.K * 4;

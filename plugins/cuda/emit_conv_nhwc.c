@@ -92,13 +92,13 @@ static nhwc_shape_t nhwc_shape(const hetc_plugin_workload_t *wl, const cu_config
   s.BN = s.vn * s.tn * s.ni, s.BC = s.vc * s.tc * s.ci;
   s.ES = c->step < s.C ? c->step : s.C;
   if (s.ES < 1) s.ES = 1;
-  s.CO = hpc_ceil_div(s.C, s.ES);
+  s.CO = hetc_kit_ceil_div(s.C, s.ES);
   s.BNP = padded_row(s.BN);
-  s.GX = s.BN > 0 ? hpc_ceil_div(s.NPQ, s.BN) : 0, s.GY = s.BC > 0 ? hpc_ceil_div(s.K, s.BC) : 0;
+  s.GX = s.BN > 0 ? hetc_kit_ceil_div(s.NPQ, s.BN) : 0, s.GY = s.BC > 0 ? hetc_kit_ceil_div(s.K, s.BC) : 0;
   s.direct = s.R == 1 && s.S == 1 && s.SH == 1 && s.SW == 1 && s.PT == 0 && s.PL == 0 && wl->padding[2] == 0 &&
              wl->padding[3] == 0 && s.P == s.H && s.Q == s.W;
   s.wide = s.N * s.H * s.W * s.C >= INT_MAX || s.NPQ * s.K >= INT_MAX;
-  const int64_t in_loads = hpc_ceil_div(s.ES * s.BN, s.T), w_loads = hpc_ceil_div(s.ES * s.BC, s.T);
+  const int64_t in_loads = hetc_kit_ceil_div(s.ES * s.BN, s.T), w_loads = hetc_kit_ceil_div(s.ES * s.BC, s.T);
   s.prefetch = s.R * s.S * s.CO > 1 && in_loads <= UNROLL_STAGE_MAX && w_loads <= UNROLL_STAGE_MAX &&
                in_loads + w_loads <= PREFETCH_MAX;
   return s;
@@ -157,7 +157,7 @@ void cu_pack_weight_rsck(const hetc_plugin_workload_t *wl, const float *logical,
  * divisions by cols are hoisted when the threads tile a row or a row
  * tiles the threads. Closed with one "}" at `ind`. */
 static void open_stage_loop(cu_emit_t *e, int ind, int64_t rows, int64_t cols, int64_t T, const char *tag) {
-  const int64_t total = rows * cols, trips = hpc_ceil_div(total, T);
+  const int64_t total = rows * cols, trips = hetc_kit_ceil_div(total, T);
   L(ind, "%s", trips <= UNROLL_STAGE_MAX ? "#pragma unroll" : "#pragma unroll 4");
   L(ind, "for (int j%s = 0; j%s < %lld; ++j%s) {", tag, tag, ll(trips), tag);
   if (T % cols == 0) {
@@ -351,7 +351,8 @@ hetc_plugin_status_t cu_emit_conv_nhwc(cu_emit_t *e) {
   }
   L(1, "long w_off;");
   if (s.prefetch) {
-    L(1, "float pin[%lld], pw[%lld];", ll(hpc_ceil_div(s.ES * s.BN, s.T)), ll(hpc_ceil_div(s.ES * s.BC, s.T)));
+    L(1, "float pin[%lld], pw[%lld];", ll(hetc_kit_ceil_div(s.ES * s.BN, s.T)),
+      ll(hetc_kit_ceil_div(s.ES * s.BC, s.T)));
     emit_step_offsets(e, &s, 1);
     emit_stage_input(e, &s, 1, STAGE_LOAD);
     emit_stage_weight(e, &s, 1, STAGE_LOAD);

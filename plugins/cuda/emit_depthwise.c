@@ -65,7 +65,7 @@ static dw_shape_t dw_shape(const hetc_plugin_workload_t *wl, const cu_config_t *
   s.IWP = s.IW % 2 ? s.IW : s.IW + 1;
   s.TIH = (s.tm - 1) * s.SH + (s.R - 1) * s.DH + 1;
   s.TIW = (s.tn - 1) * s.SW + (s.S - 1) * s.DW + 1;
-  s.GX = s.OTW > 0 ? hpc_ceil_div(s.Q, s.OTW) : 0, s.GY = s.OTH > 0 ? hpc_ceil_div(s.P, s.OTH) : 0;
+  s.GX = s.OTW > 0 ? hetc_kit_ceil_div(s.Q, s.OTW) : 0, s.GY = s.OTH > 0 ? hetc_kit_ceil_div(s.P, s.OTH) : 0;
   s.GZ = s.N * s.C;
   s.regs = s.R * s.S <= REG_WEIGHTS_MAX && s.TIW <= REG_WINDOW_MAX &&
            s.tm * s.tn * s.R * s.S <= REG_PRODUCTS_MAX;
@@ -78,7 +78,7 @@ void cu_demand_depthwise(const hetc_plugin_workload_t *wl, const cu_config_t *cf
     snprintf(out->reason, sizeof(out->reason), "every knob of the depthwise template must be positive");
     return;
   }
-  if (!hpc_conv_is_depthwise(wl)) {
+  if (!hetc_kit_conv_is_depthwise(wl)) {
     snprintf(out->reason, sizeof(out->reason), "the depthwise template computes groups == C_in == C_out only");
     return;
   }
@@ -149,8 +149,8 @@ hetc_plugin_status_t cu_emit_conv_depthwise(cu_emit_t *e) {
   const int64_t RS = s.R * s.S;
 
   e->num_inputs = wl->num_inputs;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = wl->epilogue.has_bias ? 2 : 1;
   e->param_bytes[0] = (uint64_t)(s.C * RS) * 4;
   e->param_bytes[1] = (uint64_t)s.C * 4;
@@ -181,7 +181,7 @@ hetc_plugin_status_t cu_emit_conv_depthwise(cu_emit_t *e) {
     L(1, "for (int t = tid; t < %lld; t += %lld) sw[t] = w_c[t];", ll(RS), ll(s.T));
   }
   /* The window, row by row: a row's threads read consecutive columns. */
-  const int64_t row_trips = hpc_ceil_div(s.IH, s.bm), col_trips = hpc_ceil_div(s.IW, s.bn);
+  const int64_t row_trips = hetc_kit_ceil_div(s.IH, s.bm), col_trips = hetc_kit_ceil_div(s.IW, s.bn);
   L(1, "%s", row_trips <= UNROLL_STAGE_MAX ? "#pragma unroll" : "#pragma unroll 1");
   L(1, "for (int yy = 0; yy < %lld; ++yy) {", ll(row_trips));
   L(2, "const int iy = yy * %lld + ty, gy = iy0 + iy;", ll(s.bm));

@@ -131,7 +131,7 @@ hetc_plugin_status_t cu_emit_gemm(cu_emit_t *e, const cu_gemm_t *g, cu_launch_t 
   const cu_config_t *c = &e->cfg;
   const int64_t BM = c->block_m, BN = c->block_n, BK = c->block_k, TM = c->thread_m, TN = c->thread_n;
   const int64_t TX = BN / TN, TY = BM / TM, threads = TX * TY;
-  const int64_t gx = hpc_ceil_div(g->N, BN), gy = hpc_ceil_div(g->M, BM);
+  const int64_t gx = hetc_kit_ceil_div(g->N, BN), gy = hetc_kit_ceil_div(g->M, BM);
   *out = NULL;
   if (BM % TM || BN % TN || BK < 1)
     return cu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: GEMM tile %lldx%lldx%lld with threads of %lldx%lld",
@@ -144,8 +144,8 @@ hetc_plugin_status_t cu_emit_gemm(cu_emit_t *e, const cu_gemm_t *g, cu_launch_t 
                 g->a_k_contiguous ? row_length(BM, BK) : BM};
   stage_t sb = {"rb", "Bs", "n", g->load_b, BN, g->N, "n0", g->b_k_contiguous, BN * BK, 0,
                 g->b_k_contiguous ? row_length(BN, BK) : BN};
-  sa.per_thread = hpc_ceil_div(sa.count, threads);
-  sb.per_thread = hpc_ceil_div(sb.count, threads);
+  sa.per_thread = hetc_kit_ceil_div(sa.count, threads);
+  sb.per_thread = hetc_kit_ceil_div(sb.count, threads);
 
   L(0, "HK_KERNEL(%lld, %lld, 1) %s(%s) {", ll(TX), ll(TY), g->kernel, g->params);
   L(1, "HK_SHARED float As[%lld];", ll(BK * row_length(BM, BK)));
@@ -254,8 +254,8 @@ hetc_plugin_status_t cu_emit_dense(cu_emit_t *e) {
   const char *cast = wide ? "(long)" : "";
 
   e->num_inputs = wl->num_inputs;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = wl->epilogue.has_bias ? 2 : 1;
   e->param_bytes[0] = (uint64_t)(units * K) * 4;
   e->param_bytes[1] = (uint64_t)units * 4;

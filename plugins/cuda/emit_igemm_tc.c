@@ -110,17 +110,17 @@ static igemm_shape_t igemm_shape(const hetc_plugin_workload_t *wl, const cu_conf
   s.DH = wl->dilation[0], s.DW = wl->dilation[1], s.PT = wl->padding[0], s.PL = wl->padding[1];
   s.M = s.K, s.NPIX = s.N * s.P * s.Q, s.KRED = s.C * s.R * s.S;
   config_shape(c, &s);
-  s.KT = hpc_ceil_div(s.KRED, s.BK);
+  s.KT = hetc_kit_ceil_div(s.KRED, s.BK);
   /* Weight rows start 16-byte aligned when Kred is a multiple of 4; block_k
    * is a multiple of 8, so every float4 lies inside one row and one step. */
   s.VA = s.KRED % 4 == 0 ? 4 : 1;
   s.AKT = divisor_at_most(s.T, s.BK / s.VA), s.AMT = s.T / s.AKT;
-  s.AKX = hpc_ceil_div(s.BK / s.VA, s.AKT), s.AMY = hpc_ceil_div(s.BM, s.AMT);
+  s.AKX = hetc_kit_ceil_div(s.BK / s.VA, s.AKT), s.AMY = hetc_kit_ceil_div(s.BM, s.AMT);
   /* A warp reads up to 32 consecutive pixels of a Kred row (consecutive
    * addresses at stride 1); a thread's further pixels reuse its Kred
    * decomposition. */
   s.BNT = divisor_at_most(s.T, s.BN < 32 ? s.BN : 32), s.BKT = s.T / s.BNT;
-  s.BNX = hpc_ceil_div(s.BN, s.BNT), s.BKY = hpc_ceil_div(s.BK, s.BKT);
+  s.BNX = hetc_kit_ceil_div(s.BN, s.BNT), s.BKY = hetc_kit_ceil_div(s.BK, s.BKT);
   s.padded = s.PT > 0 || s.PL > 0 || (s.P - 1) * s.SH + (s.R - 1) * s.DH >= s.H ||
              (s.Q - 1) * s.SW + (s.S - 1) * s.DW >= s.W;
   const int64_t big = INT64_C(1) << 31;
@@ -261,8 +261,8 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
   const int64_t PQ = s.P * s.Q, CHW = s.C * s.H * s.W;
 
   e->num_inputs = wl->num_inputs;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = wl->epilogue.has_bias ? 2 : 1;
   e->param_bytes[0] = (uint64_t)(s.K * s.KRED) * 4;
   e->param_bytes[1] = (uint64_t)s.K * 4;
@@ -364,8 +364,8 @@ hetc_plugin_status_t cu_emit_conv_igemm_tc(cu_emit_t *e) {
   L(2, "}");
   L(0, "}");
   launch->block[0] = (uint32_t)s.T, launch->block[1] = 1, launch->block[2] = 1;
-  launch->grid[0] = (uint32_t)hpc_ceil_div(s.NPIX, s.BN);
-  launch->grid[1] = (uint32_t)hpc_ceil_div(s.M, s.BM);
+  launch->grid[0] = (uint32_t)hetc_kit_ceil_div(s.NPIX, s.BN);
+  launch->grid[1] = (uint32_t)hetc_kit_ceil_div(s.M, s.BM);
   launch->grid[2] = 1;
   return NULL;
 }

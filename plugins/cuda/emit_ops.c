@@ -14,7 +14,7 @@
 static int add_launch(void *ctx, const char *kernel, int64_t items, int32_t num_args,
                       const int32_t *args) {
   cu_emit_t *e = ctx;
-  const int64_t blocks = hpc_ceil_div(items, HPC_GPU_OPS_BLOCK);
+  const int64_t blocks = hetc_kit_ceil_div(items, HPC_GPU_OPS_BLOCK);
   /* A grid's x extent is 32 bits in the launch; the device's own limit is
    * checked with the others. */
   if (num_args > CU_MAX_LAUNCH_ARGS || blocks > (int64_t)UINT32_MAX) return -1;

@@ -37,7 +37,7 @@ static wino_shape_t wino_shape(const hetc_plugin_workload_t *wl) {
   s.N = in->shape[0], s.C = in->shape[1], s.H = in->shape[2], s.W = in->shape[3];
   s.K = wl->output.shape[1], s.P = wl->output.shape[2], s.Q = wl->output.shape[3];
   s.PT = wl->padding[0], s.PL = wl->padding[1];
-  s.TH = hpc_ceil_div(s.P, 2), s.TW = hpc_ceil_div(s.Q, 2), s.T = s.N * s.TH * s.TW;
+  s.TH = hetc_kit_ceil_div(s.P, 2), s.TW = hetc_kit_ceil_div(s.Q, 2), s.T = s.N * s.TH * s.TW;
   s.VSIZE = 16 * s.C * s.T, s.MSIZE = 16 * s.K * s.T;
   return s;
 }
@@ -168,16 +168,16 @@ hetc_plugin_status_t cu_emit_conv_winograd(cu_emit_t *e) {
   const char *ix = wide ? "long" : "int", *cast = wide ? "(long)" : "";
 
   e->num_inputs = wl->num_inputs;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = wl->epilogue.has_bias ? 2 : 1;
   e->param_bytes[0] = (uint64_t)(16 * s.K * s.C) * 4;
   e->param_bytes[1] = (uint64_t)s.K * 4;
   e->workspace_bytes = (uint64_t)(s.VSIZE + s.MSIZE) * 4;
 
   cu_emit_preamble(e, wl->epilogue.activation);
-  const int64_t transform_blocks[2] = {hpc_ceil_div(s.C * s.T, TRANSFORM_BLOCK),
-                                       hpc_ceil_div(s.K * s.T, TRANSFORM_BLOCK)};
+  const int64_t transform_blocks[2] = {hetc_kit_ceil_div(s.C * s.T, TRANSFORM_BLOCK),
+                                       hetc_kit_ceil_div(s.K * s.T, TRANSFORM_BLOCK)};
   if (transform_blocks[0] > INT32_MAX || transform_blocks[1] > INT32_MAX)
     return cu_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "%s: %lld Winograd tiles exceed what a launch takes",
                      cu_plugin_name, ll(s.T));

@@ -6,32 +6,32 @@
 
 /* A GEMM of batch x M x N x K: thread tiles of RM x RN, block tiles of
  * TM x TN, stages of TK. */
-static void gemm_rows(hpc_features_t *f, double RM, double RN, double TM, double TN, double TK, double batch,
+static void gemm_rows(hetc_kit_features_t *f, double RM, double RN, double TM, double TN, double TK, double batch,
                       double M, double N, double K, int32_t algo) {
-  const hpc_feature_tile_t reg = {RM * RN, TK, RN * TK, RM * TK, RM * RN, 0};
-  const hpc_feature_tile_t step = {TM * TN, TK, TK * TN, TK * TM, 0, 0};
-  const hpc_feature_tile_t block = {TM * TN, K, K * TN, K * TM, TM * TN, 0};
-  const hpc_feature_tile_t grid = {batch * M * N, K, batch * K * N, batch * M * K, batch * M * N, 0};
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &step);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
+  const hetc_kit_feature_tile_t reg = {RM * RN, TK, RN * TK, RM * TK, RM * RN, 0};
+  const hetc_kit_feature_tile_t step = {TM * TN, TK, TK * TN, TK * TM, 0, 0};
+  const hetc_kit_feature_tile_t block = {TM * TN, K, K * TN, K * TM, TM * TN, 0};
+  const hetc_kit_feature_tile_t grid = {batch * M * N, K, batch * K * N, batch * M * K, batch * M * N, 0};
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &step);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
   const double blocks = batch * hpc_fceil_div(M, TM) * hpc_fceil_div(N, TN);
-  const hpc_loop_t loop = {
+  const hetc_kit_loop_t loop = {
       .exec_macs = blocks * TM * TN * hpc_fceil_div(K, TK) * TK,
       .vector_width = 1,
       .unroll = RM * RN,
       .inner_loop = TK,
       .parallel_units = blocks,
       .algo = algo,
-      .layout = hpc_layout_row_major(),
+      .layout = hetc_kit_layout_row_major(),
   };
-  hpc_features_put_loop(f, &loop);
+  hetc_kit_features_put_loop(f, &loop);
 }
 
 int32_t cu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cu_config_t *c, float *out,
                          int32_t capacity) {
-  hpc_features_t f = {out, capacity};
+  hetc_kit_features_t f = {out, capacity};
   cu_demand_t d;
   cu_config_demand(wl, kind, c, &d);
   const double threads = (double)(d.block[0] * d.block[1] * d.block[2]);
@@ -73,6 +73,6 @@ int32_t cu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cu_co
       break;
     default: return -1;
   }
-  hpc_features_put(&f, HETC_FEATURE_THREADS_PER_GROUP, hpc_log2p(threads));
-  return hpc_features_count(&f);
+  hetc_kit_features_put(&f, HETC_FEATURE_THREADS_PER_GROUP, hetc_kit_log2p(threads));
+  return hetc_kit_features_count(&f);
 }

@@ -7,12 +7,12 @@
 
 uint64_t cu_weight_bytes(const hetc_plugin_workload_t *wl, int kind) {
   if (kind == CU_T_CONV_WINOGRAD) return (uint64_t)wl->output.shape[1] * (uint64_t)wl->inputs[0].shape[1] * 16 * 4;
-  return hpc_param_logical_count(wl, 0) * 4;
+  return hetc_kit_param_elements(wl, 0) * 4;
 }
 
 hetc_plugin_status_t cu_pack_param(const hetc_plugin_workload_t *wl, int kind, int32_t index, const float *logical,
                                    uint64_t count, void *out, uint64_t out_bytes) {
-  const uint64_t expected = hpc_param_logical_count(wl, index);
+  const uint64_t expected = hetc_kit_param_elements(wl, index);
   if (!logical || !out || count != expected)
     return cu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: param %d has %llu values, the workload's takes %llu",
                      cu_plugin_name, index, (unsigned long long)count, (unsigned long long)expected);

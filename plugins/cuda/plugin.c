@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hetc/kit/host.h"
 #include "cu.h"
 #include "plugin_files.h"
-#include "plugin_status.h"
+#include "hetc/kit/status.h"
 
 #ifndef CU_PLUGIN_NAME
 #define CU_PLUGIN_NAME "cuda"
@@ -21,7 +22,7 @@ const char *const cu_plugin_name = CU_PLUGIN_NAME;
 hetc_plugin_status_t cu_status(int32_t code, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  hetc_plugin_status_t s = hpc_status_v(cu_host, code, format, args);
+  hetc_plugin_status_t s = hetc_kit_status_va(cu_host, code, format, args);
   va_end(args);
   return s;
 }
@@ -159,7 +160,7 @@ static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact
   free(a->functions);
   free(a->launches);
   if (a->module) cu_rt_module_release(&instance->devices[a->device], a->module);
-  hpc_workload_release(&a->wl);
+  hetc_kit_workload_release(&a->wl);
   free(a->description);
   free(a->source);
   free(a);
@@ -173,10 +174,10 @@ static void describe_artifact(hetc_plugin_artifact_t *a, const cu_emit_t *e, con
   hpc_workload_describe(&a->wl, &d);
   char layout[32];
   for (int32_t i = 0; i < e->num_inputs; ++i) {
-    hpc_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+    hetc_kit_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
     hpc_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
   }
-  hpc_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
+  hetc_kit_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
   hpc_strbuf_printf(&d, ", writes %s", layout);
   a->description = hpc_strbuf_take(&d, NULL);
 }
@@ -202,9 +203,9 @@ static hetc_plugin_status_t adopt_emission(hetc_plugin_artifact_t *a, cu_emit_t 
   /* Minimum buffer sizes, in run()'s argument order. */
   int32_t n = 0;
   for (int32_t i = 0; i < e->num_inputs; ++i)
-    a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
+    a->arg_bytes[n++] = (uint64_t)hetc_kit_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
   for (int32_t i = 0; i < e->num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
-  a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, e->output_layout) * 4;
+  a->arg_bytes[n++] = (uint64_t)hetc_kit_physical_count(&a->wl.output, e->output_layout) * 4;
   if (e->workspace_bytes) a->arg_bytes[n++] = e->workspace_bytes;
   a->num_args = n;
   if (!a->source || !a->description || !a->launches || !a->functions)
@@ -233,7 +234,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   hpc_strbuf_t config_text;
   hpc_strbuf_init(&config_text);
   cu_config_describe(&space, &cfg, &config_text);
-  if (!a || !e || config_text.failed || hpc_workload_copy(workload, &a->wl)) {
+  if (!a || !e || config_text.failed || hetc_kit_workload_copy(workload, &a->wl)) {
     free(a);
     free(e);
     hpc_strbuf_free(&config_text);
@@ -490,11 +491,6 @@ static char *file_path(const char *dir, const char *prefix, const char *suffix) 
   return p;
 }
 
-static hetc_plugin_status_t write_file(const char *path, const void *data, size_t length) {
-  if (hpc_write_file_atomic(path, data, length) == 0) return NULL;
-  return cu_status(HETC_PLUGIN_STATUS_INTERNAL, "%s: cannot write %s: %s", NAME, path, strerror(errno));
-}
-
 static const char *const package_suffixes[3] = {".cu", ".ptx", ".cubin"};
 
 static hetc_plugin_status_t cu_artifact_emit(hetc_plugin_instance_t *instance, const hetc_plugin_artifact_t *artifact,
@@ -509,7 +505,7 @@ static hetc_plugin_status_t cu_artifact_emit(hetc_plugin_instance_t *instance, c
     const void *data = i == 0 ? artifact->source : images[i];
     if (!data) continue;
     char *path = file_path(dir, prefix, package_suffixes[i]);
-    s = path ? write_file(path, data, lengths[i]) : cu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "%s: out of memory", NAME);
+    s = path ? hetc_kit_write_file(path, data, lengths[i]) : cu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "%s: out of memory", NAME);
     free(path);
   }
   free(images[1]);
@@ -600,11 +596,10 @@ HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_majo
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major, uint32_t host_abi_minor,
                                                           const hetc_plugin_host_t *host) {
   (void)host_abi_minor;
-  if (host_abi_major != HETC_PLUGIN_ABI_MAJOR || !host) return NULL;
-  if (host->header.abi_major != HETC_PLUGIN_ABI_MAJOR) return NULL;
-  /* Every service this plugin needs is in minor 0 (optional knobs are
-   * pinned only where the host offers it); refuse a shorter table. */
-  if (!HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, thread_count)) return NULL;
+  /* Every service this plugin calls is in minor 0 (optional ones only
+   * where HETC_PLUGIN_HAS_FIELD finds them): the kit refuses another major
+   * and a shorter table, and keeps the host for its own calls. */
+  if (!hetc_kit_bind(host_abi_major, host, CU_PLUGIN_NAME)) return NULL;
   cu_host = host;
   return &cu_plugin;
 }

@@ -430,7 +430,7 @@ hetc_plugin_status_t cu_rt_module_get(cu_device_t *dev, const char *source, size
                       dev->arch, n, dev->name, cul_error_text(rt->d, r, error, sizeof error),
                       nv && nv->major * 1000 + nv->minor * 10 > rt->d->version ? " (NVRTC is newer than the driver)" : "",
                       log[0] ? log : "(empty)");
-    } else if (!s && path[0] && hpc_write_file_atomic(path, code, n) != 0) {
+    } else if (!s && path[0] && hetc_kit_write_file_atomic(path, code, n) != 0) {
       note(HETC_PLUGIN_LOG_DEBUG, "cannot write the kernel cache entry %s", path); /* costs only a rebuild */
     }
   }

@@ -52,7 +52,7 @@ static int winograd_applicable(const hetc_plugin_workload_t *wl) {
  * model gets): AutoTVM's NCHW schedule, as TVM's CUDA strategy picks. */
 static int32_t conv_templates(const hetc_plugin_workload_t *wl, const cu_limits_t *limits, int *kinds) {
   int32_t n = 0;
-  if (hpc_conv_is_depthwise(wl)) kinds[n++] = CU_T_CONV_DEPTHWISE;
+  if (hetc_kit_conv_is_depthwise(wl)) kinds[n++] = CU_T_CONV_DEPTHWISE;
   kinds[n++] = CU_T_CONV_NCHW;
   if (wl->groups == 1) kinds[n++] = CU_T_CONV_NHWC;
   if (winograd_applicable(wl)) kinds[n++] = CU_T_CONV_WINOGRAD;

@@ -8,7 +8,7 @@
  * AVX2+FMA target machine and links it into one ORC LLJIT per instance
  * (jit.c). Knob spaces live in space.c, weight packing in pack.c, the CPU
  * descriptor in device.c and the ABI table in plugin.c; workload checks
- * and layouts are plugins/common's. Only hetc_plugin_query is exported. */
+ * and layouts are the plugin kit's. Only hetc_plugin_query is exported. */
 #ifndef HETC_PLUGINS_LLVM_CPU_CPU_H_
 #define HETC_PLUGINS_LLVM_CPU_CPU_H_
 
@@ -60,7 +60,8 @@ int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
 const char *cpu_template_name(int kind);
 uint32_t cpu_template_version(int kind);
 
-/* Workloads and layouts: plugins/common/plugin_workload.h. */
+/* Workloads and layouts: the plugin kit (hetc/kit/workload.h, layout.h)
+ * and plugins/common/plugin_workload.h. */
 
 /* Whether cpu_conv2d_nchwc merges the output rows into one (1x1, stride 1,
  * no padding, enough planes to parallelise over): gen_conv.c. */
@@ -187,7 +188,7 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g);
 /* Parameter packing (pack.c)                                               */
 /* ------------------------------------------------------------------------ */
 
-/* hpc_param_logical_count: plugins/common/plugin_pack.h. */
+/* hetc_kit_param_elements: hetc/kit/workload.h. */
 /* Packed element count of a param for the template (its byte size / 4). */
 uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
                                 const cpu_config_t *cfg, int32_t index);

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cpu.h"
-#include "plugin_cpu_info.h"
-#include "plugin_peak.h"
+#include "hetc/kit/cpu_info.h"
+#include "hetc/kit/peak.h"
 
 static char *dup_string(const char *s) {
   size_t n = strlen(s) + 1;
@@ -72,7 +72,9 @@ __attribute__((target("avx2,fma"))) static float peak_loop(long iters) {
 
 hetc_plugin_status_t cpu_device_init(cpu_device_t *dev) {
   memset(dev, 0, sizeof(*dev));
-  dev->cpu_model = hpc_cpu_model();
+  char model[256];
+  hetc_kit_cpu_model(model, sizeof(model));
+  dev->cpu_model = dup_string(model);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
   char buf[1024];
@@ -92,10 +94,9 @@ hetc_plugin_status_t cpu_device_init(cpu_device_t *dev) {
   d->fingerprint = dev->fingerprint;
   d->compute_units = (int32_t)cores;
   d->simd_width_fp32 = 8;
-  d->peak_gflops_fp32 = hpc_measure_peak_gflops(cpu_host, peak_loop, 12.0 * 8.0 * 2.0);
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  d->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-  hpc_cpu_caches(d->cache_bytes);
+  d->peak_gflops_fp32 = hetc_kit_measure_peak_gflops(peak_loop, 12.0 * 8.0 * 2.0);
+  d->memory_bytes = hetc_kit_memory_bytes();
+  hetc_kit_cpu_caches(d->cache_bytes);
   d->host_memory = 1;
   return NULL;
 }

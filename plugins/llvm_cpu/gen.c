@@ -6,15 +6,15 @@
 
 /* The producer's layout when this kernel can read it (4-d), else row-major. */
 static hetc_plugin_layout_t hint(const hetc_plugin_tensor_t *t) {
-  if (t->rank != 4) return hpc_layout_row_major();
+  if (t->rank != 4) return hetc_kit_layout_row_major();
   hetc_plugin_layout_t l = t->layout;
   if (l.kind == HETC_PLUGIN_LAYOUT_NCHWC && l.block >= 1) return l;
   if (l.kind == HETC_PLUGIN_LAYOUT_NHWC) return l;
-  return hpc_layout_row_major();
+  return hetc_kit_layout_row_major();
 }
 
 static int64_t walk_outer(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t l) {
-  if (t->rank == 4) return t->shape[0] * hpc_ceil_div(t->shape[1], hpc_layout_block(l, t->shape[1]));
+  if (t->rank == 4) return t->shape[0] * hetc_kit_ceil_div(t->shape[1], hetc_kit_layout_block(l, t->shape[1]));
   return t->shape[0];
 }
 
@@ -29,14 +29,14 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
   const hetc_plugin_workload_t *wl = g->wl;
   g->num_inputs = wl->num_inputs;
   g->num_params = 0;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hpc_layout_row_major();
-  g->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hetc_kit_layout_row_major();
+  g->output_layout = hetc_kit_layout_row_major();
   for (int32_t i = 0; i < 2; ++i) {
     g->param_bytes[i] = cpu_param_packed_count(wl, g->kind, &g->cfg, i) * 4;
     if (g->param_bytes[i]) g->num_params = i + 1;
   }
   const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
-  const int64_t work = hpc_logical_count(out);
+  const int64_t work = hetc_kit_logical_count(out);
   switch (g->kind) {
     case CPU_T_CONV_NCHWC:
     case CPU_T_CONV_DEPTHWISE:
@@ -44,7 +44,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     case CPU_T_CONV_IM2COL:
     case CPU_T_CONV_WINOGRAD: return cpu_gen_conv_boundary(g);
     case CPU_T_DENSE:
-      g->outer = hpc_ceil_div(out->shape[0], g->cfg.reg_n) * hpc_ceil_div(out->shape[1], g->cfg.tile_oc);
+      g->outer = hetc_kit_ceil_div(out->shape[0], g->cfg.reg_n) * hetc_kit_ceil_div(out->shape[1], g->cfg.tile_oc);
       g->grain = 1;
       g->avg_inner = (double)in->shape[1];
       return NULL;
@@ -56,7 +56,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     case CPU_T_ELEMENTWISE:
     case CPU_T_CONCAT:
       for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hint(&in[i]);
-      g->output_layout = out->rank == 4 ? hint(in) : hpc_layout_row_major();
+      g->output_layout = out->rank == 4 ? hint(in) : hetc_kit_layout_row_major();
       break;
     case CPU_T_LAYOUT:
       g->input_layouts[0] = hint(in);
@@ -79,7 +79,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     g->outer *= out->shape[2];
   g->grain = grain_for(g->outer, work * (g->kind == CPU_T_POOL ? wl->kernel[0] * wl->kernel[1] : 1));
   if (out->rank == 4) {
-    int64_t b = hpc_layout_block(g->output_layout, out->shape[1]);
+    int64_t b = hetc_kit_layout_block(g->output_layout, out->shape[1]);
     g->avg_inner = (double)(b > 1 ? b : out->shape[3]);
   } else {
     g->avg_inner = (double)out->shape[out->rank - 1];

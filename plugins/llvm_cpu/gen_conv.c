@@ -23,7 +23,7 @@
  * least 8 of them (measured: with 4 the row split balances better). */
 int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc) {
   if (tile_oc < 1) return 0;
-  const int64_t planes = wl->inputs[0].shape[0] * hpc_ceil_div(wl->output.shape[1], tile_oc);
+  const int64_t planes = wl->inputs[0].shape[0] * hetc_kit_ceil_div(wl->output.shape[1], tile_oc);
   return planes >= 8 && wl->kernel[0] == 1 && wl->kernel[1] == 1 &&
          wl->strides[0] == 1 && wl->strides[1] == 1 && wl->padding[0] == 0 &&
          wl->padding[1] == 0 && wl->padding[2] == 0 && wl->padding[3] == 0 &&
@@ -41,24 +41,24 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
   const int64_t OH = nchwc_flat(g) ? 1 : wl->output.shape[2];
   g->grain = 1;
   if (g->kind == CPU_T_CONV_IM2COL || g->kind == CPU_T_CONV_WINOGRAD) {
-    const int64_t OCB = hpc_ceil_div(K, g->cfg.tile_oc), ICBN = g->cfg.tile_ic;
-    g->input_layouts[0] = hpc_layout_nchwc(ICBN);
-    if (wl->epilogue.has_residual) g->input_layouts[1] = hpc_layout_nchwc(g->cfg.tile_oc);
-    g->output_layout = hpc_layout_nchwc(g->cfg.tile_oc);
+    const int64_t OCB = hetc_kit_ceil_div(K, g->cfg.tile_oc), ICBN = g->cfg.tile_ic;
+    g->input_layouts[0] = hetc_kit_layout_nchwc(ICBN);
+    if (wl->epilogue.has_residual) g->input_layouts[1] = hetc_kit_layout_nchwc(g->cfg.tile_oc);
+    g->output_layout = hetc_kit_layout_nchwc(g->cfg.tile_oc);
     const int64_t C = wl->inputs[0].shape[1], P = wl->output.shape[2] * wl->output.shape[3];
     if (g->kind == CPU_T_CONV_IM2COL) {
       /* The micro-kernel's reduction: one chunk of whole (icb, kh, kw) rows. */
       g->avg_inner = (double)(cpu_im2col_chunk_rows(wl, &g->cfg) * ICBN);
-      g->outer = N * hpc_ceil_div(P, g->cfg.reg_n * g->cfg.tiles) * (g->cfg.parallel ? OCB : 1);
+      g->outer = N * hetc_kit_ceil_div(P, g->cfg.reg_n * g->cfg.tiles) * (g->cfg.parallel ? OCB : 1);
     } else {
-      g->avg_inner = (double)(hpc_ceil_div(C, ICBN) * ICBN);
+      g->avg_inner = (double)(hetc_kit_ceil_div(C, ICBN) * ICBN);
       cpu_winograd_boundary(g);
     }
   } else if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
-    const int64_t OCB = hpc_ceil_div(K, g->cfg.tile_oc);
-    g->input_layouts[0] = hpc_layout_nchwc(g->cfg.tile_ic);
-    if (wl->epilogue.has_residual) g->input_layouts[1] = hpc_layout_nchwc(g->cfg.tile_oc);
-    g->output_layout = hpc_layout_nchwc(g->cfg.tile_oc);
+    const int64_t OCB = hetc_kit_ceil_div(K, g->cfg.tile_oc);
+    g->input_layouts[0] = hetc_kit_layout_nchwc(g->cfg.tile_ic);
+    if (wl->epilogue.has_residual) g->input_layouts[1] = hetc_kit_layout_nchwc(g->cfg.tile_oc);
+    g->output_layout = hetc_kit_layout_nchwc(g->cfg.tile_oc);
     g->outer = N * OCB * (g->kind == CPU_T_CONV_DEPTHWISE || g->cfg.parallel ? OH : 1);
     g->avg_inner = (double)g->cfg.tile_ic;
     if (g->kind == CPU_T_CONV_DEPTHWISE) g->avg_inner = (double)(wl->kernel[1]);
@@ -101,8 +101,8 @@ void cpu_conv_init(cpu_conv_t *c, const cpu_gen_t *g, irb_t *r) {
   }
   c->ICBN = g->cfg.tile_ic;
   c->OCBN = g->cfg.tile_oc;
-  if (c->ICBN > 0) c->ICB = hpc_ceil_div(c->C, c->ICBN);
-  if (c->OCBN > 0) c->OCB = hpc_ceil_div(c->K, c->OCBN);
+  if (c->ICBN > 0) c->ICB = hetc_kit_ceil_div(c->C, c->ICBN);
+  if (c->OCBN > 0) c->OCB = hetc_kit_ceil_div(c->K, c->OCBN);
 }
 
 LLVMValueRef cpu_in_range(irb_t *r, LLVMValueRef v, int64_t limit) {

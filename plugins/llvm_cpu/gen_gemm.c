@@ -62,8 +62,8 @@ static void dense_store(irb_t *r, const cpu_gen_t *g, LLVMValueRef acc, LLVMValu
 void cpu_gen_dense(const cpu_gen_t *g, irb_t *r) {
   const hetc_plugin_workload_t *wl = g->wl;
   const int64_t N = wl->inputs[0].shape[0], C = wl->inputs[0].shape[1];
-  const int64_t U = wl->output.shape[1], BN = g->cfg.tile_oc, UB = hpc_ceil_div(U, BN);
-  const int64_t MR = g->cfg.reg_n, NB = hpc_ceil_div(N, MR);
+  const int64_t U = wl->output.shape[1], BN = g->cfg.tile_oc, UB = hetc_kit_ceil_div(U, BN);
+  const int64_t MR = g->cfg.reg_n, NB = hetc_kit_ceil_div(N, MR);
   int arg = 0;
   LLVMValueRef x = irb_arg(r, arg++);
   LLVMValueRef res = wl->epilogue.has_residual ? irb_arg(r, arg++) : NULL;

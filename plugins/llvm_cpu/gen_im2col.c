@@ -57,7 +57,7 @@ void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r) {
   cpu_conv_t c;
   cpu_conv_init(&c, g, r);
   const int64_t MR = g->cfg.reg_n, NT = g->cfg.tiles, OCBN = c.OCBN;
-  const int64_t P = c.OH * c.OW, PB = MR * NT, NPB = hpc_ceil_div(P, PB);
+  const int64_t P = c.OH * c.OW, PB = MR * NT, NPB = hetc_kit_ceil_div(P, PB);
   const int64_t RT = c.ICB * c.KH * c.KW;
   const int64_t TR = cpu_im2col_chunk_rows(g->wl, &g->cfg);
   const int64_t KC_MAX = TR * c.ICBN;

@@ -33,7 +33,7 @@ void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r) {
   const hetc_plugin_tensor_t *t = &g->wl->output;
   const int32_t J = g->wl->num_inputs;
   const int64_t C = t->shape[1], H = t->shape[2], W = t->shape[3];
-  const int64_t B2 = g->output_layout.block, CB2 = hpc_ceil_div(C, B2);
+  const int64_t B2 = g->output_layout.block, CB2 = hetc_kit_ceil_div(C, B2);
   LLVMValueRef y = irb_arg(r, J);
   irb_loop_t lo, lw;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1); /* (n * CB2 + cb2) * H + h */
@@ -50,7 +50,7 @@ void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r) {
     LLVMValueRef x = irb_arg(r, J - 1);
     int64_t start = C - g->wl->inputs[J - 1].shape[1];
     LLVMValueRef first = C64(start), block = C64(g->input_layouts[J - 1].block);
-    LLVMValueRef blocks = C64(hpc_ceil_div(g->wl->inputs[J - 1].shape[1], g->input_layouts[J - 1].block));
+    LLVMValueRef blocks = C64(hetc_kit_ceil_div(g->wl->inputs[J - 1].shape[1], g->input_layouts[J - 1].block));
     for (int32_t j = J - 2; j >= 0; --j) {
       start -= g->wl->inputs[j].shape[1];
       const int64_t B1 = g->input_layouts[j].block;
@@ -58,7 +58,7 @@ void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r) {
       x = SEL(here, irb_arg(r, j), x);
       first = SEL(here, C64(start), first);
       block = SEL(here, C64(B1), block);
-      blocks = SEL(here, C64(hpc_ceil_div(g->wl->inputs[j].shape[1], B1)), blocks);
+      blocks = SEL(here, C64(hetc_kit_ceil_div(g->wl->inputs[j].shape[1], B1)), blocks);
     }
     irb_if_t real;
     irb_if(r, &real, LT(c, C64(C)));

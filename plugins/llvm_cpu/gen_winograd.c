@@ -65,7 +65,7 @@ static void transform(irb_t *r, const double *l, int64_t rows_out, int64_t rows_
 
 /* Tiles (padded to a multiple of reg_n) and tiles per main iteration. */
 int64_t cpu_winograd_padded_tiles(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg) {
-  return hpc_ceil_div(cpu_winograd_tiles(wl, cfg->tile_m), cfg->reg_n) * cfg->reg_n;
+  return hetc_kit_ceil_div(cpu_winograd_tiles(wl, cfg->tile_m), cfg->reg_n) * cfg->reg_n;
 }
 
 int64_t cpu_winograd_chunk_tiles(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg) {
@@ -78,7 +78,7 @@ int64_t cpu_winograd_chunk_tiles(const hetc_plugin_workload_t *wl, const cpu_con
 
 uint64_t cpu_winograd_workspace_bytes(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg) {
   const int64_t alpha = cfg->tile_m + 2;
-  const int64_t cp = hpc_ceil_div(wl->inputs[0].shape[1], cfg->tile_ic) * cfg->tile_ic;
+  const int64_t cp = hetc_kit_ceil_div(wl->inputs[0].shape[1], cfg->tile_ic) * cfg->tile_ic;
   return (uint64_t)(wl->inputs[0].shape[0] * alpha * alpha * cpu_winograd_padded_tiles(wl, cfg) * cp) * 4;
 }
 
@@ -196,7 +196,8 @@ void cpu_winograd_boundary(cpu_gen_t *g) {
   const int64_t padded = cpu_winograd_padded_tiles(wl, &g->cfg);
   g->prologue_outer = N * padded;
   g->prologue_grain = 1;
-  g->outer = N * hpc_ceil_div(K, g->cfg.tile_oc) * hpc_ceil_div(padded, cpu_winograd_chunk_tiles(wl, &g->cfg));
+  g->outer = N * hetc_kit_ceil_div(K, g->cfg.tile_oc) *
+             hetc_kit_ceil_div(padded, cpu_winograd_chunk_tiles(wl, &g->cfg));
   g->grain = 1;
   g->workspace_bytes = cpu_winograd_workspace_bytes(wl, &g->cfg);
 }
@@ -211,11 +212,11 @@ void cpu_gen_winograd(const cpu_gen_t *g, irb_t *r) {
   q.A2 = q.A * q.A;
   q.T = g->cfg.reg_n;
   q.CP = q.c.ICB * q.c.ICBN;
-  q.TW = hpc_ceil_div(q.c.OW, q.M);
+  q.TW = hetc_kit_ceil_div(q.c.OW, q.M);
   q.NTILE = cpu_winograd_tiles(wl, q.M);
   q.NTP = cpu_winograd_padded_tiles(wl, &g->cfg);
   q.CH = cpu_winograd_chunk_tiles(wl, &g->cfg);
-  q.NCH = hpc_ceil_div(q.NTP, q.CH);
+  q.NCH = hetc_kit_ceil_div(q.NTP, q.CH);
   /* The workspace follows the output: inputs (x, residual), params
    * (weights, bias), output. */
   q.ws = irb_arg(r, 3 + wl->epilogue.has_residual + wl->epilogue.has_bias);

@@ -222,8 +222,8 @@ void irb_view(irb_view_t *v, const hetc_plugin_tensor_t *t, hetc_plugin_layout_t
   for (int32_t i = 0; i < t->rank; ++i) v->shape[i] = t->shape[i];
   v->base = base;
   if (t->rank == 4) {
-    v->b = hpc_layout_block(layout, t->shape[1]);
-    v->cb = hpc_ceil_div(t->shape[1], v->b);
+    v->b = hetc_kit_layout_block(layout, t->shape[1]);
+    v->cb = hetc_kit_ceil_div(t->shape[1], v->b);
   }
 }
 

@@ -15,15 +15,15 @@ static int blocked(int kind) {
 
 uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
                                 const cpu_config_t *cfg, int32_t index) {
-  const uint64_t count = hpc_param_logical_count(wl, index);
+  const uint64_t count = hetc_kit_param_elements(wl, index);
   if (count == 0) return 0;
   if (!blocked(kind)) return count;
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
-  const int64_t OCP = hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
+  const int64_t OCP = hetc_kit_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
   if (index == 1) return (uint64_t)OCP;
   if (kind == CPU_T_DENSE) return (uint64_t)(OCP * C);
   if (kind == CPU_T_CONV_DEPTHWISE) return (uint64_t)(OCP * wl->kernel[0] * wl->kernel[1]);
-  const int64_t ICP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+  const int64_t ICP = hetc_kit_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
   if (kind == CPU_T_CONV_WINOGRAD) {
     const int64_t alpha = cfg->tile_m + 2;
     return (uint64_t)(alpha * alpha * OCP * ICP);
@@ -35,7 +35,7 @@ uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
 static void pack_dense_weight(const hetc_plugin_workload_t *wl, int64_t bn, const float *w,
                               float *out) {
   const int64_t C = wl->inputs[0].shape[1], U = wl->output.shape[1];
-  const int64_t UB = hpc_ceil_div(U, bn);
+  const int64_t UB = hetc_kit_ceil_div(U, bn);
   for (int64_t ub = 0; ub < UB; ++ub)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t j = 0; j < bn; ++j) {
@@ -52,8 +52,8 @@ static void pack_winograd_weight(const hetc_plugin_workload_t *wl, const cpu_con
                                  const float *w, float *out) {
   const cpu_winograd_t *t = cpu_winograd(cfg->tile_m);
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1], a = t->alpha;
-  const int64_t OCBN = cfg->tile_oc, OCB = hpc_ceil_div(K, OCBN);
-  const int64_t CP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+  const int64_t OCBN = cfg->tile_oc, OCB = hetc_kit_ceil_div(K, OCBN);
+  const int64_t CP = hetc_kit_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
   memset(out, 0, sizeof(float) * (size_t)(a * a * OCB * CP * OCBN));
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < C; ++c) {
@@ -79,7 +79,7 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
                                     const cpu_config_t *cfg, int32_t index,
                                     const float *logical, uint64_t count, void *out,
                                     uint64_t out_bytes) {
-  const uint64_t want = hpc_param_logical_count(wl, index);
+  const uint64_t want = hetc_kit_param_elements(wl, index);
   if (want == 0)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "cpu: pack_param: the artifact has no param %d", index);
@@ -98,7 +98,7 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
   if (blocked(kind)) {
     const int64_t K = wl->output.shape[1];
     if (index == 1)
-      hpc_pack_padded(logical, K, hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
+      hpc_pack_padded(logical, K, hetc_kit_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
     else if (kind == CPU_T_CONV_DEPTHWISE)
       hpc_pack_depthwise_weight(wl, cfg->tile_oc, logical, dst);
     else if (kind == CPU_T_DENSE)

@@ -3,21 +3,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <llvm-c/Core.h>
 
+#include "hetc/kit/host.h"
 #include "cpu.h"
-#include "plugin_status.h"
-#include "plugin_host_buffer.h"
+#include "hetc/kit/status.h"
+#include "hetc/kit/buffers.h"
+#include "hetc/kit/run.h"
 
 const hetc_plugin_host_t *cpu_host;
 
 hetc_plugin_status_t cpu_status(int32_t code, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  hetc_plugin_status_t s = hpc_status_v(cpu_host, code, format, args);
+  hetc_plugin_status_t s = hetc_kit_status_va(cpu_host, code, format, args);
   va_end(args);
   return s;
 }
@@ -42,8 +43,7 @@ struct hetc_plugin_artifact_t {
   cpu_kernel_t *kernel; /* owned by the instance's JIT cache */
   int64_t outer, grain;
   int64_t prologue_outer, prologue_grain;
-  int32_t num_args;
-  uint64_t arg_bytes[CPU_MAX_INPUTS + 4]; /* minimum buffer size per arg */
+  hetc_kit_run_args_t run_args;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -160,7 +160,7 @@ static hetc_plugin_status_t cpu_template_define_space(const hetc_plugin_instance
 static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact_t *a) {
   (void)instance;
   if (!a) return;
-  hpc_workload_release(&a->wl);
+  hetc_kit_workload_release(&a->wl);
   free(a->description);
   free(a);
 }
@@ -182,7 +182,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
 
   hetc_plugin_artifact_t *a = calloc(1, sizeof(*a));
   if (!a) return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
-  if (hpc_workload_copy(workload, &a->wl)) {
+  if (hetc_kit_workload_copy(workload, &a->wl)) {
     free(a);
     return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   }
@@ -205,10 +205,10 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   hpc_workload_describe(&a->wl, &d);
   char layout[32];
   for (int32_t i = 0; i < g.num_inputs; ++i) {
-    hpc_layout_text(g.input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+    hetc_kit_layout_text(g.input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
     hpc_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
   }
-  hpc_layout_text(g.output_layout, a->wl.output.rank, layout, sizeof(layout));
+  hetc_kit_layout_text(g.output_layout, a->wl.output.rank, layout, sizeof(layout));
   hpc_strbuf_printf(&d, ", writes %s", layout);
   a->description = hpc_strbuf_take(&d, NULL);
   if (!a->description) {
@@ -234,13 +234,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   a->grain = g.grain < 1 ? 1 : g.grain;
   a->prologue_outer = g.prologue_outer;
   a->prologue_grain = g.prologue_grain < 1 ? 1 : g.prologue_grain;
-  int32_t n = 0;
-  for (int32_t i = 0; i < g.num_inputs; ++i)
-    a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
-  for (int32_t i = 0; i < g.num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
-  a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, g.output_layout) * 4;
-  if (g.workspace_bytes) a->arg_bytes[n++] = g.workspace_bytes;
-  a->num_args = n;
+  hetc_kit_run_args_init(&a->run_args, &a->wl, info);
   *out = a;
   return NULL;
 }
@@ -311,74 +305,12 @@ static hetc_plugin_status_t cpu_buffer_alloc(hetc_plugin_instance_t *instance,
   if (!instance || !out_buffer || device_index != 0)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "cpu: buffer_alloc: bad instance, device %d or null out", device_index);
-  return hpc_buffer_alloc(cpu_host, "cpu", bytes, out_buffer);
-}
-
-static void cpu_buffer_free(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer) {
-  (void)instance;
-  hpc_buffer_free(cpu_host, buffer);
-}
-
-static hetc_plugin_status_t cpu_buffer_write(hetc_plugin_instance_t *instance,
-                                             hetc_plugin_buffer_t *buffer, uint64_t offset,
-                                             const void *src, uint64_t bytes) {
-  (void)instance;
-  return hpc_buffer_write(cpu_host, "cpu", buffer, offset, src, bytes);
-}
-
-static hetc_plugin_status_t cpu_buffer_read(hetc_plugin_instance_t *instance,
-                                            const hetc_plugin_buffer_t *buffer,
-                                            uint64_t offset, void *dst, uint64_t bytes) {
-  (void)instance;
-  return hpc_buffer_read(cpu_host, "cpu", buffer, offset, dst, bytes);
-}
-
-static hetc_plugin_status_t cpu_buffer_copy(hetc_plugin_instance_t *instance,
-                                            hetc_plugin_buffer_t *dst, uint64_t dst_offset,
-                                            const hetc_plugin_buffer_t *src,
-                                            uint64_t src_offset, uint64_t bytes) {
-  (void)instance;
-  return hpc_buffer_copy(cpu_host, "cpu", dst, dst_offset, src, src_offset, bytes);
-}
-
-static hetc_plugin_status_t cpu_buffer_view(hetc_plugin_instance_t *instance,
-                                            hetc_plugin_buffer_t *parent, uint64_t offset,
-                                            uint64_t bytes, hetc_plugin_buffer_t **out_view) {
-  (void)instance;
-  return hpc_buffer_view(cpu_host, "cpu", parent, offset, bytes, out_view);
-}
-
-static void *cpu_buffer_host_pointer(hetc_plugin_instance_t *instance,
-                                     hetc_plugin_buffer_t *buffer) {
-  (void)instance;
-  return buffer ? buffer->data : NULL;
+  return hetc_kit_buffer_alloc(instance, device_index, bytes, out_buffer);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Run and time                                                             */
 /* ------------------------------------------------------------------------ */
-
-static hetc_plugin_status_t gather_args(const hetc_plugin_artifact_t *a,
-                                        hetc_plugin_buffer_t *const *args, int32_t num_args,
-                                        float **out_pointers) {
-  if (!a || !a->kernel || !a->kernel->fn)
-    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: artifact not runnable");
-  if (num_args != a->num_args || (num_args > 0 && !args))
-    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                      "cpu: %d arguments, the kernel takes %d (inputs, params, output)",
-                      num_args, a->num_args);
-  for (int32_t i = 0; i < num_args; ++i) {
-    if (!args[i])
-      return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: argument %d is null", i);
-    if (args[i]->bytes < a->arg_bytes[i])
-      return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                        "cpu: argument %d has %llu bytes, the kernel needs %llu", i,
-                        (unsigned long long)args[i]->bytes,
-                        (unsigned long long)a->arg_bytes[i]);
-    out_pointers[i] = args[i]->data;
-  }
-  return NULL;
-}
 
 typedef struct run_ctx_t {
   cpu_kernel_fn_t fn;
@@ -408,21 +340,15 @@ static void launch(const hetc_plugin_artifact_t *a, float *const *pointers) {
   run_phase(&c, CPU_PHASE_MAIN, a->outer, a->grain);
 }
 
+static int runnable(const hetc_plugin_artifact_t *a) { return a && a->kernel && a->kernel->fn; }
+
 static hetc_plugin_status_t cpu_run(hetc_plugin_instance_t *instance,
                                     const hetc_plugin_artifact_t *artifact,
                                     hetc_plugin_buffer_t *const *args, int32_t num_args) {
   (void)instance;
-  float *pointers[CPU_MAX_INPUTS + 4];
-  hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
-  if (s) return s;
-  launch(artifact, pointers);
-  return NULL;
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  if (!runnable(artifact))
+    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: artifact not runnable");
+  return hetc_kit_run(&artifact->run_args, CPU_PLUGIN_NAME, launch, artifact, args, num_args);
 }
 
 static hetc_plugin_status_t cpu_time(hetc_plugin_instance_t *instance,
@@ -430,20 +356,10 @@ static hetc_plugin_status_t cpu_time(hetc_plugin_instance_t *instance,
                                      hetc_plugin_buffer_t *const *args, int32_t num_args,
                                      int32_t number, int32_t repeat, double *out_seconds) {
   (void)instance;
-  if (number < 1 || repeat < 1 || !out_seconds)
-    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                      "cpu: time: number %d and repeat %d must be positive", number, repeat);
-  float *pointers[CPU_MAX_INPUTS + 4];
-  hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
-  if (s) return s;
-  /* One untimed run: wakes the pool and warms the caches. */
-  launch(artifact, pointers);
-  for (int32_t r = 0; r < repeat; ++r) {
-    double t0 = now_seconds();
-    for (int32_t i = 0; i < number; ++i) launch(artifact, pointers);
-    out_seconds[r] = (now_seconds() - t0) / number;
-  }
-  return NULL;
+  if (!runnable(artifact))
+    return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: artifact not runnable");
+  return hetc_kit_time(&artifact->run_args, CPU_PLUGIN_NAME, launch, artifact, args, num_args, number, repeat,
+                       out_seconds);
 }
 
 /* Validates like build() and describes the kernel it would generate
@@ -637,17 +553,17 @@ static const hetc_plugin_t cpu_plugin = {
     .artifact_info = cpu_artifact_info,
     .pack_param = cpu_pack_param_fn,
     .buffer_alloc = cpu_buffer_alloc,
-    .buffer_free = cpu_buffer_free,
-    .buffer_write = cpu_buffer_write,
-    .buffer_read = cpu_buffer_read,
-    .buffer_copy = cpu_buffer_copy,
-    .buffer_host_pointer = cpu_buffer_host_pointer,
+    .buffer_free = hetc_kit_buffer_free,
+    .buffer_write = hetc_kit_buffer_write,
+    .buffer_read = hetc_kit_buffer_read,
+    .buffer_copy = hetc_kit_buffer_copy,
+    .buffer_host_pointer = hetc_kit_buffer_host_pointer,
     .run = cpu_run,
     .time = cpu_time,
     .features = cpu_features,
     .artifact_emit = cpu_artifact_emit,
     .artifact_load = cpu_artifact_load,
-    .buffer_view = cpu_buffer_view,
+    .buffer_view = hetc_kit_buffer_view,
 };
 
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,
@@ -658,11 +574,10 @@ HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_majo
                                                           uint32_t host_abi_minor,
                                                           const hetc_plugin_host_t *host) {
   (void)host_abi_minor;
-  if (host_abi_major != HETC_PLUGIN_ABI_MAJOR || !host) return NULL;
-  if (host->header.abi_major != HETC_PLUGIN_ABI_MAJOR) return NULL;
-  /* Every service this plugin calls is in minor 0; refuse a table too
-   * short to hold them. */
-  if (!HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, thread_count)) return NULL;
+  /* Every service this plugin calls is in minor 0 (optional ones only
+   * where HETC_PLUGIN_HAS_FIELD finds them): the kit refuses another major
+   * and a shorter table, and keeps the host for its own calls. */
+  if (!hetc_kit_bind(host_abi_major, host, CPU_PLUGIN_NAME)) return NULL;
   cpu_host = host;
   return &cpu_plugin;
 }

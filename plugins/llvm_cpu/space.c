@@ -58,7 +58,7 @@ int cpu_winograd_applicable(const hetc_plugin_workload_t *wl) {
 /* The conv2d templates that apply to a workload, the default first. */
 static int32_t conv_templates(const hetc_plugin_workload_t *wl, int kinds[4]) {
   int32_t n = 0;
-  if (hpc_conv_is_depthwise(wl)) {
+  if (hetc_kit_conv_is_depthwise(wl)) {
     kinds[n++] = CPU_T_CONV_DEPTHWISE;
   } else if (wl->groups == 1) {
     /* Winograd first where it applies to planes of at least 14 x 14: 2.3-3x
@@ -96,12 +96,12 @@ int64_t cpu_im2col_panel_bytes(int64_t tiles, int64_t reg_n, int64_t tile_k) {
 }
 
 int64_t cpu_winograd_tiles(const hetc_plugin_workload_t *wl, int64_t tile_m) {
-  return hpc_ceil_div(wl->output.shape[2], tile_m) * hpc_ceil_div(wl->output.shape[3], tile_m);
+  return hetc_kit_ceil_div(wl->output.shape[2], tile_m) * hetc_kit_ceil_div(wl->output.shape[3], tile_m);
 }
 
 int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg) {
   const int64_t rows =
-      hpc_ceil_div(wl->inputs[0].shape[1], cfg->tile_ic) * wl->kernel[0] * wl->kernel[1];
+      hetc_kit_ceil_div(wl->inputs[0].shape[1], cfg->tile_ic) * wl->kernel[0] * wl->kernel[1];
   const int64_t chunk = cfg->tile_k / cfg->tile_ic;
   return chunk < 1 ? 1 : chunk > rows ? rows : chunk;
 }
@@ -220,7 +220,7 @@ static void describe_im2col(const hetc_plugin_workload_t *wl, cpu_space_t *out) 
   for (int64_t v = 1; v <= 16; v *= 2) add_value(k, v);
   k->default_value = 4;
   out->panel_constraint = 1;
-  const int64_t blocks = wl->inputs[0].shape[0] * hpc_ceil_div(P, out->knobs[2].default_value * 4);
+  const int64_t blocks = wl->inputs[0].shape[0] * hetc_kit_ceil_div(P, out->knobs[2].default_value * 4);
   add_parallel_knob(out, blocks < MIN_PARALLEL_BLOCKS);
 }
 
@@ -244,7 +244,7 @@ static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out
   add_value(k, 2);
   add_value(k, 4);
   k->default_value = big ? 4 : 2;
-  const int64_t ocb = hpc_ceil_div(K, out->knobs[1].default_value);
+  const int64_t ocb = hetc_kit_ceil_div(K, out->knobs[1].default_value);
   add_parallel_knob(out, wl->inputs[0].shape[0] * ocb < MIN_PARALLEL_BLOCKS * 4);
 }
 

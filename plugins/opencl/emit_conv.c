@@ -43,8 +43,8 @@ static conv_dims_t conv_dims(const hetc_plugin_workload_t *wl) {
 static void begin(ocl_emit_t *e, uint64_t weight_bytes, uint64_t workspace_bytes) {
   const hetc_plugin_workload_t *wl = e->wl;
   e->num_inputs = wl->num_inputs;
-  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+  for (int32_t i = 0; i < wl->num_inputs; ++i) e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = 1 + wl->epilogue.has_bias;
   e->param_bytes[0] = weight_bytes;
   e->param_bytes[1] = wl->epilogue.has_bias ? (uint64_t)wl->output.shape[1] * 4 : 0;
@@ -173,7 +173,7 @@ hetc_plugin_status_t ocl_emit_conv_gemm(ocl_emit_t *e) {
 
 hetc_plugin_status_t ocl_emit_conv_winograd(ocl_emit_t *e) {
   const conv_dims_t d = conv_dims(e->wl);
-  const int64_t TH = hpc_ceil_div(d.OH, 2), TW = hpc_ceil_div(d.OW, 2), T = d.N * TH * TW;
+  const int64_t TH = hetc_kit_ceil_div(d.OH, 2), TW = hetc_kit_ceil_div(d.OW, 2), T = d.N * TH * TW;
   const int64_t VSIZE = 16 * d.C * T;
   begin(e, (uint64_t)(16 * d.K * d.C) * 4, (uint64_t)(VSIZE + 16 * d.K * T) * 4);
   /* V[xi][c][t] = (B^T d B)[xi] for the 4x4 input patch d of tile t. */
@@ -310,7 +310,7 @@ hetc_plugin_status_t ocl_emit_conv_direct(ocl_emit_t *e) {
   const ocl_config_t *c = &e->cfg;
   const int64_t RM = c->tile_m, RN = c->tile_n, TC = c->tile_k;
   const int64_t TKO = c->wg_m * RM, TW = c->wg_n * RN, TH = c->wg_h;
-  const int64_t KB = hpc_ceil_div(d.Kg, TKO);
+  const int64_t KB = hetc_kit_ceil_div(d.Kg, TKO);
   const int64_t IH = (TH - 1) * d.SH + (d.KH - 1) * d.DH + 1, IW = (TW - 1) * d.SW + (d.KW - 1) * d.DW + 1;
   const int64_t TAPS = d.KH * d.KW, WG = c->wg_m * c->wg_n * c->wg_h;
   begin(e, (uint64_t)(d.K * d.Cg * TAPS) * 4, 0);
@@ -383,8 +383,8 @@ hetc_plugin_status_t ocl_emit_conv_direct(ocl_emit_t *e) {
     hpc_strbuf_free(&params);
     return no_launch();
   }
-  l->global[0] = (size_t)(hpc_ceil_div(d.OW, TW) * c->wg_n);
-  l->global[1] = (size_t)(hpc_ceil_div(d.OH, TH) * c->wg_h);
+  l->global[0] = (size_t)(hetc_kit_ceil_div(d.OW, TW) * c->wg_n);
+  l->global[1] = (size_t)(hetc_kit_ceil_div(d.OH, TH) * c->wg_h);
   l->global[2] = (size_t)(d.N * d.G * KB * c->wg_m);
   l->local[0] = (size_t)c->wg_n;
   l->local[1] = (size_t)c->wg_h;
@@ -400,7 +400,7 @@ hetc_plugin_status_t ocl_emit_conv_depthwise(ocl_emit_t *e) {
   const conv_dims_t d = conv_dims(e->wl);
   const ocl_config_t *c = &e->cfg;
   const int64_t RN = c->tile_n, TW = c->wg_n * RN, TH = c->wg_h, CW = c->wg_m;
-  const int64_t CP = hpc_ceil_div(d.C, CW) * CW;
+  const int64_t CP = hetc_kit_ceil_div(d.C, CW) * CW;
   const int64_t IH = (TH - 1) * d.SH + (d.KH - 1) * d.DH + 1, IW = (TW - 1) * d.SW + (d.KW - 1) * d.DW + 1;
   const int64_t TAPS = d.KH * d.KW, WG = c->wg_m * c->wg_n * c->wg_h;
   begin(e, (uint64_t)(d.C * TAPS) * 4, 0);
@@ -474,8 +474,8 @@ hetc_plugin_status_t ocl_emit_conv_depthwise(ocl_emit_t *e) {
     hpc_strbuf_free(&params);
     return no_launch();
   }
-  l->global[0] = (size_t)(hpc_ceil_div(d.OW, TW) * c->wg_n);
-  l->global[1] = (size_t)(hpc_ceil_div(d.OH, TH) * c->wg_h);
+  l->global[0] = (size_t)(hetc_kit_ceil_div(d.OW, TW) * c->wg_n);
+  l->global[1] = (size_t)(hetc_kit_ceil_div(d.OH, TH) * c->wg_h);
   l->global[2] = (size_t)(d.N * CP);
   l->local[0] = (size_t)c->wg_n;
   l->local[1] = (size_t)c->wg_h;

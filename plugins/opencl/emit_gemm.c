@@ -124,8 +124,8 @@ ocl_launch_t *ocl_emit_gemm(ocl_emit_t *e, const ocl_gemm_t *g) {
 
   ocl_launch_t *launch = ocl_emit_launch(e, g->kernel, 3);
   if (!launch) return NULL;
-  launch->global[0] = (size_t)(hpc_ceil_div(g->N, TN) * c->wg_n);
-  launch->global[1] = (size_t)(hpc_ceil_div(g->M, TM) * c->wg_m);
+  launch->global[0] = (size_t)(hetc_kit_ceil_div(g->N, TN) * c->wg_n);
+  launch->global[1] = (size_t)(hetc_kit_ceil_div(g->M, TM) * c->wg_m);
   launch->global[2] = (size_t)g->batch;
   launch->local[0] = (size_t)c->wg_n;
   launch->local[1] = (size_t)c->wg_m;

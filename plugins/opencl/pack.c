@@ -7,7 +7,7 @@
 
 hetc_plugin_status_t ocl_pack_param(const hetc_plugin_workload_t *wl, int kind, int32_t index, const float *logical,
                                     uint64_t count, void *out, uint64_t out_bytes) {
-  const uint64_t expected = hpc_param_logical_count(wl, index);
+  const uint64_t expected = hetc_kit_param_elements(wl, index);
   if (!logical || !out || count != expected)
     return ocl_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "opencl: param %d has %llu values, the workload's takes %llu", index,

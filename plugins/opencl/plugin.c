@@ -5,16 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hetc/kit/host.h"
 #include "ocl.h"
 #include "plugin_files.h"
-#include "plugin_status.h"
+#include "hetc/kit/status.h"
 
 const hetc_plugin_host_t *ocl_host;
 
 hetc_plugin_status_t ocl_status(int32_t code, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  hetc_plugin_status_t s = hpc_status_v(ocl_host, code, format, args);
+  hetc_plugin_status_t s = hetc_kit_status_va(ocl_host, code, format, args);
   va_end(args);
   return s;
 }
@@ -152,7 +153,7 @@ static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact
   free(a->kernels);
   free(a->launches);
   if (a->program) ocl_program_release(&instance->programs, a->program);
-  hpc_workload_release(&a->wl);
+  hetc_kit_workload_release(&a->wl);
   free(a->description);
   free(a->source);
   free(a);
@@ -166,10 +167,10 @@ static void describe_artifact(hetc_plugin_artifact_t *a, const ocl_emit_t *e, co
   hpc_workload_describe(&a->wl, &d);
   char layout[32];
   for (int32_t i = 0; i < e->num_inputs; ++i) {
-    hpc_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+    hetc_kit_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
     hpc_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
   }
-  hpc_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
+  hetc_kit_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
   hpc_strbuf_printf(&d, ", writes %s", layout);
   a->description = hpc_strbuf_take(&d, NULL);
 }
@@ -195,7 +196,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   hpc_strbuf_t config_text;
   hpc_strbuf_init(&config_text);
   ocl_config_describe(&space, &cfg, &config_text);
-  if (!a || !e || config_text.failed || hpc_workload_copy(workload, &a->wl)) {
+  if (!a || !e || config_text.failed || hetc_kit_workload_copy(workload, &a->wl)) {
     free(a);
     free(e);
     hpc_strbuf_free(&config_text);
@@ -228,9 +229,9 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
     /* Minimum buffer sizes, in run()'s argument order. */
     int32_t n = 0;
     for (int32_t i = 0; i < e->num_inputs; ++i)
-      a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
+      a->arg_bytes[n++] = (uint64_t)hetc_kit_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
     for (int32_t i = 0; i < e->num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
-    a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, e->output_layout) * 4;
+    a->arg_bytes[n++] = (uint64_t)hetc_kit_physical_count(&a->wl.output, e->output_layout) * 4;
     if (e->workspace_bytes) a->arg_bytes[n++] = e->workspace_bytes;
     a->num_args = n;
     if (!a->source || !a->description || !a->launches)
@@ -528,11 +529,6 @@ static hetc_plugin_status_t ocl_features(const hetc_plugin_instance_t *instance,
 /* its binary (.bin), so that `hetc run` does not rebuild.                  */
 /* ------------------------------------------------------------------------ */
 
-static hetc_plugin_status_t write_file(const char *path, const void *data, size_t length) {
-  if (hpc_write_file_atomic(path, data, length) == 0) return NULL;
-  return ocl_status(HETC_PLUGIN_STATUS_INTERNAL, "opencl: cannot write %s: %s", path, strerror(errno));
-}
-
 static char *file_path(const char *dir, const char *prefix, const char *suffix) {
   size_t n = strlen(dir) + strlen(prefix) + strlen(suffix) + 2;
   char *p = malloc(n);
@@ -547,11 +543,11 @@ static hetc_plugin_status_t ocl_artifact_emit(hetc_plugin_instance_t *instance, 
   char *cl_path = file_path(dir, prefix, ".cl"), *bin_path = file_path(dir, prefix, ".bin");
   hetc_plugin_status_t s = NULL;
   if (!cl_path || !bin_path) s = ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
-  if (!s) s = write_file(cl_path, artifact->source, artifact->source_length);
+  if (!s) s = hetc_kit_write_file(cl_path, artifact->source, artifact->source_length);
   if (!s) {
     size_t length = 0;
     unsigned char *binary = ocl_program_binary(artifact->program, &length);
-    if (binary) s = write_file(bin_path, binary, length);
+    if (binary) s = hetc_kit_write_file(bin_path, binary, length);
     free(binary);
   }
   free(cl_path);
@@ -642,11 +638,10 @@ HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_majo
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major, uint32_t host_abi_minor,
                                                           const hetc_plugin_host_t *host) {
   (void)host_abi_minor;
-  if (host_abi_major != HETC_PLUGIN_ABI_MAJOR || !host) return NULL;
-  if (host->header.abi_major != HETC_PLUGIN_ABI_MAJOR) return NULL;
-  /* Every service this plugin calls is in minor 0; refuse a table too
-   * short to hold them. */
-  if (!HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, thread_count)) return NULL;
+  /* Every service this plugin calls is in minor 0 (optional ones only
+   * where HETC_PLUGIN_HAS_FIELD finds them): the kit refuses another major
+   * and a shorter table, and keeps the host for its own calls. */
+  if (!hetc_kit_bind(host_abi_major, host, OCL_PLUGIN_NAME)) return NULL;
   ocl_host = host;
   return &ocl_plugin;
 }

@@ -204,7 +204,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
     if (bin) {
       if (!path[0]) disk_path(cache, key, path, sizeof(path));
       /* A cache that cannot be written only costs rebuilds. */
-      (void)hpc_write_file_atomic(path, bin, n);
+      (void)hetc_kit_write_file_atomic(path, bin, n);
       free(bin);
     }
   }

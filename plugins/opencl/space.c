@@ -48,7 +48,7 @@ static int winograd_applicable(const hetc_plugin_workload_t *wl) {
  * model gets). Returns their number. */
 static int32_t conv_templates(const hetc_plugin_workload_t *wl, int *kinds) {
   int32_t n = 0;
-  if (hpc_conv_is_depthwise(wl)) kinds[n++] = OCL_T_CONV_DEPTHWISE;
+  if (hetc_kit_conv_is_depthwise(wl)) kinds[n++] = OCL_T_CONV_DEPTHWISE;
   const int pointwise = wl->kernel[0] == 1 && wl->kernel[1] == 1;
   if (pointwise) kinds[n++] = OCL_T_CONV_GEMM;
   kinds[n++] = OCL_T_CONV_DIRECT;
@@ -168,7 +168,7 @@ void ocl_space_describe(const hetc_plugin_workload_t *wl, int kind, ocl_space_t 
       gemm_space(out, Kg, N * OH * OW, Cg * wl->kernel[0] * wl->kernel[1]);
       break;
     case OCL_T_CONV_WINOGRAD:
-      gemm_space(out, K, N * hpc_ceil_div(OH, 2) * hpc_ceil_div(OW, 2), C);
+      gemm_space(out, K, N * hetc_kit_ceil_div(OH, 2) * hetc_kit_ceil_div(OW, 2), C);
       break;
     case OCL_T_CONV_DIRECT:
       add_pow2_knob(out, "wg_m", OFF(wg_m), 16, Kg, 4);

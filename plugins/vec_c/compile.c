@@ -51,12 +51,6 @@ static char *join_path(const char *a, const char *b) {
   return p;
 }
 
-hetc_plugin_status_t vec_write_file_atomic(const char *path, const void *data,
-                                           size_t length) {
-  if (hpc_write_file_atomic(path, data, length) == 0) return NULL;
-  return vec_status(HETC_PLUGIN_STATUS_INTERNAL, "vec: writing %s: %s", path, strerror(errno));
-}
-
 /* Splits on blanks into a NULL-terminated argv with `extra` free slots
  * at the end. */
 static char **split_words(const char *text, int32_t extra, int32_t *out_count) {
@@ -318,7 +312,7 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc, const char *s
   snprintf(log, sizeof(log), "%s/compiler.log", dir);
   snprintf(out, sizeof(out), "%s.tmp.%ld.%llu", so_path, (long)getpid(),
            (unsigned long long)n);
-  if (hpc_write_file_atomic(src, source, length) != 0) {
+  if (hetc_kit_write_file_atomic(src, source, length) != 0) {
     int err = errno;
     unlink(src);
     rmdir(dir);

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "vec.h"
-#include "plugin_cpu_info.h"
-#include "plugin_peak.h"
+#include "hetc/kit/cpu_info.h"
+#include "hetc/kit/peak.h"
 
 static char *dup_string(const char *s) {
   size_t n = strlen(s) + 1;
@@ -70,17 +70,19 @@ static hetc_plugin_status_t measure_peak(vec_toolchain_t *tc, int lanes, double 
                                              HETC_PLUGIN_STATUS_UNAVAILABLE, &object);
   free(source);
   if (s) return s;
-  hpc_fma_loop_fn_t loop;
+  hetc_kit_fma_loop_fn_t loop;
   void *symbol = object->symbol;
   memcpy(&loop, &symbol, sizeof(loop));
-  *out_gflops = hpc_measure_peak_gflops(vec_host, loop, PEAK_CHAINS * (double)lanes * 2.0);
+  *out_gflops = hetc_kit_measure_peak_gflops(loop, PEAK_CHAINS * (double)lanes * 2.0);
   vec_toolchain_release(tc, object);
   return NULL;
 }
 
 hetc_plugin_status_t vec_device_init(vec_device_t *dev, vec_toolchain_t *tc) {
   memset(dev, 0, sizeof(*dev));
-  dev->cpu_model = hpc_cpu_model();
+  char model[256];
+  hetc_kit_cpu_model(model, sizeof(model));
+  dev->cpu_model = dup_string(model);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
   int lanes = simd_width();
@@ -111,9 +113,8 @@ hetc_plugin_status_t vec_device_init(vec_device_t *dev, vec_toolchain_t *tc) {
   d->simd_width_fp32 = lanes;
   d->peak_gflops_fp32 = gflops;
   d->memory_bandwidth_gbps = 0;
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  d->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-  hpc_cpu_caches(d->cache_bytes);
+  d->memory_bytes = hetc_kit_memory_bytes();
+  hetc_kit_cpu_caches(d->cache_bytes);
   d->host_memory = 1;
   return NULL;
 }

@@ -92,13 +92,13 @@ void vec_emit_preamble(vec_emit_t *e, int32_t activation) {
   hpc_strbuf_printf(s, "/* args:");
   int index = 0;
   for (int32_t i = 0; i < e->num_inputs; ++i) {
-    hpc_layout_text(e->input_layouts[i], e->wl->inputs[i].rank, layout, sizeof(layout));
+    hetc_kit_layout_text(e->input_layouts[i], e->wl->inputs[i].rank, layout, sizeof(layout));
     hpc_strbuf_printf(s, " [%d] input %s,", index++, layout);
   }
   for (int32_t i = 0; i < e->num_params; ++i)
     hpc_strbuf_printf(s, " [%d] param %llu bytes,", index++,
                       (unsigned long long)e->param_bytes[i]);
-  hpc_layout_text(e->output_layout, e->wl->output.rank, layout, sizeof(layout));
+  hetc_kit_layout_text(e->output_layout, e->wl->output.rank, layout, sizeof(layout));
   hpc_strbuf_printf(s, " [%d] output %s */\n", index, layout);
   hpc_strbuf_printf(s,
                     "#include <math.h>\n"

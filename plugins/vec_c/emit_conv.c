@@ -188,8 +188,8 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 
   e->num_inputs = wl->num_inputs;
   for (int32_t i = 0; i < wl->num_inputs; ++i)
-    e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+    e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = 1 + ep->has_bias;
   e->param_bytes[0] = (uint64_t)(g.K * CG * g.KH * g.KW) * 4;
   e->param_bytes[1] = ep->has_bias ? (uint64_t)g.K * 4 : 0;
@@ -300,8 +300,8 @@ hetc_plugin_status_t vec_emit_conv_nchw(vec_emit_t *e) {
 int64_t vec_conv_ow_tile(int64_t OW, int64_t block) {
   int64_t max_tile = 2048 / block;
   if (max_tile < 1) max_tile = 1;
-  int64_t tiles = hpc_ceil_div(OW, max_tile);
-  return hpc_ceil_div(OW, tiles);
+  int64_t tiles = hetc_kit_ceil_div(OW, max_tile);
+  return hetc_kit_ceil_div(OW, tiles);
 }
 
 /* Loop orders of the NCHWc reduction nest (groups == 1): permutations of
@@ -514,7 +514,7 @@ static void emit_nchwc_epilogue(vec_emit_t *e, int ind, const char *block,
   hpc_strbuf_line(s, ind + 2, "op[ow * %s + oc] = %s;", block,
                   ep->activation != HETC_PLUGIN_ACT_NONE ? "act(v)" : "v");
   hpc_strbuf_line(s, ind + 1, "}");
-  int64_t last = channels - (hpc_ceil_div(channels, bn) - 1) * bn;
+  int64_t last = channels - (hetc_kit_ceil_div(channels, bn) - 1) * bn;
   if (last != bn) {
     hpc_strbuf_line(s, ind + 1, "if (%s == %s - 1) /* padding channels stay zero */",
                     outer, blocks);
@@ -525,7 +525,7 @@ static void emit_nchwc_epilogue(vec_emit_t *e, int ind, const char *block,
   hpc_strbuf_line(s, ind - 1, "}");
   double pixels = (double)e->wl->output.shape[0] * (double)e->wl->output.shape[2] *
                   (double)e->wl->output.shape[3];
-  vec_emit_stat(e, (double)bn, pixels * (double)hpc_ceil_div(channels, bn));
+  vec_emit_stat(e, (double)bn, pixels * (double)hetc_kit_ceil_div(channels, bn));
   if (last != bn) vec_emit_stat(e, (double)(bn - last), pixels);
 }
 
@@ -544,20 +544,20 @@ hetc_plugin_status_t vec_emit_conv_nchwc(vec_emit_t *e) {
   conv_geom_t g;
   hetc_plugin_status_t st = geom_init(wl, &g);
   if (st) return st;
-  const int depthwise = hpc_conv_is_depthwise(wl);
+  const int depthwise = hetc_kit_conv_is_depthwise(wl);
   if (!hpc_conv_nchwc_applicable(wl))
     return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
                       "vec: vec_conv2d_nchwc needs groups == 1 or depthwise");
   const int64_t ICBN = e->cfg.tile_ic, OCBN = e->cfg.tile_oc;
-  const int64_t ICB = hpc_ceil_div(g.C, ICBN), OCB = hpc_ceil_div(g.K, OCBN);
+  const int64_t ICB = hetc_kit_ceil_div(g.C, ICBN), OCB = hetc_kit_ceil_div(g.K, OCBN);
   const int64_t ICL = g.C - (ICB - 1) * ICBN;
   const int64_t OWT = vec_conv_ow_tile(g.OW, OCBN);
   const int unroll = e->cfg.unroll_kw != 0;
 
   e->num_inputs = wl->num_inputs;
-  e->input_layouts[0] = hpc_layout_nchwc(ICBN);
-  if (ep->has_residual) e->input_layouts[1] = hpc_layout_nchwc(OCBN);
-  e->output_layout = hpc_layout_nchwc(OCBN);
+  e->input_layouts[0] = hetc_kit_layout_nchwc(ICBN);
+  if (ep->has_residual) e->input_layouts[1] = hetc_kit_layout_nchwc(OCBN);
+  e->output_layout = hetc_kit_layout_nchwc(OCBN);
   e->num_params = 1 + ep->has_bias;
   e->param_bytes[0] =
       depthwise ? (uint64_t)(OCB * g.KH * g.KW * OCBN) * 4

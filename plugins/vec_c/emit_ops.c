@@ -4,7 +4,7 @@
  * Pooling, global pooling, unary elementwise and bias_add follow the
  * layout the producer delivers (row-major, NCHW[x]c or NHWC), so nothing
  * is transformed between NCHWc convolutions. A 4-d layout is handled as a
- * channel block b (hpc_layout_block): row-major is b = 1, NHWC is b = C. */
+ * channel block b (hetc_kit_layout_block): row-major is b = 1, NHWC is b = C. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,12 +19,12 @@ static long long ll(int64_t v) { return (long long)v; }
 static hetc_plugin_layout_t follow_hint(const hetc_plugin_tensor_t *t) {
   if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
       t->layout.block >= 1)
-    return hpc_layout_nchwc(t->layout.block);
+    return hetc_kit_layout_nchwc(t->layout.block);
   if (t->rank == 4 && t->layout.kind == HETC_PLUGIN_LAYOUT_NHWC) {
     hetc_plugin_layout_t l = {HETC_PLUGIN_LAYOUT_NHWC, 0};
     return l;
   }
-  return hpc_layout_row_major();
+  return hetc_kit_layout_row_major();
 }
 
 static hetc_plugin_layout_t normalized(hetc_plugin_layout_t l) {
@@ -53,8 +53,8 @@ hetc_plugin_status_t vec_emit_dense(vec_emit_t *e) {
   const int64_t U = wl->output.shape[1];
   e->num_inputs = wl->num_inputs;
   for (int32_t i = 0; i < wl->num_inputs; ++i)
-    e->input_layouts[i] = hpc_layout_row_major();
-  e->output_layout = hpc_layout_row_major();
+    e->input_layouts[i] = hetc_kit_layout_row_major();
+  e->output_layout = hetc_kit_layout_row_major();
   e->num_params = 1 + ep->has_bias;
   e->param_bytes[0] = (uint64_t)(U * K) * 4;
   e->param_bytes[1] = ep->has_bias ? (uint64_t)U * 4 : 0;
@@ -96,7 +96,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
   const int64_t PT = wl->padding[0], PL = wl->padding[1];
   const int64_t PB = wl->padding[2], PR = wl->padding[3];
   const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
-  const int64_t B = hpc_layout_block(layout, C), CB = hpc_ceil_div(C, B);
+  const int64_t B = hetc_kit_layout_block(layout, C), CB = hetc_kit_ceil_div(C, B);
   e->num_inputs = 1;
   e->input_layouts[0] = layout;
   e->output_layout = layout;
@@ -237,7 +237,7 @@ hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e) {
   const int64_t *in = wl->inputs[0].shape;
   const int64_t N = in[0], C = in[1], P = in[2] * in[3];
   const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
-  const int64_t B = hpc_layout_block(layout, C), CB = hpc_ceil_div(C, B);
+  const int64_t B = hetc_kit_layout_block(layout, C), CB = hetc_kit_ceil_div(C, B);
   e->num_inputs = 1;
   e->input_layouts[0] = layout;
   e->output_layout = layout;
@@ -288,7 +288,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   const hetc_plugin_tensor_t *a = &wl->inputs[0];
   if (wl->binary == HETC_PLUGIN_BINARY_NONE) {
     const hetc_plugin_layout_t layout = follow_hint(a);
-    const int64_t P = hpc_physical_count(a, layout);
+    const int64_t P = hetc_kit_physical_count(a, layout);
     e->num_inputs = 1;
     e->input_layouts[0] = layout;
     e->output_layout = layout;
@@ -306,7 +306,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
         wl->activation == HETC_PLUGIN_ACT_SIGMOID && a->shape[1] % layout.block) {
       /* sigmoid(0) != 0: put the padding channels back to zero. */
-      const int64_t B = layout.block, CB = hpc_ceil_div(a->shape[1], B);
+      const int64_t B = layout.block, CB = hetc_kit_ceil_div(a->shape[1], B);
       const int64_t CL = a->shape[1] - (CB - 1) * B, HW = a->shape[2] * a->shape[3];
       /* A second body, after the first has written every element. */
       vec_emit_body_open(e);
@@ -327,10 +327,10 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   const char *op = binary_op(wl->binary);
   hetc_plugin_layout_t la = follow_hint(a), lb = follow_hint(b);
   e->num_inputs = 2;
-  if (same_dims(a, b) && hpc_layout_equal(la, lb)) {
+  if (same_dims(a, b) && hetc_kit_layout_equal(la, lb)) {
     /* Same shape and layout: one flat loop in that layout (padding stays
      * zero: 0+0 and 0*0). */
-    const int64_t P = hpc_physical_count(a, la);
+    const int64_t P = hetc_kit_physical_count(a, la);
     e->input_layouts[0] = e->input_layouts[1] = e->output_layout = la;
     begin_kernel(e, HETC_PLUGIN_ACT_NONE);
     vec_emit_arg(e, "a", 0, 0);
@@ -345,7 +345,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   }
   /* Row-major with broadcast: coalesce adjacent dims that broadcast alike;
    * the last group is the inner loop. */
-  e->input_layouts[0] = e->input_layouts[1] = e->output_layout = hpc_layout_row_major();
+  e->input_layouts[0] = e->input_layouts[1] = e->output_layout = hetc_kit_layout_row_major();
   int64_t ext[HETC_PLUGIN_MAX_RANK];
   int bc[HETC_PLUGIN_MAX_RANK];
   int32_t groups = 0;
@@ -410,7 +410,7 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e) {
   for (int32_t i = 0; i < e->wl->axis; ++i) outer *= t->shape[i];
   for (int32_t i = e->wl->axis + 1; i < t->rank; ++i) inner *= t->shape[i];
   e->num_inputs = 1;
-  e->input_layouts[0] = e->output_layout = hpc_layout_row_major();
+  e->input_layouts[0] = e->output_layout = hetc_kit_layout_row_major();
   begin_kernel(e, HETC_PLUGIN_ACT_NONE);
   vec_emit_arg(e, "in", 0, 0);
   vec_emit_arg(e, "out", 1, 1);
@@ -453,7 +453,7 @@ hetc_plugin_status_t vec_emit_concat(vec_emit_t *e) {
         block < 1 || t->shape[1] % block)
       blocked = 0;
   }
-  hetc_plugin_layout_t layout = blocked ? hpc_layout_nchwc(block) : hpc_layout_row_major();
+  hetc_plugin_layout_t layout = blocked ? hetc_kit_layout_nchwc(block) : hetc_kit_layout_row_major();
   e->num_inputs = wl->num_inputs;
   for (int32_t j = 0; j < wl->num_inputs; ++j) e->input_layouts[j] = layout;
   e->output_layout = layout;
@@ -521,11 +521,11 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
   const hetc_plugin_tensor_t *t = &e->wl->inputs[0];
   const hetc_plugin_layout_t layout = follow_hint(t);
   const int64_t C = t->shape[1];
-  const int64_t B = t->rank == 4 ? hpc_layout_block(layout, C) : 1;
+  const int64_t B = t->rank == 4 ? hetc_kit_layout_block(layout, C) : 1;
   e->num_inputs = 1;
   e->input_layouts[0] = e->output_layout = layout;
   e->num_params = 1;
-  e->param_bytes[0] = (uint64_t)(hpc_ceil_div(C, B) * B) * 4;
+  e->param_bytes[0] = (uint64_t)(hetc_kit_ceil_div(C, B) * B) * 4;
   begin_kernel(e, HETC_PLUGIN_ACT_NONE);
   vec_emit_arg(e, "in", 0, 0);
   vec_emit_arg(e, "bias", 1, 0);
@@ -552,7 +552,7 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e) {
       vec_emit_stat(e, (double)inner, (double)(outer * C));
     }
   } else {
-    const int64_t CB = hpc_ceil_div(C, B), P = t->shape[2] * t->shape[3];
+    const int64_t CB = hetc_kit_ceil_div(C, B), P = t->shape[2] * t->shape[3];
     L(1, "const long N = %lld, CB = %lld, B = %lld, P = %lld; (void)N;", ll(t->shape[0]), ll(CB),
       ll(B), ll(P));
     L(1, "for (long t = t0; t < t1; ++t) {");
@@ -582,7 +582,7 @@ static void offset_expr(char *buf, size_t size, int64_t b, int64_t C, int64_t H,
   else
     snprintf(buf, size,
              "(((%s * %lld + (%s) / %lld) * %lld + %s) * %lld + %s) * %lld + (%s) %% %lld", n,
-             ll(hpc_ceil_div(C, b)), c, ll(b), ll(H), h, ll(W), w, ll(b), c, ll(b));
+             ll(hetc_kit_ceil_div(C, b)), c, ll(b), ll(H), h, ll(W), w, ll(b), c, ll(b));
 }
 
 hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
@@ -602,9 +602,9 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
    * 95 characters (ni..wi below, c twice), eight 20-character numbers and
    * 40 of text, 676 bytes in all. */
   char src[1024];
-  if ((same && hpc_layout_equal(li, lo)) || (in_rm && out_rm)) {
+  if ((same && hetc_kit_layout_equal(li, lo)) || (in_rm && out_rm)) {
     /* Nothing moves: a reshape between row-major tensors or the identity. */
-    const int64_t P = hpc_physical_count(in, li);
+    const int64_t P = hetc_kit_physical_count(in, li);
     L(1, "const long P = %lld; (void)P;", ll(P));
     L(0, "#pragma omp simd");
     L(1, "for (long i = t0; i < t1; ++i) out[i] = in[i];");
@@ -614,7 +614,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
     /* Input is 4-d blocked; walk it in logical order, which is the
      * row-major order of the output whatever its shape. */
     const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2], W = in->shape[3];
-    const int64_t bi = hpc_layout_block(li, C);
+    const int64_t bi = hetc_kit_layout_block(li, C);
     offset_expr(src, sizeof(src), bi, C, H, W, "n", "c", "h", "w");
     L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const long n = t / %lld, c = (t / %lld) %% %lld, h = t %% %lld;", ll(C * H), ll(H),
@@ -628,9 +628,9 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
   } else {
     /* Output is 4-d blocked: innermost over its channel block. */
     const int64_t N = out->shape[0], C = out->shape[1], H = out->shape[2], W = out->shape[3];
-    const int64_t bo = hpc_layout_block(lo, C), CBo = hpc_ceil_div(C, bo);
+    const int64_t bo = hetc_kit_layout_block(lo, C), CBo = hetc_kit_ceil_div(C, bo);
     if (same) {
-      offset_expr(src, sizeof(src), hpc_layout_block(li, C), C, H, W, "n", "c", "h", "w");
+      offset_expr(src, sizeof(src), hetc_kit_layout_block(li, C), C, H, W, "n", "c", "h", "w");
     } else if (in_rm) {
       snprintf(src, sizeof(src), "((n * %lld + c) * %lld + h) * %lld + w", ll(C), ll(H), ll(W));
     } else {
@@ -644,7 +644,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
       snprintf(ci, sizeof(ci), "FLAT(n, c, h, w) / %lld %% %lld", ll(Hi * Wi), ll(Ci));
       snprintf(hi, sizeof(hi), "FLAT(n, c, h, w) / %lld %% %lld", ll(Wi), ll(Hi));
       snprintf(wi, sizeof(wi), "FLAT(n, c, h, w) %% %lld", ll(Wi));
-      offset_expr(src, sizeof(src), hpc_layout_block(li, Ci), Ci, Hi, Wi, ni, ci, hi, wi);
+      offset_expr(src, sizeof(src), hetc_kit_layout_block(li, Ci), Ci, Hi, Wi, ni, ci, hi, wi);
     }
     L(1, "for (long t = t0; t < t1; ++t) {");
     L(2, "const long n = t / %lld, cb = (t / %lld) %% %lld, h = t %% %lld;", ll(CBo * H),

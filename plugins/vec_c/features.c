@@ -31,22 +31,22 @@ static double lanes(double block, int32_t simd) { return hpc_min2(block, simd > 
 /* conv2d_nchwc and depthwise both vectorise over one output channel block
  * and split the same loops; only the algorithm and the input's channel
  * block differ. */
-static void put_nchwc_loop(hpc_features_t *f, const hpc_conv_shape_t *s, const vec_config_t *cfg,
+static void put_nchwc_loop(hetc_kit_features_t *f, const hpc_conv_shape_t *s, const vec_config_t *cfg,
                            int32_t simd, double macs, int32_t algo, int64_t input_block) {
   const double block = (double)cfg->tile_oc;
-  const hpc_loop_t loop = {
+  const hetc_kit_loop_t loop = {
       .exec_macs = macs,
       .vector_width = lanes(block, simd),
       .unroll = cfg->unroll_kw ? s->KW : 1,
       .inner_loop = block,
       .parallel_units = s->N * hpc_fceil_div(s->K, block) * (cfg->parallel ? s->OH : 1),
       .algo = algo,
-      .layout = hpc_layout_nchwc(input_block)};
-  hpc_features_put_loop(f, &loop);
+      .layout = hetc_kit_layout_nchwc(input_block)};
+  hetc_kit_features_put_loop(f, &loop);
 }
 
 static void conv_nchwc(const hetc_plugin_workload_t *wl, const vec_config_t *cfg, int32_t simd,
-                       hpc_features_t *f) {
+                       hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double icbn = (double)cfg->tile_ic, ocbn = (double)cfg->tile_oc;
   const double cp = hpc_fceil_div(s.C, icbn) * icbn, kp = hpc_fceil_div(s.K, ocbn) * ocbn;
@@ -59,56 +59,56 @@ static void conv_nchwc(const hetc_plugin_workload_t *wl, const vec_config_t *cfg
   /* Innermost ic: one pixel's accumulators take the block's ICBN steps in
    * a row; innermost ow: every step updates another pixel's. */
   const double steps = orders[order * NUM_AXES + NUM_AXES - 1] == AXIS_IC ? icbn : 1;
-  const hpc_feature_tile_t reg = {.spatial = ocbn,
+  const hetc_kit_feature_tile_t reg = {.spatial = ocbn,
                                   .reduction = steps,
                                   .in = steps,
                                   .weight = steps * ocbn,
                                   .out = 2 * ocbn};
-  hpc_feature_tile_t cache;
+  hetc_kit_feature_tile_t cache;
   if (outermost == AXIS_OW) { /* one pixel's whole reduction */
-    cache = (hpc_feature_tile_t){.spatial = ocbn,
+    cache = (hetc_kit_feature_tile_t){.spatial = ocbn,
                                  .reduction = reduction,
-                                 .in = cp * hpc_window_span(1, s.SH, s.KH, s.DH, s.H) *
-                                       hpc_window_span(1, s.SW, s.KW, s.DW, s.W),
+                                 .in = cp * hetc_kit_window_span(1, s.SH, s.KH, s.DH, s.H) *
+                                       hetc_kit_window_span(1, s.SW, s.KW, s.DW, s.W),
                                  .weight = cp * s.KH * s.KW * ocbn,
                                  .out = ocbn};
   } else if (outermost == AXIS_KH) { /* one kernel row over every channel */
-    cache = (hpc_feature_tile_t){.spatial = owt * ocbn,
+    cache = (hetc_kit_feature_tile_t){.spatial = owt * ocbn,
                                  .reduction = s.C * s.KW,
-                                 .in = cp * hpc_window_span(owt, s.SW, s.KW, s.DW, s.W),
+                                 .in = cp * hetc_kit_window_span(owt, s.SW, s.KW, s.DW, s.W),
                                  .weight = cp * s.KW * ocbn,
                                  .out = owt * ocbn};
   } else { /* one input-channel block */
-    cache = (hpc_feature_tile_t){.spatial = owt * ocbn,
+    cache = (hetc_kit_feature_tile_t){.spatial = owt * ocbn,
                                  .reduction = icbn * s.KH * s.KW,
-                                 .in = icbn * hpc_window_span(1, s.SH, s.KH, s.DH, s.H) *
-                                       hpc_window_span(owt, s.SW, s.KW, s.DW, s.W),
+                                 .in = icbn * hetc_kit_window_span(1, s.SH, s.KH, s.DH, s.H) *
+                                       hetc_kit_window_span(owt, s.SW, s.KW, s.DW, s.W),
                                  .weight = s.KH * s.KW * icbn * ocbn,
                                  .out = owt * ocbn};
   }
   const double rows = cfg->parallel ? 1 : s.OH;
-  const hpc_feature_tile_t block = {
+  const hetc_kit_feature_tile_t block = {
       .spatial = rows * s.OW * ocbn,
       .reduction = reduction,
-      .in = cp * (cfg->parallel ? hpc_window_span(1, s.SH, s.KH, s.DH, s.H) : s.H) * s.W,
+      .in = cp * (cfg->parallel ? hetc_kit_window_span(1, s.SH, s.KH, s.DH, s.H) : s.H) * s.W,
       .weight = cp * s.KH * s.KW * ocbn,
       .out = rows * s.OW * ocbn};
   const double macs = s.N * kp * s.OH * s.OW * reduction;
-  const hpc_feature_tile_t grid = {.spatial = s.N * kp * s.OH * s.OW,
+  const hetc_kit_feature_tile_t grid = {.spatial = s.N * kp * s.OH * s.OW,
                                    .reduction = reduction,
                                    .in = s.N * cp * s.H * s.W,
                                    .weight = kp * cp * s.KH * s.KW,
                                    .out = s.N * kp * s.OH * s.OW,
                                    .macs = macs};
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &cache);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &cache);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
   put_nchwc_loop(f, &s, cfg, simd, macs, HETC_FEATURE_ALGO_DIRECT, cfg->tile_ic);
 }
 
 static void conv_depthwise(const hetc_plugin_workload_t *wl, const vec_config_t *cfg,
-                           int32_t simd, hpc_features_t *f) {
+                           int32_t simd, hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double bn = (double)cfg->tile_oc, kp = hpc_fceil_div(s.K, bn) * bn, taps = s.KH * s.KW;
   const double owt = (double)vec_conv_ow_tile(wl->output.shape[3], cfg->tile_oc);
@@ -116,109 +116,109 @@ static void conv_depthwise(const hetc_plugin_workload_t *wl, const vec_config_t 
    * updates another pixel's accumulators); 1: one pixel's whole window
    * (its accumulators take every tap in a row). */
   const double steps = cfg->reorder == 0 ? 1 : taps;
-  const hpc_feature_tile_t reg = {.spatial = bn,
+  const hetc_kit_feature_tile_t reg = {.spatial = bn,
                                   .reduction = steps,
                                   .in = steps * bn,
                                   .weight = steps * bn,
                                   .out = 2 * bn};
-  const hpc_feature_tile_t cache =
+  const hetc_kit_feature_tile_t cache =
       cfg->reorder == 0
-          ? (hpc_feature_tile_t){.spatial = owt * bn,
+          ? (hetc_kit_feature_tile_t){.spatial = owt * bn,
                                  .reduction = s.KW,
-                                 .in = hpc_window_span(owt, s.SW, s.KW, s.DW, s.W) * bn,
+                                 .in = hetc_kit_window_span(owt, s.SW, s.KW, s.DW, s.W) * bn,
                                  .weight = s.KW * bn,
                                  .out = owt * bn}
-          : (hpc_feature_tile_t){.spatial = bn,
+          : (hetc_kit_feature_tile_t){.spatial = bn,
                                  .reduction = taps,
-                                 .in = hpc_window_span(1, s.SH, s.KH, s.DH, s.H) *
-                                       hpc_window_span(1, s.SW, s.KW, s.DW, s.W) * bn,
+                                 .in = hetc_kit_window_span(1, s.SH, s.KH, s.DH, s.H) *
+                                       hetc_kit_window_span(1, s.SW, s.KW, s.DW, s.W) * bn,
                                  .weight = taps * bn,
                                  .out = bn};
   const double rows = cfg->parallel ? 1 : s.OH;
-  const hpc_feature_tile_t block = {
+  const hetc_kit_feature_tile_t block = {
       .spatial = rows * s.OW * bn,
       .reduction = taps,
-      .in = (cfg->parallel ? hpc_window_span(1, s.SH, s.KH, s.DH, s.H) : s.H) * s.W * bn,
+      .in = (cfg->parallel ? hetc_kit_window_span(1, s.SH, s.KH, s.DH, s.H) : s.H) * s.W * bn,
       .weight = taps * bn,
       .out = rows * s.OW * bn};
   const double macs = s.N * kp * s.OH * s.OW * taps;
-  const hpc_feature_tile_t grid = {.spatial = s.N * kp * s.OH * s.OW,
+  const hetc_kit_feature_tile_t grid = {.spatial = s.N * kp * s.OH * s.OW,
                                    .reduction = taps,
                                    .in = s.N * kp * s.H * s.W,
                                    .weight = kp * taps,
                                    .out = s.N * kp * s.OH * s.OW};
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &cache);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &cache);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
   put_nchwc_loop(f, &s, cfg, simd, macs, HETC_FEATURE_ALGO_DEPTHWISE, cfg->tile_oc);
 }
 
 static void conv_nchw(const hetc_plugin_workload_t *wl, const vec_config_t *cfg, int32_t simd,
-                      hpc_features_t *f) {
+                      hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double cg = s.C / wl->groups, reduction = cg * s.KH * s.KW;
   /* Order 0 accumulates a whole output row in place, one kernel tap at a
    * time (the tap's weight held in a register across the row); order 1 is
    * the canonical nest with one scalar accumulator per output. */
   const int row_order = cfg->reorder == 0;
-  const hpc_feature_tile_t reg =
-      row_order ? (hpc_feature_tile_t){.spatial = 1,
+  const hetc_kit_feature_tile_t reg =
+      row_order ? (hetc_kit_feature_tile_t){.spatial = 1,
                                        .reduction = 1,
                                        .in = 1,
                                        .weight = 1 / s.OW,
                                        .out = 2}
-                : (hpc_feature_tile_t){.spatial = 1,
+                : (hetc_kit_feature_tile_t){.spatial = 1,
                                        .reduction = reduction,
                                        .in = reduction,
                                        .weight = reduction,
                                        .out = 1};
   const hpc_conv_nchw_tiles_t t = hpc_conv_nchw_tiles(&s, wl->groups);
   const double macs = s.N * s.K * s.OH * s.OW * reduction;
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &t.row);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, cfg->parallel ? &t.row : &t.plane);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &t.grid);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &t.row);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, cfg->parallel ? &t.row : &t.plane);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &t.grid);
   /* The row sweep is contiguous only at stride 1; the canonical nest's
    * innermost loop is the guarded kw (kh once kw is unrolled). */
   const double inner = row_order ? s.OW : cfg->unroll_kw ? s.KH : s.KW;
-  const hpc_loop_t loop = {.exec_macs = macs,
+  const hetc_kit_loop_t loop = {.exec_macs = macs,
                            .vector_width = row_order && s.SW == 1 ? lanes(s.OW, simd) : 1,
                            .unroll = cfg->unroll_kw ? s.KW : 1,
                            .inner_loop = inner,
                            .parallel_units = s.N * s.K * (cfg->parallel ? s.OH : 1),
                            .algo = HETC_FEATURE_ALGO_DIRECT,
-                           .layout = hpc_layout_row_major()};
-  hpc_features_put_loop(f, &loop);
+                           .layout = hetc_kit_layout_row_major()};
+  hetc_kit_features_put_loop(f, &loop);
 }
 
-static void dense(const hetc_plugin_workload_t *wl, int32_t simd, hpc_features_t *f) {
+static void dense(const hetc_plugin_workload_t *wl, int32_t simd, hetc_kit_features_t *f) {
   const double n = (double)wl->inputs[0].shape[0], k = (double)wl->inputs[0].shape[1];
   const double u = (double)wl->output.shape[1];
   /* One output per parallel iteration, a vectorised dot product. */
-  const hpc_feature_tile_t one = {.spatial = 1, .reduction = k, .in = k, .weight = k, .out = 1};
-  const hpc_feature_tile_t grid = {
+  const hetc_kit_feature_tile_t one = {.spatial = 1, .reduction = k, .in = k, .weight = k, .out = 1};
+  const hetc_kit_feature_tile_t grid = {
       .spatial = n * u, .reduction = k, .in = n * k, .weight = u * k, .out = n * u};
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &one);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &one);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &one);
-  hpc_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
-  const hpc_loop_t loop = {.exec_macs = n * u * k,
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &one);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_CACHE, &one);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &one);
+  hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
+  const hetc_kit_loop_t loop = {.exec_macs = n * u * k,
                            .vector_width = lanes(k, simd),
                            .unroll = 1,
                            .inner_loop = k,
                            .parallel_units = n * u,
                            .algo = HETC_FEATURE_ALGO_GEMM,
-                           .layout = hpc_layout_row_major()};
-  hpc_features_put_loop(f, &loop);
+                           .layout = hetc_kit_layout_row_major()};
+  hetc_kit_features_put_loop(f, &loop);
 }
 
 int32_t vec_features_fill(const hetc_plugin_workload_t *wl, int kind, const vec_config_t *cfg,
                           int32_t simd_width, float *out, int32_t capacity) {
-  hpc_features_t f = {out, capacity};
+  hetc_kit_features_t f = {out, capacity};
   switch (kind) {
     case VEC_T_CONV_NCHWC:
-      if (hpc_conv_is_depthwise(wl))
+      if (hetc_kit_conv_is_depthwise(wl))
         conv_depthwise(wl, cfg, simd_width, &f);
       else
         conv_nchwc(wl, cfg, simd_width, &f);
@@ -227,5 +227,5 @@ int32_t vec_features_fill(const hetc_plugin_workload_t *wl, int kind, const vec_
     case VEC_T_DENSE: dense(wl, simd_width, &f); break;
     default: return -1; /* ops other than conv2d and dense: nothing to tune */
   }
-  return hpc_features_count(&f);
+  return hetc_kit_features_count(&f);
 }

@@ -12,7 +12,7 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
                                     int32_t index, const float *logical,
                                     uint64_t count, void *out,
                                     uint64_t out_bytes) {
-  const uint64_t want = hpc_param_logical_count(wl, index);
+  const uint64_t want = hetc_kit_param_elements(wl, index);
   if (want == 0)
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "vec: pack_param: the artifact has no param %d", index);
@@ -28,13 +28,13 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
   if (kind == VEC_T_CONV_NCHWC) {
     const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
     const int64_t KH = wl->kernel[0], KW = wl->kernel[1];
-    const int64_t OCP = hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
-    const int64_t ICP = hpc_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
+    const int64_t OCP = hetc_kit_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
+    const int64_t ICP = hetc_kit_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
     packed = index == 1 ? (uint64_t)OCP
-                        : (uint64_t)(OCP * (hpc_conv_is_depthwise(wl) ? 1 : ICP) * KH * KW);
+                        : (uint64_t)(OCP * (hetc_kit_conv_is_depthwise(wl) ? 1 : ICP) * KH * KW);
   } else if (kind == VEC_T_BIAS_ADD) {
-    const int64_t C = wl->inputs[0].shape[1], b = hpc_layout_block(output_layout, C);
-    packed = (uint64_t)(hpc_ceil_div(C, b) * b);
+    const int64_t C = wl->inputs[0].shape[1], b = hetc_kit_layout_block(output_layout, C);
+    packed = (uint64_t)(hetc_kit_ceil_div(C, b) * b);
   }
   if (packed * 4 != out_bytes)
     return vec_status(HETC_PLUGIN_STATUS_INTERNAL,
@@ -45,16 +45,16 @@ hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
   if (kind == VEC_T_CONV_NCHWC) {
     const int64_t K = wl->output.shape[1];
     if (index == 1) {
-      hpc_pack_padded(logical, K, hpc_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
-    } else if (hpc_conv_is_depthwise(wl)) {
+      hpc_pack_padded(logical, K, hetc_kit_ceil_div(K, cfg->tile_oc) * cfg->tile_oc, dst);
+    } else if (hetc_kit_conv_is_depthwise(wl)) {
       hpc_pack_depthwise_weight(wl, cfg->tile_oc, logical, dst);
     } else {
       hpc_pack_nchwc_weight(wl, cfg->tile_ic, cfg->tile_oc, logical, dst);
     }
   } else if (kind == VEC_T_BIAS_ADD) {
     const int64_t C = wl->inputs[0].shape[1];
-    const int64_t b = hpc_layout_block(output_layout, C);
-    hpc_pack_padded(logical, C, hpc_ceil_div(C, b) * b, dst);
+    const int64_t b = hetc_kit_layout_block(output_layout, C);
+    hpc_pack_padded(logical, C, hetc_kit_ceil_div(C, b) * b, dst);
   } else {
     /* OIHW conv weights, dense weights and plain biases are used as is. */
     memcpy(dst, logical, sizeof(float) * (size_t)count);

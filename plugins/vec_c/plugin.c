@@ -3,21 +3,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "hetc/kit/host.h"
 #include "plugin_files.h"
 #include "vec.h"
-#include "plugin_status.h"
-#include "plugin_cpu_info.h"
-#include "plugin_host_buffer.h"
+#include "hetc/kit/status.h"
+#include "hetc/kit/cpu_info.h"
+#include "hetc/kit/buffers.h"
+#include "hetc/kit/run.h"
 
 const hetc_plugin_host_t *vec_host;
 
 hetc_plugin_status_t vec_status(int32_t code, const char *format, ...) {
   va_list args;
   va_start(args, format);
-  hetc_plugin_status_t s = hpc_status_v(vec_host, code, format, args);
+  hetc_plugin_status_t s = hetc_kit_status_va(vec_host, code, format, args);
   va_end(args);
   return s;
 }
@@ -40,8 +41,7 @@ struct hetc_plugin_artifact_t {
   size_t source_length;
   vec_object_t *object;
   vec_kernel_fn_t fn;
-  int32_t num_args;
-  uint64_t arg_bytes[VEC_MAX_INPUTS + 3]; /* minimum buffer size per arg */
+  hetc_kit_run_args_t run_args;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -61,11 +61,9 @@ static hetc_plugin_status_t vec_instance_create(hetc_plugin_instance_t **out_ins
   *out_instance = NULL;
   hetc_plugin_instance_t *inst = calloc(1, sizeof(*inst));
   if (!inst) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
-  char *model = hpc_cpu_model();
-  hetc_plugin_status_t s =
-      model ? vec_toolchain_init(&inst->toolchain, model)
-            : vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
-  free(model);
+  char model[256];
+  hetc_kit_cpu_model(model, sizeof(model));
+  hetc_plugin_status_t s = vec_toolchain_init(&inst->toolchain, model);
   if (s) {
     free(inst);
     return s;
@@ -169,7 +167,7 @@ static hetc_plugin_status_t vec_template_define_space(const hetc_plugin_instance
 static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact_t *a) {
   if (!a) return;
   if (a->object) vec_toolchain_release(&instance->toolchain, a->object);
-  hpc_workload_release(&a->wl);
+  hetc_kit_workload_release(&a->wl);
   free(a->description);
   free(a->source);
   free(a);
@@ -191,7 +189,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
 
   hetc_plugin_artifact_t *a = calloc(1, sizeof(*a));
   if (!a) return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
-  if (hpc_workload_copy(workload, &a->wl)) {
+  if (hetc_kit_workload_copy(workload, &a->wl)) {
     free(a);
     return vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   }
@@ -225,10 +223,10 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
     hpc_workload_describe(&a->wl, &d);
     char layout[32];
     for (int32_t i = 0; i < e->num_inputs; ++i) {
-      hpc_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
+      hetc_kit_layout_text(e->input_layouts[i], a->wl.inputs[i].rank, layout, sizeof(layout));
       hpc_strbuf_printf(&d, "%s%s", i ? ", " : "; reads ", layout);
     }
-    hpc_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
+    hetc_kit_layout_text(e->output_layout, a->wl.output.rank, layout, sizeof(layout));
     hpc_strbuf_printf(&d, ", writes %s", layout);
     a->description = hpc_strbuf_take(&d, NULL);
     memcpy(a->input_layouts, e->input_layouts, sizeof(a->input_layouts));
@@ -242,13 +240,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
     info->workspace_bytes = 0;
     info->avg_inner_loop_length = avg;
     info->description = a->description;
-    /* Minimum buffer sizes, in run()'s argument order. */
-    int32_t n = 0;
-    for (int32_t i = 0; i < e->num_inputs; ++i)
-      a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.inputs[i], a->input_layouts[i]) * 4;
-    for (int32_t i = 0; i < e->num_params; ++i) a->arg_bytes[n++] = a->param_bytes[i];
-    a->arg_bytes[n++] = (uint64_t)hpc_physical_count(&a->wl.output, e->output_layout) * 4;
-    a->num_args = n;
+    hetc_kit_run_args_init(&a->run_args, &a->wl, info);
     if (!a->source || !a->description)
       s = vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
   }
@@ -320,98 +312,27 @@ static hetc_plugin_status_t vec_buffer_alloc(hetc_plugin_instance_t *instance,
   if (!instance || !out_buffer || device_index != 0)
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "vec: buffer_alloc: bad instance, device %d or null out", device_index);
-  return hpc_buffer_alloc(vec_host, "vec", bytes, out_buffer);
-}
-
-static void vec_buffer_free(hetc_plugin_instance_t *instance, hetc_plugin_buffer_t *buffer) {
-  (void)instance;
-  hpc_buffer_free(vec_host, buffer);
-}
-
-static hetc_plugin_status_t vec_buffer_write(hetc_plugin_instance_t *instance,
-                                             hetc_plugin_buffer_t *buffer, uint64_t offset,
-                                             const void *src, uint64_t bytes) {
-  (void)instance;
-  return hpc_buffer_write(vec_host, "vec", buffer, offset, src, bytes);
-}
-
-static hetc_plugin_status_t vec_buffer_read(hetc_plugin_instance_t *instance,
-                                            const hetc_plugin_buffer_t *buffer,
-                                            uint64_t offset, void *dst, uint64_t bytes) {
-  (void)instance;
-  return hpc_buffer_read(vec_host, "vec", buffer, offset, dst, bytes);
-}
-
-static hetc_plugin_status_t vec_buffer_copy(hetc_plugin_instance_t *instance,
-                                            hetc_plugin_buffer_t *dst, uint64_t dst_offset,
-                                            const hetc_plugin_buffer_t *src,
-                                            uint64_t src_offset, uint64_t bytes) {
-  (void)instance;
-  return hpc_buffer_copy(vec_host, "vec", dst, dst_offset, src, src_offset, bytes);
-}
-
-static hetc_plugin_status_t vec_buffer_view(hetc_plugin_instance_t *instance,
-                                            hetc_plugin_buffer_t *parent, uint64_t offset,
-                                            uint64_t bytes, hetc_plugin_buffer_t **out_view) {
-  (void)instance;
-  return hpc_buffer_view(vec_host, "vec", parent, offset, bytes, out_view);
-}
-
-static void *vec_buffer_host_pointer(hetc_plugin_instance_t *instance,
-                                     hetc_plugin_buffer_t *buffer) {
-  (void)instance;
-  return buffer ? buffer->data : NULL;
+  return hetc_kit_buffer_alloc(instance, device_index, bytes, out_buffer);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Run and time                                                             */
 /* ------------------------------------------------------------------------ */
 
-static hetc_plugin_status_t gather_args(const hetc_plugin_artifact_t *a,
-                                        hetc_plugin_buffer_t *const *args, int32_t num_args,
-                                        float **out_pointers) {
-  if (!a || !a->fn)
-    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: artifact not runnable");
-  if (num_args != a->num_args || (num_args > 0 && !args))
-    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                      "vec: %d arguments, the kernel takes %d (inputs, params, output)",
-                      num_args, a->num_args);
-  for (int32_t i = 0; i < num_args; ++i) {
-    if (!args[i])
-      return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: argument %d is null", i);
-    if (args[i]->bytes < a->arg_bytes[i])
-      return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                        "vec: argument %d has %llu bytes, the kernel needs %llu", i,
-                        (unsigned long long)args[i]->bytes,
-                        (unsigned long long)a->arg_bytes[i]);
-    out_pointers[i] = args[i]->data;
-  }
-  return NULL;
-}
-
 /* The runtime a kernel runs on: the host's pool (emit.c, vec.h). The
  * thread count is read at each call, so kernels follow the user's setting. */
-static vec_rt_t host_runtime(void) {
-  vec_rt_t rt = {vec_host->parallel_for, vec_host->thread_count()};
-  return rt;
+static void launch(const hetc_plugin_artifact_t *a, float *const *args) {
+  const vec_rt_t rt = {vec_host->parallel_for, vec_host->thread_count()};
+  a->fn(args, &rt);
 }
 
 static hetc_plugin_status_t vec_run(hetc_plugin_instance_t *instance,
                                     const hetc_plugin_artifact_t *artifact,
                                     hetc_plugin_buffer_t *const *args, int32_t num_args) {
   (void)instance;
-  float *pointers[VEC_MAX_INPUTS + 3];
-  hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
-  if (s) return s;
-  const vec_rt_t rt = host_runtime();
-  artifact->fn(pointers, &rt);
-  return NULL;
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  if (!artifact || !artifact->fn)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: artifact not runnable");
+  return hetc_kit_run(&artifact->run_args, VEC_PLUGIN_NAME, launch, artifact, args, num_args);
 }
 
 static hetc_plugin_status_t vec_time(hetc_plugin_instance_t *instance,
@@ -419,21 +340,10 @@ static hetc_plugin_status_t vec_time(hetc_plugin_instance_t *instance,
                                      hetc_plugin_buffer_t *const *args, int32_t num_args,
                                      int32_t number, int32_t repeat, double *out_seconds) {
   (void)instance;
-  if (number < 1 || repeat < 1 || !out_seconds)
-    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                      "vec: time: number %d and repeat %d must be positive", number, repeat);
-  float *pointers[VEC_MAX_INPUTS + 3];
-  hetc_plugin_status_t s = gather_args(artifact, args, num_args, pointers);
-  if (s) return s;
-  /* One untimed run: wakes the pool's workers and warms the caches. */
-  const vec_rt_t rt = host_runtime();
-  artifact->fn(pointers, &rt);
-  for (int32_t r = 0; r < repeat; ++r) {
-    double t0 = now_seconds();
-    for (int32_t i = 0; i < number; ++i) artifact->fn(pointers, &rt);
-    out_seconds[r] = (now_seconds() - t0) / number;
-  }
-  return NULL;
+  if (!artifact || !artifact->fn)
+    return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "vec: artifact not runnable");
+  return hetc_kit_time(&artifact->run_args, VEC_PLUGIN_NAME, launch, artifact, args, num_args, number, repeat,
+                       out_seconds);
 }
 
 /* Validates like build() and describes the kernel it would emit
@@ -488,12 +398,12 @@ static hetc_plugin_status_t vec_artifact_emit(hetc_plugin_instance_t *instance,
   hetc_plugin_status_t s = NULL;
   if (!c_path || !so_path)
     s = vec_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "vec: out of memory");
-  if (!s) s = vec_write_file_atomic(c_path, artifact->source, artifact->source_length);
+  if (!s) s = hetc_kit_write_file(c_path, artifact->source, artifact->source_length);
   if (!s) {
     size_t length = 0;
     char *object = artifact->object->path ? hpc_read_file(artifact->object->path, &length) : NULL;
     if (object) {
-      s = vec_write_file_atomic(so_path, object, length);
+      s = hetc_kit_write_file(so_path, object, length);
       free(object);
     } else {
       /* No file behind the loaded object (no disk cache, or the cache was
@@ -594,17 +504,17 @@ static const hetc_plugin_t vec_plugin = {
     .artifact_info = vec_artifact_info,
     .pack_param = vec_pack_param_fn,
     .buffer_alloc = vec_buffer_alloc,
-    .buffer_free = vec_buffer_free,
-    .buffer_write = vec_buffer_write,
-    .buffer_read = vec_buffer_read,
-    .buffer_copy = vec_buffer_copy,
-    .buffer_host_pointer = vec_buffer_host_pointer,
+    .buffer_free = hetc_kit_buffer_free,
+    .buffer_write = hetc_kit_buffer_write,
+    .buffer_read = hetc_kit_buffer_read,
+    .buffer_copy = hetc_kit_buffer_copy,
+    .buffer_host_pointer = hetc_kit_buffer_host_pointer,
     .run = vec_run,
     .time = vec_time,
     .features = vec_features,
     .artifact_emit = vec_artifact_emit,
     .artifact_load = vec_artifact_load,
-    .buffer_view = vec_buffer_view,
+    .buffer_view = hetc_kit_buffer_view,
 };
 
 HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_major,
@@ -615,11 +525,10 @@ HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_abi_majo
                                                           uint32_t host_abi_minor,
                                                           const hetc_plugin_host_t *host) {
   (void)host_abi_minor;
-  if (host_abi_major != HETC_PLUGIN_ABI_MAJOR || !host) return NULL;
-  if (host->header.abi_major != HETC_PLUGIN_ABI_MAJOR) return NULL;
-  /* Every service this plugin calls is in minor 0; refuse a table too
-   * short to hold them. */
-  if (!HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, thread_count)) return NULL;
+  /* Every service this plugin calls is in minor 0 (optional ones only
+   * where HETC_PLUGIN_HAS_FIELD finds them): the kit refuses another major
+   * and a shorter table, and keeps the host for its own calls. */
+  if (!hetc_kit_bind(host_abi_major, host, VEC_PLUGIN_NAME)) return NULL;
   vec_host = host;
   return &vec_plugin;
 }

@@ -142,7 +142,7 @@ void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
     add_tile_knob(out, "tile_oc", offsetof(vec_config_t, tile_oc), K);
     vec_knob_spec_t *k = add_knob(out, "reorder", VEC_KNOB_REORDER,
                                   offsetof(vec_config_t, reorder));
-    if (hpc_conv_is_depthwise(wl)) {
+    if (hetc_kit_conv_is_depthwise(wl)) {
       /* Axes kh, kw, ow around the channel-block loop. */
       static const int32_t taps_outer[3] = {0, 1, 2}; /* kh, kw, ow */
       static const int32_t pixel_outer[3] = {2, 0, 1}; /* ow, kh, kw */
@@ -159,7 +159,7 @@ void vec_space_describe(const hetc_plugin_workload_t *wl, int kind,
       k->default_value = 3;
     }
     int64_t oc_default = out->knobs[1].default_value;
-    add_parallel_knob(out, N * hpc_ceil_div(K, oc_default));
+    add_parallel_knob(out, N * hetc_kit_ceil_div(K, oc_default));
     add_unroll_knob(out, wl->kernel[1], 1);
   }
   /* Other templates have no knobs. */

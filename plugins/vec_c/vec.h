@@ -67,7 +67,8 @@ int vec_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
 const char *vec_template_name(int kind);
 uint32_t vec_template_version(int kind);
 
-/* Workloads and layouts: plugins/common/plugin_workload.h. */
+/* Workloads and layouts: the plugin kit (hetc/kit/workload.h, layout.h)
+ * and plugins/common/plugin_workload.h. */
 
 /* ------------------------------------------------------------------------ */
 /* Knob spaces and configs (space.c)                                        */
@@ -215,7 +216,7 @@ int32_t vec_features_fill(const hetc_plugin_workload_t *wl, int kind, const vec_
 /* Parameter packing (pack.c)                                               */
 /* ------------------------------------------------------------------------ */
 
-/* hpc_param_logical_count: plugins/common/plugin_pack.h. */
+/* hetc_kit_param_elements: hetc/kit/workload.h. */
 /* Packs a param into the template's layout; out has out_bytes bytes. Pure. */
 hetc_plugin_status_t vec_pack_param(const hetc_plugin_workload_t *wl,
                                     int kind, const vec_config_t *cfg,
@@ -291,10 +292,6 @@ hetc_plugin_status_t vec_toolchain_compile_to(vec_toolchain_t *tc,
                                               const char *so_path,
                                               int32_t fail_code);
 void vec_toolchain_release(vec_toolchain_t *tc, vec_object_t *object);
-
-/* hpc_write_file_atomic with a status naming the file. */
-hetc_plugin_status_t vec_write_file_atomic(const char *path, const void *data,
-                                           size_t length);
 
 /* ------------------------------------------------------------------------ */
 /* The CPU device (device.c)                                                */

@@ -1,54 +1,41 @@
-/* CPU identification from /proc/cpuinfo and sysfs, shared by the CPU
- * backends. */
-#include "plugin_cpu_info.h"
+/* The host machine from /proc/cpuinfo, sysfs and sysconf (hetc/kit/cpu_info.h). */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
+#include "hetc/kit/cpu_info.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static char *dup_string(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-char *hpc_cpu_model(void) {
+/* The value of the first of `keys` that /proc/cpuinfo names, preferring
+ * earlier keys (x86 says "model name"; other machines use the others). */
+void hetc_kit_cpu_model(char *buf, size_t size) {
+  static const char *const keys[] = {"model name", "Model", "cpu model", "uarch", "cpu"};
+  enum { NUM_KEYS = sizeof(keys) / sizeof(keys[0]) };
+  char best[256] = "unknown CPU", line[1024];
+  size_t best_key = NUM_KEYS;
   FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[1024];
-  char *model = NULL;
-  if (f) {
-    static const char *const keys[] = {"model name", "Model", "cpu model", "uarch", "cpu"};
-    char *fallback = NULL;
-    while (fgets(line, sizeof(line), f) && !model) {
-      char *colon = strchr(line, ':');
-      if (!colon) continue;
-      for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); ++k) {
-        size_t n = strlen(keys[k]);
-        if (strncmp(line, keys[k], n) != 0) continue;
-        /* The key ends at blanks before the colon. */
-        const char *p = line + n;
-        while (*p == ' ' || *p == '\t') ++p;
-        if (p != colon) continue;
-        char *v = colon + 1;
-        while (*v == ' ' || *v == '\t') ++v;
-        v[strcspn(v, "\r\n")] = '\0';
-        if (!*v) continue;
-        if (k == 0) {
-          model = dup_string(v);
-        } else if (!fallback) {
-          fallback = dup_string(v);
-        }
-        break;
-      }
+  while (f && best_key > 0 && fgets(line, sizeof(line), f)) {
+    char *colon = strchr(line, ':');
+    if (!colon) continue;
+    for (size_t k = 0; k < best_key; ++k) {
+      const size_t n = strlen(keys[k]);
+      if (strncmp(line, keys[k], n) != 0) continue;
+      /* The key ends at blanks before the colon. */
+      const char *p = line + n;
+      while (*p == ' ' || *p == '\t') ++p;
+      if (p != colon) continue;
+      char *v = colon + 1;
+      while (*v == ' ' || *v == '\t') ++v;
+      v[strcspn(v, "\r\n")] = '\0';
+      if (!*v) continue;
+      snprintf(best, sizeof(best), "%s", v);
+      best_key = k;
+      break;
     }
-    fclose(f);
-    if (!model) model = fallback;
-    else free(fallback);
   }
-  if (!model) model = dup_string("unknown CPU");
-  return model;
+  if (f) fclose(f);
+  snprintf(buf, size, "%s", best);
 }
 
 static int read_line(const char *path, char *buf, size_t size) {
@@ -62,7 +49,8 @@ static int read_line(const char *path, char *buf, size_t size) {
 
 /* Total bytes of each cache level over the device: every distinct cache
  * instance (by its shared_cpu_list) counted once. */
-void hpc_cpu_caches(uint64_t out[3]) {
+void hetc_kit_cpu_caches(uint64_t out[3]) {
+  out[0] = out[1] = out[2] = 0;
   long cpus = sysconf(_SC_NPROCESSORS_CONF);
   if (cpus < 1 || cpus > 4096) cpus = 1;
   enum { MAX_SEEN = 512 };
@@ -103,3 +91,7 @@ void hpc_cpu_caches(uint64_t out[3]) {
   free(seen);
 }
 
+uint64_t hetc_kit_memory_bytes(void) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}

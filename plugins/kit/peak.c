@@ -1,21 +1,16 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "plugin_peak.h"
+/* Peak fp32 rate of a CPU-style device (hetc/kit/peak.h). */
+#include "hetc/kit/peak.h"
 
-#include <time.h>
+#include "hetc/kit/host.h"
+#include "hetc/kit/run.h"
 
 #define PEAK_SAMPLE_SECONDS 0.002
 #define PEAK_BUDGET_SECONDS 0.030
 #define PEAK_MIN_SAMPLES 4
 #define PEAK_MAX_SAMPLES 64
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct peak_ctx_t {
-  hpc_fma_loop_fn_t loop;
+  hetc_kit_fma_loop_fn_t loop;
   long iters;
 } peak_ctx_t;
 
@@ -28,22 +23,23 @@ static void peak_body(int64_t begin, int64_t end, void *user) {
   (void)sink;
 }
 
-double hpc_measure_peak_gflops(const hetc_plugin_host_t *host, hpc_fma_loop_fn_t loop, double flops_per_iter) {
+double hetc_kit_measure_peak_gflops(hetc_kit_fma_loop_fn_t loop, double flops_per_iter) {
+  const hetc_plugin_host_t *host = hetc_kit_host();
   const int32_t threads = host->thread_count() > 0 ? host->thread_count() : 1;
   /* Many more pieces than threads: the pool hands pieces out dynamically,
    * and with one piece per thread the calling thread could take both
    * before a sleeping worker woke, halving the figure. */
   const int64_t pieces = (int64_t)threads * 16;
   const double flops_per_sample_iter = (double)pieces * flops_per_iter;
-  const double start = now_seconds();
+  const double start = hetc_kit_now_seconds();
   peak_ctx_t ctx = {loop, 100};
   host->parallel_for(pieces, 1, peak_body, &ctx); /* wakes the pool */
   double best = 0;
   for (int sample = 0; sample < PEAK_MAX_SAMPLES; ++sample) {
-    if (sample >= PEAK_MIN_SAMPLES && now_seconds() - start > PEAK_BUDGET_SECONDS - PEAK_SAMPLE_SECONDS) break;
-    const double t0 = now_seconds();
+    if (sample >= PEAK_MIN_SAMPLES && hetc_kit_now_seconds() - start > PEAK_BUDGET_SECONDS - PEAK_SAMPLE_SECONDS) break;
+    const double t0 = hetc_kit_now_seconds();
     host->parallel_for(pieces, 1, peak_body, &ctx);
-    const double t = now_seconds() - t0;
+    const double t = hetc_kit_now_seconds() - t0;
     if (!(t > 0)) continue;
     const double gflops = flops_per_sample_iter * (double)ctx.iters / t * 1e-9;
     if (gflops > best) best = gflops;
