@@ -3,9 +3,10 @@
 # prefix, then, with nothing but that prefix,
 #   - the installed hetc finds its plugins without any variable,
 #   - samples/vendor_plugin (copied out of the tree) builds with
-#     find_package(hetc) and installs where that hetc finds it,
-#   - the same sources build with plain cc and pkg-config, and a program
-#     embedding libhetc links through pkg-config,
+#     find_package(hetc) on the installed plugin kit (hetc::plugin_kit) and
+#     installs where that hetc finds it,
+#   - the same sources build with plain cc and hetc-plugin-kit.pc, and a
+#     program embedding libhetc links through hetc.pc,
 #   - samples/embed builds with find_package(hetc) and compiles, runs and
 #     times a sample model placed over vec and the vendor's plugin,
 #   - plugin-check passes the vendor plugin (full run) and every built-in
@@ -30,6 +31,8 @@ for f in bin/hetc "$libdir/libhetc.so" share/doc/hetc/plugin-guide.md share/hetc
          share/hetc/samples/embed/embed.c share/hetc/samples/tiny_conv.json include/hetc/plugin.h include/hetc/hetc.h \
          "$libdir/cmake/hetc/hetcConfig.cmake" "$libdir/cmake/hetc/HetcPlugin.cmake" \
          "$libdir/pkgconfig/hetc.pc" "$libdir/hetc/hetc-measure-worker" \
+         include/hetc/kit/kit.h include/hetc/kit/buffers.h "$libdir/libhetc_plugin_kit.a" \
+         "$libdir/pkgconfig/hetc-plugin-kit.pc" share/hetc/samples/vendor_plugin/sources.cmake \
          "$libdir/hetc/plugins/libhetc_plugin_cpu.so" "$libdir/hetc/plugins/libhetc_plugin_vec.so"; do
   [ -e "$prefix/$f" ] || { echo "FAIL: the install lacks $f"; exit 1; }
 done
@@ -45,15 +48,23 @@ for plugin in cpu vec; do
 done
 echo "ok"
 
-step "samples/vendor_plugin out of tree with find_package(hetc)"
+# A plugin exports hetc_plugin_query alone, whatever of the kit it links.
+exports_only_query() {
+  local exported
+  exported=$(nm -D --defined-only "$1" | awk '{print $3}' | tr '\n' ' ')
+  [ "$exported" = "hetc_plugin_query " ] || { echo "FAIL: $1 exports '$exported', not only hetc_plugin_query"; exit 1; }
+}
+
+step "samples/vendor_plugin out of tree with find_package(hetc) and hetc::plugin_kit"
 # The sample as installed, copied: nothing of the source tree is reachable.
 cp -r "$prefix/share/hetc/samples/vendor_plugin" "$work/vendor_src"
 cmake -S "$work/vendor_src" -B "$work/vendor_build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_INSTALL_PREFIX="$prefix" > "$work/vendor_configure.log"
 cmake --build "$work/vendor_build" > "$work/vendor_build.log"
 vendor_so=$work/vendor_build/libhetc_plugin_example_c.so
-exported=$(nm -D --defined-only "$vendor_so" | awk '{print $3}' | tr '\n' ' ')
-[ "$exported" = "hetc_plugin_query " ] || { echo "FAIL: the plugin exports '$exported', not only hetc_plugin_query"; exit 1; }
+grep -q 'libhetc_plugin_kit\.a' "$work/vendor_build/CMakeFiles/hetc_plugin_example_c.dir/link.txt" ||
+  { echo "FAIL: the vendor plugin does not link the installed kit"; exit 1; }
+exports_only_query "$vendor_so"
 cmake --install "$work/vendor_build" > "$work/vendor_install.log"
 [ -e "$prefix/$libdir/hetc/plugins/libhetc_plugin_example_c.so" ] ||
   { echo "FAIL: hetc_add_plugin did not install into $libdir/hetc/plugins"; exit 1; }
@@ -61,11 +72,16 @@ cmake --install "$work/vendor_build" > "$work/vendor_install.log"
   { echo "FAIL: the installed hetc does not find the installed vendor plugin"; exit 1; }
 echo "built, exports only hetc_plugin_query, installed and found"
 
-step "pkg-config: the plugin with plain cc, and a program embedding libhetc"
+step "pkg-config: the plugin with plain cc and hetc-plugin-kit, and a program embedding libhetc"
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 mkdir -p "$work/pkgconfig"
-cc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $(pkg-config --cflags hetc) \
-   -o "$work/pkgconfig/libhetc_plugin_example_c.so" "$work"/vendor_src/*.c -lm -Wl,--no-undefined
+cc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $(pkg-config --cflags hetc-plugin-kit) \
+   -o "$work/pkgconfig/libhetc_plugin_example_c.so" "$work"/vendor_src/*.c $(pkg-config --libs hetc-plugin-kit) \
+   -Wl,--no-undefined
+exports_only_query "$work/pkgconfig/libhetc_plugin_example_c.so"
+"$prefix/bin/hetc" plugin-check "$work/pkgconfig/libhetc_plugin_example_c.so" --quick > "$work/pkgconfig/check.txt" ||
+  { cat "$work/pkgconfig/check.txt"; echo "FAIL: plugin-check of the plugin built with pkg-config"; exit 1; }
+tail -1 "$work/pkgconfig/check.txt"
 cat > "$work/pkgconfig/embed.c" <<'C'
 #include <stdio.h>
 #include <hetc/hetc.h>
