@@ -33,6 +33,8 @@ for f in bin/hetc "$libdir/libhetc.so" share/doc/hetc/plugin-guide.md share/hetc
          "$libdir/pkgconfig/hetc.pc" "$libdir/hetc/hetc-measure-worker" \
          include/hetc/kit/kit.h include/hetc/kit/buffers.h "$libdir/libhetc_plugin_kit.a" \
          "$libdir/pkgconfig/hetc-plugin-kit.pc" share/hetc/samples/vendor_plugin/sources.cmake \
+         share/hetc/abi-headers/minor0/hetc/plugin.h share/hetc/abi-headers/minor2/hetc/plugin.h \
+         share/hetc/samples/broken_plugins/broken_plugin.c "$libdir/libhetc-private.so" \
          "$libdir/hetc/plugins/libhetc_plugin_cpu.so" "$libdir/hetc/plugins/libhetc_plugin_vec.so"; do
   [ -e "$prefix/$f" ] || { echo "FAIL: the install lacks $f"; exit 1; }
 done
