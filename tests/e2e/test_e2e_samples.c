@@ -8,7 +8,10 @@
  * HETC_E2E_TARGET=name runs the sample models on that one target instead
  * (a ctest of its own per slower backend, e.g. opencl on PoCL);
  * HETC_E2E_QUICK=1 keeps the tiny models (with a target) or the tiny ones
- * and SqueezeNet (without): the sanitizer build;
+ * and SqueezeNet (without): the sanitizer build; HETC_E2E_QUICK=2 (with a
+ * target) every model but the two largest, ResNet-50 and VGG-19 (PoCL in
+ * CI: their kernels are the ones ResNet-18 and the conformance tests run,
+ * at sizes that took half of the suite's opencl time);
  * HETC_E2E_HETC=path runs that hetc instead of the build tree's (an
  * installed one, tests/sdk). */
 #include <setjmp.h>
@@ -192,8 +195,15 @@ int main(void) {
         cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
         cmocka_unit_test(unfused_ops),
     };
+    const struct CMUnitTest all_but_the_largest[] = {
+        cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
+        cmocka_unit_test(tiny_concat),  cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
+        cmocka_unit_test(tiny_weights), cmocka_unit_test(resnet18),      cmocka_unit_test(mobilenet_v1),
+        cmocka_unit_test(squeezenet),   cmocka_unit_test(unfused_ops),
+    };
     const char *quick = getenv("HETC_E2E_QUICK");
     if (quick && !strcmp(quick, "1")) return cmocka_run_group_tests(tiny_models, NULL, NULL);
+    if (quick && !strcmp(quick, "2")) return cmocka_run_group_tests(all_but_the_largest, NULL, NULL);
     return cmocka_run_group_tests(every_model, NULL, NULL);
   }
   return cmocka_run_group_tests(tests, NULL, NULL);

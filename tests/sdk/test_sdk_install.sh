@@ -57,11 +57,17 @@ exports_only_query() {
   [ "$exported" = "hetc_plugin_query " ] || { echo "FAIL: $1 exports '$exported', not only hetc_plugin_query"; exit 1; }
 }
 
+# A hetc built with sanitizers installs a kit built with them too: what
+# links it (a plugin, a program embedding libhetc) is built with them.
+sanitizer_flags=""
+[ "$sanitize" = ON ] && sanitizer_flags="-fsanitize=address,undefined"
+
 step "samples/vendor_plugin out of tree with find_package(hetc) and hetc::plugin_kit"
 # The sample as installed, copied: nothing of the source tree is reachable.
 cp -r "$prefix/share/hetc/samples/vendor_plugin" "$work/vendor_src"
 cmake -S "$work/vendor_src" -B "$work/vendor_build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_INSTALL_PREFIX="$prefix" > "$work/vendor_configure.log"
+      -DCMAKE_INSTALL_PREFIX="$prefix" ${sanitizer_flags:+-DCMAKE_C_FLAGS=$sanitizer_flags} \
+      > "$work/vendor_configure.log"
 cmake --build "$work/vendor_build" > "$work/vendor_build.log"
 vendor_so=$work/vendor_build/libhetc_plugin_example_c.so
 grep -q 'libhetc_plugin_kit\.a' "$work/vendor_build/CMakeFiles/hetc_plugin_example_c.dir/link.txt" ||
@@ -77,7 +83,8 @@ echo "built, exports only hetc_plugin_query, installed and found"
 step "pkg-config: the plugin with plain cc and hetc-plugin-kit, and a program embedding libhetc"
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 mkdir -p "$work/pkgconfig"
-cc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $(pkg-config --cflags hetc-plugin-kit) \
+cc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden $sanitizer_flags \
+   $(pkg-config --cflags hetc-plugin-kit) \
    -o "$work/pkgconfig/libhetc_plugin_example_c.so" "$work"/vendor_src/*.c $(pkg-config --libs hetc-plugin-kit) \
    -Wl,--no-undefined
 exports_only_query "$work/pkgconfig/libhetc_plugin_example_c.so"
@@ -101,8 +108,6 @@ int main(int argc, char **argv) {
 }
 C
 # A libhetc built with sanitizers needs their runtime first in the program.
-sanitizer_flags=""
-[ "$sanitize" = ON ] && sanitizer_flags="-fsanitize=address,undefined"
 cc -std=c11 -Wall -Werror $sanitizer_flags $(pkg-config --cflags hetc) -o "$work/pkgconfig/embed" \
    "$work/pkgconfig/embed.c" $(pkg-config --libs hetc) -Wl,-rpath,"$(pkg-config --variable=libdir hetc)"
 "$work/pkgconfig/embed" "$src/samples/tiny_conv.json"
