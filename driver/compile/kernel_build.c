@@ -112,28 +112,6 @@ hetc_status_t hetc_kernel_build_default(hetc_plugin_entry_t *entry, int32_t devi
   return build_config(entry, device_index, workload, 0, NULL, NULL, what, step, out_artifact);
 }
 
-hetc_status_t hetc_kernel_build_tuned(hetc_config_chooser_t *chooser, hetc_plugin_entry_t *entry, int32_t device_index,
-                                 const hetc_plugin_workload_t *workload, const char *what, hetc_plan_step_t *step,
-                                 hetc_plugin_artifact_t **out_artifact, hetc_config_source_t *out_source) {
-  int32_t template_index = 0;
-  hetc_config_json_t config;
-  HETC_RETURN_IF_ERROR(hetc_config_choose(chooser, entry->plugin, entry->instance, device_index, workload,
-                                          &template_index, &config, out_source));
-  if (*out_source != HETC_CONFIG_DEFAULT) {
-    hetc_status_t status =
-        build_config(entry, device_index, workload, template_index, &config.config, NULL, what, step, out_artifact);
-    hetc_config_json_free(&config);
-    if (!status) return NULL;
-    fprintf(stderr, "hetc: warning: %s: the %s config does not build (%s); using the default\n", what,
-            hetc_config_source_name(*out_source), hetc_status_message(status));
-    hetc_status_free(status);
-    hetc_plan_step_release(step);
-    memset(step, 0, sizeof(*step));
-    *out_source = HETC_CONFIG_DEFAULT;
-  }
-  return hetc_kernel_build_default(entry, device_index, workload, what, step, out_artifact);
-}
-
 hetc_status_t hetc_kernel_build_template(hetc_plugin_entry_t *entry, int32_t device_index,
                                          const hetc_plugin_workload_t *workload, int32_t template_index,
                                          const hetc_plugin_config_t *config, const char *what,

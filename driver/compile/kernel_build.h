@@ -14,15 +14,6 @@ hetc_status_t hetc_kernel_build_default(hetc_plugin_entry_t *entry, int32_t devi
                                         const hetc_plugin_workload_t *workload, const char *what,
                                         hetc_plan_step_t *step, hetc_plugin_artifact_t **out_artifact);
 
-/* A tunable kernel gets the config the records (or the cost model saved
- * beside them) choose; one that no longer builds falls back to the default
- * with a warning: the package must not depend on the store being current.
- * *out_source says where the config came from. */
-hetc_status_t hetc_kernel_build_tuned(hetc_config_chooser_t *chooser, hetc_plugin_entry_t *entry,
-                                      int32_t device_index, const hetc_plugin_workload_t *workload,
-                                      const char *what, hetc_plan_step_t *step,
-                                      hetc_plugin_artifact_t **out_artifact, hetc_config_source_t *out_source);
-
 /* Template `template_index` built with `config` (NULL: the template's
  * default), recorded in `step` as above; no fallback. For `hetc compare`,
  * which times every template of a workload. */

@@ -55,14 +55,6 @@ static int32_t param_count_of(const hetc_plugin_workload_t *w) {
   return 1 + (w->epilogue.has_bias ? 1 : 0);
 }
 
-static int64_t param_elements(const hetc_plugin_workload_t *w, int32_t param) {
-  int64_t cout = w->output.shape[1];
-  if (param == 1) return cout;
-  if (w->op == HETC_PLUGIN_OP_CONV2D)
-    return cout * (w->inputs[0].shape[1] / (w->groups > 0 ? w->groups : 1)) * w->kernel[0] * w->kernel[1];
-  return cout * w->inputs[0].shape[1];
-}
-
 static hetc_plugin_tensor_t row_major(hetc_plugin_tensor_t t) {
   t.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
   return t;
@@ -97,7 +89,7 @@ static hetc_status_t logical_data_make(const hetc_plugin_workload_t *w, uint64_t
     fill_random(d->inputs[i], count, seed, i);
   }
   for (int32_t k = 0; k < d->num_params; ++k) {
-    int64_t count = param_elements(w, k);
+    int64_t count = hetc_kernel_param_elements(w, k);
     if (!(d->params[k] = malloc(sizeof(float) * (size_t)count)))
       return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "trial params");
     fill_random(d->params[k], count, seed, 100 + k);
