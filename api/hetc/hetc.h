@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hetc/plugin.h"
 
@@ -75,6 +76,12 @@ HETC_API const char *hetc_status_message(hetc_status_t status);
 HETC_API void hetc_status_free(hetc_status_t status);
 /* Static string naming a code. */
 HETC_API const char *hetc_status_code_name(hetc_status_code_t code);
+/* A status of the caller's own, so that an application reports its
+ * failures and hetc's through one type. Never NULL for a failure code (a
+ * static out-of-memory status stands in when allocating fails); owned by
+ * the caller. */
+HETC_API hetc_status_t hetc_status_new(hetc_status_code_t code, const char *format, ...)
+    HETC_PLUGIN_PRINTF(2, 3);
 
 /* ------------------------------------------------------------------------ */
 /* Models                                                                   */
@@ -268,6 +275,560 @@ typedef struct hetc_bench_result_t {
 /* Runs the package warmup_runs times, then `runs` times timed. */
 HETC_API hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_options_t *options,
                                  hetc_bench_result_t *out_result);
+
+
+/* ------------------------------------------------------------------------ */
+/* Environment and interrupts                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Checks the environment variables hetc reads whose value can be wrong
+ * (HETC_NUM_THREADS, HETC_LOG_LEVEL, HETC_PLUGIN_PATH): BAD_INPUT naming the
+ * first bad one. hetc_context_create checks them too; calling this first
+ * refuses a bad value before any work starts. */
+HETC_API hetc_status_t hetc_env_check(void);
+
+/* Ctrl-C and kill during long work. While watched, the first SIGINT,
+ * SIGTERM or SIGHUP is only noted: a compile, compare or tune polls for it
+ * where it can leave things whole, removes what it was writing and returns
+ * HETC_STATUS_INTERRUPTED; a second signal ends the process at once.
+ * Process-wide: an application that handles these signals itself does not
+ * watch. Installs the handlers (without SA_RESTART, so waits return early)
+ * and forgets any earlier signal. */
+HETC_API void hetc_interrupt_watch(void);
+/* Restores the default actions; the signal noted, if any, stays noted. */
+HETC_API void hetc_interrupt_unwatch(void);
+/* The signal noted since hetc_interrupt_watch, else 0. Async-signal-safe. */
+HETC_API int hetc_interrupt_signal(void);
+/* From now on (while watched) the first signal too ends the process at
+ * once, after `text` (copied, at most 1 KiB) is written to stderr: for work
+ * that cannot stop half-way but leaves nothing half-written, such as
+ * hetc_compile_select. NULL: back to noting. */
+HETC_API void hetc_interrupt_set_last_words(const char *text);
+
+/* ------------------------------------------------------------------------ */
+/* Output files                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A whole new content for a file the user named, as hetc writes its own:
+ * a regular file (or a path where nothing is yet) is written beside and
+ * renamed over it on commit, so a reader sees the old content or the new,
+ * never half; a symbolic link's target is replaced that way, the link
+ * kept; a character device or FIFO (/dev/stdout, a pipe) is written
+ * through. A directory, socket or block device is refused (BAD_INPUT).
+ * Released by hetc_output_file_commit or hetc_output_file_abandon. */
+typedef struct hetc_output_file_t hetc_output_file_t;
+HETC_API hetc_status_t hetc_output_file_open(const char *path, hetc_output_file_t **out_file);
+/* Failures name the path; the machine being full is STORAGE_FAILED. */
+HETC_API hetc_status_t hetc_output_file_write(hetc_output_file_t *file, const void *data, size_t bytes);
+/* Flushes, syncs and renames into place, then frees the object; on failure
+ * nothing is replaced. */
+HETC_API hetc_status_t hetc_output_file_commit(hetc_output_file_t *file);
+/* Drops what was written (a written-through device keeps what it got) and
+ * frees the object; NULL is fine. */
+HETC_API void hetc_output_file_abandon(hetc_output_file_t *file);
+
+/* ------------------------------------------------------------------------ */
+/* Packages: inputs from files, steps, verification                         */
+/* ------------------------------------------------------------------------ */
+
+/* Sets input `index` from a file of raw little-endian float32 values,
+ * row-major, exactly the input's element count (BAD_INPUT naming the file
+ * otherwise). A FIFO or device is refused rather than waited on. */
+HETC_API hetc_status_t hetc_package_set_input_file(hetc_package_t *package, int32_t index, const char *path);
+
+/* One step of a package timed inside whole runs. */
+typedef struct hetc_step_time_t {
+  const char *name;   /* borrowed from the package */
+  const char *target; /* the plugin it runs on (a copy: the destination's); borrowed */
+  int32_t copy;       /* 1: a copy between devices; 0: a kernel or layout transform */
+  /* Median over the runs of the wall time around the step's plugin calls:
+   * what it costs inside the whole run, not alone. */
+  double seconds;
+} hetc_step_time_t;
+
+/* Runs the package `runs` times (>= 1) on the inputs set, timing every
+ * step. *out_steps (one per step, in the plan's order; *out_count of them)
+ * is released with hetc_free; its strings live as long as the package. */
+HETC_API hetc_status_t hetc_package_bench_steps(hetc_package_t *package, int32_t runs, hetc_step_time_t **out_steps,
+                                                int32_t *out_count);
+
+/* What hetc_package_verify found. Problems are listed, not only the first. */
+typedef struct hetc_verify_report_t {
+  int32_t steps, values;
+  /* Files the manifest lists with their sizes and checksums, and their
+   * bytes; 0 for a package of format version 1 or 2, which lists none. */
+  int32_t files;
+  uint64_t file_bytes;
+  /* Owned: one problem per line ('\n' after each), `problems` of them;
+   * NULL when none. */
+  char *problem_text;
+  int32_t problems;
+  int32_t loaded; /* 1: no problem, and every artifact loaded here */
+  /* Owned: why the artifacts were not loaded on this machine (a plugin or
+   * device it lacks), which is no problem of the package; else NULL. */
+  char *not_loaded;
+} hetc_verify_report_t;
+
+/* Checks everything about the package at `path` that can be checked
+ * without running it: the manifest and plan, every file's size and
+ * checksum (weights.bin's included), files the manifest does not list, NaN
+ * or infinite parameters, and, when that found nothing, loading every
+ * artifact on `context`'s plugins (NULL: a context is made for it). The
+ * status is non-NULL only when there is no manifest to check against (its
+ * defects are BAD_INPUT); everything else is in *out_report, released with
+ * hetc_verify_report_free. */
+HETC_API hetc_status_t hetc_package_verify(hetc_context_t *context, const char *path,
+                                           hetc_verify_report_t *out_report);
+/* Frees what the report owns and zeroes it. */
+HETC_API void hetc_verify_report_free(hetc_verify_report_t *report);
+
+/* ------------------------------------------------------------------------ */
+/* Plugins and devices                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef enum hetc_plugin_state_t {
+  HETC_PLUGIN_STATE_READY,       /* loaded and probe said usable */
+  HETC_PLUGIN_STATE_UNAVAILABLE, /* loaded, but probe or init said no */
+  HETC_PLUGIN_STATE_REFUSED,     /* not loaded: dlopen, symbol, ABI, duplicate */
+} hetc_plugin_state_t;
+
+/* Where plugins are searched, in order, as one line for people.
+ * *out_path is released with hetc_free. */
+HETC_API hetc_status_t hetc_plugins_search_path(char **out_path);
+
+/* Every candidate plugin file the context found, loaded or not. */
+HETC_API int32_t hetc_context_plugin_count(const hetc_context_t *context);
+
+typedef struct hetc_plugin_info_t {
+  const char *path;   /* the candidate file */
+  int32_t state;      /* hetc_plugin_state_t */
+  const char *reason; /* why refused or unavailable; NULL when ready */
+  /* The plugin's own table when it was loaded (identity, ABI version),
+   * else NULL; borrowed. */
+  const hetc_plugin_t *plugin;
+  int32_t device_count; /* 0 unless ready */
+} hetc_plugin_info_t;
+
+/* Candidate `index`. A ready plugin's instance is created here, since that
+ * is what enumerates its devices; an instance that fails turns the plugin
+ * unavailable with the reason, which is why the context is not const.
+ * Strings and the table are borrowed from the context. */
+HETC_API hetc_status_t hetc_context_plugin_info(hetc_context_t *context, int32_t index,
+                                                hetc_plugin_info_t *out_info);
+/* Device `device_index` of ready candidate `index` (after
+ * hetc_context_plugin_info), borrowed from the plugin; NULL when it has no
+ * such device. */
+HETC_API const hetc_plugin_device_t *hetc_context_plugin_device(const hetc_context_t *context, int32_t index,
+                                                                int32_t device_index);
+/* A target as compile takes it (a ready plugin's name), with its instance
+ * created: its candidate index. NOT_FOUND lists the targets there are;
+ * UNAVAILABLE gives the reason. */
+HETC_API hetc_status_t hetc_context_target(hetc_context_t *context, const char *target, int32_t *out_index);
+
+/* Device peaks. A plugin measures its device's fp32 peak when its
+ * instance is created; on a shared machine one measurement can come out
+ * far low but never high, so the records store keeps the best measured per
+ * device fingerprint, and the maximum over runs converges on the real
+ * peak. */
+typedef enum hetc_peaks_mode_t {
+  HETC_PEAKS_OFF = 0,           /* the plugins' own figures only */
+  HETC_PEAKS_READ = 1,          /* read the kept peaks of a store that exists; write nothing */
+  HETC_PEAKS_RECORD = 2,        /* ... and fold each fresh figure into it */
+  HETC_PEAKS_RECORD_CREATE = 3, /* ... creating the store (and the per-user store's directories) when missing */
+} hetc_peaks_mode_t;
+
+/* The context's device peaks are kept in the records store at
+ * records_path (NULL: the per-user store): instances that exist are
+ * resolved now, later ones as they are created. A context already keeping
+ * peaks in a mode at least as strong is left as it is. A store that cannot
+ * be opened or written is a warning on stderr (once per context), never a
+ * failure: the plugins' own figures stand. */
+HETC_API void hetc_context_keep_peaks(hetc_context_t *context, const char *records_path, hetc_peaks_mode_t mode);
+
+/* A device's peak as this process knows it (per fingerprint, for the life
+ * of the process). */
+typedef struct hetc_device_peak_t {
+  double gflops;       /* the effective peak: the higher of the two below; 0 unknown */
+  double fresh_gflops; /* the plugin's own figure this run; 0 unknown */
+  double kept_gflops;  /* the store's best for the fingerprint (this run's folded in); 0 none */
+  int64_t runs;        /* measurements that best is the best of; 0 none kept */
+  int from_kept;       /* 1 when gflops is the kept figure, above this run's */
+} hetc_device_peak_t;
+HETC_API void hetc_device_peak(const hetc_plugin_device_t *device, hetc_device_peak_t *out_peak);
+/* Where the figure comes from when it is the kept one, as `hetc plugins`
+ * prints it after "peak 233.1 GFLOPS fp32": " (best of 7 runs; this run
+ * 118.2)"; "" when it is this run's own. */
+HETC_API void hetc_device_peak_source(const hetc_device_peak_t *peak, char *out, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Task spaces                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A task's whole space on a target: the union over every template the
+ * backend offers for the workload, each template's knobs with their
+ * candidates (README.md, "Tuning"). Immutable; released with
+ * hetc_task_space_free. */
+typedef struct hetc_task_space_t hetc_task_space_t;
+
+/* The space of task `task` (0-based, in hetc_model_tasks' order) of
+ * `model` on device 0 of `target`, with the space overrides file
+ * overrides_path applied (NULL: none; api/space-overrides.md). A malformed
+ * overrides file, or one naming a template or knob the task does not
+ * have, is BAD_INPUT; a target without a kernel for the task UNSUPPORTED;
+ * a task out of range NOT_FOUND. `context` must outlive the space. */
+HETC_API hetc_status_t hetc_model_task_space(hetc_context_t *context, const hetc_model_t *model, int32_t task,
+                                             const char *target, const char *overrides_path,
+                                             hetc_task_space_t **out_space);
+HETC_API void hetc_task_space_free(hetc_task_space_t *space);
+/* Prints the space like AutoTVM's ConfigSpace: the total and valid length,
+ * then per template its name and version, length, valid count and global
+ * range, and each knob with its kind, candidate count and first
+ * candidates; a template that defined no space, with its reason. */
+HETC_API hetc_status_t hetc_task_space_print(const hetc_task_space_t *space, FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* Tuning records                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The tuning records store (api/records-format.md): an SQLite file that
+ * several processes may read and write at once. One handle is used by one
+ * thread at a time; never carry an open store across fork(). Errors name
+ * the file: not a records store, or a newer schema, BAD_INPUT; a store that
+ * does not exist, opened other than to create it, NOT_FOUND; still locked
+ * by another writer after the busy timeout, UNAVAILABLE. */
+typedef struct hetc_records_t hetc_records_t;
+
+/* What a store is opened for. Only writers that make records create a
+ * store (hetc tune, hetc records import); everything else refuses one
+ * that does not exist, naming it. */
+typedef enum hetc_records_mode_t {
+  /* An existing store, read only: nothing is written to the file, not even
+   * its journal mode or an upgrade of an older schema (versions 1 to 5 are
+   * read as they are). A store the process may not write, in a directory
+   * it may not write, is read as the file stands. */
+  HETC_RECORDS_READ = 0,
+  /* As READ, but the caches (transfers, selections, peaks) are written when
+   * the file can be written and holds the current schema (hetc compile);
+   * otherwise they are left alone, silently. */
+  HETC_RECORDS_CACHE = 1,
+  /* An existing store, read and written; an older schema is upgraded. */
+  HETC_RECORDS_WRITE = 2,
+  /* As WRITE, creating the store when missing: made whole under a
+   * temporary name beside it and linked into place, so that processes
+   * starting together on a new store all find a whole one. */
+  HETC_RECORDS_CREATE = 3,
+} hetc_records_mode_t;
+
+/* Opens the store at `path` for `mode`; NULL means the per-user store
+ * ($HETC_RECORDS, else $XDG_DATA_HOME/hetc/records.sqlite, else
+ * ~/.local/share/hetc/records.sqlite), whose directories are created
+ * (CREATE only) when missing (an explicit path's directory must exist). An
+ * empty path is refused. An existing empty file is no store (BAD_INPUT)
+ * except to CREATE, which makes it one. *out_store is released with
+ * hetc_records_close. */
+HETC_API hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, hetc_records_t **out_store);
+/* Closes the store, releasing the claims made through it; NULL is fine. */
+HETC_API void hetc_records_close(hetc_records_t *store);
+/* The file's path; borrowed, lives as long as the store. */
+HETC_API const char *hetc_records_path(const hetc_records_t *store);
+
+/* AutoTVM's error taxonomy. The values are stored in records files and
+ * databases: never renumbered, only appended to. */
+typedef enum hetc_record_error_t {
+  HETC_RECORD_OK = 0,
+  HETC_RECORD_INSTANTIATION = 1,  /* the template refused the config */
+  HETC_RECORD_COMPILE_HOST = 2,   /* host-side code generation failed */
+  HETC_RECORD_COMPILE_DEVICE = 3, /* the device compiler failed */
+  HETC_RECORD_DEVICE_LIMITS = 4,  /* threads, registers, local memory */
+  HETC_RECORD_RUNTIME_DEVICE = 5, /* launch failed or the worker crashed */
+  HETC_RECORD_WRONG_ANSWER = 6,   /* output differs from the reference */
+  HETC_RECORD_BUILD_TIMEOUT = 7,
+  HETC_RECORD_RUN_TIMEOUT = 8,
+  HETC_RECORD_UNKNOWN = 9,
+} hetc_record_error_t;
+
+/* Stable lower-case names ("ok", "instantiation", "compile_host", ...,
+ * "unknown"), used in the store, JSON Lines and messages. */
+HETC_API const char *hetc_record_error_name(hetc_record_error_t error);
+
+#define HETC_RECORD_MAX_COSTS 32
+
+/* One measurement. Every string is owned by the record, or by the list
+ * that holds it. */
+typedef struct hetc_record_t {
+  char *target;             /* plugin name: "cpu", "vec", "cuda" */
+  char *plugin_version;     /* hetc_plugin_t.version */
+  char *device_kind;        /* "cpu", "gpu" or "accelerator" */
+  char *device_fingerprint; /* hetc_plugin_device_t.fingerprint */
+  char *template_name;
+  uint32_t template_version;
+  char *workload_key;       /* layout-free */
+  int64_t config_index;     /* index in the template's own space */
+  /* The config's explicit entities, authoritative over config_index:
+   * a JSON object {"knob": [v, ...], ...} in the space's knob order. */
+  char *config_json;
+  int32_t num_costs;        /* seconds per run, one per repeat; 0 unless ok */
+  double costs[HETC_RECORD_MAX_COSTS];
+  hetc_record_error_t error;
+  char *error_message;      /* NULL when ok */
+  double build_seconds;
+  double total_seconds;     /* build + measure, as the tuner waited */
+  int64_t timestamp;        /* Unix seconds */
+  char *hetc_version;
+} hetc_record_t;
+
+/* Median of the costs (the record's figure of merit); +inf when the record
+ * is not ok or has no costs. */
+HETC_API double hetc_record_median_cost(const hetc_record_t *record);
+
+/* Which records a query, best or export considers. Strings are borrowed;
+ * a NULL string matches anything. Start from hetc_record_filter_any(),
+ * which sets template_version to -1 ("any version"). */
+typedef struct hetc_record_filter_t {
+  const char *target;
+  const char *device_fingerprint;
+  const char *device_kind;
+  const char *workload_key;
+  const char *template_name;
+  int64_t template_version; /* -1: any */
+  int only_ok;              /* 1: only records whose error is ok */
+  int64_t limit;            /* 0: all; else at most this many */
+} hetc_record_filter_t;
+
+/* A filter that matches every record. */
+HETC_API hetc_record_filter_t hetc_record_filter_any(void);
+
+/* Records handed to the caller: `items` (count of them) and every string
+ * in them are owned by the list and released by hetc_record_list_free. */
+typedef struct hetc_record_list_t {
+  int32_t count;
+  hetc_record_t *items;
+} hetc_record_list_t;
+
+/* The matching records, oldest first (by timestamp, then by the order in
+ * which they were added); with a limit, the oldest `limit` of them.
+ * NULL filter: everything. *out_list is overwritten (not freed first). */
+HETC_API hetc_status_t hetc_records_query(hetc_records_t *store, const hetc_record_filter_t *filter,
+                                          hetc_record_list_t *out_list);
+/* The best record of each (target, device_fingerprint, workload_key) among
+ * those matching: the ok record with the lowest median cost (ties: the
+ * oldest; one without costs is never the best), ordered by target,
+ * fingerprint and workload key. The filter's limit is ignored. */
+HETC_API hetc_status_t hetc_records_best_each(hetc_records_t *store, const hetc_record_filter_t *filter,
+                                              hetc_record_list_t *out_list);
+/* Frees the items and zeroes the list; NULL is fine. */
+HETC_API void hetc_record_list_free(hetc_record_list_t *list);
+
+/* Drops what is no longer worth keeping, in one transaction: ok records
+ * beyond the `keep` best (>= 0) of each (target, device_fingerprint,
+ * workload_key, template_name, template_version), and failed records of a
+ * template version that is not the newest the store holds. Failed records
+ * of current versions are all kept: failed configs are never measured
+ * again. *out_removed (may be NULL) receives how many were deleted. */
+HETC_API hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *out_removed);
+/* Number of records in the store. */
+HETC_API hetc_status_t hetc_records_count(hetc_records_t *store, int64_t *out_count);
+
+/* Records as JSON Lines in AutoTVM's record shape, for interchange
+ * (api/records-format.md, with every message the importer gives): export
+ * -> import -> export is byte-identical. A malformed line is
+ * INVALID_ARGUMENT "PATH:LINE: <what is wrong>" for the first one, with the
+ * number of further malformed lines. */
+
+/* Writes the store's records that match `filter` (NULL: all), oldest
+ * first, one per line, to `path`, whole or not at all (as an output file,
+ * above). *out_count (may be NULL) receives the number of lines. */
+HETC_API hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record_filter_t *filter,
+                                                 const char *path, int64_t *out_count);
+/* Reads every line of `path` without a store: NULL when it is a regular
+ * file of well-formed records (their count in *out_records, may be NULL).
+ * A pipe is only opened (it cannot be read twice; *out_records is -1).
+ * Checking a file before opening (maybe creating) the store means a bad
+ * file leaves no new store behind. */
+HETC_API hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records);
+/* Adds every record of `path` in one transaction, all or nothing,
+ * skipping configs the store already holds (importing a file twice adds
+ * nothing the second time). *out_imported and *out_duplicates (each may
+ * be NULL) receive how many lines were added and how many configs were
+ * there already. */
+HETC_API hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path, int32_t *out_imported,
+                                                 int32_t *out_duplicates);
+
+/* ------------------------------------------------------------------------ */
+/* Tuning                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Tunes every task of a model (README.md, "Tuning"): each round a search
+ * proposes a batch of configs, measurement workers build and time them
+ * (a candidate that hangs or crashes takes only its worker down), every
+ * result goes to the records store and the cost model learns from it.
+ * Records already in the store are never measured again, so an
+ * interrupted run resumes; tuners sharing a store never measure a config
+ * twice. Initialise with designated initialisers: 0 means the default. */
+typedef struct hetc_tuner_options_t {
+  const char *records_path;   /* created when missing; NULL: the per-user store */
+  const char *overrides_path; /* space overrides (api/space-overrides.md); NULL: none */
+  /* A records store (or .jsonl file) replayed as the device; candidates
+   * it does not hold are not proposed. NULL: measure for real. */
+  const char *simulate_path;
+  const char *search;      /* "model" (NULL), "random", "grid" or "genetic" */
+  int32_t trials;          /* per task and target; 0: 200 */
+  int32_t early_stopping;  /* stop a task after this many trials without improvement; 0: never */
+  double time_budget_s;    /* the whole run, spread over tasks by their share of the time; 0: none */
+  int32_t batch;           /* candidates per round; 0: 16 */
+  int32_t no_transfer;     /* 1: the cost model learns from this task's records only */
+  int32_t build_workers;   /* parallel builds; 0: the online cores */
+  double build_timeout_s;  /* per candidate's build; 0: 60 */
+  double run_timeout_s;    /* per candidate's check and timing; 0: 30 */
+  uint64_t seed;           /* of the search (`hetc tune` uses 1 unless told) */
+  int32_t check;           /* 1: compare each candidate's output with the reference executor */
+  /* Only these tasks, by the 1-based numbers `hetc tasks` prints; NULL:
+   * every task. */
+  const int32_t *task_numbers;
+  int32_t num_task_numbers;
+  FILE *progress;          /* progress lines; NULL: quiet */
+} hetc_tuner_options_t;
+
+/* Opens the records store, the plugins and (with transfer) the cost
+ * model. The options' strings and task numbers are borrowed until
+ * hetc_tuner_free. A malformed overrides file is BAD_INPUT. */
+typedef struct hetc_tuner_t hetc_tuner_t;
+HETC_API hetc_status_t hetc_tuner_open(const hetc_tuner_options_t *options, hetc_tuner_t **out_tuner);
+/* Stops the workers and releases the store's claims; NULL is fine. */
+HETC_API void hetc_tuner_free(hetc_tuner_t *tuner);
+
+/* One task on one target after tuning. */
+typedef struct hetc_tune_task_result_t {
+  int32_t task_number;     /* 1-based, as `hetc tasks` prints it */
+  char workload_key[256];
+  char target[32];
+  char template_name[64];  /* of the best config; "" when none succeeded */
+  double flops;            /* of one run */
+  int32_t count;           /* nodes of the model with this workload */
+  double best_seconds;     /* median of the best record; 0 when none */
+  double best_gflops;
+  double peak_fraction;    /* best_gflops / the device's peak */
+  int32_t trials;          /* measured (or replayed) by this run */
+  int32_t failed;          /* of those, with an error */
+  int32_t from_store;      /* records found in the store before the run */
+  /* Trials (1-based, counting this run's only) after which the best was
+   * within 95% of this run's final best throughput (in simulation, of the
+   * replayed best); 0 when it never was. */
+  int32_t trials_to_95;
+  /* Simulation: the best throughput among the replayed records, which
+   * trials_to_95 is then measured against. */
+  double replay_best_gflops;
+  double seconds;          /* wall time spent on the task */
+  double measure_seconds;  /* of which waiting for builds and measurements */
+} hetc_tune_task_result_t;
+
+/* Every task of `model` on every target (NAME, or NAME:INDEX for one
+ * device), spending the time budget across tasks by their share of the
+ * model's time. *out_results (one per task and target, *out_count of them)
+ * is released with hetc_free. After hetc_interrupt_watch, a signal stops
+ * the run between batches (or drops the batch in flight). */
+HETC_API hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_model_t *model,
+                                             const char *const *targets, int32_t num_targets,
+                                             hetc_tune_task_result_t **out_results, int32_t *out_count);
+/* Records this tuner added to its store so far: what an interrupted run
+ * kept. */
+HETC_API int64_t hetc_tuner_records_written(const hetc_tuner_t *tuner);
+/* Candidates of the batch in flight when a signal stopped the run:
+ * dropped, nothing of them recorded; 0 otherwise. */
+HETC_API int32_t hetc_tuner_dropped(const hetc_tuner_t *tuner);
+/* The store's path (borrowed). */
+HETC_API const char *hetc_tuner_records_path(const hetc_tuner_t *tuner);
+/* Seconds since hetc_tuner_open not spent waiting for builds and
+ * measurements (loading plugins, spaces, search, model, features, store):
+ * the tuner's overhead. */
+HETC_API double hetc_tuner_overhead_seconds(const hetc_tuner_t *tuner);
+
+/* Graph-level selection alone (`hetc tune` ends with it): chooses the plan
+ * of `model` on the options' targets as hetc_compile would, over the
+ * records' candidates, and keeps it in the records store for the next
+ * compile, which then builds it without costing the candidates again;
+ * writes no package. out_report (may be NULL) gets the expected latency of
+ * the plan and of the best plan at the templates' default configs. */
+HETC_API hetc_status_t hetc_compile_select(hetc_context_t *context, const hetc_model_t *model,
+                                           const hetc_compile_options_t *options,
+                                           hetc_compile_report_t *out_report);
+
+/* ------------------------------------------------------------------------ */
+/* Comparing devices                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A model measured on several devices side by side (`hetc compare`): per
+ * task and device, every template the plugin offers, built with the config
+ * the records choose for it and timed; end to end, one package per device
+ * and one placed by cost over all of them, compiled and benchmarked. */
+#define HETC_COMPARE_MAX_DEVICES 8
+
+typedef struct hetc_compare_options_t {
+  const char *const *targets; /* 1 to HETC_COMPARE_MAX_DEVICES, each once */
+  int32_t num_targets;
+  const char *records_path; /* NULL: the per-user store when there is one */
+  int32_t runs, warmup_runs; /* of each package's benchmark */
+  /* Where packages go: NULL compiles into a temporary directory that is
+   * removed at the end; otherwise DIR/<target>.hetc and DIR/hetero.hetc
+   * are kept (DIR is created when missing). */
+  const char *keep_dir;
+  FILE *progress; /* a line per task and device and per package; NULL: none */
+} hetc_compare_options_t;
+
+typedef struct hetc_compare_result_t hetc_compare_result_t;
+
+/* Measures `model` on the options' targets. A target that cannot run here
+ * is reported as skipped with its reason (an error only when no target is
+ * left); a template that does not build, or a package that does not
+ * compile, is reported with its message. An unknown target is NOT_FOUND,
+ * a target listed twice BAD_INPUT. *out_result is released with
+ * hetc_compare_result_destroy. */
+HETC_API hetc_status_t hetc_compare_model(hetc_context_t *context, const hetc_model_t *model,
+                                          const hetc_compare_options_t *options,
+                                          hetc_compare_result_t **out_result);
+HETC_API void hetc_compare_result_destroy(hetc_compare_result_t *result);
+
+typedef enum hetc_compare_format_t {
+  HETC_COMPARE_TEXT = 0, /* the tables `hetc compare` prints */
+  HETC_COMPARE_CSV = 1,  /* one row per task and device and per package (column `kind`) */
+  HETC_COMPARE_JSON = 2, /* everything, every template included */
+  HETC_COMPARE_HTML = 3, /* a self-contained report with charts */
+} hetc_compare_format_t;
+
+/* Writes the whole report in `format` to `out`. */
+HETC_API hetc_status_t hetc_compare_write(const hetc_compare_result_t *result, hetc_compare_format_t format,
+                                          FILE *out);
+/* Writes it to `path`, whole or not at all (as an output file, above). */
+HETC_API hetc_status_t hetc_compare_write_file(const hetc_compare_result_t *result, hetc_compare_format_t format,
+                                               const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Plugin conformance                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* `hetc plugin-check`: the conformance run any plugin can be put through
+ * (api/plugin-guide.md, "Testing"). The plugin is never loaded into the
+ * calling process: children load it, one check at a time, and a crash or
+ * a hang becomes that check's failure. */
+typedef struct hetc_plugin_check_options_t {
+  int32_t device;          /* the device to check; -1: every device */
+  int32_t quick;           /* fewer workloads and sampled configs */
+  int32_t item_timeout_s;  /* seconds one item may take (crash after) */
+} hetc_plugin_check_options_t;
+
+/* Every device, the full suite, 600 s per item. */
+HETC_API hetc_plugin_check_options_t hetc_plugin_check_default_options(void);
+
+typedef struct hetc_plugin_check_summary_t {
+  int32_t passed, failed, skipped;
+} hetc_plugin_check_summary_t;
+
+/* Checks the plugin file `path`, printing one line per result to
+ * `report`, and counts the results. The status is non-NULL only when the
+ * check could not be carried out (no such file: IO_ERROR; fork or pipe
+ * failed); every defect of the plugin is a failed result instead. */
+HETC_API hetc_status_t hetc_plugin_check(const char *path, const hetc_plugin_check_options_t *options, FILE *report,
+                                         hetc_plugin_check_summary_t *out_summary);
 
 #ifdef __cplusplus
 }

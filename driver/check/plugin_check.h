@@ -14,25 +14,9 @@
 
 #include "common/status.h"
 
-typedef struct hetc_plugin_check_options_t {
-  int32_t device;          /* the device to check; -1: every device */
-  int32_t quick;           /* fewer workloads and sampled configs */
-  int32_t item_timeout_s;  /* seconds one item may take (crash after) */
-} hetc_plugin_check_options_t;
-
-/* Every device, the full suite, 600 s per item. */
-hetc_plugin_check_options_t hetc_plugin_check_default_options(void);
-
-typedef struct hetc_plugin_check_summary_t {
-  int32_t passed, failed, skipped;
-} hetc_plugin_check_summary_t;
-
-/* Checks the plugin file `path` (borrowed), printing one line per result to
- * `report`, and counts the results. The returned status is non-NULL only
- * when the check could not be carried out (no such file: IO_ERROR; fork or
- * pipe failed); every defect of the plugin is a failed result instead. */
-hetc_status_t hetc_plugin_check(const char *path, const hetc_plugin_check_options_t *options, FILE *report,
-                                hetc_plugin_check_summary_t *out_summary);
+/* hetc_plugin_check_options_t, hetc_plugin_check_default_options,
+ * hetc_plugin_check_summary_t and hetc_plugin_check are public
+ * (hetc/hetc.h). */
 
 /* ---- Between the supervisor and its child (check_session.c). ---- */
 

@@ -42,7 +42,6 @@ hetc_status_t hetc_env_log_level(int32_t *out_level);
  * registry ignores it there. */
 hetc_status_t hetc_env_check_plugin_path(void);
 
-/* Every variable above: the first bad one's error. */
-hetc_status_t hetc_env_check(void);
+/* hetc_env_check (hetc/hetc.h) checks every variable above. */
 
 #endif /* HETC_DRIVER_COMMON_ENV_H_ */

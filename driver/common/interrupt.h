@@ -12,20 +12,11 @@
 
 #include "common/status.h"
 
-/* Installs the handlers (without SA_RESTART, so a wait in poll() or
- * nanosleep() returns early) and forgets any earlier signal. */
-void hetc_interrupt_watch(void);
-/* Restores the default actions; the signal noted, if any, stays noted. */
-void hetc_interrupt_unwatch(void);
-/* The signal noted since hetc_interrupt_watch, else 0. Async-signal-safe. */
-int hetc_interrupt_signal(void);
+/* hetc_interrupt_watch, _unwatch, _signal and _set_last_words are public
+ * (hetc/hetc.h). */
+
 /* NULL, or an INTERRUPTED status ("interrupted by SIGINT") when a signal
  * was noted: the one-line poll of long loops. */
 hetc_status_t hetc_interrupt_status(void);
-/* From now on (while watched) the first signal too ends the process at
- * once, after `text` (copied, at most 1 KiB) is written to stderr: for the
- * part of a run that cannot stop half-way but leaves nothing half-written
- * (a transaction not committed is no change). NULL: back to noting. */
-void hetc_interrupt_set_last_words(const char *text);
 
 #endif /* HETC_DRIVER_COMMON_INTERRUPT_H_ */

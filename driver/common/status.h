@@ -12,10 +12,7 @@
 
 #include "hetc/hetc.h"
 
-/* Creates a status with a printf-formatted message. Never returns NULL for
- * a failure code (falls back to a static out-of-memory status). */
-hetc_status_t hetc_status_new(hetc_status_code_t code, const char *format, ...)
-    HETC_PLUGIN_PRINTF(2, 3);
+/* hetc_status_new (hetc/hetc.h) with a va_list. */
 hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
                                va_list args);
 

@@ -18,7 +18,8 @@
 #include "graph/graph.h"
 #include "plugins/registry.h"
 
-#define HETC_COMPARE_MAX_DEVICES 8
+/* HETC_COMPARE_MAX_DEVICES and hetc_compare_options_t are public
+ * (hetc/hetc.h); the result, opaque there, is plain data here. */
 #define HETC_COMPARE_NAME_SIZE 128
 #define HETC_COMPARE_KEY_SIZE 256
 
@@ -86,7 +87,7 @@ typedef struct hetc_compare_package_t {
   char *error;              /* owned (free): why there are no numbers; NULL when benchmarked */
 } hetc_compare_package_t;
 
-typedef struct hetc_compare_result_t {
+struct hetc_compare_result_t {
   char model[HETC_COMPARE_NAME_SIZE];
   int32_t runs, warmup_runs; /* of each package's benchmark */
   int32_t num_devices;
@@ -95,19 +96,7 @@ typedef struct hetc_compare_result_t {
   hetc_compare_task_t *tasks; /* owned */
   int32_t num_packages;
   hetc_compare_package_t *packages; /* owned: one per device in device order, then "hetero" */
-} hetc_compare_result_t;
-
-typedef struct hetc_compare_options_t {
-  const char *const *targets;
-  int32_t num_targets;
-  const char *records_path; /* NULL: the per-user store when there is one */
-  int32_t runs, warmup_runs;
-  /* Where packages go: NULL compiles into a temporary directory that is
-   * removed at the end; otherwise DIR/<target>.hetc and DIR/hetero.hetc
-   * are kept (DIR is created when missing). */
-  const char *keep_dir;
-  FILE *progress; /* a line per task and device and per package; NULL: none */
-} hetc_compare_options_t;
+};
 
 /* Measures `graph` (not modified) on the options' targets into *out_result
  * (released with hetc_compare_result_free, also after a failure). A target

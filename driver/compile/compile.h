@@ -23,13 +23,6 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
                                  const hetc_compile_options_t *options, const char *requested_path,
                                  hetc_compile_report_t *out_report);
 
-/* Graph-level selection alone (`hetc tune` ends with it): chooses the plan
- * of `graph` on the options' targets as hetc_compile_graph would, over the
- * records' candidates, and keeps it in the records store
- * (place/selection_store.h) for the next compile; writes no package.
- * out_report (may be NULL) gets the expected latency of the plan and of the
- * best plan at the templates' default configs. */
-hetc_status_t hetc_compile_select(hetc_registry_t *registry, const hetc_graph_t *graph,
-                                  const hetc_compile_options_t *options, hetc_compile_report_t *out_report);
+/* hetc_compile_select is public (hetc/hetc.h). */
 
 #endif /* HETC_DRIVER_COMPILE_COMPILE_H_ */

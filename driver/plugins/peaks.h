@@ -25,12 +25,8 @@
 
 #include "plugins/registry.h"
 
-typedef enum hetc_peaks_mode_t {
-  HETC_PEAKS_OFF = 0,           /* the plugins' own figures only */
-  HETC_PEAKS_READ = 1,          /* read the kept peaks of a store that exists; write nothing */
-  HETC_PEAKS_RECORD = 2,        /* ... and fold each fresh figure into it */
-  HETC_PEAKS_RECORD_CREATE = 3, /* ... creating the store (and the per-user store's directories) when missing */
-} hetc_peaks_mode_t;
+/* hetc_peaks_mode_t, hetc_device_peak_t, hetc_device_peak and
+ * hetc_device_peak_source are public (hetc/hetc.h). */
 
 /* The registry's device peaks are kept in the records store at `path`
  * (NULL: the per-user store, hetc_records_default_path()). Instances that
@@ -44,23 +40,8 @@ void hetc_registry_keep_peaks(hetc_registry_t *registry, const char *path, hetc_
  * reads (and in the RECORD modes folds in) the kept peak of every device. */
 void hetc_peaks_resolve(hetc_plugin_entry_t *entry);
 
-/* A device's peak as this process knows it. */
-typedef struct hetc_device_peak_t {
-  double gflops;       /* the effective peak: the higher of the two below; 0 unknown */
-  double fresh_gflops; /* the plugin's own figure this run; 0 unknown */
-  double kept_gflops;  /* the store's best for the fingerprint (this run's folded in); 0 none */
-  int64_t runs;        /* measurements that best is the best of; 0 none kept */
-  int from_kept;       /* 1 when gflops is the kept figure, above this run's */
-} hetc_device_peak_t;
-
-void hetc_device_peak(const hetc_plugin_device_t *device, hetc_device_peak_t *out_peak);
 /* hetc_device_peak(device).gflops. */
 double hetc_device_peak_gflops(const hetc_plugin_device_t *device);
-
-/* Where the figure comes from when it is the kept one, as `hetc plugins`
- * and plugin-check print it after "peak 233.1 GFLOPS fp32":
- * " (best of 7 runs; this run 118.2)"; "" when it is this run's own. */
-void hetc_device_peak_source(const hetc_device_peak_t *peak, char *out, size_t size);
 
 /* Makes the process know `gflops` (with `runs`) as the kept peak of
  * `fingerprint`, unless it knows a higher one: what resolving does with a

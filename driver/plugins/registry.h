@@ -12,11 +12,7 @@
 
 #include "common/status.h"
 
-typedef enum hetc_plugin_state_t {
-  HETC_PLUGIN_STATE_READY,       /* loaded and probe said usable */
-  HETC_PLUGIN_STATE_UNAVAILABLE, /* loaded, but probe or init said no */
-  HETC_PLUGIN_STATE_REFUSED,     /* not loaded: dlopen, symbol, ABI, duplicate */
-} hetc_plugin_state_t;
+/* hetc_plugin_state_t is public (hetc/hetc.h). */
 
 struct hetc_registry_t;
 

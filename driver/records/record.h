@@ -8,62 +8,17 @@
 #include "common/status.h"
 #include "hetc/plugin.h"
 
-/* AutoTVM's error taxonomy. The values are stored in records files and
- * databases: never renumber, only append. */
-typedef enum hetc_record_error_t {
-  HETC_RECORD_OK = 0,
-  HETC_RECORD_INSTANTIATION = 1,  /* the template refused the config */
-  HETC_RECORD_COMPILE_HOST = 2,   /* host-side code generation failed */
-  HETC_RECORD_COMPILE_DEVICE = 3, /* the device compiler failed */
-  HETC_RECORD_DEVICE_LIMITS = 4,  /* threads, registers, local memory */
-  HETC_RECORD_RUNTIME_DEVICE = 5, /* launch failed or the worker crashed */
-  HETC_RECORD_WRONG_ANSWER = 6,   /* output differs from the reference */
-  HETC_RECORD_BUILD_TIMEOUT = 7,
-  HETC_RECORD_RUN_TIMEOUT = 8,
-  HETC_RECORD_UNKNOWN = 9,
-} hetc_record_error_t;
+/* hetc_record_error_t, hetc_record_error_name, hetc_record_t and
+ * hetc_record_median_cost are public (hetc/hetc.h). */
 #define HETC_RECORD_ERROR_COUNT 10
 
-/* Stable lower-case names ("ok", "instantiation", "compile_host", ...,
- * "unknown"), used in the store, JSON Lines and messages. */
-const char *hetc_record_error_name(hetc_record_error_t error);
 /* The code for a name; -1 when the name is not one of them. */
 int32_t hetc_record_error_from_name(const char *name);
-
-#define HETC_RECORD_MAX_COSTS 32
-
-/* One measurement. Every string is owned by the record and released by
- * hetc_record_clear; a record filled by a store or importer owns fresh
- * copies. */
-typedef struct hetc_record_t {
-  char *target;             /* plugin name: "cpu", "vec", "cuda" */
-  char *plugin_version;     /* hetc_plugin_t.version */
-  char *device_kind;        /* "cpu", "gpu" or "accelerator" */
-  char *device_fingerprint; /* hetc_plugin_device_t.fingerprint */
-  char *template_name;
-  uint32_t template_version;
-  char *workload_key;       /* hetc_workload_key(): layout-free */
-  int64_t config_index;     /* index in the template's own space */
-  /* The config's explicit entities, authoritative over config_index:
-   * a JSON object {"knob": [v, ...], ...} in the space's knob order. */
-  char *config_json;
-  int32_t num_costs;        /* seconds per run, one per repeat; 0 unless ok */
-  double costs[HETC_RECORD_MAX_COSTS];
-  hetc_record_error_t error;
-  char *error_message;      /* NULL when ok */
-  double build_seconds;
-  double total_seconds;     /* build + measure, as the tuner waited */
-  int64_t timestamp;        /* Unix seconds */
-  char *hetc_version;
-} hetc_record_t;
 
 /* Frees the strings and zeroes the record. */
 void hetc_record_clear(hetc_record_t *record);
 /* Deep copy into *out (cleared first by the caller or zeroed). */
 hetc_status_t hetc_record_copy(const hetc_record_t *record, hetc_record_t *out);
-/* Median of the costs (the record's figure of merit); +inf when the record
- * is not ok or has no costs. */
-double hetc_record_median_cost(const hetc_record_t *record);
 
 /* The device_kind a record keeps for `device`: "cpu", "gpu" or
  * "accelerator" ("" for NULL). Static string. */

@@ -45,7 +45,10 @@
  * honoured this long; on this machine, as long as its process runs. */
 #define HETC_RECORDS_CLAIM_LEASE_S 3600
 
-typedef struct hetc_records_t hetc_records_t;
+/* hetc_records_t, hetc_records_mode_t, hetc_records_open_as, _close,
+ * _path, the record filter and list with hetc_records_query,
+ * hetc_records_best_each, hetc_records_prune and hetc_records_count are
+ * public (hetc/hetc.h), documented there. */
 
 /* The per-user store: $HETC_RECORDS when set and non-empty, else
  * $XDG_DATA_HOME/hetc/records.sqlite when XDG_DATA_HOME is an absolute
@@ -53,43 +56,11 @@ typedef struct hetc_records_t hetc_records_t;
  * them is set (no home). The caller frees the result. */
 char *hetc_records_default_path(void);
 
-/* What a store is opened for. Only writers that make records create a
- * store (hetc tune, hetc records import); everything else refuses one
- * that does not exist, naming it. */
-typedef enum hetc_records_mode_t {
-  /* An existing store, read only: nothing is written to the file, not even
-   * its journal mode or an upgrade of an older schema (versions 1 to 5 are
-   * read as they are). A store the process may not write, in a directory
-   * it may not write, is read as the file stands. */
-  HETC_RECORDS_READ = 0,
-  /* As READ, but the caches (transfers, selections, peaks) are written when
-   * the file can be written and holds the current schema (hetc compile);
-   * otherwise they are left alone, silently. */
-  HETC_RECORDS_CACHE = 1,
-  /* An existing store, read and written; an older schema is upgraded. */
-  HETC_RECORDS_WRITE = 2,
-  /* As WRITE, creating the store when missing: made whole under a
-   * temporary name beside it and linked into place, so that processes
-   * starting together on a new store all find a whole one. */
-  HETC_RECORDS_CREATE = 3,
-} hetc_records_mode_t;
-
-/* Opens the store at `path` for `mode`; NULL means
- * hetc_records_default_path(), whose directories are created (CREATE
- * only) when missing (an explicit path's directory must exist). An empty
- * path is refused. An existing empty file is no store (BAD_INPUT) except to
- * CREATE, which makes it one. *out_store is released with
- * hetc_records_close. */
-hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, hetc_records_t **out_store);
 /* hetc_records_open_as(path, HETC_RECORDS_CREATE, out_store). */
 hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store);
 /* 1 when records and caches written through `store` reach the file (opened
  * to write, or for its caches where the file allows it). */
 int hetc_records_writable(const hetc_records_t *store);
-/* Closes the store, releasing the claims made through it; NULL is fine. */
-void hetc_records_close(hetc_records_t *store);
-/* The file's path; borrowed, lives as long as the store. */
-const char *hetc_records_path(const hetc_records_t *store);
 
 /* Adds `count` records in one transaction: all of them or, on any failure
  * (an invalid record included), none. A record of a config the store holds
@@ -145,38 +116,6 @@ hetc_status_t hetc_records_unclaim(hetc_records_t *store, const hetc_record_t *c
 hetc_status_t hetc_records_find(hetc_records_t *store, const hetc_record_t *identity, hetc_record_t *out_record,
                                int *out_found);
 
-/* Which records a query, best or export considers. Strings are borrowed;
- * a NULL string matches anything. Zero-initialise and set
- * template_version = -1 for "any version" (hetc_record_filter_any()). */
-typedef struct hetc_record_filter_t {
-  const char *target;
-  const char *device_fingerprint;
-  const char *device_kind;
-  const char *workload_key;
-  const char *template_name;
-  int64_t template_version; /* -1: any */
-  int only_ok;              /* 1: only records whose error is ok */
-  int64_t limit;            /* 0: all; else at most this many */
-} hetc_record_filter_t;
-
-/* A filter that matches every record. */
-hetc_record_filter_t hetc_record_filter_any(void);
-
-/* Records handed to the caller: `items` (count of them) and every string
- * in them are owned by the list and released by hetc_record_list_free. */
-typedef struct hetc_record_list_t {
-  int32_t count;
-  hetc_record_t *items;
-} hetc_record_list_t;
-
-/* The matching records, oldest first (by timestamp, then by the order in
- * which they were added); with a limit, the oldest `limit` of them.
- * NULL filter: everything. *out_list is overwritten (not freed first). */
-hetc_status_t hetc_records_query(hetc_records_t *store, const hetc_record_filter_t *filter,
-                                 hetc_record_list_t *out_list);
-/* Frees the items and zeroes the list; NULL is fine. */
-void hetc_record_list_free(hetc_record_list_t *list);
-
 /* The ok record with the lowest median cost among those matching (ties:
  * the oldest). *out_found is 1 and *out_record (zeroed or cleared by the
  * caller beforehand; the caller then owns it and clears it with
@@ -184,12 +123,6 @@ void hetc_record_list_free(hetc_record_list_t *list);
  * untouched. An ok record without costs is never the best. */
 hetc_status_t hetc_records_best(hetc_records_t *store, const hetc_record_filter_t *filter,
                                 hetc_record_t *out_record, int *out_found);
-
-/* The best record (as hetc_records_best) of each (target,
- * device_fingerprint, workload_key) among those matching, ordered by
- * target, fingerprint and workload key. The filter's limit is ignored. */
-hetc_status_t hetc_records_best_each(hetc_records_t *store, const hetc_record_filter_t *filter,
-                                     hetc_record_list_t *out_list);
 
 /* The `count` best distinct configs among the matching records: for each
  * config_json its best record (as hetc_records_best), fastest first. The
@@ -246,21 +179,6 @@ hetc_status_t hetc_records_lookup(hetc_records_t *store, const char *target,
  * comparable (other op, other non-shape fields, or unparseable). 0 for
  * equal keys. */
 double hetc_workload_key_distance(const char *key_a, const char *key_b);
-
-/* Drops what is no longer worth keeping, in one transaction:
- *  - ok records beyond the `keep` best (lowest median cost, ties oldest;
- *    ok records without costs rank last) of each (target,
- *    device_fingerprint, workload_key, template_name, template_version);
- *  - failed records of a template version that is not current, where
- *    current means the highest version the store holds for that target
- *    and template name (plugins only ever bump versions, plugin.h).
- * Failed records of current versions are all kept: failed configs are never
- * measured again. keep >= 0. *out_removed (may be NULL) receives how many
- * records were deleted. */
-hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *out_removed);
-
-/* Number of records in the store. */
-hetc_status_t hetc_records_count(hetc_records_t *store, int64_t *out_count);
 
 /* Moving a tensor between a device and the host: latency + bytes x
  * seconds_per_byte, fitted from measurements of the plugin's buffer_write

@@ -30,12 +30,7 @@ hetc_status_t hetc_record_to_jsonl(const hetc_record_t *record, char **out_line)
  * importer prefixes "FILE:LINE: ". */
 hetc_status_t hetc_record_from_jsonl(const char *line, hetc_record_t *out_record);
 
-/* Writes the store's records that match `filter` (NULL: all), oldest first,
- * one per line, to `path`. The file is written beside under a temporary
- * name and renamed into place, so it is whole or untouched.
- * *out_count (may be NULL) receives the number of lines. */
-hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record_filter_t *filter,
-                                        const char *path, int64_t *out_count);
+/* hetc_records_export_jsonl is public (hetc/hetc.h). */
 
 /* The limits of a records file: a line holds at most this many bytes
  * (a record's line is well under 4 KiB), a file at most this many records
@@ -57,25 +52,9 @@ typedef hetc_status_t (*hetc_jsonl_record_fn_t)(void *user, const hetc_record_t 
 hetc_status_t hetc_records_read_jsonl(FILE *file, const char *path, hetc_jsonl_record_fn_t on_record, void *user,
                                       int64_t *out_records);
 
-/* Reads every line of `path` without a store: NULL when it is a regular
- * file of well-formed records (their count in *out_records, may be NULL),
- * else why not as hetc_records_read_jsonl says. A pipe is only opened (it
- * cannot be read twice; *out_records is -1). hetc records import checks a
- * file with this before it opens (and maybe creates) the store, so that a
- * bad file leaves no new store behind. */
-hetc_status_t hetc_records_check_jsonl(const char *path, int64_t *out_records);
-
-/* Reads every line of `path` (hetc_records_read_jsonl) and adds them to the
- * store in one transaction (hetc_records_add), skipping records of configs
- * the store already holds, so importing a file twice adds nothing the
- * second time. All or nothing: a malformed line gives INVALID_ARGUMENT
- * "PATH:LINE: <what is wrong>" for the first one (with the number of
- * further malformed lines, if any) and nothing is imported. A regular file
- * is read once before the store is locked, so a malformed one never keeps
- * another writer waiting (a pipe is read once, under the lock). *out_imported and *out_duplicates (each may be
- * NULL) receive how many lines were added and how many configs were
- * there already. */
-hetc_status_t hetc_records_import_jsonl(hetc_records_t *store, const char *path,
-                                        int32_t *out_imported, int32_t *out_duplicates);
+/* hetc_records_check_jsonl and hetc_records_import_jsonl (which reads a
+ * regular file once before it locks the store, so that a malformed one never
+ * keeps another writer waiting; a pipe is read once, under the lock) are
+ * public (hetc/hetc.h). */
 
 #endif /* HETC_DRIVER_RECORDS_RECORDS_JSONL_H_ */

@@ -21,7 +21,8 @@
 #include "space/space.h"
 #include "space/space_override.h"
 
-typedef struct hetc_task_space_t hetc_task_space_t;
+/* hetc_task_space_t, hetc_task_space_free and hetc_task_space_print are
+ * public (hetc/hetc.h). */
 
 /* Defines every template's space for `workload` on the device (workload
  * and overrides are borrowed for the call only; the instance must outlive
@@ -39,7 +40,6 @@ hetc_status_t hetc_task_space_create(const hetc_plugin_t *plugin, hetc_plugin_in
                                      int32_t device_index, const hetc_plugin_workload_t *workload,
                                      const hetc_space_overrides_t *overrides /* NULL: none */,
                                      hetc_task_space_t **out_space);
-void hetc_task_space_free(hetc_task_space_t *space);
 
 /* Templates, skipped ones included (0 <= t < template_count). */
 int32_t hetc_task_space_template_count(const hetc_task_space_t *space);
@@ -90,11 +90,5 @@ hetc_status_t hetc_task_space_random_neighbor(const hetc_task_space_t *space, in
  * itself and into the template space (see hetc_space_config_t). */
 hetc_status_t hetc_task_space_config(const hetc_task_space_t *space, int64_t global,
                                      int32_t *out_template, hetc_space_config_t *out_config);
-
-/* Prints the space like AutoTVM's ConfigSpace: a header with the total and
- * valid length, then per template its name and version, length, valid
- * count and global range, and each knob with its kind, candidate count and
- * first candidates; a skipped template with its reason. */
-hetc_status_t hetc_task_space_print(const hetc_task_space_t *space, FILE *out);
 
 #endif /* HETC_DRIVER_SPACE_TASK_SPACE_H_ */

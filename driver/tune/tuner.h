@@ -46,36 +46,15 @@ typedef struct hetc_tune_options_t {
 /* Defaults as documented above, transfer on, quiet. */
 hetc_tune_options_t hetc_tune_default_options(void);
 
-typedef struct hetc_tune_task_result_t {
-  int32_t task_number;     /* 1-based, as `hetc tasks` prints it; 0 from hetc_tuner_tune_task */
-  char workload_key[256];
-  char target[32];
-  char template_name[64];  /* of the best config; "" when none succeeded */
-  double flops;            /* of one run */
-  int32_t count;           /* nodes of the model with this workload */
-  double best_seconds;     /* median of the best record; 0 when none */
-  double best_gflops;
-  double peak_fraction;    /* best_gflops / the device's peak */
-  int32_t trials;          /* measured (or replayed) by this run */
-  int32_t failed;          /* of those, with an error */
-  int32_t from_store;      /* records found in the store before the run */
-  /* Trials (1-based, counting this run's only) after which the best was
-   * within 95% of this run's final best throughput (in simulation, of the
-   * replayed best); 0 when it never was. */
-  int32_t trials_to_95;
-  /* Simulation: the best throughput among the replayed records, which
-   * trials_to_95 is then measured against. */
-  double replay_best_gflops;
-  double seconds;          /* wall time spent on the task */
-  double measure_seconds;  /* of which waiting for builds and measurements */
-} hetc_tune_task_result_t;
-
-typedef struct hetc_tuner_t hetc_tuner_t;
+/* hetc_tune_task_result_t (task_number is 0 from hetc_tuner_tune_task),
+ * hetc_tuner_t, hetc_tuner_free, hetc_tuner_tune_graph (optimises the
+ * graph inside), hetc_tuner_records_written, hetc_tuner_dropped,
+ * hetc_tuner_records_path and hetc_tuner_overhead_seconds are public
+ * (hetc/hetc.h); hetc_tuner_open is hetc_tuner_create from public options. */
 
 /* Opens the records store, the plugins and (with transfer) the global cost
  * model. *out_tuner is released with hetc_tuner_free. */
 hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t **out_tuner);
-void hetc_tuner_free(hetc_tuner_t *tuner);
 
 /* Tunes one workload on `target` until the store holds `trials` trials of
  * it for this device (records found there count: a rerun resumes), the
@@ -86,25 +65,5 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target,
                                    const hetc_plugin_workload_t *workload, const char *label,
                                    int32_t trials, double deadline_s,
                                    hetc_tune_task_result_t *out_result);
-
-/* Every task of `graph` (optimised inside) on every target, spending the
- * time budget across tasks by their share of the model's time. out_results
- * (owned by the caller, free()) gets one entry per task and target. */
-hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *graph,
-                                    const char *const *targets, int32_t num_targets,
-                                    hetc_tune_task_result_t **out_results, int32_t *out_count);
-
-/* Records this tuner added to its store so far. */
-int64_t hetc_tuner_records_written(const hetc_tuner_t *tuner);
-/* Candidates of the batch in flight when the user interrupted hetc
- * (tune/interrupt.h): dropped, nothing of them recorded; 0 otherwise. */
-int32_t hetc_tuner_dropped(const hetc_tuner_t *tuner);
-/* The store's path (borrowed). */
-const char *hetc_tuner_records_path(const hetc_tuner_t *tuner);
-
-/* Seconds since hetc_tuner_create not spent waiting for builds and
- * measurements (loading plugins, spaces, search, model, features, store):
- * the tuner's overhead. */
-double hetc_tuner_overhead_seconds(const hetc_tuner_t *tuner);
 
 #endif /* HETC_DRIVER_TUNE_TUNER_H_ */
