@@ -1,9 +1,10 @@
 /* driver/cli/cli.h -- the `hetc` command's subcommands. Each takes the
- * arguments after its name and returns the process exit status. */
+ * arguments after its name and returns the process exit status. The
+ * command is built on the library API alone (hetc/hetc.h, libhetc). */
 #ifndef HETC_DRIVER_CLI_CLI_H_
 #define HETC_DRIVER_CLI_CLI_H_
 
-#include "common/status.h"
+#include "hetc/hetc.h"
 
 enum {
   HETC_EXIT_OK = 0,
@@ -15,6 +16,9 @@ enum {
 /* Prints "hetc: <message>" and returns the exit status for the status
  * (2 for bad input, not found and usage errors, 1 otherwise). Frees it. */
 int hetc_cli_report(hetc_status_t status);
+/* The same, where the library's INVALID_ARGUMENT means the user's file or
+ * argument (a records file, an overrides file) is wrong: exit status 2. */
+int hetc_cli_report_input(hetc_status_t status);
 
 /* ---- Arguments (cli_args.c) ----------------------------------------------
  * Every subcommand parses its arguments with one loop over these, so that

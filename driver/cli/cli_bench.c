@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/clock.h"
-#include "runtime/runtime.h"
 
 static const char usage[] =
     "usage: hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED] [--steps]\n"
@@ -18,41 +16,21 @@ static const char usage[] =
     "  inputs as for `hetc run` (default: --random-input 0)\n";
 
 /* `runs` more runs with every step timed; per step its median. */
-static hetc_status_t print_steps(hetc_runtime_t *rt, int32_t runs) {
-  const hetc_plan_t *plan = hetc_runtime_plan(rt);
-  const int32_t n = plan->num_steps;
-  double *samples = malloc(sizeof(double) * (size_t)n * (size_t)runs + 1);
-  double *column = malloc(sizeof(double) * (size_t)runs + 1);
-  if (!samples || !column) {
-    free(samples);
-    free(column);
-    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "bench: %d steps x %d runs", n, runs);
-  }
-  hetc_status_t status = NULL;
-  for (int32_t r = 0; !status && r < runs; ++r) {
-    hetc_runtime_time_steps(rt, samples + (size_t)r * (size_t)n);
-    status = hetc_runtime_execute(rt);
-  }
-  hetc_runtime_time_steps(rt, NULL);
+static hetc_status_t print_steps(hetc_package_t *package, int32_t runs) {
+  hetc_step_time_t *steps = NULL;
+  int32_t n = 0;
+  hetc_status_t status = hetc_package_bench_steps(package, runs, &steps, &n);
+  if (status) return status;
   double sum = 0;
-  for (int32_t s = 0; !status && s < n; ++s) {
-    for (int32_t r = 0; r < runs; ++r) column[r] = samples[(size_t)r * (size_t)n + (size_t)s];
-    hetc_sort_doubles(column, (size_t)runs);
-    samples[s] = column[runs / 2]; /* row 0 is read no more: it keeps the medians */
-    sum += samples[s];
-  }
-  if (!status) {
-    printf("steps (median of %d runs; the sum counts steps that ran at once on different devices twice):\n", runs);
-    printf("  %4s  %-6s %-8s %10s %6s  %s\n", "step", "kind", "device", "ms", "share", "name");
-    for (int32_t s = 0; s < n; ++s)
-      printf("  %4d  %-6s %-8s %10.3f %5.1f%%  %s\n", s, plan->steps[s].kind == HETC_PLAN_STEP_COPY ? "copy" : "kernel",
-             plan->devices[plan->steps[s].device].target, samples[s] * 1e3, sum > 0 ? 100 * samples[s] / sum : 0,
-             plan->steps[s].name);
-    printf("  sum of the steps' medians: %.3f ms\n", sum * 1e3);
-  }
-  free(samples);
-  free(column);
-  return status;
+  for (int32_t s = 0; s < n; ++s) sum += steps[s].seconds;
+  printf("steps (median of %d runs; the sum counts steps that ran at once on different devices twice):\n", runs);
+  printf("  %4s  %-6s %-8s %10s %6s  %s\n", "step", "kind", "device", "ms", "share", "name");
+  for (int32_t s = 0; s < n; ++s)
+    printf("  %4d  %-6s %-8s %10.3f %5.1f%%  %s\n", s, steps[s].copy ? "copy" : "kernel", steps[s].target,
+           steps[s].seconds * 1e3, sum > 0 ? 100 * steps[s].seconds / sum : 0, steps[s].name);
+  printf("  sum of the steps' medians: %.3f ms\n", sum * 1e3);
+  hetc_free(steps);
+  return NULL;
 }
 
 int hetc_cli_bench(int argc, char **argv) {

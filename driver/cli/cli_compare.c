@@ -1,15 +1,13 @@
 /* `hetc compare MODEL.json --targets T1,T2[,...] [--records PATH] [--runs N]
  * [--warmup N] [--csv FILE] [--json FILE] [--html FILE] [--keep DIR]
  * [--quiet]`: each task's best template and each package's latency on
- * several devices side by side (driver/compare). */
+ * several devices side by side (hetc_compare_model). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "common/interrupt.h"
-#include "compare/compare.h"
 
 static const char usage[] =
     "usage: hetc compare MODEL.json --targets T1,T2[,...] [--records PATH] [--runs N] [--warmup N]\n"
@@ -24,14 +22,13 @@ static const char usage[] =
 
 typedef struct report_file_t {
   const char *path;
-  hetc_status_t (*write)(const hetc_compare_result_t *, FILE *);
+  hetc_compare_format_t format;
 } report_file_t;
 
 int hetc_cli_compare(int argc, char **argv) {
   const char *model = NULL;
   hetc_compare_options_t options = {.runs = 10, .warmup_runs = 2};
-  report_file_t reports[] = {{NULL, hetc_compare_write_csv}, {NULL, hetc_compare_write_json},
-                             {NULL, hetc_compare_write_html}};
+  report_file_t reports[] = {{NULL, HETC_COMPARE_CSV}, {NULL, HETC_COMPARE_JSON}, {NULL, HETC_COMPARE_HTML}};
   long long runs = 10, warmup = 2;
   int quiet = 0;
   hetc_cli_targets_t targets = {.text = NULL};
@@ -64,16 +61,15 @@ int hetc_cli_compare(int argc, char **argv) {
   options.progress = !quiet && isatty(2) ? stderr : NULL;
   hetc_model_t *graph = NULL;
   hetc_context_t *context = NULL;
-  hetc_compare_result_t result;
-  memset(&result, 0, sizeof(result));
+  hetc_compare_result_t *result = NULL;
   hetc_status_t status = hetc_model_load(model, &graph);
   if (!status) status = hetc_context_create(&context);
   hetc_interrupt_watch();
-  if (!status) status = hetc_compare_run(context, graph, &options, &result);
-  if (!status) status = hetc_compare_write_text(&result, stdout);
+  if (!status) status = hetc_compare_model(context, graph, &options, &result);
+  if (!status) status = hetc_compare_write(result, HETC_COMPARE_TEXT, stdout);
   for (size_t r = 0; !status && r < sizeof(reports) / sizeof(reports[0]); ++r)
-    if (reports[r].path) status = hetc_compare_save(&result, reports[r].write, reports[r].path);
-  hetc_compare_result_free(&result);
+    if (reports[r].path) status = hetc_compare_write_file(result, reports[r].format, reports[r].path);
+  hetc_compare_result_destroy(result);
   hetc_context_destroy(context);
   hetc_model_free(graph);
   return hetc_cli_report(status);

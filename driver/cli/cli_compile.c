@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "common/interrupt.h"
 
 #define MAX_TARGETS 16
 

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check/plugin_check.h"
 #include "cli/cli.h"
 
 static const char usage[] =

@@ -1,15 +1,12 @@
 /* `hetc plugins [--records PATH]`: every candidate found, loaded or
  * refused, with devices. Each device's peak is the effective one
- * (plugins/peaks.h): the best kept for its fingerprint in the records store
+ * (hetc_device_peak): the best kept for its fingerprint in the records store
  * when that is above what the plugin measured this run, which this run's
  * figure is folded into. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "plugins/peaks.h"
-#include "plugins/registry.h"
-#include "records/records.h"
 
 static const char *state_name(hetc_plugin_state_t state) {
   switch (state) {
@@ -52,41 +49,39 @@ int hetc_cli_plugins(int argc, char **argv) {
     hetc_records_close(store);
     if (checked) return hetc_cli_report(checked);
   }
-  hetc_registry_t *registry = NULL;
-  hetc_status_t status = hetc_registry_open(&registry);
+  hetc_context_t *context = NULL;
+  hetc_status_t status = hetc_context_create(&context);
   if (status) return hetc_cli_report(status);
   /* Every peak measured here counts towards its device's kept one, in a
    * store that exists. */
-  hetc_registry_keep_peaks(registry, records, HETC_PEAKS_RECORD);
-  char *path = hetc_registry_search_path();
+  hetc_context_keep_peaks(context, records, HETC_PEAKS_RECORD);
+  char *path = NULL;
+  hetc_status_free(hetc_plugins_search_path(&path));
   printf("search path: %s\n", path ? path : "?");
-  free(path);
-  printf("%d candidate%s\n", registry->count, registry->count == 1 ? "" : "s");
-  for (int32_t i = 0; i < registry->count; ++i) {
-    hetc_plugin_entry_t *entry = &registry->entries[i];
-    /* Devices are enumerated by creating the instance; a failure there
-     * turns the entry unavailable with the reason. */
-    if (entry->state == HETC_PLUGIN_STATE_READY) hetc_status_free(hetc_registry_instance(entry));
-    const hetc_plugin_t *p = entry->plugin;
-    printf("\n%s\n  state: %s\n", entry->path, state_name(entry->state));
+  hetc_free(path);
+  const int32_t count = hetc_context_plugin_count(context);
+  printf("%d candidate%s\n", count, count == 1 ? "" : "s");
+  for (int32_t i = 0; i < count; ++i) {
+    hetc_plugin_info_t info;
+    status = hetc_context_plugin_info(context, i, &info);
+    if (status) break;
+    const hetc_plugin_t *p = info.plugin;
+    printf("\n%s\n  state: %s\n", info.path, state_name((hetc_plugin_state_t)info.state));
     if (p) {
       printf("  target: %s\n  vendor: %s\n  version: %s\n  ABI: %u.%u\n  description: %s\n",
              p->name, p->vendor ? p->vendor : "", p->version ? p->version : "",
              p->header.abi_major, p->header.abi_minor, p->description ? p->description : "");
     }
-    if (entry->reason) printf("  reason: %s\n", entry->reason);
-    if (entry->instance) {
-      int32_t devices = p->device_count(entry->instance);
-      for (int32_t d = 0; d < devices; ++d) {
-        const hetc_plugin_device_t *dev = p->device_get(entry->instance, d);
-        if (!dev) continue;
-        printf("  device %d: %s (%s), %d compute units, SIMD %d, ", d, dev->name ? dev->name : "?",
-               kind_name(dev->kind), dev->compute_units, dev->simd_width_fp32);
-        print_peak(dev);
-        printf("\n            fingerprint %s\n", dev->fingerprint ? dev->fingerprint : "?");
-      }
+    if (info.reason) printf("  reason: %s\n", info.reason);
+    for (int32_t d = 0; d < info.device_count; ++d) {
+      const hetc_plugin_device_t *dev = hetc_context_plugin_device(context, i, d);
+      if (!dev) continue;
+      printf("  device %d: %s (%s), %d compute units, SIMD %d, ", d, dev->name ? dev->name : "?",
+             kind_name(dev->kind), dev->compute_units, dev->simd_width_fp32);
+      print_peak(dev);
+      printf("\n            fingerprint %s\n", dev->fingerprint ? dev->fingerprint : "?");
     }
   }
-  hetc_registry_free(registry);
-  return HETC_EXIT_OK;
+  hetc_context_destroy(context);
+  return hetc_cli_report(status);
 }

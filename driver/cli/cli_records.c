@@ -1,5 +1,5 @@
 /* `hetc records list|best|export|import|prune`: the tuning records store
- * from the command line (driver/records/records.h, api/records-format.md). */
+ * from the command line (hetc.h's tuning records, api/records-format.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,6 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "records/records.h"
-#include "records/records_jsonl.h"
 
 static const char usage[] =
     "usage: hetc records list   [--records PATH] [FILTERS] [--limit N]\n"
@@ -60,14 +58,6 @@ static int parse_arguments(const char *subcommand, int argc, char **argv, argume
   return !args.failed;
 }
 
-/* Malformed records files and bad arguments are the user's: exit 2. */
-static int report(hetc_status_t status) {
-  if (status && hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT) {
-    status = hetc_status_recode(status, HETC_STATUS_BAD_INPUT);
-  }
-  return hetc_cli_report(status);
-}
-
 static void format_time(int64_t timestamp, char *out, size_t size) {
   time_t seconds = (time_t)timestamp;
   struct tm utc;
@@ -94,7 +84,8 @@ static void format_result(const hetc_record_t *r, char *out, size_t size) {
 
 static hetc_status_t list_records(hetc_records_t *store, const hetc_record_filter_t *filter) {
   hetc_record_list_t list;
-  HETC_RETURN_IF_ERROR(hetc_records_query(store, filter, &list));
+  hetc_status_t status = hetc_records_query(store, filter, &list);
+  if (status) return status;
   for (int32_t i = 0; i < list.count; ++i) {
     const hetc_record_t *r = &list.items[i];
     char when[32], result[160];
@@ -111,7 +102,8 @@ static hetc_status_t list_records(hetc_records_t *store, const hetc_record_filte
 
 static hetc_status_t best_records(hetc_records_t *store, const hetc_record_filter_t *filter) {
   hetc_record_list_t list;
-  HETC_RETURN_IF_ERROR(hetc_records_best_each(store, filter, &list));
+  hetc_status_t status = hetc_records_best_each(store, filter, &list);
+  if (status) return status;
   for (int32_t i = 0; i < list.count; ++i) {
     const hetc_record_t *r = &list.items[i];
     const hetc_record_t *previous = i ? &list.items[i - 1] : NULL;
@@ -154,10 +146,14 @@ int hetc_cli_records(int argc, char **argv) {
   const hetc_records_mode_t mode = is_import ? HETC_RECORDS_CREATE : is_prune ? HETC_RECORDS_WRITE : HETC_RECORDS_READ;
   hetc_records_t *store = NULL;
   hetc_status_t status = is_import ? hetc_records_check_jsonl(args.file, NULL) : NULL;
-  if (status) return report(status);
+  if (status) return hetc_cli_report_input(status);
   status = hetc_records_open_as(args.records, mode, &store);
-  if (status && args.records && !args.records[0]) status = hetc_status_annotate(status, "--records");
-  if (status) return report(status);
+  if (status && args.records && !args.records[0]) {
+    hetc_status_t named = hetc_status_new(hetc_status_code(status), "--records: %s", hetc_status_message(status));
+    hetc_status_free(status);
+    status = named;
+  }
+  if (status) return hetc_cli_report_input(status);
   if (is_list) {
     status = list_records(store, &args.filter);
   } else if (is_best) {
@@ -182,5 +178,5 @@ int hetc_cli_records(int argc, char **argv) {
                         removed == 1 ? "" : "s", (long long)left, hetc_records_path(store));
   }
   hetc_records_close(store);
-  return report(status);
+  return hetc_cli_report_input(status);
 }

@@ -1,6 +1,5 @@
 /* `hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE]
  * [--repeat N]`. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,25 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/fileio.h"
-#include "common/nonfinite.h"
-
-#define MAX_INPUT_BYTES ((size_t)1 << 34)
-
-static hetc_status_t read_input(const char *path, float *data, int64_t count) {
-  char *bytes = NULL;
-  size_t length = 0;
-  HETC_RETURN_IF_ERROR(hetc_file_read_all(path, MAX_INPUT_BYTES, &bytes, &length));
-  hetc_status_t status = NULL;
-  if (length != (size_t)count * sizeof(float)) {
-    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %zu bytes, expected %lld float32 values (%lld bytes)",
-                             path, length, (long long)count, (long long)count * 4);
-  } else {
-    memcpy(data, bytes, length);
-  }
-  free(bytes);
-  return status;
-}
 
 static void print_summary(const hetc_package_t *package, int32_t index, const float *data, int64_t count) {
   int64_t shape[HETC_PLUGIN_MAX_RANK];
@@ -34,13 +14,14 @@ static void print_summary(const hetc_package_t *package, int32_t index, const fl
   printf("output %s [", hetc_package_output_name(package, index));
   for (int32_t d = 0; d < rank; ++d) printf(d ? ",%lld" : "%lld", (long long)shape[d]);
   double sum = 0, lo = INFINITY, hi = -INFINITY;
+  int64_t nonfinite = 0;
   for (int64_t i = 0; i < count; ++i) {
     sum += data[i];
     lo = data[i] < lo ? data[i] : lo;
     hi = data[i] > hi ? data[i] : hi;
+    nonfinite += !isfinite(data[i]);
   }
   printf("]: min %.6g max %.6g mean %.6g\n", lo, hi, sum / (double)count);
-  const int64_t nonfinite = hetc_count_nonfinite(data, (uint64_t)count * sizeof(float));
   if (nonfinite)
     fprintf(stderr, "hetc: warning: output %s: %lld of %lld values are NaN or infinite\n",
             hetc_package_output_name(package, index), (long long)nonfinite, (long long)count);
@@ -106,17 +87,10 @@ static hetc_status_t check_input_list(const hetc_package_t *rt, const char *list
 }
 
 hetc_status_t hetc_cli_set_inputs(hetc_package_t *rt, const char *input, long long seed) {
-  hetc_status_t status = NULL;
   const int32_t num_inputs = hetc_package_input_count(rt);
-  if (input && num_inputs > 1) HETC_RETURN_IF_ERROR(check_input_list(rt, input));
+  hetc_status_t status = input && num_inputs > 1 ? check_input_list(rt, input) : NULL;
   for (int32_t i = 0; !status && i < num_inputs; ++i) {
     const char *input_name = hetc_package_input_name(rt, i);
-    int64_t count = hetc_package_input_elements(rt, i);
-    float *data = malloc(sizeof(float) * (size_t)count);
-    if (!data) {
-      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "input");
-      break;
-    }
     if (input) {
       const char *path = input;
       char *pick = NULL;
@@ -134,12 +108,15 @@ hetc_status_t hetc_cli_set_inputs(hetc_package_t *rt, const char *input, long lo
                                             input_name);
         path = pick;
       }
-      if (!status) status = read_input(path, data, count);
+      if (!status) status = hetc_package_set_input_file(rt, i, path);
       free(pick);
-    } else {
-      hetc_fill_random_input(data, count, (uint64_t)seed, i);
+      continue;
     }
-    if (!status) status = hetc_package_set_input(rt, i, data, count);
+    int64_t count = hetc_package_input_elements(rt, i);
+    float *data = malloc(sizeof(float) * (size_t)count);
+    if (!data) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "input");
+    hetc_fill_random_input(data, count, (uint64_t)seed, i);
+    status = hetc_package_set_input(rt, i, data, count);
     free(data);
   }
   return status;
@@ -178,20 +155,19 @@ int hetc_cli_run(int argc, char **argv) {
   hetc_bench_result_t timing;
   const hetc_bench_options_t bench = {1, (int32_t)repeat};
   if (!status) status = hetc_package_bench(rt, &bench, &timing);
-  hetc_output_t *out_file = NULL;
-  if (!status && output) status = hetc_output_open(output, &out_file);
+  hetc_output_file_t *out_file = NULL;
+  if (!status && output) status = hetc_output_file_open(output, &out_file);
   for (int32_t o = 0; !status && o < num_outputs; ++o) {
     int64_t count = hetc_package_output_elements(rt, o);
     float *data = malloc(sizeof(float) * (size_t)count);
     if (!data) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "output");
     if (!status) status = hetc_package_get_output(rt, o, data, count);
     if (!status) print_summary(rt, o, data, count);
-    if (!status && out_file && fwrite(data, sizeof(float), (size_t)count, hetc_output_stream(out_file)) != (size_t)count)
-      status = hetc_file_write_failure(output, "write failed", errno);
+    if (!status && out_file) status = hetc_output_file_write(out_file, data, sizeof(float) * (size_t)count);
     free(data);
   }
-  if (out_file && status) hetc_output_abandon(out_file);
-  else if (out_file) status = hetc_output_commit(out_file);
+  if (out_file && status) hetc_output_file_abandon(out_file);
+  else if (out_file) status = hetc_output_file_commit(out_file);
   if (!status)
     printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %d runs\n", timing.p50 * 1e3, timing.min * 1e3,
            timing.max * 1e3, (int)repeat);

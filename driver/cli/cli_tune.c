@@ -9,9 +9,6 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "compile/compile.h"
-#include "common/interrupt.h"
-#include "tune/tuner.h"
 
 #define MAX_TARGETS 16
 #define MAX_TASK_NUMBERS 4096
@@ -73,7 +70,7 @@ static int32_t parse_task_list(hetc_cli_args_t *args, const char *text, int32_t 
 /* The tuning run ends with graph-level selection over what it measured:
  * the plan is kept in the store for `hetc compile`. */
 static hetc_status_t select_plan(const hetc_model_t *model, const char *const *targets, int32_t num_targets,
-                                 const hetc_tune_options_t *tuning) {
+                                 const hetc_tuner_options_t *tuning) {
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
   const hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets,
@@ -125,11 +122,10 @@ static void report_interrupted(const hetc_tuner_t *tuner, hetc_status_t status, 
 }
 
 int hetc_cli_tune(int argc, char **argv) {
-  hetc_tune_options_t options = hetc_tune_default_options();
+  hetc_tuner_options_t options = {.records_path = NULL}; /* 0: the library's defaults */
   const char *model_path = NULL, *tasks_arg = NULL;
   static int32_t task_numbers[MAX_TASK_NUMBERS];
-  long long trials = options.trials, early_stopping = options.early_stopping, batch = options.batch,
-            workers = options.measure.build_workers, seed = (long long)options.seed;
+  long long trials = 0, early_stopping = 0, batch = 0, workers = 0, seed = 1;
   int search = -1, no_transfer = 0, check = 0, quiet = 0;
   hetc_cli_targets_t targets = {.text = NULL};
   hetc_cli_args_t args;
@@ -143,8 +139,8 @@ int hetc_cli_tune(int argc, char **argv) {
            hetc_cli_count(&args, "--early-stopping", 0, 1000000, &early_stopping) ||
            hetc_cli_count(&args, "--batch", 1, 256, &batch) || hetc_cli_count(&args, "--workers", 1, 64, &workers) ||
            hetc_cli_count(&args, "--seed", 0, INT64_MAX, &seed) ||
-           hetc_cli_seconds(&args, "--build-timeout", 86400, &options.measure.build_timeout_s) ||
-           hetc_cli_seconds(&args, "--run-timeout", 86400, &options.measure.run_timeout_s) ||
+           hetc_cli_seconds(&args, "--build-timeout", 86400, &options.build_timeout_s) ||
+           hetc_cli_seconds(&args, "--run-timeout", 86400, &options.run_timeout_s) ||
            hetc_cli_seconds(&args, "--budget", 31536000, &options.time_budget_s) ||
            hetc_cli_choice(&args, "--search", "model|random|grid|genetic", &search) ||
            hetc_cli_text(&args, "--tasks", "task numbers such as 1,3,5-8", &tasks_arg) ||
@@ -158,15 +154,14 @@ int hetc_cli_tune(int argc, char **argv) {
   if (!targets.text) hetc_cli_error(&args, "--targets is required");
   if (args.failed) return HETC_EXIT_USAGE;
   static const char *const search_names[] = {"model", "random", "grid", "genetic"};
-  if (search >= 0 && !hetc_search_kind_from_name(search_names[search], &options.search))
-    return hetc_cli_error(&args, "--search: '%s' is not built in", search_names[search]);
+  options.search = search >= 0 ? search_names[search] : NULL;
   options.trials = (int32_t)trials;
   options.early_stopping = (int32_t)early_stopping;
   options.batch = (int32_t)batch;
-  options.measure.build_workers = (int32_t)workers;
+  options.build_workers = (int32_t)workers;
   options.seed = (uint64_t)seed;
-  options.transfer = !no_transfer;
-  options.measure.trial.check = check;
+  options.no_transfer = no_transfer;
+  options.check = check;
   options.progress = quiet ? NULL : stderr;
   hetc_model_t *model = NULL;
   hetc_tuner_t *tuner = NULL;
@@ -175,16 +170,16 @@ int hetc_cli_tune(int argc, char **argv) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   /* Ctrl-C stops the run between batches or drops the batch in flight,
-   * and says what was kept (tune/interrupt.h). */
+   * and says what was kept. */
   hetc_interrupt_watch();
   hetc_status_t status = hetc_model_load(model_path, &model);
-  if (!status && !hetc_interrupt_signal()) status = hetc_tuner_create(&options, &tuner);
+  if (!status && !hetc_interrupt_signal()) status = hetc_tuner_open(&options, &tuner);
   if (!status && !hetc_interrupt_signal())
     status = hetc_tuner_tune_graph(tuner, model, targets.names, targets.count, &results, &count);
   const int signal_number = hetc_interrupt_signal();
   if (signal_number) {
     report_interrupted(tuner, status, signal_number);
-    free(results);
+    hetc_free(results);
     hetc_tuner_free(tuner); /* stops the workers, releases the claims */
     hetc_model_free(model);
     /* Ends as the signal would have: exit status 128 + its number (130
@@ -210,7 +205,7 @@ int hetc_cli_tune(int argc, char **argv) {
     status = select_plan(model, targets.names, targets.count, &options);
   }
   hetc_interrupt_unwatch();
-  free(results);
+  hetc_free(results);
   hetc_tuner_free(tuner);
   hetc_model_free(model);
   return hetc_cli_report(status);

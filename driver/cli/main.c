@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/env.h"
-#include "common/interrupt.h"
 
 static void usage(FILE *to) {
   fprintf(to,
@@ -38,17 +36,23 @@ static void usage(FILE *to) {
           "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
 }
 
-int hetc_cli_report(hetc_status_t status) {
+/* Prints the status and frees it; its exit status, with INVALID_ARGUMENT
+ * taken for bad input when `invalid_is_input`. */
+static int report(hetc_status_t status, int invalid_is_input) {
   if (!status) return HETC_EXIT_OK;
   hetc_status_code_t code = hetc_status_code(status);
   fprintf(stderr, "hetc: %s\n", hetc_status_message(status));
   hetc_status_free(status);
   if (code == HETC_STATUS_INTERRUPTED) return 128 + (hetc_interrupt_signal() ? hetc_interrupt_signal() : 2);
-  return (code == HETC_STATUS_BAD_INPUT || code == HETC_STATUS_NOT_FOUND ||
-          code == HETC_STATUS_IO_ERROR)
+  return (code == HETC_STATUS_BAD_INPUT || code == HETC_STATUS_NOT_FOUND || code == HETC_STATUS_IO_ERROR ||
+          (invalid_is_input && code == HETC_STATUS_INVALID_ARGUMENT))
              ? HETC_EXIT_BAD_INPUT
              : HETC_EXIT_FAILURE;
 }
+
+int hetc_cli_report(hetc_status_t status) { return report(status, 0); }
+
+int hetc_cli_report_input(hetc_status_t status) { return report(status, 1); }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
