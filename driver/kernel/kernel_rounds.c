@@ -14,6 +14,7 @@ typedef struct round_job_t {
   hetc_plugin_entry_t *entry;
   hetc_plugin_artifact_t *artifact;
   hetc_kernel_args_t args; /* zeros: no NaNs or denormals to slow a kernel down */
+  int32_t group;           /* -1: none */
 } round_job_t;
 
 struct hetc_kernel_rounds_t {
@@ -53,6 +54,7 @@ hetc_status_t hetc_kernel_rounds_add(hetc_kernel_rounds_t *rounds, hetc_plugin_e
   memset(&job, 0, sizeof(job));
   job.entry = entry;
   job.artifact = artifact;
+  job.group = -1;
   hetc_status_t status = hetc_kernel_args_create(entry, device_index, workload, artifact, NULL, NULL, &job.args);
   if (status) status = hetc_status_annotate(status, "timing kernels");
   if (!status && rounds->count == rounds->capacity) {
@@ -70,6 +72,28 @@ hetc_status_t hetc_kernel_rounds_add(hetc_kernel_rounds_t *rounds, hetc_plugin_e
   return NULL;
 }
 
+void hetc_kernel_rounds_set_group(hetc_kernel_rounds_t *rounds, int32_t job, int32_t group) {
+  rounds->jobs[job].group = group;
+}
+
+/* After the warm-up round: marks done every kernel more than
+ * HETC_KERNEL_ROUNDS_SLOW times slower than its group's fastest. A
+ * warm-up's first touches slow the short kernels most, so the fastest is
+ * never flattered. */
+static void retire_slow_kernels(const hetc_kernel_rounds_t *rounds, const double *warm_up, const hetc_status_t *errors,
+                                unsigned char *done) {
+  for (int32_t j = 0; j < rounds->count; ++j) {
+    const int32_t group = rounds->jobs[j].group;
+    if (group < 0 || errors[j]) continue;
+    for (int32_t other = 0; other < rounds->count; ++other)
+      if (rounds->jobs[other].group == group && !errors[other] &&
+          warm_up[j] > HETC_KERNEL_ROUNDS_SLOW * warm_up[other]) {
+        done[j] = 1;
+        break;
+      }
+  }
+}
+
 hetc_status_t hetc_kernel_rounds_run_one(hetc_kernel_rounds_t *rounds, int32_t job) {
   const round_job_t *j = &rounds->jobs[job];
   return hetc_kernel_args_run(&j->args, j->artifact);
@@ -79,26 +103,34 @@ hetc_status_t hetc_kernel_rounds_time(hetc_kernel_rounds_t *rounds, int32_t time
                                       hetc_status_t *out_errors) {
   const int32_t n = rounds->count;
   double *samples = malloc(sizeof(double) * ((size_t)n * (size_t)timed + 1));
-  if (!samples) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing kernels");
+  double *warm_up = malloc(sizeof(double) * ((size_t)n + 1));
+  unsigned char *done = calloc((size_t)n + 1, 1);
+  int32_t *taken = calloc((size_t)n + 1, sizeof(int32_t));
+  hetc_status_t status = NULL;
+  if (!samples || !warm_up || !done || !taken) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "timing kernels");
   for (int32_t j = 0; j < n; ++j) out_errors[j] = NULL;
-  for (int32_t r = -1; r < timed; ++r) {
-    hetc_status_t stop = hetc_interrupt_status();
-    if (stop) {
-      free(samples);
-      return stop;
-    }
-    for (int32_t j = 0; j < n; ++j) {
-      if (out_errors[j]) continue;
+  for (int32_t r = -1; !status && r < timed; ++r) {
+    status = hetc_interrupt_status();
+    for (int32_t j = 0; !status && j < n; ++j) {
+      if (out_errors[j] || done[j]) continue;
       const double start = hetc_now_seconds();
       out_errors[j] = hetc_kernel_rounds_run_one(rounds, j);
-      if (r >= 0) samples[(size_t)j * (size_t)timed + (size_t)r] = hetc_now_seconds() - start;
+      const double seconds = hetc_now_seconds() - start;
+      if (r < 0) warm_up[j] = seconds;
+      else samples[(size_t)j * (size_t)timed + (size_t)taken[j]++] = seconds;
     }
+    if (!status && r < 0) retire_slow_kernels(rounds, warm_up, out_errors, done);
   }
-  for (int32_t j = 0; j < n; ++j) {
+  for (int32_t j = 0; !status && j < n; ++j)
+    if (done[j]) samples[(size_t)j * (size_t)timed + (size_t)taken[j]++] = warm_up[j];
+  for (int32_t j = 0; !status && j < n; ++j) {
     double *mine = samples + (size_t)j * (size_t)timed;
-    hetc_sort_doubles(mine, (size_t)timed);
-    out_seconds[j] = out_errors[j] ? -1 : mine[timed / 2];
+    hetc_sort_doubles(mine, (size_t)taken[j]);
+    out_seconds[j] = out_errors[j] || !taken[j] ? -1 : mine[taken[j] / 2];
   }
   free(samples);
-  return NULL;
+  free(warm_up);
+  free(done);
+  free(taken);
+  return status;
 }

@@ -7,7 +7,14 @@
  * every kernel once per round, in the order added (device by device, node
  * by node), one warm-up round then N timed ones, each kernel's time the
  * median over the rounds. A burst of load on a shared machine then spoils
- * one sample of many kernels rather than every sample of a few. */
+ * one sample of many kernels rather than every sample of a few.
+ *
+ * Kernels that compete for one choice (placement: the options of one node)
+ * may share a group. One that takes more than HETC_KERNEL_ROUNDS_SLOW times
+ * the fastest of its group in the warm-up round is run no more, its time
+ * that run's: it loses that choice by far whatever the weather, and rounds
+ * of a model's row-major kernels (a second each for VGG-19's convolutions
+ * on cpu, 50 times the blocked ones) took most of a compile. */
 #ifndef HETC_DRIVER_KERNEL_KERNEL_ROUNDS_H_
 #define HETC_DRIVER_KERNEL_KERNEL_ROUNDS_H_
 
@@ -26,16 +33,24 @@ hetc_status_t hetc_kernel_rounds_add(hetc_kernel_rounds_t *rounds, hetc_plugin_e
                                      const hetc_plugin_workload_t *workload, hetc_plugin_artifact_t *artifact,
                                      int32_t *out_job);
 
+#define HETC_KERNEL_ROUNDS_SLOW 4.0
+
 int32_t hetc_kernel_rounds_count(const hetc_kernel_rounds_t *rounds);
+
+/* Puts kernel `job` in group `group` (>= 0; a kernel added is in none, and
+ * is timed every round). */
+void hetc_kernel_rounds_set_group(hetc_kernel_rounds_t *rounds, int32_t job, int32_t group);
 
 /* Runs kernel `job` once and waits for it. */
 hetc_status_t hetc_kernel_rounds_run_one(hetc_kernel_rounds_t *rounds, int32_t job);
 
 /* One warm-up round, then `timed` rounds; out_seconds (the caller's, one per
- * kernel) gets each kernel's median seconds. A kernel whose run fails is
- * run no more: its seconds are -1 and out_errors (the caller's, one per
- * kernel; the statuses it gets are the caller's to free) says why, NULL
- * for the others. Fails only when out of memory. */
+ * kernel) gets each kernel's median seconds over the timed rounds (for a
+ * kernel far slower than its group's fastest, its warm-up run's). A kernel
+ * whose run fails is run no more: its seconds are -1 and out_errors (the
+ * caller's, one per kernel; the statuses it gets are the caller's to free)
+ * says why, NULL for the others. Fails only when out of memory or
+ * interrupted (SIGINT, SIGTERM). */
 hetc_status_t hetc_kernel_rounds_time(hetc_kernel_rounds_t *rounds, int32_t timed, double *out_seconds,
                                       hetc_status_t *out_errors);
 

@@ -312,9 +312,12 @@ static int add_option(costing_t *c, int32_t k, int32_t d, const hetc_plugin_work
   hetc_place_node_t *pn = &c->nodes[k];
   if (pn->num_options == c->r->num_devices * OPTIONS_PER_DEVICE) return 0;
   hetc_place_option_t *slot = &option_slots(c, k)[pn->num_options];
-  if (!usable(queue_kernel(c, d, workload, candidate, what, slot, &c->option_job[slot_index(c, slot)]),
-              c->r->targets[d]))
-    return 0;
+  int32_t *job = &c->option_job[slot_index(c, slot)];
+  if (!usable(queue_kernel(c, d, workload, candidate, what, slot, job), c->r->targets[d])) return 0;
+  /* The node's kernels compete for it: the rounds time one far slower than
+   * the fastest of them no more (a kernel shared by nodes of the same
+   * workload is in the last one's group). */
+  if (*job >= 0) hetc_kernel_rounds_set_group(c->rounds, *job, k);
   if (want_in >= 0 && slot->in_layout != want_in) return 0;
   if (!candidate)
     for (int32_t o = 0; o < pn->num_options; ++o) {
