@@ -17,6 +17,13 @@ const char *e2e_sample_path(const char *name);
 float **e2e_make_inputs(const hetc_graph_t *graph, uint64_t seed);
 void e2e_free_arrays(float **arrays, int32_t count);
 
+/* The reference executor's outputs on e2e_make_inputs(graph, seed), where
+ * `graph` is the model at `model_path` as loaded. Computed once for the
+ * model last asked: tests check one model several ways in a row, and
+ * VGG-19's reference run takes about 18 s. Borrowed: valid until a call
+ * for another model or seed. */
+const float *const *e2e_reference_outputs(const char *model_path, const hetc_graph_t *graph, uint64_t seed);
+
 /* The hetc under test: HETC_E2E_HETC, else HETC_BINARY_DIR/bin/hetc; static. */
 const char *e2e_hetc(void);
 
