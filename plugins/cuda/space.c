@@ -9,7 +9,8 @@
  * the device refuses, and build()'s check, so a config handed in directly
  * is refused with the limit named.
  *
- * The spaces are AutoTVM's for its CUDA conv2d schedules (targets.md), with
+ * The spaces are AutoTVM's for its CUDA conv2d schedules (conv2d_direct and its
+ * NHWC variant), with
  * the research's enlargements available as space overrides: the NHWC
  * template's thread knobs are optional knobs of the NCHW template, and
  * api/space-overrides.md's `add` takes the larger candidates. */

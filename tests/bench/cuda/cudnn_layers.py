@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """cuDNN's time on a model's conv2d layers: the GPU yardstick for hetc's cuda
-backend (shared/design/yardsticks.md).
+backend (README.md, "Benchmarks").
 
 Reads a hetc model (api/model-format.md; default samples/resnet50.json),
 infers every node's shape and times torch.nn.functional.conv2d in fp32 on
