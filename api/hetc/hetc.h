@@ -272,7 +272,9 @@ typedef struct hetc_bench_result_t {
   double min, p50, p90, p99, max, mean;
 } hetc_bench_result_t;
 
-/* Runs the package warmup_runs times, then `runs` times timed. */
+/* Runs the package warmup_runs times, then `runs` times timed. While
+ * hetc_interrupt_watch is in effect, a noted signal stops it between two
+ * runs (HETC_STATUS_INTERRUPTED). */
 HETC_API hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_options_t *options,
                                  hetc_bench_result_t *out_result);
 

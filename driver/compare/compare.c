@@ -377,6 +377,9 @@ static hetc_status_t measure_packages(comparison_t *c) {
         status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compare");
     }
   }
+  /* A signal noted after the last package's runs still stops the
+   * comparison: no report of a run the user asked to stop. */
+  if (!status) status = hetc_interrupt_status();
   if (!c->options->keep_dir) hetc_dir_remove_tree(dir);
   free(dir);
   return status;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common/clock.h"
+#include "common/interrupt.h"
 #include "hetc/hetc.h"
 #include "runtime/runtime.h"
 
@@ -21,8 +22,12 @@ hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_bench_optio
   double *seconds = malloc(sizeof(double) * (size_t)options->runs);
   if (!seconds) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "bench: %d runs", options->runs);
   hetc_status_t status = NULL;
-  for (int32_t r = 0; !status && r < options->warmup_runs; ++r) status = hetc_runtime_execute(package);
+  /* A signal noted while interrupts are watched (hetc compare's packages,
+   * a long bench) stops the runs between two of them. */
+  for (int32_t r = 0; !status && r < options->warmup_runs; ++r)
+    if (!(status = hetc_interrupt_status())) status = hetc_runtime_execute(package);
   for (int32_t r = 0; !status && r < options->runs; ++r) {
+    if ((status = hetc_interrupt_status())) break;
     double start = hetc_now_seconds();
     status = hetc_runtime_execute(package);
     seconds[r] = hetc_now_seconds() - start;
