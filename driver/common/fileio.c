@@ -271,24 +271,24 @@ void hetc_text_position(const char *text, size_t length, size_t offset, int *out
 /* Output files                                                             */
 /* ------------------------------------------------------------------------ */
 
-struct hetc_output_t {
+struct hetc_output_file_t {
   char *path;      /* as the user named it, for messages */
   char *target;    /* the file renamed over (a symlink's target), or NULL when written through */
   char *temp;      /* the temporary beside target */
   FILE *stream;
 };
 
-static void output_free(hetc_output_t *output) {
+static void output_free(hetc_output_file_t *output) {
   free(output->path);
   free(output->target);
   free(output->temp);
   free(output);
 }
 
-hetc_status_t hetc_output_open(const char *path, hetc_output_t **out_output) {
+hetc_status_t hetc_output_file_open(const char *path, hetc_output_file_t **out_output) {
   *out_output = NULL;
   if (!path || !path[0]) return hetc_status_new(HETC_STATUS_BAD_INPUT, "the output path is empty");
-  hetc_output_t *output = calloc(1, sizeof(*output));
+  hetc_output_file_t *output = calloc(1, sizeof(*output));
   if (!output || !(output->path = strdup(path))) {
     free(output);
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: opening", path);
@@ -352,9 +352,15 @@ hetc_status_t hetc_output_open(const char *path, hetc_output_t **out_output) {
   return NULL;
 }
 
-FILE *hetc_output_stream(hetc_output_t *output) { return output->stream; }
+FILE *hetc_output_stream(hetc_output_file_t *output) { return output->stream; }
 
-hetc_status_t hetc_output_commit(hetc_output_t *output) {
+hetc_status_t hetc_output_file_write(hetc_output_file_t *output, const void *data, size_t bytes) {
+  if (bytes && fwrite(data, 1, bytes, output->stream) != bytes)
+    return hetc_file_write_failure(output->path, "write failed", errno);
+  return NULL;
+}
+
+hetc_status_t hetc_output_file_commit(hetc_output_file_t *output) {
   hetc_status_t status = NULL;
   int failed = fflush(output->stream) != 0 || ferror(output->stream);
   int error = errno;
@@ -369,7 +375,7 @@ hetc_status_t hetc_output_commit(hetc_output_t *output) {
   return status;
 }
 
-void hetc_output_abandon(hetc_output_t *output) {
+void hetc_output_file_abandon(hetc_output_file_t *output) {
   if (!output) return;
   fclose(output->stream);
   if (output->target) unlink(output->temp);

@@ -31,23 +31,10 @@ const char *hetc_file_kind_name(unsigned mode);
  * IO_ERROR (the user named a place hetc cannot write). */
 hetc_status_t hetc_file_write_failure(const char *path, const char *doing, int error);
 
-/* A whole new content for an output file the user named.
- *
- * A regular file, or a path where nothing is yet, is written to a temporary
- * file beside it and renamed over it by hetc_output_commit, so a reader
- * sees the old content or the new, never half; a symbolic link is followed
- * and its target replaced that way, the link itself kept. A character
- * device or FIFO (/dev/stdout, a pipe) is written through in place.
- * Anything else (a directory, a socket, a block device) is refused with
- * BAD_INPUT, and so is an empty path. The stream is the caller's until
- * hetc_output_commit or hetc_output_abandon, which free the object. */
-typedef struct hetc_output_t hetc_output_t;
-hetc_status_t hetc_output_open(const char *path, hetc_output_t **out_output);
-FILE *hetc_output_stream(hetc_output_t *output);
-/* Flushes, syncs and renames into place; on failure nothing is replaced. */
-hetc_status_t hetc_output_commit(hetc_output_t *output);
-/* Drops what was written (a written-through device keeps what it got). */
-void hetc_output_abandon(hetc_output_t *output);
+/* Output files the user names (hetc_output_file_open, _write, _commit,
+ * _abandon) are public: hetc/hetc.h. Inside hetc, the stream is the
+ * caller's to write to until commit or abandon, which free the object. */
+FILE *hetc_output_stream(hetc_output_file_t *output);
 
 /* Reads a whole file (at most max_bytes) into *out_data, NUL-terminated;
  * *out_data is owned by the caller (free). Errors are IO_ERROR, or

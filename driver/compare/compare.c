@@ -416,12 +416,12 @@ hetc_status_t hetc_compare_run(hetc_registry_t *registry, const hetc_graph_t *gr
 
 hetc_status_t hetc_compare_save(const hetc_compare_result_t *result,
                                 hetc_status_t (*write)(const hetc_compare_result_t *, FILE *), const char *path) {
-  hetc_output_t *output = NULL;
-  HETC_RETURN_IF_ERROR(hetc_output_open(path, &output));
+  hetc_output_file_t *output = NULL;
+  HETC_RETURN_IF_ERROR(hetc_output_file_open(path, &output));
   hetc_status_t status = write(result, hetc_output_stream(output));
   if (status) {
-    hetc_output_abandon(output);
+    hetc_output_file_abandon(output);
     return status;
   }
-  return hetc_output_commit(output);
+  return hetc_output_file_commit(output);
 }

@@ -696,8 +696,8 @@ hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record
   if (out_count) *out_count = 0;
   hetc_record_list_t list;
   HETC_RETURN_IF_ERROR(hetc_records_query(store, filter, &list));
-  hetc_output_t *output = NULL;
-  hetc_status_t status = hetc_output_open(path, &output);
+  hetc_output_file_t *output = NULL;
+  hetc_status_t status = hetc_output_file_open(path, &output);
   for (int32_t i = 0; i < list.count && !status; ++i) {
     char *line = NULL;
     status = hetc_record_to_jsonl(&list.items[i], &line);
@@ -708,8 +708,8 @@ hetc_status_t hetc_records_export_jsonl(hetc_records_t *store, const hetc_record
     }
     free(line);
   }
-  if (output && status) hetc_output_abandon(output);
-  else if (output) status = hetc_output_commit(output);
+  if (output && status) hetc_output_file_abandon(output);
+  else if (output) status = hetc_output_file_commit(output);
   if (!status && out_count) *out_count = list.count;
   hetc_record_list_free(&list);
   return status;
