@@ -62,8 +62,11 @@ static pid_t start_hetc(const char *const *args) {
     }
     argv[n] = NULL;
     if (!getenv("HETC_TEST_VERBOSE")) {
+      /* stderr is kept for run_hetc's failure message. */
+      char err_path[600];
+      snprintf(err_path, sizeof(err_path), "%s/stderr-%d.txt", temp_dir, (int)getpid());
       freopen("/dev/null", "w", stdout);
-      freopen("/dev/null", "w", stderr);
+      freopen(err_path, "w", stderr);
     }
     execv(hetc_path, (char *const *)argv);
     _exit(127);
@@ -76,6 +79,22 @@ static int wait_exit(pid_t pid) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *slurp(const char *path);
+
+/* Runs hetc to its end; another exit status than `expected` fails the test
+ * with what hetc said on stderr. */
+static void run_hetc(const char *const *args, int expected) {
+  const pid_t pid = start_hetc(args);
+  const int status = wait_exit(pid);
+  char err_path[600];
+  snprintf(err_path, sizeof(err_path), "%s/stderr-%d.txt", temp_dir, (int)pid);
+  char *said = slurp(err_path);
+  remove(err_path);
+  if (status != expected)
+    fail_msg("hetc %s exited %d, expected %d; it said:\n%s", args[0], status, expected, said ? said : "(nothing)");
+  free(said);
 }
 
 static int64_t count_records(const char *path) {
@@ -128,7 +147,7 @@ static void faults_give_typed_records_and_the_run_finishes(void **state) {
   const char *args[] = {"tune", model_path, "--targets", "fault", "--records", records, "--search", "grid", "--trials",
                         "27", "--build-timeout", "1", "--run-timeout", "1", "--check", "--no-transfer", "-q",
                         NULL};
-  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  run_hetc(args, 0);
 
   hetc_record_list_t list = stored_records(records);
   assert_int_equal(list.count, 27);
@@ -153,14 +172,12 @@ static void faults_give_typed_records_and_the_run_finishes(void **state) {
   hetc_record_list_free(&list);
 
   /* Failed configs are never measured again: a rerun adds nothing. */
-  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  run_hetc(args, 0);
   assert_int_equal(count_records(records), 27);
   /* Every worker of both runs has been reaped. */
   assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
   assert_int_equal(errno, ECHILD);
 }
-
-static char *slurp(const char *path);
 
 static void a_killed_run_resumes_without_measuring_twice(void **state) {
   (void)state;
@@ -191,7 +208,7 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
   int64_t after_kill = count_records(records);
   assert_true(after_kill >= 16 && after_kill < 48);
 
-  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  run_hetc(args, 0);
   hetc_record_list_t list = stored_records(records);
   assert_int_equal(list.count, 48);
   for (int32_t i = 0; i < list.count; ++i)
@@ -237,7 +254,7 @@ static void a_killed_run_resumes_without_measuring_twice(void **state) {
    * prediction. */
   const char *transfer_args[] = {"tune", model_path, "--targets", "cpu", "--records", records, "--trials", "48", "-q",
                                  NULL};
-  assert_int_equal(wait_exit(start_hetc(transfer_args)), 0);
+  run_hetc(transfer_args, 0);
   assert_int_equal(count_records(records), 48);
   char two_convs[1100];
   snprintf(two_convs, sizeof(two_convs), "%s/tests/tune/models/two_convs.json", getenv("HETC_SOURCE_DIR"));
@@ -256,12 +273,12 @@ static void tasks_selects_what_is_tuned(void **state) {
            hetc_path, two_convs, records);
   assert_int_equal(system(command), 0);
   const char *bad_args[] = {"tune", two_convs, "--targets", "cpu", "--records", records, "--tasks", "3", "-q", NULL};
-  assert_int_equal(wait_exit(start_hetc(bad_args)), 2);
+  run_hetc(bad_args, 2);
   assert_int_equal(count_records(records), 0);
 
   const char *args[] = {"tune", two_convs, "--targets", "cpu", "--records", records, "--search", "random",
                         "--trials", "4", "--batch", "4", "--no-transfer", "--tasks", "2", "-q", NULL};
-  assert_int_equal(wait_exit(start_hetc(args)), 0);
+  run_hetc(args, 0);
   hetc_record_list_t list = stored_records(records);
   assert_int_equal(list.count, 4);
   for (int32_t i = 0; i < list.count; ++i)
