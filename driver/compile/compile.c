@@ -747,24 +747,31 @@ static int32_t first_consumer_device(const compiler_t *c, int32_t value) {
   return 0;
 }
 
-/* Whether the records (or the cost model beside them) offer any tunable
- * node on the first device a config besides its templates' defaults. */
+/* Whether the records (or the cost model beside them) would decide any
+ * tunable node's kernel on the first device, were there no selection: then
+ * graph-level selection weighs what they offer against every template's
+ * default. A record of one template's default counts too: alone it would
+ * pick that template over a faster one nobody measured. */
 static hetc_status_t records_offer_configs(compiler_t *c, int *out_offered) {
   *out_offered = 0;
   hetc_plugin_entry_t *entry = c->entries[0];
+  const int32_t device = c->plan->devices[0].device_index;
   for (int32_t k = 0; c->chooser && k < c->graph->num_nodes && !*out_offered; ++k) {
     hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
     hetc_plugin_workload_t workload;
     HETC_RETURN_IF_ERROR(hetc_graph_node_workload(c->graph, k, inputs, &workload));
     if (!hetc_workload_is_tunable(&workload)) continue;
-    if (!hetc_entry_supports(entry, c->plan->devices[0].device_index, &workload)) continue;
-    hetc_kernel_candidate_t *candidates = NULL;
-    int32_t count = 0;
-    HETC_RETURN_IF_ERROR(hetc_config_candidates(c->chooser, entry->plugin, entry->instance,
-                                                c->plan->devices[0].device_index, &workload, 1, &candidates,
-                                                &count));
-    for (int32_t i = 0; i < count; ++i) *out_offered |= candidates[i].source != HETC_CONFIG_DEFAULT;
-    hetc_kernel_candidates_free(candidates, count);
+    if (!hetc_entry_supports(entry, device, &workload)) continue;
+    int32_t template_index = 0;
+    hetc_config_json_t config;
+    hetc_config_source_t source = HETC_CONFIG_DEFAULT;
+    HETC_RETURN_IF_ERROR(
+        hetc_config_choose(c->chooser, entry->plugin, entry->instance, device, &workload, &template_index, &config,
+                           &source));
+    if (source != HETC_CONFIG_DEFAULT) {
+      hetc_config_json_free(&config);
+      *out_offered = 1;
+    }
   }
   return NULL;
 }
