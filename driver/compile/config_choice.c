@@ -90,26 +90,35 @@ static int record_fits(const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
   return fits;
 }
 
-/* The sampled valid point (or a template default) the model rates best. */
+/* The sampled valid point the model rates best; with `with_defaults`, the
+ * templates' defaults compete too. Graph-level selection, which weighs
+ * every default anyway, asks without them: a prediction that only named a
+ * default would add nothing to weigh. */
 static hetc_status_t predict_best(hetc_config_chooser_t *c, const hetc_plugin_t *p, hetc_plugin_instance_t *instance,
-                                  int32_t device, const hetc_plugin_workload_t *workload, int32_t *out_template,
-                                  hetc_config_json_t *out_config, int *out_found) {
+                                  int32_t device, const hetc_plugin_workload_t *workload, int with_defaults,
+                                  int32_t *out_template, hetc_config_json_t *out_config, int *out_found) {
   *out_found = 0;
   hetc_task_space_t *space = NULL;
   HETC_RETURN_IF_ERROR(hetc_task_space_create(p, instance, device, workload, NULL, &space));
-  int64_t points[PREDICTION_SAMPLES + MAX_TEMPLATES];
-  int32_t n = 0;
+  int64_t points[PREDICTION_SAMPLES + MAX_TEMPLATES], defaults[MAX_TEMPLATES];
+  int32_t n = 0, num_defaults = 0;
   for (int32_t t = 0; t < hetc_task_space_template_count(space) && t < MAX_TEMPLATES; ++t) {
     const hetc_plugin_space_t *ts = hetc_task_space_template_space(space, t);
     int64_t local = 0;
     hetc_status_t status = ts ? hetc_space_default(ts, &local) : NULL;
-    if (ts && !status) points[n++] = hetc_task_space_global(space, t, local);
+    if (ts && !status) defaults[num_defaults++] = hetc_task_space_global(space, t, local);
     hetc_status_free(status);
   }
+  if (with_defaults)
+    for (int32_t d = 0; d < num_defaults; ++d) points[n++] = defaults[d];
   uint64_t rng = 0x5EEDULL;
   hetc_status_t status = NULL;
-  for (int32_t i = 0; i < PREDICTION_SAMPLES && !status; ++i) status = hetc_task_space_sample_valid(space, &rng, &points[n++]);
-  if (status) --n;
+  for (int32_t i = 0; i < PREDICTION_SAMPLES && !status; ++i) {
+    status = hetc_task_space_sample_valid(space, &rng, &points[n]);
+    int is_default = 0;
+    for (int32_t d = 0; !with_defaults && d < num_defaults; ++d) is_default |= points[n] == defaults[d];
+    if (!status && !is_default) ++n;
+  }
   hetc_status_free(status);
   status = NULL;
   float *rows = malloc(sizeof(float) * (size_t)(n + 1) * HETC_FEATURE_COUNT);
@@ -198,7 +207,7 @@ hetc_status_t hetc_config_choose(hetc_config_chooser_t *c, const hetc_plugin_t *
       choose_from_records(c, p, instance, device, workload, n, -1, out_template, out_config, out_source));
   if (*out_source != HETC_CONFIG_DEFAULT || !c->model) return NULL;
   int predicted = 0;
-  HETC_RETURN_IF_ERROR(predict_best(c, p, instance, device, workload, out_template, out_config, &predicted));
+  HETC_RETURN_IF_ERROR(predict_best(c, p, instance, device, workload, 1, out_template, out_config, &predicted));
   if (predicted) *out_source = HETC_CONFIG_PREDICTED;
   return NULL;
 }
@@ -333,7 +342,7 @@ hetc_status_t hetc_config_candidates(hetc_config_chooser_t *c, const hetc_plugin
     int found = 0;
     hetc_config_json_t predicted;
     memset(&predicted, 0, sizeof(predicted));
-    status = predict_best(c, p, instance, device, workload, &t, &predicted, &found);
+    status = predict_best(c, p, instance, device, workload, 0, &t, &predicted, &found);
     if (!status && found && t < templates) {
       char *text = hetc_config_to_json(&predicted.config), *canonical = NULL;
       status = text ? hetc_record_config_canonical(text, &canonical)
