@@ -349,8 +349,10 @@ typedef struct hetc_step_time_t {
 } hetc_step_time_t;
 
 /* Runs the package `runs` times (>= 1) on the inputs set, timing every
- * step. *out_steps (one per step, in the plan's order; *out_count of them)
- * is released with hetc_free; its strings live as long as the package. */
+ * step; a signal noted while interrupts are watched stops it between runs,
+ * as hetc_package_bench. *out_steps (one per step, in the plan's order;
+ * *out_count of them) is released with hetc_free; its strings live as long
+ * as the package. */
 HETC_API hetc_status_t hetc_package_bench_steps(hetc_package_t *package, int32_t runs, hetc_step_time_t **out_steps,
                                                 int32_t *out_count);
 
