@@ -11,8 +11,9 @@
  *
  * Kernels that compete for one choice (placement: the options of one node)
  * may share a group. One that takes more than HETC_KERNEL_ROUNDS_SLOW times
- * the fastest of its group in the warm-up round is run no more, its time
- * that run's: it loses that choice by far whatever the weather, and rounds
+ * the fastest of its group in the warm-up round, and again in one more run
+ * (a single run may be a hiccup's), is run no more, its time the faster of
+ * those two: it loses that choice by far whatever the weather, and rounds
  * of a model's row-major kernels (a second each for VGG-19's convolutions
  * on cpu, 50 times the blocked ones) took most of a compile. */
 #ifndef HETC_DRIVER_KERNEL_KERNEL_ROUNDS_H_
