@@ -15,6 +15,8 @@ packages=(
   llvm-15-dev         # the cpu backend's JIT (LLVM 15: the one PoCL links)
   pocl-opencl-icd     # OpenCL on the CPU (tests load it beside the cpu backend)
   libxgboost-dev      # the tuner's cost model (XGBoost's C API)
+  libprotobuf-c-dev protobuf-c-compiler  # ONNX import: C generated from onnx.proto
+  libonnx-dev         # onnx.proto itself (ONNX 1.12)
   chromium            # renders `hetc compare`'s HTML report in its smoke test (skipped without it)
 )
 

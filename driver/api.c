@@ -7,11 +7,28 @@
 #include "graph/passes.h"
 #include "graph/tasks.h"
 #include "model/model.h"
+#include "model/onnx_import.h"
 #include "plugins/peaks.h"
 #include "runtime/runtime.h"
 
-hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model) {
+hetc_status_t hetc_model_load_with_options(const char *path, const hetc_model_load_options_t *options,
+                                           hetc_model_t **out_model) {
+  if (!path) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "hetc_model_load needs a path");
+  /* Options from a caller built against a shorter struct keep the fields
+   * it knew of; the rest take their defaults. */
+  hetc_model_load_options_t known;
+  memset(&known, 0, sizeof(known));
+  if (options) memcpy(&known, options, options->struct_size < sizeof(known) ? options->struct_size : sizeof(known));
+  const size_t length = strlen(path);
+  if (length > 5 && !strcmp(path + length - 5, ".onnx")) return hetc_onnx_import_file(path, &known, out_model);
+  if (known.num_input_shapes)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "--input-shape: %s is a model.json, whose inputs have fixed shapes "
+                           "(the option is for ONNX models)", path);
   return hetc_model_load_file(path, out_model);
+}
+
+hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model) {
+  return hetc_model_load_with_options(path, NULL, out_model);
 }
 
 void hetc_model_free(hetc_model_t *model) { hetc_graph_free(model); }

@@ -92,10 +92,37 @@ HETC_API hetc_status_t hetc_status_new(hetc_status_code_t code, const char *form
  * threads. */
 typedef struct hetc_graph_t hetc_model_t;
 
-/* Loads model.json (and its weights). A malformed file gives
- * HETC_STATUS_BAD_INPUT naming the file and the JSON path. *out_model is
+/* Loads a model: model.json (and its weights), or an ONNX file (a name
+ * ending in ".onnx"; api/model-format.md, "ONNX import"). A malformed file
+ * gives HETC_STATUS_BAD_INPUT naming the file and the place in it (the
+ * JSON path; the ONNX node, initializer or graph input). *out_model is
  * released with hetc_model_free. */
 HETC_API hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model);
+
+/* How a model is loaded. Fields are only ever appended: set struct_size to
+ * sizeof(hetc_model_load_options_t) as compiled, the rest to 0 for the
+ * defaults. */
+typedef struct hetc_model_load_options_t {
+  size_t struct_size;
+  /* "NAME=D0xD1x...", one per graph input whose shape an ONNX model leaves
+   * symbolic (or that should be given another one); borrowed. */
+  const char *const *input_shapes;
+  int32_t num_input_shapes;
+  /* Told of what the import changed that a user should know of (weights
+   * converted from float16 or float64, unused nodes dropped); may be NULL.
+   * `message` is borrowed for the call. */
+  void (*note)(void *user, const char *message);
+  void *note_user;
+} hetc_model_load_options_t;
+
+/* hetc_model_load with options (NULL: the defaults). */
+HETC_API hetc_status_t hetc_model_load_with_options(const char *path, const hetc_model_load_options_t *options,
+                                                    hetc_model_t **out_model);
+
+/* Writes `model` as model.json at json_path and its parameters as a
+ * weights file beside it (json_path with ".json" replaced by ".weights"),
+ * each written whole or not at all: what `hetc import` does. */
+HETC_API hetc_status_t hetc_model_save(const hetc_model_t *model, const char *json_path);
 HETC_API void hetc_model_free(hetc_model_t *model);
 /* Borrowed; lives as long as the model. */
 HETC_API const char *hetc_model_name(const hetc_model_t *model);

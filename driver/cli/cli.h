@@ -100,7 +100,25 @@ typedef struct hetc_cli_targets_t {
 } hetc_cli_targets_t;
 int hetc_cli_targets(hetc_cli_args_t *args, const char *names, int32_t capacity, hetc_cli_targets_t *out_targets);
 
+/* The model a command reads, with the --input-shape that ONNX models with
+ * symbolic input shapes need: NAME=DIMS[,NAME=DIMS...], e.g.
+ * input=1x3x224x224 (cli_model.c). */
+typedef struct hetc_cli_model_t {
+  const char *path;        /* the positional MODEL; NULL until given */
+  const char *input_shape; /* the --input-shape value as given; NULL when none */
+  char storage[4096];
+  const char *shapes[16];
+  int32_t num_shapes;
+} hetc_cli_model_t;
+/* The matcher for --input-shape (a list of at most 16 entries). */
+int hetc_cli_input_shape(hetc_cli_args_t *args, hetc_cli_model_t *model);
+/* Loads model->path with its input shapes; notes of the import (weights
+ * converted, nodes left out) go to stderr as "hetc: note: ...". */
+hetc_status_t hetc_cli_model_load(hetc_cli_model_t *model, hetc_model_t **out_model);
+#define HETC_CLI_INPUT_SHAPE_USAGE "  --input-shape NAME=DIMS[,...]  shapes of an ONNX model's symbolic inputs (e.g. input=1x3x224x224)\n"
+
 int hetc_cli_tasks(int argc, char **argv);
+int hetc_cli_import(int argc, char **argv);
 int hetc_cli_plugin_check(int argc, char **argv);
 int hetc_cli_plugins(int argc, char **argv);
 int hetc_cli_compile(int argc, char **argv);

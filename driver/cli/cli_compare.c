@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 
 static const char usage[] =
-    "usage: hetc compare MODEL.json --targets T1,T2[,...] [--records PATH] [--runs N] [--warmup N]\n"
+    "usage: hetc compare MODEL.json|MODEL.onnx --targets T1,T2[,...] [--records PATH] [--runs N] [--warmup N]\n"
     "                    [--csv FILE] [--json FILE] [--html FILE] [--keep DIR] [--quiet]\n"
     "  --targets T1,T2,...  1 to 8 targets, each once\n"
     "  --runs N     timed runs of each package, 1 to 1000000 (default 10)\n"
@@ -18,7 +18,7 @@ static const char usage[] =
     "  --csv FILE   one row per task and device and per package (column `kind`)\n"
     "  --json FILE  everything, every template included\n"
     "  --html FILE  a self-contained report with charts\n"
-    "  --keep DIR   keep the packages as DIR/<target>.hetc and DIR/hetero.hetc\n";
+    "  --keep DIR   keep the packages as DIR/<target>.hetc and DIR/hetero.hetc\n" HETC_CLI_INPUT_SHAPE_USAGE;
 
 typedef struct report_file_t {
   const char *path;
@@ -26,12 +26,12 @@ typedef struct report_file_t {
 } report_file_t;
 
 int hetc_cli_compare(int argc, char **argv) {
-  const char *model = NULL;
   hetc_compare_options_t options = {.runs = 10, .warmup_runs = 2};
   report_file_t reports[] = {{NULL, HETC_COMPARE_CSV}, {NULL, HETC_COMPARE_JSON}, {NULL, HETC_COMPARE_HTML}};
   long long runs = 10, warmup = 2;
   int quiet = 0;
   hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_model_t model_arg = {0};
   hetc_cli_args_t args;
   hetc_cli_args_init(&args, "compare", usage, argc, argv);
   while (hetc_cli_args_next(&args))
@@ -43,8 +43,8 @@ int hetc_cli_compare(int argc, char **argv) {
            hetc_cli_text(&args, "--json", "a path", &reports[1].path) ||
            hetc_cli_text(&args, "--html", "a path", &reports[2].path) ||
            hetc_cli_text(&args, "--keep", "a directory", &options.keep_dir) ||
-           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_positional(&args, "MODEL.json", &model));
-  if (!model) hetc_cli_error(&args, "no MODEL.json given");
+           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_input_shape(&args, &model_arg) || hetc_cli_positional(&args, "MODEL.json", &model_arg.path));
+  if (!model_arg.path) hetc_cli_error(&args, "no MODEL.json given");
   if (!targets.text) hetc_cli_error(&args, "--targets is required");
   /* Two reports to one file: the second would replace the first. */
   static const char *const report_flags[] = {"--csv", "--json", "--html"};
@@ -62,7 +62,7 @@ int hetc_cli_compare(int argc, char **argv) {
   hetc_model_t *graph = NULL;
   hetc_context_t *context = NULL;
   hetc_compare_result_t *result = NULL;
-  hetc_status_t status = hetc_model_load(model, &graph);
+  hetc_status_t status = hetc_cli_model_load(&model_arg, &graph);
   if (!status) status = hetc_context_create(&context);
   hetc_interrupt_watch();
   if (!status) status = hetc_compare_model(context, graph, &options, &result);

@@ -10,7 +10,7 @@
 #define MAX_TARGETS 16
 
 static const char usage[] =
-    "usage: hetc compile MODEL.json --targets T[,T...] -o OUT.hetc [--records PATH]\n"
+    "usage: hetc compile MODEL.json|MODEL.onnx --targets T[,T...] -o OUT.hetc [--records PATH]\n"
     "                    [--placement cost|first] [--split auto|never|all] [--explain] [--quiet]\n"
     "  --targets T,...    1 to 16 targets, each once: a plugin's name (every device it has)\n"
     "                     or NAME:INDEX (one device, as `hetc plugins` numbers them)\n"
@@ -20,14 +20,15 @@ static const char usage[] =
     "  --split auto       (cost placement) split a conv2d by output channels across two devices\n"
     "                     that do not share cores, where that lowers the expected latency\n"
     "  --split never|all  never, or every conv2d that can be split (for testing)\n"
-    "  --explain          print the placement: each node's device, layouts, expected time, the moves\n";
+    "  --explain          print the placement: each node's device, layouts, expected time, the moves\n" HETC_CLI_INPUT_SHAPE_USAGE;
 
 int hetc_cli_compile(int argc, char **argv) {
   static const int placements[] = {HETC_PLACEMENT_COST, HETC_PLACEMENT_FIRST};
   static const int splits[] = {HETC_SPLIT_AUTO, HETC_SPLIT_NEVER, HETC_SPLIT_ALL};
-  const char *model = NULL, *out = NULL, *records = NULL;
+  const char *out = NULL, *records = NULL;
   int quiet = 0, explain = 0, placement = 0, split = 0;
   hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_model_t model_arg = {0};
   hetc_cli_args_t args;
   hetc_cli_args_init(&args, "compile", usage, argc, argv);
   while (hetc_cli_args_next(&args))
@@ -37,8 +38,8 @@ int hetc_cli_compile(int argc, char **argv) {
            hetc_cli_flag(&args, "--explain", &explain) ||
            hetc_cli_choice(&args, "--placement", "cost|first", &placement) ||
            hetc_cli_choice(&args, "--split", "auto|never|all", &split) ||
-           hetc_cli_positional(&args, "MODEL.json", &model));
-  if (!model) hetc_cli_error(&args, "no MODEL.json given");
+           hetc_cli_input_shape(&args, &model_arg) || hetc_cli_positional(&args, "MODEL.json", &model_arg.path));
+  if (!model_arg.path) hetc_cli_error(&args, "no MODEL.json given");
   if (!targets.text) hetc_cli_error(&args, "--targets is required");
   if (!out) hetc_cli_error(&args, "-o is required");
   if (args.failed) return HETC_EXIT_USAGE;
@@ -48,7 +49,7 @@ int hetc_cli_compile(int argc, char **argv) {
   hetc_compile_options_t options = {.targets = targets.names, .num_targets = targets.count,
                                    .progress = !quiet && isatty(2), .records_path = records,
                                    .placement = placements[placement], .explain = explain, .split = splits[split]};
-  hetc_status_t status = hetc_model_load(model, &graph);
+  hetc_status_t status = hetc_cli_model_load(&model_arg, &graph);
   if (!status) status = hetc_context_create(&context);
   hetc_interrupt_watch();
   if (!status) status = hetc_compile(context, graph, &options, out, &report);

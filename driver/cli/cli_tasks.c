@@ -4,16 +4,17 @@
 #include "cli/cli.h"
 
 int hetc_cli_tasks(int argc, char **argv) {
-  const char *model_path = NULL;
+  hetc_cli_model_t model_arg = {0};
   hetc_cli_args_t args;
-  hetc_cli_args_init(&args, "tasks", "usage: hetc tasks MODEL.json\n", argc, argv);
-  while (hetc_cli_args_next(&args)) (void)hetc_cli_positional(&args, "MODEL.json", &model_path);
-  if (!model_path) hetc_cli_error(&args, "no MODEL.json given");
+  hetc_cli_args_init(&args, "tasks", "usage: hetc tasks MODEL.json|MODEL.onnx [--input-shape NAME=DIMS[,...]]\n", argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_input_shape(&args, &model_arg) || hetc_cli_positional(&args, "MODEL.json", &model_arg.path));
+  if (!model_arg.path) hetc_cli_error(&args, "no MODEL.json given");
   if (args.failed) return HETC_EXIT_USAGE;
   hetc_model_t *model = NULL;
   hetc_task_info_t *tasks = NULL;
   int32_t count = 0, fused_nodes = 0;
-  hetc_status_t status = hetc_model_load(model_path, &model);
+  hetc_status_t status = hetc_cli_model_load(&model_arg, &model);
   if (!status) status = hetc_model_tasks(model, &tasks, &count, &fused_nodes);
   if (status) {
     hetc_model_free(model);

@@ -14,7 +14,7 @@
 #define MAX_TASK_NUMBERS 4096
 
 static const char usage_text[] =
-    "usage: hetc tune MODEL.json --targets T[,T...] [--records PATH] [--trials N]\n"
+    "usage: hetc tune MODEL.json|MODEL.onnx --targets T[,T...] [--records PATH] [--trials N]\n"
     "           [--early-stopping N] [--budget SECONDS] [--search model|random|grid|genetic]\n"
     "           [--batch N] [--no-transfer] [--overrides FILE] [--simulate STORE]\n"
     "           [--check] [--workers N] [--build-timeout S] [--run-timeout S] [--seed N]\n"
@@ -28,7 +28,7 @@ static const char usage_text[] =
     "  --build-timeout S    above 0, at most 86400 (default 60)\n"
     "  --run-timeout S      above 0, at most 86400 (default 30)\n"
     "  --seed N             0 to 9223372036854775807 (default 1)\n"
-    "  --tasks LIST         only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n";
+    "  --tasks LIST         only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n" HETC_CLI_INPUT_SHAPE_USAGE;
 
 /* Reads "1,3,5-8" into `numbers`: digits only, each number 1 to 1000000
  * and once. The count, or -1 after printing why. */
@@ -123,11 +123,12 @@ static void report_interrupted(const hetc_tuner_t *tuner, hetc_status_t status, 
 
 int hetc_cli_tune(int argc, char **argv) {
   hetc_tuner_options_t options = {.records_path = NULL}; /* 0: the library's defaults */
-  const char *model_path = NULL, *tasks_arg = NULL;
+  const char *tasks_arg = NULL;
   static int32_t task_numbers[MAX_TASK_NUMBERS];
   long long trials = 0, early_stopping = 0, batch = 0, workers = 0, seed = 1;
   int search = -1, no_transfer = 0, check = 0, quiet = 0;
   hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_model_t model_arg = {0};
   hetc_cli_args_t args;
   hetc_cli_args_init(&args, "tune", usage_text, argc, argv);
   while (hetc_cli_args_next(&args))
@@ -145,12 +146,12 @@ int hetc_cli_tune(int argc, char **argv) {
            hetc_cli_choice(&args, "--search", "model|random|grid|genetic", &search) ||
            hetc_cli_text(&args, "--tasks", "task numbers such as 1,3,5-8", &tasks_arg) ||
            hetc_cli_flag(&args, "--no-transfer", &no_transfer) || hetc_cli_flag(&args, "--check", &check) ||
-           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_positional(&args, "MODEL.json", &model_path));
+           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_input_shape(&args, &model_arg) || hetc_cli_positional(&args, "MODEL.json", &model_arg.path));
   if (tasks_arg && !args.failed) {
     options.num_task_numbers = parse_task_list(&args, tasks_arg, task_numbers, MAX_TASK_NUMBERS);
     options.task_numbers = task_numbers;
   }
-  if (!model_path) hetc_cli_error(&args, "no MODEL.json given");
+  if (!model_arg.path) hetc_cli_error(&args, "no MODEL.json given");
   if (!targets.text) hetc_cli_error(&args, "--targets is required");
   if (args.failed) return HETC_EXIT_USAGE;
   static const char *const search_names[] = {"model", "random", "grid", "genetic"};
@@ -172,7 +173,7 @@ int hetc_cli_tune(int argc, char **argv) {
   /* Ctrl-C stops the run between batches or drops the batch in flight,
    * and says what was kept. */
   hetc_interrupt_watch();
-  hetc_status_t status = hetc_model_load(model_path, &model);
+  hetc_status_t status = hetc_cli_model_load(&model_arg, &model);
   if (!status && !hetc_interrupt_signal()) status = hetc_tuner_open(&options, &tuner);
   if (!status && !hetc_interrupt_signal())
     status = hetc_tuner_tune_graph(tuner, model, targets.names, targets.count, &results, &count);

@@ -10,7 +10,8 @@ static void usage(FILE *to) {
           "usage: hetc COMMAND [ARGS]\n"
           "\n"
           "commands:\n"
-          "  tasks MODEL.json                     print the model's tunable tasks\n"
+          "  tasks MODEL.json|MODEL.onnx          print the model's tunable tasks\n"
+          "  import MODEL.onnx -o MODEL.json      write an ONNX model as model.json and weights\n"
           "  plugins [--records PATH]             list backend plugins found, loaded, refused\n"
           "  plugin-check PLUGIN.so [--device N] [--quick] [--timeout S]\n"
           "                                       put a plugin through the conformance checks\n"
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
   hetc_status_t environment = hetc_env_check();
   if (environment) return hetc_cli_report(environment);
   if (!strcmp(command, "tasks")) return hetc_cli_tasks(argc - 2, argv + 2);
+  if (!strcmp(command, "import")) return hetc_cli_import(argc - 2, argv + 2);
   if (!strcmp(command, "plugins")) return hetc_cli_plugins(argc - 2, argv + 2);
   if (!strcmp(command, "plugin-check")) return hetc_cli_plugin_check(argc - 2, argv + 2);
   if (!strcmp(command, "compile")) return hetc_cli_compile(argc - 2, argv + 2);

@@ -23,6 +23,17 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_SOFTMAX] = "softmax",
 };
 
+hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
+  hetc_node_attrs_t a;
+  memset(&a, 0, sizeof(a));
+  a.strides[0] = a.strides[1] = 1;
+  a.dilation[0] = a.dilation[1] = 1;
+  a.groups = 1;
+  a.epsilon = 1e-5;
+  a.axis = op == HETC_OP_CONCAT ? 1 : -1;
+  return a;
+}
+
 const char *hetc_op_name(hetc_op_t op) {
   return (op >= 0 && op < HETC_OP_COUNT) ? op_names[op] : NULL;
 }

@@ -89,6 +89,11 @@ typedef struct hetc_node_attrs_t {
   int64_t reshape_shape[HETC_PLUGIN_MAX_RANK]; /* as written, -1 allowed */
 } hetc_node_attrs_t;
 
+/* The attributes a model.json node of `op` has when it names none:
+ * strides and dilation 1, groups 1, epsilon 1e-5, axis 1 for concat and -1
+ * for softmax. */
+hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op);
+
 typedef struct hetc_node_t {
   char *name; /* owned */
   hetc_op_t op;

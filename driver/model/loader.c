@@ -307,11 +307,7 @@ static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *a
   char sub[128], got[80];
   const cJSON *item;
   int64_t value = 0;
-  a->strides[0] = a->strides[1] = 1;
-  a->dilation[0] = a->dilation[1] = 1;
-  a->groups = 1;
-  a->epsilon = 1e-5;
-  a->axis = op == HETC_OP_CONCAT ? 1 : -1;
+  *a = hetc_node_default_attrs(op);
   switch (op) {
     case HETC_OP_CONV2D:
       HETC_RETURN_IF_ERROR(require(L, attrs, path, "channels", &item));

@@ -1,0 +1,466 @@
+/* Constant evaluation of ONNX nodes at import (onnx_fold.h). */
+#include "model/onnx_fold.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/onnx_attr.h"
+
+#define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
+
+static const char *const foldable_ops[] = {
+    "Constant", "Shape",   "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "ConstantOfShape",
+    "Reshape",  "Flatten", "Identity", "Dropout", "Slice", "Transpose", "Add", "Sub", "Mul", "Div",
+    "Neg",      "Sqrt",    "Floor", "Ceil", "Relu", NULL};
+
+int hetc_onnx_foldable(const char *op_type) {
+  for (int k = 0; foldable_ops[k]; ++k)
+    if (!strcmp(foldable_ops[k], op_type)) return 1;
+  return 0;
+}
+
+static const hetc_onnx_const_t *need(const hetc_onnx_const_t *const *inputs, int32_t num_inputs, int32_t k) {
+  return k < num_inputs ? inputs[k] : NULL;
+}
+
+/* Output value k of `out` set from value j of `in`, converting type. */
+static void copy_value(hetc_onnx_const_t *out, int64_t k, const hetc_onnx_const_t *in, int64_t j) {
+  if (out->is_int) out->i[k] = hetc_onnx_const_get_int(in, j);
+  else out->f[k] = (float)hetc_onnx_const_get(in, j);
+}
+
+/* A 1-d int list (axes, shapes, starts) into out; at most max values. */
+static hetc_status_t int_list(const hetc_onnx_const_t *c, const char *what, int32_t max, int64_t *out,
+                              int32_t *out_count) {
+  if (c->rank > 1 || c->count > max)
+    return BAD("input '%s' must be a list of at most %d integers", what, (int)max);
+  for (int64_t k = 0; k < c->count; ++k) out[k] = hetc_onnx_const_get_int(c, k);
+  *out_count = (int32_t)c->count;
+  return NULL;
+}
+
+static hetc_status_t normalise_axis(int64_t *axis, int32_t rank) {
+  if (*axis < -rank || *axis >= rank) return BAD("axis %lld is outside rank %d", (long long)*axis, (int)rank);
+  if (*axis < 0) *axis += rank;
+  return NULL;
+}
+
+/* Axes from the `axes` attribute (before opset 13/18) or input 1. */
+static hetc_status_t axes_of(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs, int32_t num_inputs,
+                             int64_t *axes, int32_t *count) {
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(node, "axes", HETC_ONNX_MAX_RANK, axes, count));
+  const hetc_onnx_const_t *input = need(inputs, num_inputs, 1);
+  if (input) HETC_RETURN_IF_ERROR(int_list(input, "axes", HETC_ONNX_MAX_RANK, axes, count));
+  return NULL;
+}
+
+static void row_major_strides(const hetc_onnx_const_t *c, int64_t *strides) {
+  int64_t stride = 1;
+  for (int32_t d = c->rank - 1; d >= 0; --d) strides[d] = stride, stride *= c->dims[d];
+}
+
+/* ---- ops ------------------------------------------------------------------ */
+
+static hetc_status_t fold_constant(const Onnx__NodeProto *node, const hetc_onnx_file_t *file, hetc_onnx_const_t *out) {
+  const Onnx__AttributeProto *a = NULL;
+  if ((a = hetc_onnx_attr(node, "value"))) {
+    if (!a->t) return BAD("attribute 'value' holds no tensor");
+    const char *converted = NULL;
+    HETC_RETURN_IF_ERROR(hetc_onnx_tensor_decode(a->t, file, out, &converted));
+    return NULL;
+  }
+  const int64_t one = 1;
+  if ((a = hetc_onnx_attr(node, "value_float"))) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, 0, 0, &one));
+    out->f[0] = a->f;
+  } else if ((a = hetc_onnx_attr(node, "value_int"))) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, 1, 0, &one));
+    out->i[0] = a->i;
+  } else if ((a = hetc_onnx_attr(node, "value_floats"))) {
+    const int64_t n = (int64_t)a->n_floats;
+    HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, 0, 1, &n));
+    if (n) memcpy(out->f, a->floats, sizeof(float) * (size_t)n);
+  } else if ((a = hetc_onnx_attr(node, "value_ints"))) {
+    const int64_t n = (int64_t)a->n_ints;
+    HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, 1, 1, &n));
+    if (n) memcpy(out->i, a->ints, sizeof(int64_t) * (size_t)n);
+  } else {
+    return BAD("no value hetc reads (value, value_float(s) or value_int(s))");
+  }
+  return NULL;
+}
+
+static hetc_status_t fold_shape(const Onnx__NodeProto *node, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
+  int64_t start = 0, end = in->rank;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "start", 0, &start));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "end", in->rank, &end));
+  if (start < 0) start += in->rank;
+  if (end < 0) end += in->rank;
+  start = start < 0 ? 0 : start > in->rank ? in->rank : start;
+  end = end < start ? start : end > in->rank ? in->rank : end;
+  const int64_t n = end - start;
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, 1, 1, &n));
+  for (int64_t k = 0; k < n; ++k) out->i[k] = in->dims[start + k];
+  return NULL;
+}
+
+static hetc_status_t fold_gather(const Onnx__NodeProto *node, const hetc_onnx_const_t *data,
+                                 const hetc_onnx_const_t *indices, hetc_onnx_const_t *out) {
+  int64_t axis = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "axis", 0, &axis));
+  HETC_RETURN_IF_ERROR(normalise_axis(&axis, data->rank));
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  const int32_t rank = data->rank - 1 + indices->rank;
+  if (rank > HETC_ONNX_MAX_RANK) return BAD("result rank %d is above %d", (int)rank, HETC_ONNX_MAX_RANK);
+  int32_t r = 0;
+  for (int32_t d = 0; d < axis; ++d) dims[r++] = data->dims[d];
+  for (int32_t d = 0; d < indices->rank; ++d) dims[r++] = indices->dims[d];
+  for (int32_t d = (int32_t)axis + 1; d < data->rank; ++d) dims[r++] = data->dims[d];
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, data->is_int, rank, dims));
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= data->dims[d];
+  for (int32_t d = (int32_t)axis + 1; d < data->rank; ++d) inner *= data->dims[d];
+  const int64_t extent = data->dims[axis];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < indices->count; ++j) {
+      int64_t index = hetc_onnx_const_get_int(indices, j);
+      if (index < 0) index += extent;
+      if (index < 0 || index >= extent)
+        return BAD("index %lld is outside axis %lld of extent %lld", (long long)hetc_onnx_const_get_int(indices, j),
+                   (long long)axis, (long long)extent);
+      for (int64_t i = 0; i < inner; ++i)
+        copy_value(out, (o * indices->count + j) * inner + i, data, (o * extent + index) * inner + i);
+    }
+  return NULL;
+}
+
+/* A copy of `in` with new dims (same count). */
+static hetc_status_t reshaped(const hetc_onnx_const_t *in, int32_t rank, const int64_t *dims, hetc_onnx_const_t *out) {
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, rank, dims));
+  if (out->count != in->count)
+    return BAD("%lld values cannot take a shape of %lld", (long long)in->count, (long long)out->count);
+  for (int64_t k = 0; k < in->count; ++k) copy_value(out, k, in, k);
+  return NULL;
+}
+
+static hetc_status_t fold_unsqueeze(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                                    int32_t num_inputs, hetc_onnx_const_t *out) {
+  const hetc_onnx_const_t *in = inputs[0];
+  int64_t axes[HETC_ONNX_MAX_RANK];
+  int32_t count = -1;
+  HETC_RETURN_IF_ERROR(axes_of(node, inputs, num_inputs, axes, &count));
+  if (count < 0) return BAD("no axes given");
+  const int32_t rank = in->rank + count;
+  if (rank > HETC_ONNX_MAX_RANK) return BAD("result rank %d is above %d", (int)rank, HETC_ONNX_MAX_RANK);
+  int inserted[HETC_ONNX_MAX_RANK] = {0};
+  for (int32_t k = 0; k < count; ++k) {
+    HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], rank));
+    if (inserted[axes[k]]) return BAD("axis %lld is given twice", (long long)axes[k]);
+    inserted[axes[k]] = 1;
+  }
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  for (int32_t d = 0, from = 0; d < rank; ++d) dims[d] = inserted[d] ? 1 : in->dims[from++];
+  return reshaped(in, rank, dims, out);
+}
+
+static hetc_status_t fold_squeeze(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                                  int32_t num_inputs, hetc_onnx_const_t *out) {
+  const hetc_onnx_const_t *in = inputs[0];
+  int64_t axes[HETC_ONNX_MAX_RANK];
+  int32_t count = -1;
+  HETC_RETURN_IF_ERROR(axes_of(node, inputs, num_inputs, axes, &count));
+  int removed[HETC_ONNX_MAX_RANK] = {0};
+  for (int32_t k = 0; k < count; ++k) {
+    HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], in->rank));
+    if (in->dims[axes[k]] != 1) return BAD("axis %lld has extent %lld, not 1", (long long)axes[k], (long long)in->dims[axes[k]]);
+    removed[axes[k]] = 1;
+  }
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  for (int32_t d = 0; d < in->rank; ++d)
+    if (!(count < 0 ? in->dims[d] == 1 : removed[d])) dims[rank++] = in->dims[d];
+  return reshaped(in, rank, dims, out);
+}
+
+static hetc_status_t fold_concat(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                                 int32_t num_inputs, hetc_onnx_const_t *out) {
+  int64_t axis = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "axis", 0, &axis));
+  const hetc_onnx_const_t *first = inputs[0];
+  HETC_RETURN_IF_ERROR(normalise_axis(&axis, first->rank));
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  memcpy(dims, first->dims, sizeof(dims));
+  dims[axis] = 0;
+  int is_int = 1;
+  for (int32_t k = 0; k < num_inputs; ++k) {
+    const hetc_onnx_const_t *in = inputs[k];
+    if (!in || in->rank != first->rank) return BAD("input %d does not have rank %d", (int)k, (int)first->rank);
+    for (int32_t d = 0; d < in->rank; ++d)
+      if (d != axis && in->dims[d] != first->dims[d]) return BAD("input %d differs in dimension %d", (int)k, (int)d);
+    dims[axis] += in->dims[axis];
+    is_int &= in->is_int;
+  }
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, is_int, first->rank, dims));
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= dims[d];
+  for (int32_t d = (int32_t)axis + 1; d < first->rank; ++d) inner *= dims[d];
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int32_t k = 0; k < num_inputs; ++k) {
+      const int64_t block = inputs[k]->dims[axis] * inner;
+      for (int64_t j = 0; j < block; ++j) copy_value(out, at++, inputs[k], o * block + j);
+    }
+  return NULL;
+}
+
+static hetc_status_t fold_cast(const Onnx__NodeProto *node, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
+  int64_t to = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "to", 0, &to));
+  const int to_float = to == 1 || to == 10 || to == 11 || to == 16;
+  const int to_bool = to == 9;
+  if (!to_float && !(to >= 2 && to <= 7) && !to_bool && to != 12 && to != 13)
+    return BAD("cast to %s is not supported", hetc_onnx_type_name((int32_t)to));
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, !to_float, in->rank, in->dims));
+  for (int64_t k = 0; k < in->count; ++k) {
+    copy_value(out, k, in, k);
+    if (to_bool) out->i[k] = hetc_onnx_const_get(in, k) != 0;
+  }
+  return NULL;
+}
+
+static hetc_status_t fold_constant_of_shape(const Onnx__NodeProto *node, const hetc_onnx_const_t *shape,
+                                            const hetc_onnx_file_t *file, hetc_onnx_const_t *out) {
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(int_list(shape, "shape", HETC_ONNX_MAX_RANK, dims, &rank));
+  hetc_onnx_const_t value = {0};
+  const Onnx__AttributeProto *a = hetc_onnx_attr(node, "value");
+  if (a) {
+    const char *converted = NULL;
+    if (!a->t) return BAD("attribute 'value' holds no tensor");
+    HETC_RETURN_IF_ERROR(hetc_onnx_tensor_decode(a->t, file, &value, &converted));
+    if (value.count != 1) {
+      hetc_onnx_const_release(&value);
+      return BAD("attribute 'value' must hold one value");
+    }
+  }
+  hetc_status_t status = hetc_onnx_const_alloc(out, a ? value.is_int : 0, rank, dims);
+  for (int64_t k = 0; !status && a && k < out->count; ++k) copy_value(out, k, &value, 0);
+  hetc_onnx_const_release(&value);
+  return status;
+}
+
+hetc_status_t hetc_onnx_reshape_dims(const Onnx__NodeProto *node, int32_t in_rank, const int64_t *in_dims,
+                                     int64_t in_count, const hetc_onnx_const_t *shape, int64_t *dims, int32_t *out_rank) {
+  int64_t allow_zero = 0;
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "allowzero", 0, &allow_zero));
+  HETC_RETURN_IF_ERROR(int_list(shape, "shape", HETC_ONNX_MAX_RANK, dims, &rank));
+  int32_t wildcard = -1;
+  int64_t known = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (dims[d] == 0 && !allow_zero) {
+      if (d >= in_rank) return BAD("shape entry %d is 0 but the input has rank %d", (int)d, (int)in_rank);
+      dims[d] = in_dims[d];
+    }
+    if (dims[d] == -1) {
+      if (wildcard >= 0) return BAD("shape has more than one -1");
+      wildcard = d;
+    } else if (dims[d] < 0) {
+      return BAD("shape entry %d is %lld", (int)d, (long long)dims[d]);
+    } else {
+      known *= dims[d];
+    }
+  }
+  if (wildcard >= 0) {
+    if (!known || in_count % known) return BAD("%lld values cannot be reshaped with a -1 here", (long long)in_count);
+    dims[wildcard] = in_count / known;
+  } else if (known != in_count) {
+    return BAD("%lld values cannot take a shape of %lld", (long long)in_count, (long long)known);
+  }
+  *out_rank = rank;
+  return NULL;
+}
+
+static hetc_status_t fold_reshape(const Onnx__NodeProto *node, const hetc_onnx_const_t *in,
+                                  const hetc_onnx_const_t *shape, hetc_onnx_const_t *out) {
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_reshape_dims(node, in->rank, in->dims, in->count, shape, dims, &rank));
+  return reshaped(in, rank, dims, out);
+}
+
+static hetc_status_t fold_flatten(const Onnx__NodeProto *node, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
+  int64_t axis = 1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "axis", 1, &axis));
+  if (axis < 0) axis += in->rank;
+  if (axis < 0 || axis > in->rank) return BAD("axis is outside rank %d", (int)in->rank);
+  int64_t dims[2] = {1, 1};
+  for (int32_t d = 0; d < in->rank; ++d) dims[d >= axis] *= in->dims[d];
+  return reshaped(in, 2, dims, out);
+}
+
+static hetc_status_t fold_slice(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_const_t *const *inputs,
+                                int32_t num_inputs, hetc_onnx_const_t *out) {
+  const hetc_onnx_const_t *in = inputs[0];
+  int64_t starts[HETC_ONNX_MAX_RANK], ends[HETC_ONNX_MAX_RANK], axes[HETC_ONNX_MAX_RANK], steps[HETC_ONNX_MAX_RANK];
+  int32_t n = -1, n_ends = -1, n_axes = -1, n_steps = -1;
+  if (opset < 10) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(node, "starts", HETC_ONNX_MAX_RANK, starts, &n));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(node, "ends", HETC_ONNX_MAX_RANK, ends, &n_ends));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(node, "axes", HETC_ONNX_MAX_RANK, axes, &n_axes));
+  } else {
+    if (!need(inputs, num_inputs, 1) || !need(inputs, num_inputs, 2)) return BAD("starts and ends are required");
+    HETC_RETURN_IF_ERROR(int_list(inputs[1], "starts", HETC_ONNX_MAX_RANK, starts, &n));
+    HETC_RETURN_IF_ERROR(int_list(inputs[2], "ends", HETC_ONNX_MAX_RANK, ends, &n_ends));
+    if (need(inputs, num_inputs, 3)) HETC_RETURN_IF_ERROR(int_list(inputs[3], "axes", HETC_ONNX_MAX_RANK, axes, &n_axes));
+    if (need(inputs, num_inputs, 4)) HETC_RETURN_IF_ERROR(int_list(inputs[4], "steps", HETC_ONNX_MAX_RANK, steps, &n_steps));
+  }
+  if (n < 0 || n != n_ends || (n_axes >= 0 && n_axes != n) || (n_steps >= 0 && n_steps != n))
+    return BAD("starts, ends, axes and steps differ in length");
+  int64_t begin[HETC_ONNX_MAX_RANK], step[HETC_ONNX_MAX_RANK], dims[HETC_ONNX_MAX_RANK];
+  for (int32_t d = 0; d < in->rank; ++d) begin[d] = 0, step[d] = 1, dims[d] = in->dims[d];
+  for (int32_t k = 0; k < n; ++k) {
+    int64_t axis = n_axes >= 0 ? axes[k] : k;
+    HETC_RETURN_IF_ERROR(normalise_axis(&axis, in->rank));
+    const int64_t extent = in->dims[axis], s = n_steps >= 0 ? steps[k] : 1;
+    if (s == 0) return BAD("a step is 0");
+    int64_t b = starts[k] < 0 ? starts[k] + extent : starts[k], e = ends[k] < 0 ? ends[k] + extent : ends[k];
+    if (s > 0) {
+      b = b < 0 ? 0 : b > extent ? extent : b;
+      e = e < 0 ? 0 : e > extent ? extent : e;
+      dims[axis] = e > b ? (e - b + s - 1) / s : 0;
+    } else {
+      b = b < 0 ? -1 : b > extent - 1 ? extent - 1 : b;
+      e = e < -1 ? -1 : e > extent - 1 ? extent - 1 : e;
+      dims[axis] = b > e ? (b - e - s - 1) / -s : 0;
+    }
+    begin[axis] = b, step[axis] = s;
+  }
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, in->rank, dims));
+  int64_t strides[HETC_ONNX_MAX_RANK];
+  row_major_strides(in, strides);
+  for (int64_t k = 0; k < out->count; ++k) {
+    int64_t rest = k, from = 0;
+    for (int32_t d = in->rank - 1; d >= 0; --d) {
+      const int64_t index = rest % dims[d];
+      rest /= dims[d];
+      from += (begin[d] + index * step[d]) * strides[d];
+    }
+    copy_value(out, k, in, from);
+  }
+  return NULL;
+}
+
+static hetc_status_t fold_transpose(const Onnx__NodeProto *node, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
+  int64_t perm[HETC_ONNX_MAX_RANK];
+  int32_t count = -1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(node, "perm", HETC_ONNX_MAX_RANK, perm, &count));
+  if (count < 0) {
+    count = in->rank;
+    for (int32_t d = 0; d < count; ++d) perm[d] = count - 1 - d;
+  }
+  if (count != in->rank) return BAD("perm has %d entries for rank %d", (int)count, (int)in->rank);
+  int seen[HETC_ONNX_MAX_RANK] = {0};
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  for (int32_t d = 0; d < count; ++d) {
+    if (perm[d] < 0 || perm[d] >= count || seen[perm[d]]++) return BAD("perm is not a permutation");
+    dims[d] = in->dims[perm[d]];
+  }
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, in->rank, dims));
+  int64_t strides[HETC_ONNX_MAX_RANK];
+  row_major_strides(in, strides);
+  for (int64_t k = 0; k < out->count; ++k) {
+    int64_t rest = k, from = 0;
+    for (int32_t d = count - 1; d >= 0; --d) {
+      from += (rest % dims[d]) * strides[perm[d]];
+      rest /= dims[d];
+    }
+    copy_value(out, k, in, from);
+  }
+  return NULL;
+}
+
+/* Elementwise ops with numpy-style broadcasting. */
+static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, const hetc_onnx_const_t *b,
+                                 hetc_onnx_const_t *out) {
+  const int32_t rank = a->rank > b->rank ? a->rank : b->rank;
+  int64_t dims[HETC_ONNX_MAX_RANK], a_dims[HETC_ONNX_MAX_RANK], b_dims[HETC_ONNX_MAX_RANK];
+  for (int32_t d = 0; d < rank; ++d) {
+    a_dims[d] = d < rank - a->rank ? 1 : a->dims[d - (rank - a->rank)];
+    b_dims[d] = d < rank - b->rank ? 1 : b->dims[d - (rank - b->rank)];
+    if (a_dims[d] != b_dims[d] && a_dims[d] != 1 && b_dims[d] != 1)
+      return BAD("shapes do not broadcast (dimension %d: %lld and %lld)", (int)d, (long long)a_dims[d], (long long)b_dims[d]);
+    dims[d] = a_dims[d] == 1 ? b_dims[d] : a_dims[d];
+  }
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, a->is_int && b->is_int, rank, dims));
+  for (int64_t k = 0; k < out->count; ++k) {
+    int64_t rest = k, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      const int64_t index = rest % dims[d];
+      rest /= dims[d];
+      ia += (a_dims[d] == 1 ? 0 : index) * sa, sa *= a_dims[d];
+      ib += (b_dims[d] == 1 ? 0 : index) * sb, sb *= b_dims[d];
+    }
+    if (out->is_int) {
+      const int64_t x = a->i[ia], y = b->i[ib];
+      if (op[0] == 'D' && y == 0) return BAD("integer division by zero");
+      out->i[k] = op[0] == 'A' ? x + y : op[0] == 'S' ? x - y : op[0] == 'M' ? x * y : x / y;
+    } else {
+      const double x = hetc_onnx_const_get(a, ia), y = hetc_onnx_const_get(b, ib);
+      out->f[k] = (float)(op[0] == 'A' ? x + y : op[0] == 'S' ? x - y : op[0] == 'M' ? x * y : x / y);
+    }
+  }
+  return NULL;
+}
+
+static hetc_status_t fold_unary(const char *op, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
+  const int keeps_int = in->is_int && strcmp(op, "Sqrt") != 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, keeps_int, in->rank, in->dims));
+  for (int64_t k = 0; k < in->count; ++k) {
+    const double x = hetc_onnx_const_get(in, k);
+    const double y = !strcmp(op, "Neg") ? -x : !strcmp(op, "Sqrt") ? sqrt(x) : !strcmp(op, "Floor") ? floor(x)
+                   : !strcmp(op, "Ceil") ? ceil(x) : x > 0 ? x : 0;
+    if (keeps_int) out->i[k] = !strcmp(op, "Neg") ? -in->i[k] : in->i[k] > 0 || strcmp(op, "Relu") ? in->i[k] : 0;
+    else out->f[k] = (float)y;
+  }
+  return NULL;
+}
+
+hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_file_t *file,
+                             const hetc_onnx_const_t *const *inputs, int32_t num_inputs, hetc_onnx_const_t *outputs) {
+  const char *op = node->op_type;
+  const hetc_onnx_const_t *x = need(inputs, num_inputs, 0), *y = need(inputs, num_inputs, 1);
+  if (strcmp(op, "Constant") != 0 && !x) return BAD("input 0 is missing");
+  if (!strcmp(op, "Constant")) return fold_constant(node, file, &outputs[0]);
+  if (!strcmp(op, "Shape")) return fold_shape(node, x, &outputs[0]);
+  if (!strcmp(op, "Size")) {
+    const int64_t one = 1;
+    HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(&outputs[0], 1, 0, &one));
+    outputs[0].i[0] = x->count;
+    return NULL;
+  }
+  if (!strcmp(op, "Gather")) return y ? fold_gather(node, x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "Unsqueeze")) return fold_unsqueeze(node, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "Squeeze")) return fold_squeeze(node, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "Concat")) return fold_concat(node, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "Cast")) return fold_cast(node, x, &outputs[0]);
+  if (!strcmp(op, "ConstantOfShape")) return fold_constant_of_shape(node, x, file, &outputs[0]);
+  if (!strcmp(op, "Reshape")) return y ? fold_reshape(node, x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "Flatten")) return fold_flatten(node, x, &outputs[0]);
+  if (!strcmp(op, "Slice")) return fold_slice(node, opset, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "Transpose")) return fold_transpose(node, x, &outputs[0]);
+  if (!strcmp(op, "Identity") || !strcmp(op, "Dropout")) {
+    HETC_RETURN_IF_ERROR(reshaped(x, x->rank, x->dims, &outputs[0]));
+    if (node->n_output > 1) {
+      HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(&outputs[1], 1, x->rank, x->dims));
+      for (int64_t k = 0; k < x->count; ++k) outputs[1].i[k] = 1;
+    }
+    return NULL;
+  }
+  if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div"))
+    return y ? fold_binary(op, x, y, &outputs[0]) : BAD("input 1 is missing");
+  return fold_unary(op, x, &outputs[0]);
+}

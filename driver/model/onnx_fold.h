@@ -1,0 +1,32 @@
+/* driver/model/onnx_fold.h -- evaluating ONNX nodes whose inputs are all
+ * constant, at import.
+ *
+ * Exporters compute Reshape's and Flatten's target shapes at run time from
+ * the shape of an activation (Shape -> Gather -> Unsqueeze -> Concat), and
+ * store some weights behind Cast or Transpose nodes. Activation shapes are
+ * fixed once the input's is, so all of that is a constant by import time:
+ * the importer evaluates it here and hands hetc's graph the results. */
+#ifndef HETC_DRIVER_MODEL_ONNX_FOLD_H_
+#define HETC_DRIVER_MODEL_ONNX_FOLD_H_
+
+#include "model/onnx_tensor.h"
+
+/* Whether hetc can evaluate op_type (default domain) on constant inputs. */
+int hetc_onnx_foldable(const char *op_type);
+
+/* Evaluates `node` (opset `opset`) on `inputs` (num_inputs entries; NULL for
+ * an omitted optional input), writing node->n_output constants into
+ * `outputs` (the caller's; released with hetc_onnx_const_release, also on
+ * failure). `file` is for the tensors of Constant nodes. Failures are
+ * BAD_INPUT with a bare message. */
+hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_file_t *file,
+                             const hetc_onnx_const_t *const *inputs, int32_t num_inputs, hetc_onnx_const_t *outputs);
+
+/* Reshape's target shape for an input of `in_rank` dims `in_dims`
+ * (in_count values) and the constant `shape`: 0 copies the input's extent
+ * (unless the node's allowzero is set), one -1 takes what is left. */
+hetc_status_t hetc_onnx_reshape_dims(const Onnx__NodeProto *node, int32_t in_rank, const int64_t *in_dims,
+                                     int64_t in_count, const hetc_onnx_const_t *shape, int64_t *out_dims,
+                                     int32_t *out_rank);
+
+#endif /* HETC_DRIVER_MODEL_ONNX_FOLD_H_ */

@@ -1,0 +1,58 @@
+/* driver/model/onnx_importer.h -- the state an ONNX import builds hetc's
+ * graph in, shared by the walk over the model (onnx_import.c) and the
+ * per-op translations (onnx_ops.c). Internal to driver/model. */
+#ifndef HETC_DRIVER_MODEL_ONNX_IMPORTER_H_
+#define HETC_DRIVER_MODEL_ONNX_IMPORTER_H_
+
+#include "common/name_map.h"
+#include "graph/graph.h"
+#include "model/onnx_tensor.h"
+
+/* What an ONNX value name stands for. */
+typedef enum { ONNX_VALUE_NONE, ONNX_VALUE_CONST, ONNX_VALUE_ACTIVATION } onnx_value_kind_t;
+
+typedef struct onnx_value_t {
+  const char *name; /* borrowed from the ModelProto */
+  onnx_value_kind_t kind;
+  hetc_onnx_const_t constant; /* CONST */
+  int32_t value;              /* ACTIVATION: hetc value id */
+} onnx_value_t;
+
+typedef struct hetc_onnx_importer_t {
+  hetc_onnx_file_t file;
+  int64_t opset; /* of the default domain */
+  hetc_graph_t *graph;
+  int32_t nodes_capacity, values_capacity;
+  onnx_value_t *values; /* every ONNX value name seen, by index */
+  int32_t num_values, max_values;
+  hetc_name_map_t *value_index; /* ONNX name -> values[] */
+  hetc_name_map_t *hetc_names;  /* hetc names taken (inputs and nodes) */
+  /* The node being translated, for messages. */
+  const Onnx__NodeProto *node;
+  int32_t node_index;
+} hetc_onnx_importer_t;
+
+/* Translates the current node (im->node), whose inputs are not all
+ * constant, into hetc nodes. Failures are bare BAD_INPUT messages. */
+hetc_status_t hetc_onnx_translate_node(hetc_onnx_importer_t *im);
+/* Whether hetc_onnx_translate_node knows op_type. */
+int hetc_onnx_translatable(const char *op_type);
+
+/* The value an input name stands for, or NULL when no node, input or
+ * initializer produces it. */
+onnx_value_t *hetc_onnx_lookup(hetc_onnx_importer_t *im, const char *name);
+/* Registers a node's output `name` (the name must be new). */
+hetc_status_t hetc_onnx_define(hetc_onnx_importer_t *im, const char *name, onnx_value_t **out_value);
+
+/* Appends a hetc node of `op` reading `inputs`, named after `name_hint`
+ * (made a valid, unused hetc name), with `attrs`; infers its output type.
+ * *out_node is its index (valid until the next append). */
+hetc_status_t hetc_onnx_append_node(hetc_onnx_importer_t *im, hetc_op_t op, const char *name_hint,
+                                    const int32_t *inputs, int32_t num_inputs, const hetc_node_attrs_t *attrs,
+                                    int32_t *out_node);
+
+/* Makes a valid hetc name from `hint` into out (at most 256 bytes), unused
+ * so far, and records it. */
+hetc_status_t hetc_onnx_claim_name(hetc_onnx_importer_t *im, const char *hint, char **out_name);
+
+#endif /* HETC_DRIVER_MODEL_ONNX_IMPORTER_H_ */

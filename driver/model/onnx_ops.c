@@ -1,0 +1,668 @@
+/* ONNX ops onto hetc's graph ops (onnx_importer.h; the mapping is
+ * documented in api/model-format.md, "ONNX import"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "model/onnx_attr.h"
+#include "model/onnx_fold.h"
+#include "model/onnx_importer.h"
+
+#define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
+
+/* ---- inputs and outputs of the current node ------------------------------- */
+
+static const char *input_name(const hetc_onnx_importer_t *im, int32_t k) {
+  const Onnx__NodeProto *n = im->node;
+  return (size_t)k < n->n_input && n->input[k] && n->input[k][0] ? n->input[k] : NULL;
+}
+
+static hetc_status_t activation_input(hetc_onnx_importer_t *im, int32_t k, int32_t *out_value) {
+  const char *name = input_name(im, k);
+  if (!name) return BAD("input %d is missing", (int)k);
+  const onnx_value_t *v = hetc_onnx_lookup(im, name);
+  if (v->kind != ONNX_VALUE_ACTIVATION)
+    return BAD("input %d ('%s') is a constant; hetc imports %s on a value computed from the model's input only",
+               (int)k, name, im->node->op_type);
+  *out_value = v->value;
+  return NULL;
+}
+
+/* A constant input; *out is NULL when the input is optional and omitted. */
+static hetc_status_t const_input(hetc_onnx_importer_t *im, int32_t k, int required, const hetc_onnx_const_t **out) {
+  const char *name = input_name(im, k);
+  *out = NULL;
+  if (!name) return required ? BAD("input %d is missing", (int)k) : NULL;
+  const onnx_value_t *v = hetc_onnx_lookup(im, name);
+  if (v->kind != ONNX_VALUE_CONST)
+    return BAD("input %d ('%s') must be a constant (an initializer, or computed from constants only)", (int)k, name);
+  *out = &v->constant;
+  return NULL;
+}
+
+static const hetc_plugin_tensor_t *type_of(const hetc_onnx_importer_t *im, int32_t value) {
+  return &im->graph->values[value].type;
+}
+
+/* Output 0 of the node is hetc value `value`. */
+static hetc_status_t define_output(hetc_onnx_importer_t *im, int32_t value) {
+  onnx_value_t *v = NULL;
+  HETC_RETURN_IF_ERROR(hetc_onnx_define(im, im->node->output[0], &v));
+  v->kind = ONNX_VALUE_ACTIVATION;
+  v->value = value;
+  return NULL;
+}
+
+/* Outputs past the first (training statistics, indices, masks) must be
+ * left unnamed: inference graphs do not read them. */
+static hetc_status_t only_first_output(const hetc_onnx_importer_t *im, const char *what) {
+  for (size_t k = 1; k < im->node->n_output; ++k)
+    if (im->node->output[k] && im->node->output[k][0])
+      return BAD("output %zu ('%s', %s) is not supported; hetc imports inference graphs", k, im->node->output[k], what);
+  return NULL;
+}
+
+/* Appends a node whose name comes from the node's first output. */
+static hetc_status_t append(hetc_onnx_importer_t *im, hetc_op_t op, const int32_t *inputs, int32_t num_inputs,
+                            const hetc_node_attrs_t *attrs, int32_t *out_node) {
+  return hetc_onnx_append_node(im, op, im->node->output[0], inputs, num_inputs, attrs, out_node);
+}
+
+/* Gives node `node`'s param `slot` the values (taken), checked against the
+ * shape hetc expects. */
+static hetc_status_t set_param(hetc_onnx_importer_t *im, int32_t node, int slot, float *data, int64_t count) {
+  hetc_node_t *n = &im->graph->nodes[node];
+  hetc_param_t shape;
+  if (!hetc_weights_param_shape(im->graph, n, slot, &shape) || shape.count != count) {
+    free(data);
+    return BAD("a %s %s of %lld values does not fit (hetc's %s needs %lld)", hetc_op_name(n->op),
+               hetc_weights_param_suffix(n->op, slot), (long long)count, hetc_op_name(n->op), (long long)shape.count);
+  }
+  shape.data = data;
+  n->params[slot] = shape;
+  return NULL;
+}
+
+static float *float_values(const hetc_onnx_const_t *c, double scale) {
+  float *data = malloc(sizeof(float) * ((size_t)c->count + 1));
+  for (int64_t k = 0; data && k < c->count; ++k) data[k] = (float)(hetc_onnx_const_get(c, k) * scale);
+  return data;
+}
+
+static hetc_status_t out_of_memory(void) { return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "ONNX import"); }
+
+static hetc_status_t need_rank(const hetc_onnx_importer_t *im, int32_t value, int32_t rank, const char *what) {
+  const int32_t got = type_of(im, value)->rank;
+  if (got != rank)
+    return BAD("%s of a rank-%d input is not supported yet (hetc imports it on %s)", im->node->op_type, (int)got, what);
+  return NULL;
+}
+
+/* ---- windows: Conv and pools ---------------------------------------------- */
+
+/* kernel_shape, strides, dilations, pads and auto_pad of a 2-d window over
+ * `input` (NCHW). */
+static hetc_status_t window_attrs(hetc_onnx_importer_t *im, const hetc_plugin_tensor_t *input,
+                                  const int64_t *weight_kernel, hetc_node_attrs_t *a) {
+  const Onnx__NodeProto *n = im->node;
+  int64_t values[4];
+  int32_t count = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(n, "kernel_shape", 2, values, &count));
+  if (count >= 0 && count != 2) return BAD("attribute 'kernel_shape': expected 2 values, got %d", (int)count);
+  if (count < 0 && !weight_kernel) return BAD("attribute 'kernel_shape' is missing");
+  for (int d = 0; d < 2; ++d) {
+    const int64_t k = count == 2 ? values[d] : weight_kernel[d];
+    if (weight_kernel && k != weight_kernel[d])
+      return BAD("attribute 'kernel_shape' (%lld) differs from the weight's (%lld)", (long long)k, (long long)weight_kernel[d]);
+    if (k < 1 || k > 4096) return BAD("attribute 'kernel_shape': %lld is not a kernel extent", (long long)k);
+    a->kernel[d] = (int32_t)k;
+  }
+  const char *names[2] = {"strides", "dilations"};
+  int32_t *targets[2] = {a->strides, a->dilation};
+  for (int w = 0; w < 2; ++w) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(n, names[w], 2, values, &count));
+    if (count >= 0 && count != 2) return BAD("attribute '%s': expected 2 values, got %d", names[w], (int)count);
+    for (int d = 0; d < 2 && count == 2; ++d) {
+      if (values[d] < 1 || values[d] > 4096) return BAD("attribute '%s': %lld is not positive", names[w], (long long)values[d]);
+      targets[w][d] = (int32_t)values[d];
+    }
+  }
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(n, "pads", 4, values, &count));
+  if (count >= 0 && count != 4) return BAD("attribute 'pads': expected 4 values, got %d", (int)count);
+  for (int d = 0; d < 4 && count == 4; ++d) {
+    if (values[d] < 0 || values[d] > 4096) return BAD("attribute 'pads': %lld is not a padding", (long long)values[d]);
+    a->padding[d] = (int32_t)values[d]; /* ONNX's order is hetc's: top, left, bottom, right */
+  }
+  char auto_pad[32];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(n, "auto_pad", "NOTSET", auto_pad, sizeof(auto_pad)));
+  if (!strcmp(auto_pad, "VALID")) {
+    memset(a->padding, 0, sizeof(a->padding));
+  } else if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+    for (int d = 0; d < 2; ++d) {
+      const int64_t extent = input->shape[2 + d], stride = a->strides[d];
+      const int64_t out = (extent + stride - 1) / stride;
+      const int64_t span = (int64_t)(a->kernel[d] - 1) * a->dilation[d] + 1;
+      int64_t total = (out - 1) * stride + span - extent;
+      if (total < 0) total = 0;
+      const int64_t small = total / 2, large = total - small;
+      const int upper = auto_pad[5] == 'U';
+      a->padding[d] = (int32_t)(upper ? small : large);
+      a->padding[d + 2] = (int32_t)(upper ? large : small);
+    }
+  } else if (strcmp(auto_pad, "NOTSET") != 0) {
+    return BAD("attribute 'auto_pad': '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", auto_pad);
+  }
+  return NULL;
+}
+
+static hetc_status_t translate_conv(hetc_onnx_importer_t *im) {
+  int32_t x;
+  const hetc_onnx_const_t *w, *b;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs (2-d convolutions)"));
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &w));
+  HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &b));
+  if (w->rank != 4) return BAD("input 1 (the weight) has rank %d, not 4", (int)w->rank);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
+  int64_t group = 1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "group", 1, &group));
+  if (group < 1 || group > w->dims[0]) return BAD("attribute 'group': %lld is not a group count", (long long)group);
+  a.groups = (int32_t)group;
+  a.channels = w->dims[0];
+  a.has_bias = b != NULL;
+  HETC_RETURN_IF_ERROR(window_attrs(im, type_of(im, x), &w->dims[2], &a));
+  int32_t node;
+  HETC_RETURN_IF_ERROR(append(im, HETC_OP_CONV2D, &x, 1, &a, &node));
+  float *weight = float_values(w, 1.0), *bias = b ? float_values(b, 1.0) : NULL;
+  if (!weight || (b && !bias)) {
+    free(weight), free(bias);
+    return out_of_memory();
+  }
+  hetc_status_t status = set_param(im, node, HETC_PARAM_WEIGHT, weight, w->count);
+  if (b) status = status ? (free(bias), status) : set_param(im, node, HETC_PARAM_BIAS, bias, b->count);
+  return status ? status : define_output(im, im->graph->nodes[node].output);
+}
+
+static hetc_status_t translate_pool(hetc_onnx_importer_t *im) {
+  const int is_max = !strcmp(im->node->op_type, "MaxPool");
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  HETC_RETURN_IF_ERROR(only_first_output(im, "indices"));
+  hetc_node_attrs_t a = hetc_node_default_attrs(is_max ? HETC_OP_MAX_POOL2D : HETC_OP_AVG_POOL2D);
+  HETC_RETURN_IF_ERROR(window_attrs(im, type_of(im, x), NULL, &a));
+  if (a.dilation[0] != 1 || a.dilation[1] != 1) return BAD("attribute 'dilations': hetc pools without dilation");
+  int64_t ceil_mode = 0, include_pad = 0, storage_order = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "ceil_mode", 0, &ceil_mode));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "count_include_pad", 0, &include_pad));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "storage_order", 0, &storage_order));
+  if (storage_order) return BAD("attribute 'storage_order': only 0 (row major) is supported");
+  a.ceil_mode = ceil_mode != 0;
+  a.count_include_pad = include_pad != 0;
+  int32_t node;
+  HETC_RETURN_IF_ERROR(append(im, is_max ? HETC_OP_MAX_POOL2D : HETC_OP_AVG_POOL2D, &x, 1, &a, &node));
+  return define_output(im, im->graph->nodes[node].output);
+}
+
+/* ---- dense: Gemm and MatMul ----------------------------------------------- */
+
+/* A dense node over 2-d x with weight [units, K] (taken) and optional bias
+ * (taken). */
+static hetc_status_t append_dense(hetc_onnx_importer_t *im, int32_t x, float *weight, int64_t units, float *bias) {
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_DENSE);
+  a.channels = units;
+  a.has_bias = bias != NULL;
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_DENSE, &x, 1, &a, &node);
+  const int64_t k = type_of(im, x)->shape[1];
+  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, units * k), weight = NULL;
+  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, units), bias = NULL;
+  free(weight);
+  free(bias);
+  return status ? status : define_output(im, im->graph->nodes[node].output);
+}
+
+/* B ([K, units] unless transposed) as hetc's [units, K] weight, scaled. */
+static float *dense_weight(const hetc_onnx_const_t *b, int transposed, double scale) {
+  if (transposed) return float_values(b, scale);
+  const int64_t k_extent = b->dims[0], units = b->dims[1];
+  float *weight = malloc(sizeof(float) * ((size_t)b->count + 1));
+  for (int64_t u = 0; weight && u < units; ++u)
+    for (int64_t k = 0; k < k_extent; ++k) weight[u * k_extent + k] = (float)(hetc_onnx_const_get(b, k * units + u) * scale);
+  return weight;
+}
+
+static hetc_status_t translate_gemm(hetc_onnx_importer_t *im) {
+  const int is_gemm = !strcmp(im->node->op_type, "Gemm");
+  int32_t x;
+  const hetc_onnx_const_t *b, *c = NULL;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 2, "2-d inputs ([batch, features])"));
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &b));
+  if (is_gemm) HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &c));
+  int64_t trans_a = 0, trans_b = 0;
+  float alpha = 1, beta = 1;
+  if (is_gemm) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "transA", 0, &trans_a));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "transB", 0, &trans_b));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "alpha", 1, &alpha));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "beta", 1, &beta));
+  }
+  if (trans_a) return BAD("attribute 'transA' = 1 is not supported (the activation must be [batch, features])");
+  if (b->rank != 2) return BAD("input 1 (the weight) has rank %d, not 2", (int)b->rank);
+  const int64_t k = type_of(im, x)->shape[1], units = b->dims[trans_b ? 0 : 1];
+  if (b->dims[trans_b ? 1 : 0] != k)
+    return BAD("the weight's [%lld, %lld] does not multiply an input of %lld features", (long long)b->dims[0],
+               (long long)b->dims[1], (long long)k);
+  float *bias = NULL;
+  if (c && beta != 0) {
+    const int per_unit = c->count == units && (c->rank == 1 || (c->rank == 2 && c->dims[0] == 1));
+    if (!per_unit && c->count != 1)
+      return BAD("input 2 (C) must hold 1 or %lld values (one per output feature)", (long long)units);
+    if (!(bias = malloc(sizeof(float) * (size_t)units))) return out_of_memory();
+    for (int64_t u = 0; u < units; ++u) bias[u] = (float)(beta * hetc_onnx_const_get(c, per_unit ? u : 0));
+  }
+  float *weight = dense_weight(b, trans_b != 0, alpha);
+  if (!weight) {
+    free(bias);
+    return out_of_memory();
+  }
+  return append_dense(im, x, weight, units, bias);
+}
+
+/* ---- normalisation and elementwise ops ------------------------------------ */
+
+/* A batch_norm node over x with per-channel gamma, beta, mean, var (taken). */
+static hetc_status_t append_batch_norm(hetc_onnx_importer_t *im, int32_t x, double epsilon, float *params[4]) {
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BATCH_NORM);
+  a.epsilon = epsilon;
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_BATCH_NORM, &x, 1, &a, &node);
+  const int64_t channels = type_of(im, x)->shape[1];
+  for (int slot = 0; slot < 4; ++slot) {
+    if (!status) status = set_param(im, node, slot, params[slot], channels);
+    else free(params[slot]);
+  }
+  return status ? status : define_output(im, im->graph->nodes[node].output);
+}
+
+static hetc_status_t translate_batch_norm(hetc_onnx_importer_t *im) {
+  int32_t x;
+  const hetc_onnx_const_t *c[4];
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  HETC_RETURN_IF_ERROR(only_first_output(im, "a training statistic"));
+  const int64_t channels = type_of(im, x)->shape[1];
+  static const char *const names[4] = {"scale", "B", "mean", "var"};
+  for (int k = 0; k < 4; ++k) {
+    HETC_RETURN_IF_ERROR(const_input(im, 1 + k, 1, &c[k]));
+    if (c[k]->count != channels)
+      return BAD("input %d (%s) holds %lld values for %lld channels", 1 + k, names[k], (long long)c[k]->count,
+                 (long long)channels);
+  }
+  for (int64_t i = 0; i < channels; ++i)
+    if (!(hetc_onnx_const_get(c[3], i) >= 0)) return BAD("input 4 (var) has a negative or NaN value at %lld", (long long)i);
+  float epsilon = 1e-5f;
+  int64_t training = 0, spatial = 1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "epsilon", 1e-5f, &epsilon));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "training_mode", 0, &training));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "spatial", 1, &spatial));
+  if (training) return BAD("attribute 'training_mode' = 1 is not supported; hetc imports inference graphs");
+  if (!spatial) return BAD("attribute 'spatial' = 0 (per-pixel statistics) is not supported");
+  if (!(epsilon > 0)) return BAD("attribute 'epsilon' must be positive");
+  float *params[4];
+  for (int k = 0; k < 4; ++k) params[k] = float_values(c[k], 1.0);
+  if (!params[0] || !params[1] || !params[2] || !params[3]) {
+    for (int k = 0; k < 4; ++k) free(params[k]);
+    return out_of_memory();
+  }
+  return append_batch_norm(im, x, epsilon, params);
+}
+
+static hetc_status_t append_unary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t x) {
+  const hetc_node_attrs_t a = hetc_node_default_attrs(op);
+  int32_t node;
+  HETC_RETURN_IF_ERROR(append(im, op, &x, 1, &a, &node));
+  return define_output(im, im->graph->nodes[node].output);
+}
+
+static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
+  const char *op = im->node->op_type;
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  return append_unary(im, !strcmp(op, "Relu") ? HETC_OP_RELU : !strcmp(op, "Sigmoid") ? HETC_OP_SIGMOID : HETC_OP_TANH, x);
+}
+
+static hetc_status_t translate_clip(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  float low = -INFINITY, high = INFINITY;
+  if (im->opset < 11) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "min", -INFINITY, &low));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "max", INFINITY, &high));
+  } else {
+    const hetc_onnx_const_t *bound;
+    HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &bound));
+    if (bound && bound->count != 1) return BAD("input 1 (min) must hold one value");
+    if (bound) low = (float)hetc_onnx_const_get(bound, 0);
+    HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &bound));
+    if (bound && bound->count != 1) return BAD("input 2 (max) must hold one value");
+    if (bound) high = (float)hetc_onnx_const_get(bound, 0);
+  }
+  if (low == 0 && high == 6) return append_unary(im, HETC_OP_RELU6, x);
+  if (low == 0 && isinf(high) && high > 0) return append_unary(im, HETC_OP_RELU, x);
+  return BAD("Clip to [%g, %g] is not supported yet (hetc imports [0, 6] as relu6 and [0, inf) as relu)", low, high);
+}
+
+/* Whether constant c applies one value per channel of activation type t
+ * (axis 1), or one value to all: [C], [C,1,1], [1,C,1,1] on a 4-d value,
+ * [C] or [1,C] on a 2-d one, or a single value. */
+static int per_channel(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t) {
+  if (c->count == 1) return 1;
+  if (t->rank < 2 || c->count != t->shape[1] || c->rank > t->rank) return 0;
+  /* Aligned from the right, the channel dim must land on axis 1. */
+  for (int32_t d = 0; d < c->rank; ++d) {
+    const int32_t axis = t->rank - c->rank + d;
+    if (c->dims[d] != (axis == 1 ? t->shape[1] : 1)) return 0;
+  }
+  return 1;
+}
+
+/* Per-channel values of c for t's channels, each op(value). */
+static float *channel_values(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t, double sign, int reciprocal) {
+  const int64_t channels = t->shape[1];
+  float *values = malloc(sizeof(float) * (size_t)channels);
+  for (int64_t i = 0; values && i < channels; ++i) {
+    const double v = hetc_onnx_const_get(c, c->count == 1 ? 0 : i);
+    values[i] = (float)(reciprocal ? 1.0 / v : sign * v);
+  }
+  return values;
+}
+
+/* x + c, x - c: bias_add. */
+static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c, double sign) {
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if ((t->rank != 4 && t->rank != 2) || !per_channel(c, t))
+    return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation");
+  float *bias = channel_values(c, t, sign, 0);
+  if (!bias) return out_of_memory();
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BIAS_ADD);
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_BIAS_ADD, &x, 1, &a, &node);
+  if (status) free(bias);
+  else status = set_param(im, node, HETC_PARAM_BIAS, bias, t->shape[1]);
+  return status ? status : define_output(im, im->graph->nodes[node].output);
+}
+
+/* x * c, x / c per channel: a batch_norm with mean 0 and variance 1, gamma
+ * scaled by sqrt(1 + epsilon) so that the normalisation divides it back
+ * out; it folds into a preceding conv2d like any batch_norm. */
+static hetc_status_t append_scale(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c, int reciprocal) {
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if (t->rank != 4 || !per_channel(c, t))
+    return BAD("a constant operand must hold one value per channel (or one in all) of a 4-d activation");
+  const double epsilon = 1e-5;
+  const int64_t channels = t->shape[1];
+  float *params[4] = {channel_values(c, t, 1.0, reciprocal), calloc((size_t)channels, sizeof(float)),
+                      calloc((size_t)channels, sizeof(float)), malloc(sizeof(float) * (size_t)channels)};
+  if (!params[0] || !params[1] || !params[2] || !params[3]) {
+    for (int k = 0; k < 4; ++k) free(params[k]);
+    return out_of_memory();
+  }
+  for (int64_t i = 0; i < channels; ++i) {
+    params[0][i] = (float)(params[0][i] * sqrt(1.0 + epsilon));
+    params[3][i] = 1.0f;
+  }
+  return append_batch_norm(im, x, epsilon, params);
+}
+
+/* Two activations through hetc's add or multiply: the second operand may
+ * broadcast (each dim equal or 1), so the full-shaped one goes first. */
+static hetc_status_t append_binary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t left, int32_t right,
+                                   const char *name_hint, int32_t *out_value) {
+  const hetc_plugin_tensor_t *l = type_of(im, left), *r = type_of(im, right);
+  int32_t inputs[2] = {left, right};
+  if (l->rank == r->rank) {
+    int left_covers = 1;
+    for (int32_t d = 0; d < l->rank; ++d) left_covers &= l->shape[d] == r->shape[d] || r->shape[d] == 1;
+    if (!left_covers) inputs[0] = right, inputs[1] = left;
+  }
+  hetc_node_attrs_t a = hetc_node_default_attrs(op);
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, op, name_hint, inputs, 2, &a, &node));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
+}
+
+static hetc_status_t translate_binary(hetc_onnx_importer_t *im) {
+  const char *op = im->node->op_type;
+  const char *left_name = input_name(im, 0), *right_name = input_name(im, 1);
+  if (!left_name || !right_name) return BAD("an input is missing");
+  const onnx_value_t *left = hetc_onnx_lookup(im, left_name), *right = hetc_onnx_lookup(im, right_name);
+  const int is_add = !strcmp(op, "Add"), is_sub = !strcmp(op, "Sub"), is_mul = !strcmp(op, "Mul");
+  if (left->kind == ONNX_VALUE_ACTIVATION && right->kind == ONNX_VALUE_ACTIVATION) {
+    if (!is_add && !is_mul) return BAD("%s of two computed values is not supported yet", op);
+    int32_t value;
+    HETC_RETURN_IF_ERROR(append_binary(im, is_add ? HETC_OP_ADD : HETC_OP_MULTIPLY, left->value, right->value,
+                                       im->node->output[0], &value));
+    return define_output(im, value);
+  }
+  /* One side is constant (both constant was folded). */
+  const int constant_first = left->kind == ONNX_VALUE_CONST;
+  const int32_t x = constant_first ? right->value : left->value;
+  const hetc_onnx_const_t *c = constant_first ? &left->constant : &right->constant;
+  if (constant_first && (is_sub || !strcmp(op, "Div")))
+    return BAD("a constant minus or over a computed value is not supported yet");
+  if (is_add || is_sub) return append_bias(im, x, c, is_sub ? -1.0 : 1.0);
+  return append_scale(im, x, c, !is_mul);
+}
+
+static hetc_status_t translate_sum(hetc_onnx_importer_t *im) {
+  int32_t total;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &total));
+  const int32_t count = (int32_t)im->node->n_input;
+  for (int32_t k = 1; k < count; ++k) {
+    int32_t next;
+    HETC_RETURN_IF_ERROR(activation_input(im, k, &next));
+    char hint[300];
+    snprintf(hint, sizeof(hint), "%s%s%d", im->node->output[0], k + 1 < count ? ".sum" : "", k);
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, total, next, k + 1 < count ? hint : im->node->output[0], &total));
+  }
+  return define_output(im, total);
+}
+
+/* ---- shapes: reductions, concat, flatten, reshape, softmax ---------------- */
+
+/* A reshape node over x to `dims`. */
+static hetc_status_t append_reshape(hetc_onnx_importer_t *im, int32_t x, const char *name_hint, int32_t rank,
+                                    const int64_t *dims, int32_t *out_value) {
+  if (rank < 1 || rank > HETC_PLUGIN_MAX_RANK)
+    return BAD("a reshape to rank %d is not supported (hetc's activations have rank 1 to %d)", (int)rank,
+               HETC_PLUGIN_MAX_RANK);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_RESHAPE);
+  a.reshape_rank = rank;
+  memcpy(a.reshape_shape, dims, sizeof(int64_t) * (size_t)rank);
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_RESHAPE, name_hint, &x, 1, &a, &node));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
+}
+
+static hetc_status_t translate_global_pool(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const int is_reduce = !strcmp(im->node->op_type, "ReduceMean");
+  int64_t keep_dims = 1;
+  if (is_reduce) {
+    int64_t axes[HETC_ONNX_MAX_RANK];
+    int32_t count = -1;
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "axes", HETC_ONNX_MAX_RANK, axes, &count));
+    const hetc_onnx_const_t *axes_input;
+    HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &axes_input));
+    if (axes_input) {
+      count = axes_input->count <= HETC_ONNX_MAX_RANK ? (int32_t)axes_input->count : HETC_ONNX_MAX_RANK + 1;
+      for (int32_t k = 0; k < count && k < HETC_ONNX_MAX_RANK; ++k) axes[k] = hetc_onnx_const_get_int(axes_input, k);
+    }
+    int h = 0, w = 0;
+    for (int32_t k = 0; k < count && k < HETC_ONNX_MAX_RANK; ++k) {
+      const int64_t axis = axes[k] < 0 ? axes[k] + 4 : axes[k];
+      h += axis == 2, w += axis == 3;
+    }
+    if (count != 2 || h != 1 || w != 1) return BAD("ReduceMean over axes other than [2, 3] is not supported yet (hetc imports it over H and W)");
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "keepdims", 1, &keep_dims));
+  }
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_GLOBAL_AVG_POOL2D);
+  char hint[300];
+  snprintf(hint, sizeof(hint), "%s%s", im->node->output[0], keep_dims ? "" : ".pool");
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_GLOBAL_AVG_POOL2D, hint, &x, 1, &a, &node));
+  int32_t value = im->graph->nodes[node].output;
+  if (!keep_dims) {
+    const int64_t dims[2] = {type_of(im, x)->shape[0], type_of(im, x)->shape[1]};
+    HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], 2, dims, &value));
+  }
+  return define_output(im, value);
+}
+
+static hetc_status_t translate_concat(hetc_onnx_importer_t *im) {
+  const int32_t count = (int32_t)im->node->n_input;
+  if (count < 1 || count > 64) return BAD("%d inputs; hetc concatenates 1 to 64", (int)count);
+  int32_t inputs[64];
+  for (int32_t k = 0; k < count; ++k) HETC_RETURN_IF_ERROR(activation_input(im, k, &inputs[k]));
+  int64_t axis = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 1, &axis));
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
+  a.axis = (int32_t)axis;
+  int32_t node;
+  HETC_RETURN_IF_ERROR(append(im, HETC_OP_CONCAT, inputs, count, &a, &node));
+  return define_output(im, im->graph->nodes[node].output);
+}
+
+/* x viewed as [product of dims before axis, product of the rest]. */
+static void flattened_dims(const hetc_plugin_tensor_t *t, int64_t axis, int64_t dims[2]) {
+  dims[0] = dims[1] = 1;
+  for (int32_t d = 0; d < t->rank; ++d) dims[d >= axis] *= t->shape[d];
+}
+
+static hetc_status_t translate_flatten(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  int64_t axis = 1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 1, &axis));
+  if (axis < 0) axis += t->rank;
+  if (axis < 0 || axis > t->rank) return BAD("attribute 'axis' is outside rank %d", (int)t->rank);
+  if (axis == 1) return append_unary(im, HETC_OP_FLATTEN, x);
+  int64_t dims[2];
+  flattened_dims(t, axis, dims);
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, im->node->output[0], 2, dims, &value));
+  return define_output(im, value);
+}
+
+static hetc_status_t translate_reshape(hetc_onnx_importer_t *im) {
+  int32_t x;
+  const hetc_onnx_const_t *shape;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &shape));
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_reshape_dims(im->node, t->rank, t->shape, hetc_tensor_element_count(t), shape, dims, &rank));
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, im->node->output[0], rank, dims, &value));
+  return define_output(im, value);
+}
+
+static hetc_status_t translate_softmax(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  /* Before opset 13, Softmax normalises over every dim from `axis` on
+   * (default 1) as one; from 13, over `axis` alone (default -1). */
+  const int coerced = im->opset < 13;
+  int64_t axis = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", coerced ? 1 : -1, &axis));
+  if (axis < 0) axis += t.rank;
+  if (axis < 0 || axis >= t.rank) return BAD("attribute 'axis' is outside rank %d", (int)t.rank);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_SOFTMAX);
+  int64_t trailing = 1;
+  for (int32_t d = (int32_t)axis + 1; d < t.rank; ++d) trailing *= t.shape[d];
+  if (!coerced || trailing == 1) {
+    a.axis = (int32_t)axis;
+    int32_t node;
+    HETC_RETURN_IF_ERROR(append(im, HETC_OP_SOFTMAX, &x, 1, &a, &node));
+    return define_output(im, im->graph->nodes[node].output);
+  }
+  int64_t dims[2];
+  flattened_dims(&t, axis, dims);
+  char hint[300];
+  snprintf(hint, sizeof(hint), "%s.rows", im->node->output[0]);
+  int32_t rows, node;
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, hint, 2, dims, &rows));
+  snprintf(hint, sizeof(hint), "%s.softmax", im->node->output[0]);
+  a.axis = 1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_SOFTMAX, hint, &rows, 1, &a, &node));
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_reshape(im, im->graph->nodes[node].output, im->node->output[0], t.rank, t.shape, &value));
+  return define_output(im, value);
+}
+
+/* Dropout and Identity pass their input on: nothing to compute. */
+static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(only_first_output(im, "the dropout mask"));
+  return define_output(im, x);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+typedef struct translation_t {
+  const char *op_type;
+  hetc_status_t (*translate)(hetc_onnx_importer_t *im);
+} translation_t;
+
+static const translation_t translations[] = {
+    {"Conv", translate_conv},
+    {"MaxPool", translate_pool},
+    {"AveragePool", translate_pool},
+    {"GlobalAveragePool", translate_global_pool},
+    {"ReduceMean", translate_global_pool},
+    {"Gemm", translate_gemm},
+    {"MatMul", translate_gemm},
+    {"BatchNormalization", translate_batch_norm},
+    {"Relu", translate_activation},
+    {"Sigmoid", translate_activation},
+    {"Tanh", translate_activation},
+    {"Clip", translate_clip},
+    {"Add", translate_binary},
+    {"Sub", translate_binary},
+    {"Mul", translate_binary},
+    {"Div", translate_binary},
+    {"Sum", translate_sum},
+    {"Concat", translate_concat},
+    {"Flatten", translate_flatten},
+    {"Reshape", translate_reshape},
+    {"Softmax", translate_softmax},
+    {"Dropout", translate_identity},
+    {"Identity", translate_identity},
+};
+
+static const translation_t *find(const char *op_type) {
+  for (size_t k = 0; k < sizeof(translations) / sizeof(translations[0]); ++k)
+    if (!strcmp(translations[k].op_type, op_type)) return &translations[k];
+  return NULL;
+}
+
+int hetc_onnx_translatable(const char *op_type) { return find(op_type) != NULL; }
+
+hetc_status_t hetc_onnx_translate_node(hetc_onnx_importer_t *im) {
+  const translation_t *t = find(im->node->op_type);
+  if (!t) return BAD("op %s is not supported (api/model-format.md lists the ONNX ops hetc imports)", im->node->op_type);
+  if (im->node->n_output < 1 || !im->node->output[0] || !im->node->output[0][0]) return BAD("the node has no output");
+  return t->translate(im);
+}

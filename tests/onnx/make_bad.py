@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Generate the malformed ONNX inputs of tests/onnx/bad (one file per defect).
+
+Usage:
+    python3 tests/onnx/make_bad.py           (re)write tests/onnx/bad/*
+    python3 tests/onnx/make_bad.py --check   regenerate into a temp dir, exit 1
+                                             if a committed file differs
+    python3 tests/onnx/make_bad.py --out DIR write into DIR instead
+
+Each case breaks one thing in a small valid model: input "input" [1,3,8,8] ->
+Conv "conv0" (8 channels, 3x3, pad 1, weight "conv0.weight", bias "conv0.bias")
+-> Relu "relu0" -> "output", opset 13. The messages the importer must print
+live with the importer's tests; this script only writes the inputs. Models
+broken on purpose skip onnx.checker; the valid ones (two_data_inputs,
+int_input, symbolic_no_shape) pass it.
+"""
+
+import argparse
+import filecmp
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.join(HERE, "bad")
+
+SHAPE = [1, 3, 8, 8]
+IR_FOR_OPSET = {5: 7, 13: 7, 22: 10}  # opset 5 with IR 7: valid, so the opset is the only defect
+
+
+def conv_params():
+    rng = np.random.RandomState(7)
+    w = (rng.standard_normal([8, 3, 3, 3]) * 0.27).astype(np.float32)
+    b = (rng.standard_normal([8]) * 0.1).astype(np.float32)
+    return [numpy_helper.from_array(w, "conv0.weight"), numpy_helper.from_array(b, "conv0.bias")]
+
+
+def conv_node(x="input"):
+    return helper.make_node("Conv", [x, "conv0.weight", "conv0.bias"], ["conv0_out"], name="conv0",
+                            dilations=[1, 1], group=1, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                            strides=[1, 1])
+
+
+def relu_node(x="conv0_out", out="output", domain=None):
+    return helper.make_node("Relu", [x], [out], name="relu0", domain=domain)
+
+
+def model(nodes=None, inputs=None, outputs=None, inits=None, opsets=None, input_type=None):
+    """The base conv model with any part replaced."""
+    if inputs is None:
+        inputs = [helper.make_tensor_value_info("input", input_type or TensorProto.FLOAT, SHAPE)]
+    if outputs is None:
+        outputs = [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, 8, 8])]
+    if nodes is None:
+        nodes = [conv_node(), relu_node()]
+    if inits is None:
+        inits = conv_params()
+    graph = helper.make_graph(nodes, "bad", inputs, outputs, initializer=inits)
+    opsets = opsets or [("", 13)]
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets],
+                             ir_version=IR_FOR_OPSET[opsets[0][1]],
+                             producer_name="hetc-make_bad", producer_version="1")
+
+
+def checked(m):
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def bytes_of(m):
+    return m.SerializeToString()
+
+
+def with_weight(tensor):
+    """conv_params() with conv0.weight replaced by `tensor`."""
+    return [tensor, conv_params()[1]]
+
+
+def external_weight(location, offset=None, length=3 * 3 * 3 * 8 * 4):
+    t = onnx.TensorProto()
+    t.name = "conv0.weight"
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend([8, 3, 3, 3])
+    t.data_location = TensorProto.EXTERNAL
+    entries = [("location", location)]
+    if offset is not None:
+        entries.append(("offset", str(offset)))
+    entries.append(("length", str(length)))
+    for k, v in entries:
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    return t
+
+
+def cases():
+    """(file name, bytes) of every case, in a fixed order."""
+    out = []
+
+    def add(name, data):
+        out.append((name, data))
+
+    base = bytes_of(checked(model()))
+    add("not_onnx.onnx", b"hello, this is not a protobuf\n")
+    add("json_named_onnx.onnx",
+        b'{"irVersion": "7", "graph": {"name": "g", "node": [{"opType": "Relu"}]},'
+        b' "opsetImport": [{"version": "13"}]}\n')
+    add("truncated.onnx", base[: len(base) // 2])
+    add("empty.onnx", b"")
+
+    fancy = helper.make_node("FancyOp", ["relu_out"], ["output"], name="fancy")
+    add("unknown_op.onnx", bytes_of(model(nodes=[relu_node("input", "relu_out"), fancy],
+                                          outputs=[helper.make_tensor_value_info(
+                                              "output", TensorProto.FLOAT, SHAPE)],
+                                          inits=[])))
+    add("unknown_domain.onnx", bytes_of(model(
+        nodes=[conv_node(), relu_node(domain="com.example")],
+        opsets=[("", 13), ("com.example", 1)])))
+    add("opset_5.onnx", bytes_of(checked(model(opsets=[("", 5)]))))
+    add("opset_22.onnx", bytes_of(model(opsets=[("", 22)])))  # not checked: may be too new
+
+    add("dangling_input.onnx", bytes_of(model(nodes=[conv_node("missing_tensor"), relu_node()])))
+    add("dangling_output.onnx", bytes_of(model(outputs=[
+        helper.make_tensor_value_info("nowhere", TensorProto.FLOAT, [1, 8, 8, 8])])))
+
+    short = onnx.TensorProto()
+    short.name, short.data_type = "conv0.weight", TensorProto.FLOAT
+    short.dims.extend([8, 3, 3, 3])
+    short.raw_data = bytes(range(100))
+    add("init_size_mismatch.onnx", bytes_of(model(inits=with_weight(short))))
+    few = onnx.TensorProto()
+    few.name, few.data_type = "conv0.weight", TensorProto.FLOAT
+    few.dims.extend([8, 3, 3, 3])
+    few.float_data.extend([0.5, -0.25, 0.125, 1.0, -1.0])
+    add("init_float_data_mismatch.onnx", bytes_of(model(inits=with_weight(few))))
+
+    add("external_escape.onnx", bytes_of(model(inits=with_weight(
+        external_weight("../../../etc/passwd")))))
+    add("external_absolute.onnx", bytes_of(model(inits=with_weight(
+        external_weight("/etc/passwd")))))
+    add("external_missing.onnx", bytes_of(model(inits=with_weight(
+        external_weight("nothere.bin")))))
+    add("external_out_of_range.onnx", bytes_of(model(inits=with_weight(
+        external_weight("external_small.bin", offset=0, length=4000)))))
+    add("external_small.bin", bytes(range(64)))
+
+    add("symbolic_no_shape.onnx", bytes_of(checked(model(inputs=[
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N"] + SHAPE[1:])],
+        outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, ["N", 8, 8, 8])]))))
+    add("two_data_inputs.onnx", bytes_of(checked(model(
+        nodes=[helper.make_node("Add", ["input", "input2"], ["sum"], name="add0"),
+               conv_node("sum"), relu_node()],
+        inputs=[helper.make_tensor_value_info("input", TensorProto.FLOAT, SHAPE),
+                helper.make_tensor_value_info("input2", TensorProto.FLOAT, SHAPE)]))))
+    add("int_input.onnx", bytes_of(checked(model(
+        nodes=[helper.make_node("Cast", ["input"], ["input_f"], name="cast0", to=TensorProto.FLOAT),
+               conv_node("input_f"), relu_node()],
+        input_type=TensorProto.INT64))))
+    return out
+
+
+def generate(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    names = []
+    for name, data in cases():
+        assert name not in names, name
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(data)
+        names.append(name)
+    return names
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="fail if a committed file is out of date")
+    ap.add_argument("--out", default=DEFAULT_OUT, help="output directory (default: tests/onnx/bad)")
+    args = ap.parse_args(argv)
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp:
+            names = generate(tmp)
+            stale = [n for n in names
+                     if not os.path.exists(os.path.join(args.out, n))
+                     or not filecmp.cmp(os.path.join(args.out, n), os.path.join(tmp, n),
+                                        shallow=False)]
+            present = set(os.listdir(args.out)) if os.path.isdir(args.out) else set()
+            extra = sorted(present - set(names))
+        if stale or extra:
+            print("tests/onnx/bad out of date (run python3 tests/onnx/make_bad.py): "
+                  + " ".join(stale + extra), file=sys.stderr)
+            return 1
+        print("tests/onnx/bad up to date (%d files)" % len(names))
+        return 0
+    if os.path.isdir(args.out):
+        for n in os.listdir(args.out):
+            if n.endswith((".onnx", ".bin")):
+                os.remove(os.path.join(args.out, n))
+    names = generate(args.out)
+    print("wrote %d files to %s" % (len(names), args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1467 @@
+#!/usr/bin/env python3
+"""Generate the ONNX import corpus of tests/onnx (one small model per case).
+
+Usage:
+    python3 tests/onnx/make_corpus.py           (re)write tests/onnx/corpus/*
+    python3 tests/onnx/make_corpus.py --check   regenerate into a temp dir, exit 1
+                                                if a committed file differs
+    python3 tests/onnx/make_corpus.py --out DIR write into DIR instead
+
+For every case NAME the corpus holds NAME.onnx (the model), NAME.input.bin (its
+one data input) and NAME.expected.bin (every graph output, in graph-output
+order, concatenated), all float32 little-endian row-major; corpus.tsv lists the
+cases (its header comment describes the columns). The expected outputs come
+from onnxruntime's CPUExecutionProvider, with graph optimizations off and one
+thread, so that two runs on one machine give the same bytes.
+
+The models imitate what PyTorch's exporter writes (node names like
+"/layer1/0/conv1/Conv", weights like "layer1.0.conv1.weight", Conv attributes
+spelled out, Shape/Gather/Unsqueeze/Concat/Reshape before a classifier, ...),
+built with onnx.helper since torch is not needed. Weights and inputs come from
+numpy's legacy RandomState seeded with the crc32 of the case name, whose
+streams numpy keeps stable across versions.
+
+--check compares every file byte for byte, except that NAME.expected.bin may
+differ within a relative 1e-5 (printed as a note): onnxruntime picks its
+kernels by CPU, so another machine can round the last bits differently.
+
+No variant had to be dropped. One onnxruntime refuses to run:
+  * BatchNormalization-6 (batchnorm_opset6, is_test=1) has no onnxruntime
+    kernel; the model is kept as opset 6 and its expected output comes from the
+    same graph, same weights, stamped opset 7 (is_test dropped, spatial=1),
+    which computes the same function.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.join(HERE, "corpus")
+
+RTOL = 1e-4       # the normal tolerance
+# Whole networks are held to the normal tolerance too: on vec, cpu and opencl
+# their worst error measured 1.5e-5 (a stack of convolutions, each summing
+# hundreds of products in another order).
+RTOL_NET = RTOL
+NET_WHY = None
+CHECK_RTOL = 1e-5  # --check: how far a regenerated expected.bin may drift
+
+# The IR version each opset came with (onnx/helper.py VERSION_TABLE): what an
+# exporter stamps. IR 3 (opset < 9 here) still requires every initializer to be
+# listed among the graph inputs, as old PyTorch exports do.
+IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 21: 10}
+
+PRODUCER = "hetc-make_corpus"
+
+# ---------------------------------------------------------------------------
+# Graph builder
+# ---------------------------------------------------------------------------
+
+
+def scope_of(name):
+    """A PyTorch module path ("layer1.0.conv1") as a node scope ("/layer1/0/conv1")."""
+    return "/" + name.replace(".", "/") if name else ""
+
+
+class Graph:
+    """Collects nodes and initializers of one model, PyTorch-style names."""
+
+    def __init__(self, case, opset):
+        self.opset = opset
+        seed = zlib.crc32(case.name.encode())
+        self.rng = np.random.RandomState(seed)
+        self.x = "input"
+        self.nodes = []
+        self.inits = []
+        self.init_names = set()
+        self.node_names = set()
+
+    # -- values ------------------------------------------------------------
+    def normal(self, shape, std=1.0, mean=0.0):
+        return (self.rng.standard_normal(shape) * std + mean).astype(np.float32)
+
+    def uniform(self, shape, lo, hi):
+        return self.rng.uniform(lo, hi, shape).astype(np.float32)
+
+    def he(self, shape):
+        """Kaiming-normal weights: keeps activations of order 1 through a net."""
+        fan_in = int(np.prod(shape[1:]))
+        return self.normal(shape, np.sqrt(2.0 / fan_in))
+
+    def init(self, name, array):
+        """An initializer (raw_data, as exporters write); returns its name."""
+        assert name not in self.init_names, name
+        self.init_names.add(name)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def shared(self, name, array):
+        """An initializer several nodes read (added once)."""
+        return name if name in self.init_names else self.init(name, array)
+
+    def i64(self, name, values):
+        return self.init(name, np.array(values, dtype=np.int64))
+
+    def f32(self, name, values):
+        return self.init(name, np.array(values, dtype=np.float32))
+
+    # -- nodes -------------------------------------------------------------
+    def node(self, op, inputs, scope="", **attrs):
+        """Append a node named like PyTorch's ("/scope/Op", "/scope/Op_1", ...)."""
+        base = "%s/%s" % (scope, op)
+        name, k = base, 0
+        while name in self.node_names:
+            k += 1
+            name = "%s_%d" % (base, k)
+        self.node_names.add(name)
+        out = name + "_output_0"
+        self.nodes.append(helper.make_node(op, inputs, [out], name=name, **attrs))
+        return out
+
+    def op(self, op, inputs, name="", **attrs):
+        return self.node(op, inputs, scope_of(name), **attrs)
+
+    def constant(self, values, scope=""):
+        """A Constant node (how PyTorch writes the scalars of shape arithmetic)."""
+        arr = np.asarray(values)
+        return self.node("Constant", [], scope, value=numpy_helper.from_array(arr))
+
+    # -- layers ------------------------------------------------------------
+    def conv(self, x, cin, cout, k, name, stride=1, pad=None, dilation=1, group=1,
+             bias=True, pads=None, auto_pad=None, minimal=False):
+        """Conv the way PyTorch writes it: all of dilations, group, kernel_shape,
+        pads, strides spelled out (minimal=True: only pads, the rest defaulted)."""
+        kh, kw = (k, k) if isinstance(k, int) else k
+        w = self.init(name + ".weight", self.he([cout, cin // group, kh, kw]))
+        inputs = [x, w]
+        if bias:
+            inputs.append(self.init(name + ".bias", self.normal([cout], 0.1)))
+        if pads is None and auto_pad is None:
+            ph, pw = (dilation * (kh - 1) // 2, dilation * (kw - 1) // 2) if pad is None \
+                else ((pad, pad) if isinstance(pad, int) else pad)
+            pads = [ph, pw, ph, pw]
+        if minimal:
+            return self.op("Conv", inputs, name, pads=pads)
+        attrs = dict(dilations=[dilation, dilation], group=group, kernel_shape=[kh, kw],
+                     strides=[stride, stride])
+        if auto_pad:
+            attrs["auto_pad"] = auto_pad
+        else:
+            attrs["pads"] = pads
+        return self.op("Conv", inputs, name, **attrs)
+
+    def bn(self, x, c, name, eps=1e-5):
+        """Eval-mode BatchNormalization with its four parameter tensors."""
+        scale = self.init(name + ".weight", self.uniform([c], 0.5, 1.5))
+        shift = self.init(name + ".bias", self.normal([c], 0.1))
+        mean = self.init(name + ".running_mean", self.normal([c], 0.1))
+        var = self.init(name + ".running_var", self.uniform([c], 0.5, 1.5))
+        attrs = dict(epsilon=eps, momentum=0.9)
+        if self.opset < 7:
+            attrs["is_test"] = 1
+        elif self.opset < 9:
+            attrs["spatial"] = 1
+        return self.op("BatchNormalization", [x, scale, shift, mean, var], name, **attrs)
+
+    def relu(self, x, name=""):
+        return self.op("Relu", [x], name)
+
+    def clip6(self, x, name=""):
+        """ReLU6: Clip with min/max inputs (opset 11+), one shared pair of constants."""
+        lo = self.shared("clip_min", np.array(0.0, np.float32))
+        hi = self.shared("clip_max", np.array(6.0, np.float32))
+        return self.op("Clip", [x, lo, hi], name)
+
+    def maxpool(self, x, k, s, p=0, name="", ceil=0):
+        return self.op("MaxPool", [x], name, ceil_mode=ceil, kernel_shape=[k, k],
+                       pads=[p] * 4, strides=[s, s])
+
+    def avgpool(self, x, k, s, p=0, name="", ceil=0, include_pad=0):
+        return self.op("AveragePool", [x], name, ceil_mode=ceil, count_include_pad=include_pad,
+                       kernel_shape=[k, k], pads=[p] * 4, strides=[s, s])
+
+    def gap(self, x, name=""):
+        return self.op("GlobalAveragePool", [x], name)
+
+    def flatten(self, x, name=""):
+        return self.op("Flatten", [x], name, axis=1)
+
+    def gemm(self, x, k, n, name, bias=True):
+        """nn.Linear: Gemm with transB=1, weight [n, k]."""
+        w = self.init(name + ".weight", self.he([n, k]))
+        inputs = [x, w]
+        if bias:
+            inputs.append(self.init(name + ".bias", self.normal([n], 0.1)))
+        return self.op("Gemm", inputs, name, alpha=1.0, beta=1.0, transB=1)
+
+    def unsqueeze0(self, x):
+        if self.opset < 13:
+            return self.node("Unsqueeze", [x], axes=[0])
+        return self.node("Unsqueeze", [x, self.constant(np.array([0], np.int64))])
+
+    def shape_flatten(self, x):
+        """x.view(x.size(0), -1): Shape -> Gather(0) -> Unsqueeze -> Concat([-1]) -> Reshape."""
+        shape = self.node("Shape", [x])
+        batch = self.node("Gather", [shape, self.constant(np.array(0, np.int64))], axis=0)
+        batch = self.unsqueeze0(batch)
+        target = self.node("Concat", [batch, self.constant(np.array([-1], np.int64))], axis=0)
+        return self.node("Reshape", [x, target])
+
+    def shuffle(self, x, c, h, w, groups, name=""):
+        """Channel shuffle as ShuffleNet exports it: Reshape 5-d, Transpose, Reshape."""
+        s5 = self.i64(name + ".shuffle_shape5", [1, groups, c // groups, h, w])
+        s4 = self.i64(name + ".shuffle_shape4", [1, c, h, w])
+        y = self.op("Reshape", [x, s5], name)
+        y = self.op("Transpose", [y], name, perm=[0, 2, 1, 3, 4])
+        return self.op("Reshape", [y, s4], name)
+
+
+# ---------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------
+
+
+class Case:
+    """One corpus entry; see case() for the options."""
+
+    def __init__(self, fn, kind, shape, opset, rtol, why, symbolic, dist, ref_opset,
+                 external, typed, value_info, outputs):
+        self.fn = fn
+        self.name = fn.__name__
+        self.kind = kind
+        self.shape = list(shape)
+        self.opset = opset
+        self.rtol = rtol
+        self.why = why
+        self.symbolic = symbolic
+        self.dist = dist
+        self.ref_opset = ref_opset
+        self.external = external
+        self.typed = typed
+        self.value_info = value_info
+        self.outputs = outputs
+
+
+CASES = []
+
+
+def case(kind, shape, opset=13, rtol=None, why=None, symbolic=False, dist="normal",
+         ref_opset=None, external=False, typed=False, value_info=None, outputs=("output",)):
+    """Register a model function fn(g) -> output tensor name (a list for several).
+
+    shape: INPUT_SHAPE; opset: default-domain opset (IR version from IR_FOR_OPSET);
+    rtol/why: a tolerance other than the kind's default and the reason for it;
+    symbolic: input dim 0 is dim_param "N"; dist: input values ("normal",
+    "wide" = normal x3, "large" = normal x20, "uniform" = [0,1)); ref_opset:
+    onnxruntime runs the same graph at this opset instead; external: weights in
+    NAME.weights.bin; typed: initializers in float_data; value_info: run onnx
+    shape inference to record intermediate shapes (default: nets, as PyTorch
+    does); outputs: the graph output names."""
+    def register(fn):
+        r = rtol if rtol is not None else (RTOL_NET if kind == "net" else RTOL)
+        w = why if why is not None else (NET_WHY if kind == "net" else None)
+        vi = value_info if value_info is not None else kind == "net"
+        CASES.append(Case(fn, kind, shape, opset, r, w, symbolic, dist, ref_opset,
+                          external, typed, vi, list(outputs)))
+        return fn
+    return register
+
+
+def op_case(shape, **kw):
+    return case("op", shape, **kw)
+
+
+def net_case(shape, **kw):
+    return case("net", shape, **kw)
+
+
+SHAPE = [1, 8, 16, 16]
+IMG = [1, 3, 16, 16]
+
+# -- Conv ------------------------------------------------------------------
+
+
+@op_case(IMG)
+def conv_plain(g):
+    """3x3 pad 1 with only `pads` given: kernel_shape comes from the weight."""
+    return g.conv(g.x, 3, 8, 3, "conv", minimal=True)
+
+
+@op_case(IMG)
+def conv_bias(g):
+    return g.conv(g.x, 3, 8, 3, "conv")
+
+
+@op_case(IMG)
+def conv_no_bias(g):
+    return g.conv(g.x, 3, 8, 3, "conv", bias=False)
+
+
+@op_case(IMG)
+def conv_stride2(g):
+    return g.conv(g.x, 3, 8, 3, "conv", stride=2)
+
+
+@op_case(IMG)
+def conv_dilation2(g):
+    return g.conv(g.x, 3, 8, 3, "conv", dilation=2)
+
+
+@op_case(SHAPE)
+def conv_group2(g):
+    return g.conv(g.x, 8, 12, 3, "conv", group=2)
+
+
+@op_case(SHAPE)
+def conv_depthwise(g):
+    return g.conv(g.x, 8, 8, 3, "conv", group=8)
+
+
+@op_case(SHAPE)
+def conv_depthwise_multiplier2(g):
+    """group = C_in with two output channels per group."""
+    return g.conv(g.x, 8, 16, 3, "conv", group=8)
+
+
+@op_case(IMG)
+def conv_asym_pads(g):
+    """pads [top=0, left=1, bottom=1, right=2]."""
+    return g.conv(g.x, 3, 8, 3, "conv", pads=[0, 1, 1, 2])
+
+
+@op_case(IMG)
+def conv_same_upper(g):
+    """16 -> 8 with stride 2: one padding row/column, at the end."""
+    return g.conv(g.x, 3, 8, 3, "conv", stride=2, auto_pad="SAME_UPPER")
+
+
+@op_case(IMG)
+def conv_same_lower(g):
+    """16 -> 8 with stride 2: one padding row/column, at the beginning."""
+    return g.conv(g.x, 3, 8, 3, "conv", stride=2, auto_pad="SAME_LOWER")
+
+
+@op_case(IMG)
+def conv_valid(g):
+    return g.conv(g.x, 3, 8, 3, "conv", auto_pad="VALID")
+
+
+@op_case([1, 16, 16, 16])
+def conv_1x1(g):
+    return g.conv(g.x, 16, 32, 1, "conv")
+
+
+@op_case(IMG)
+def conv_5x5(g):
+    return g.conv(g.x, 3, 8, 5, "conv")
+
+
+@op_case([1, 3, 12, 20])
+def conv_rect_kernel(g):
+    """A 1x3 kernel on a non-square input (catches swapped H/W)."""
+    return g.conv(g.x, 3, 8, (1, 3), "conv")
+
+
+@op_case(IMG, symbolic=True)
+def conv_symbolic_batch(g):
+    return g.relu(g.conv(g.x, 3, 8, 3, "conv"), "conv")
+
+
+@op_case(IMG, opset=21)
+def conv_opset21(g):
+    return g.relu(g.conv(g.x, 3, 8, 3, "conv"), "conv")
+
+
+@op_case(IMG, opset=17)
+def conv_opset17(g):
+    return g.relu(g.conv(g.x, 3, 8, 3, "conv", stride=2), "conv")
+
+
+@op_case(IMG, typed=True)
+def conv_typed_weights(g):
+    """Weight and bias in the typed float_data field instead of raw_data."""
+    return g.conv(g.x, 3, 8, 3, "conv")
+
+
+def conv_with_cast_weight(g, np_dtype):
+    w = g.init("conv.weight", g.he([8, 3, 3, 3]).astype(np_dtype))
+    wf = g.node("Cast", [w], "/conv", to=TensorProto.FLOAT)
+    b = g.init("conv.bias", g.normal([8], 0.1))
+    return g.op("Conv", [g.x, wf, b], "conv", dilations=[1, 1], group=1, kernel_shape=[3, 3],
+                pads=[1, 1, 1, 1], strides=[1, 1])
+
+
+@op_case(IMG)
+def conv_fp16_weights(g):
+    """FLOAT16 weight initializer -> Cast(to=FLOAT) -> Conv."""
+    return conv_with_cast_weight(g, np.float16)
+
+
+@op_case(IMG)
+def conv_fp64_weights(g):
+    """DOUBLE weight initializer -> Cast(to=FLOAT) -> Conv."""
+    return conv_with_cast_weight(g, np.float64)
+
+
+@op_case(IMG, external=True)
+def conv_external_data(g):
+    """Weight at offset 0 and bias at offset 1792 of conv_external_data.weights.bin."""
+    return g.relu(g.conv(g.x, 3, 16, 3, "conv"), "conv")
+
+
+@op_case(IMG, outputs=("output", "conv_out"))
+def conv_two_outputs(g):
+    """Two graph outputs: the Relu ("output") and the Conv it reads ("conv_out")."""
+    c = g.conv(g.x, 3, 8, 3, "conv")
+    return [g.relu(c, "conv"), c]
+
+
+# -- ConvTranspose -----------------------------------------------------------
+
+
+def conv_transpose(g, x, cin, cout, k, s, p, name, output_padding=None):
+    w = g.init(name + ".weight", g.he([cin, cout, k, k]))
+    b = g.init(name + ".bias", g.normal([cout], 0.1))
+    attrs = dict(dilations=[1, 1], group=1, kernel_shape=[k, k], pads=[p] * 4, strides=[s, s])
+    if output_padding:
+        attrs["output_padding"] = [output_padding] * 2
+    return g.op("ConvTranspose", [x, w, b], name, **attrs)
+
+
+@op_case([1, 8, 8, 8])
+def convtranspose_stride2(g):
+    """The usual 2x upsampler: kernel 4, stride 2, pad 1 (8 -> 16)."""
+    return conv_transpose(g, g.x, 8, 4, 4, 2, 1, "up")
+
+
+@op_case([1, 8, 8, 8])
+def convtranspose_output_padding(g):
+    """Kernel 3, stride 2, pad 1, output_padding 1 (8 -> 16)."""
+    return conv_transpose(g, g.x, 8, 4, 3, 2, 1, "up", output_padding=1)
+
+
+# -- Gemm / MatMul -----------------------------------------------------------
+
+FC_IN = [1, 8, 4, 4]
+
+
+@op_case(FC_IN)
+def gemm_flatten(g):
+    """Flatten + nn.Linear (transB=1)."""
+    return g.gemm(g.flatten(g.x), 128, 10, "fc")
+
+
+@op_case(FC_IN)
+def gemm_transb0(g):
+    """B stored [K, N], transB=0."""
+    w = g.init("fc.weight", g.he([10, 128]).T.copy())
+    b = g.init("fc.bias", g.normal([10], 0.1))
+    return g.op("Gemm", [g.flatten(g.x), w, b], "fc", alpha=1.0, beta=1.0, transB=0)
+
+
+@op_case(FC_IN)
+def gemm_alpha_beta(g):
+    w = g.init("fc.weight", g.he([10, 128]))
+    b = g.init("fc.bias", g.normal([10], 0.5))
+    return g.op("Gemm", [g.flatten(g.x), w, b], "fc", alpha=0.5, beta=2.0, transB=1)
+
+
+@op_case(FC_IN)
+def gemm_no_c(g):
+    return g.gemm(g.flatten(g.x), 128, 10, "fc", bias=False)
+
+
+@op_case([1, 64])
+def gemm_2d_input(g):
+    return g.gemm(g.x, 64, 10, "fc")
+
+
+@op_case([1, 64])
+def matmul_2d(g):
+    w = g.init("fc.weight_t", g.he([10, 64]).T.copy())
+    return g.op("MatMul", [g.x, w], "fc")
+
+
+@op_case([1, 4, 8, 16])
+def matmul_4d(g):
+    """[1,C,H,W] x [W,N]: batched over the leading dims (nn.Linear on the last axis)."""
+    w = g.init("fc.weight_t", g.he([10, 16]).T.copy())
+    return g.op("MatMul", [g.x, w], "fc")
+
+
+@op_case([1, 4, 8, 16])
+def matmul_4d_add_bias(g):
+    """nn.Linear on a 4-d tensor as PyTorch exports it: MatMul then Add of bias [N]."""
+    w = g.init("fc.weight_t", g.he([10, 16]).T.copy())
+    b = g.init("fc.bias", g.normal([10], 0.1))
+    return g.op("Add", [g.op("MatMul", [g.x, w], "fc"), b], "fc")
+
+
+# -- BatchNormalization ------------------------------------------------------
+
+
+@op_case(IMG, opset=15)
+def batchnorm_after_conv(g):
+    """Conv (no bias) + BN: foldable into the Conv."""
+    return g.bn(g.conv(g.x, 3, 8, 3, "conv", bias=False), 8, "bn")
+
+
+@op_case(SHAPE, opset=15)
+def batchnorm_after_relu(g):
+    """Relu + BN: no Conv to fold into, a standalone per-channel affine."""
+    return g.bn(g.relu(g.x, "relu"), 8, "bn")
+
+
+@op_case(SHAPE, opset=9)
+def batchnorm_opset9(g):
+    return g.bn(g.x, 8, "bn")
+
+
+@op_case(SHAPE, opset=7)
+def batchnorm_opset7(g):
+    """spatial=1; IR 3, initializers also listed as graph inputs."""
+    return g.bn(g.x, 8, "bn")
+
+
+@op_case(SHAPE, opset=6, ref_opset=7)
+def batchnorm_opset6(g):
+    """is_test=1; IR 3, initializers also listed as graph inputs. onnxruntime has
+    no BatchNormalization-6 kernel: expected output from the opset-7 twin."""
+    return g.bn(g.x, 8, "bn")
+
+
+# -- Activations ---------------------------------------------------------------
+
+ACT = dict(dist="wide")
+
+
+@op_case(SHAPE, **ACT)
+def relu(g):
+    return g.relu(g.x)
+
+
+@op_case(SHAPE, **ACT)
+def leaky_relu(g):
+    return g.op("LeakyRelu", [g.x], alpha=0.1)
+
+
+@op_case(SHAPE, **ACT)
+def prelu_per_channel(g):
+    slope = g.init("prelu.weight", g.uniform([8, 1, 1], 0.05, 0.5))
+    return g.op("PRelu", [g.x, slope], "prelu")
+
+
+@op_case(SHAPE, **ACT)
+def prelu_scalar(g):
+    slope = g.f32("prelu.weight", [0.25])
+    return g.op("PRelu", [g.x, slope], "prelu")
+
+
+@op_case(SHAPE, opset=6, **ACT)
+def clip_relu6_opset6(g):
+    """ReLU6 as Clip-6: min/max attributes."""
+    return g.op("Clip", [g.x], max=6.0, min=0.0)
+
+
+@op_case(SHAPE, **ACT)
+def clip_relu6(g):
+    """ReLU6 as Clip-13: min/max as initializer inputs."""
+    return g.clip6(g.x)
+
+
+@op_case(SHAPE, **ACT)
+def clip_max_only(g):
+    """Clip-13 with min omitted ("") and max given."""
+    hi = g.init("clip_max", np.array(6.0, np.float32))
+    return g.op("Clip", [g.x, "", hi])
+
+
+@op_case(SHAPE, **ACT)
+def clip_range(g):
+    lo = g.init("clip_min", np.array(-0.5, np.float32))
+    hi = g.init("clip_max", np.array(0.5, np.float32))
+    return g.op("Clip", [g.x, lo, hi])
+
+
+@op_case(SHAPE, **ACT)
+def sigmoid(g):
+    return g.op("Sigmoid", [g.x])
+
+
+@op_case(SHAPE, **ACT)
+def hard_sigmoid(g):
+    """No attributes: the defaults alpha 0.2, beta 0.5."""
+    return g.op("HardSigmoid", [g.x])
+
+
+@op_case(SHAPE, opset=14, **ACT)
+def hard_swish(g):
+    return g.op("HardSwish", [g.x])
+
+
+@op_case(SHAPE, **ACT)
+def tanh(g):
+    return g.op("Tanh", [g.x])
+
+
+@op_case(SHAPE, **ACT)
+def elu(g):
+    return g.op("Elu", [g.x], alpha=1.0)
+
+
+@op_case(SHAPE, **ACT)
+def softplus(g):
+    return g.op("Softplus", [g.x])
+
+
+# -- Elementwise binary ------------------------------------------------------
+
+
+def two_convs(g):
+    return g.conv(g.x, 8, 8, 3, "a"), g.conv(g.x, 8, 8, 3, "b")
+
+
+@op_case(SHAPE)
+def add_two_convs(g):
+    a, b = two_convs(g)
+    return g.op("Add", [a, b])
+
+
+@op_case(SHAPE)
+def sub_two_convs(g):
+    a, b = two_convs(g)
+    return g.op("Sub", [a, b])
+
+
+@op_case(SHAPE)
+def mul_two_convs(g):
+    a, b = two_convs(g)
+    return g.op("Mul", [a, b])
+
+
+@op_case(SHAPE)
+def div_two_convs(g):
+    """a / sigmoid(b): a denominator kept away from zero."""
+    a, b = two_convs(g)
+    return g.op("Div", [a, g.op("Sigmoid", [b], "b")])
+
+
+@op_case(SHAPE)
+def add_broadcast(g):
+    """[1,C,H,W] + [1,C,1,1] where the second is GlobalAveragePool's output."""
+    return g.op("Add", [g.x, g.gap(g.x)])
+
+
+@op_case(SHAPE)
+def sub_broadcast(g):
+    return g.op("Sub", [g.x, g.gap(g.x)])
+
+
+@op_case(SHAPE)
+def mul_broadcast_se(g):
+    """Squeeze-and-excite: x * sigmoid(fc2(relu(fc1(GAP(x))))) with 1x1 Convs."""
+    s = g.gap(g.x, "se")
+    s = g.relu(g.conv(s, 8, 4, 1, "se.fc1"), "se")
+    s = g.op("Sigmoid", [g.conv(s, 4, 8, 1, "se.fc2")], "se")
+    return g.op("Mul", [g.x, s])
+
+
+@op_case(SHAPE)
+def div_broadcast(g):
+    return g.op("Div", [g.x, g.op("Sigmoid", [g.gap(g.x)])])
+
+
+@op_case(SHAPE)
+def add_channel_const(g):
+    """Add of a per-channel [C,1,1] initializer (a bias)."""
+    return g.op("Add", [g.x, g.init("bias", g.normal([8, 1, 1], 0.5))])
+
+
+@op_case(SHAPE)
+def mul_channel_const(g):
+    """Mul by a per-channel [C,1,1] initializer (a scale)."""
+    return g.op("Mul", [g.x, g.init("scale", g.uniform([8, 1, 1], 0.5, 2.0))])
+
+
+@op_case(IMG, dist="uniform")
+def sub_div_normalize(g):
+    """Input normalization: (x - mean[3,1,1]) / std[3,1,1]."""
+    mean = g.f32("mean", np.array([0.485, 0.456, 0.406]).reshape(3, 1, 1))
+    std = g.f32("std", np.array([0.229, 0.224, 0.225]).reshape(3, 1, 1))
+    return g.op("Div", [g.op("Sub", [g.x, mean]), std])
+
+
+@op_case(SHAPE, **ACT)
+def div_scalar_hardswish(g):
+    """Hard-swish written out: x * clip(x + 3, 0, 6) / 6, scalar constants."""
+    y = g.op("Add", [g.x, g.f32("three", np.float32(3.0))])
+    y = g.clip6(y)
+    y = g.op("Mul", [g.x, y])
+    return g.op("Div", [y, g.f32("six", np.float32(6.0))])
+
+
+@op_case(SHAPE)
+def mul_scalar(g):
+    return g.op("Mul", [g.x, g.f32("half", np.float32(0.5))])
+
+
+@op_case(SHAPE)
+def sum_three(g):
+    a, b = two_convs(g)
+    c = g.conv(g.x, 8, 8, 3, "c")
+    return g.op("Sum", [a, b, c])
+
+
+# -- Pooling -------------------------------------------------------------------
+
+
+@op_case(SHAPE)
+def maxpool_2x2(g):
+    return g.maxpool(g.x, 2, 2)
+
+
+@op_case(SHAPE)
+def maxpool_3x3_s2_p1(g):
+    return g.maxpool(g.x, 3, 2, 1)
+
+
+@op_case([1, 8, 15, 15])
+def maxpool_ceil(g):
+    """15 -> 8 with kernel 2 stride 2 ceil_mode 1 (floor would give 7)."""
+    return g.maxpool(g.x, 2, 2, ceil=1)
+
+
+@op_case(SHAPE, dist="uniform")
+def avgpool_exclude_pad(g):
+    return g.avgpool(g.x, 3, 2, 1, include_pad=0)
+
+
+@op_case(SHAPE, dist="uniform")
+def avgpool_include_pad(g):
+    return g.avgpool(g.x, 3, 2, 1, include_pad=1)
+
+
+@op_case(SHAPE, dist="uniform")
+def avgpool_ceil(g):
+    """16 -> 8 with kernel 3 stride 2 ceil_mode 1: the last window hangs over."""
+    return g.avgpool(g.x, 3, 2, ceil=1)
+
+
+@op_case(SHAPE, dist="uniform")
+def global_avgpool(g):
+    return g.gap(g.x)
+
+
+@op_case(SHAPE)
+def global_maxpool(g):
+    return g.op("GlobalMaxPool", [g.x])
+
+
+# -- Shapes: Concat, Flatten, Reshape and shape subgraphs --------------------
+
+
+@op_case(SHAPE)
+def concat_two(g):
+    a, b = two_convs(g)
+    return g.op("Concat", [a, b], axis=1)
+
+
+@op_case(SHAPE)
+def concat_three(g):
+    a, b = two_convs(g)
+    c = g.conv(g.x, 8, 4, 1, "c")
+    return g.op("Concat", [a, b, c], axis=1)
+
+
+@op_case(FC_IN)
+def flatten(g):
+    return g.flatten(g.x)
+
+
+@op_case(FC_IN)
+def reshape_const(g):
+    return g.op("Reshape", [g.x, g.i64("shape", [1, -1])])
+
+
+@op_case(FC_IN, opset=11)
+def reshape_shape_subgraph_opset11(g):
+    """x.view(x.size(0), -1), Unsqueeze with the axes attribute."""
+    return g.shape_flatten(g.x)
+
+
+@op_case(FC_IN, symbolic=True)
+def reshape_shape_subgraph_opset13(g):
+    """x.view(x.size(0), -1), Unsqueeze with axes as an input; batch "N"."""
+    return g.shape_flatten(g.x)
+
+
+@op_case(SHAPE)
+def flatten_constant_node(g):
+    """A Constant node gives Reshape its target [1, 8, -1]; Flatten follows."""
+    y = g.node("Reshape", [g.x, g.constant(np.array([1, 8, -1], np.int64))])
+    return g.flatten(y)
+
+
+@op_case(SHAPE)
+def constantofshape_folded(g):
+    """x + torch.full((N, C, 1, 1), 0.5): the shape built from Shape(x),
+    ConstantOfShape fills it; the whole branch folds to a constant."""
+    shape = g.node("Shape", [g.x])
+    c = g.node("Gather", [shape, g.constant(np.array(1, np.int64))], axis=0)
+    c = g.unsqueeze0(c)
+    n = g.node("Gather", [shape, g.constant(np.array(0, np.int64))], axis=0)
+    n = g.unsqueeze0(n)
+    full_shape = g.node("Concat", [n, c, g.constant(np.array([1, 1], np.int64))], axis=0)
+    half = g.node("ConstantOfShape", [full_shape],
+                  value=numpy_helper.from_array(np.array([0.5], np.float32)))
+    return g.node("Add", [g.x, half])
+
+
+@op_case([1, 4, 8, 8])
+def cast_shape_subgraph(g):
+    """F.interpolate(x, scale_factor=2) as PyTorch 1.x wrote it: the sizes from
+    Shape -> Slice -> Cast(FLOAT) -> Mul(2) -> Cast(INT64) -> Concat -> Resize."""
+    shape = g.node("Shape", [g.x])
+    hw = g.node("Slice", [shape, g.constant(np.array([2], np.int64)),
+                          g.constant(np.array([4], np.int64)),
+                          g.constant(np.array([0], np.int64))])
+    hw = g.node("Cast", [hw], to=TensorProto.FLOAT)
+    hw = g.node("Mul", [hw, g.constant(np.array([2.0, 2.0], np.float32))])
+    hw = g.node("Cast", [hw], to=TensorProto.INT64)
+    nc = g.node("Slice", [shape, g.constant(np.array([0], np.int64)),
+                          g.constant(np.array([2], np.int64)),
+                          g.constant(np.array([0], np.int64))])
+    sizes = g.node("Concat", [nc, hw], axis=0)
+    return g.node("Resize", [g.x, "", "", sizes], coordinate_transformation_mode="asymmetric",
+                  cubic_coeff_a=-0.75, mode="nearest", nearest_mode="floor")
+
+
+# -- Transpose and data movement ----------------------------------------------
+
+
+@op_case([1, 8, 8, 8])
+def channel_shuffle(g):
+    """ShuffleNet's shuffle with 2 groups: Reshape [1,2,4,H,W], Transpose, Reshape."""
+    return g.shuffle(g.x, 8, 8, 8, 2)
+
+
+@op_case([1, 8, 12, 16])
+def transpose_nhwc(g):
+    """NCHW -> NHWC as the graph output (non-square, catches swapped axes)."""
+    return g.op("Transpose", [g.x], perm=[0, 2, 3, 1])
+
+
+@op_case([1, 16, 8, 8])
+def pixel_shuffle_reshape(g):
+    """PixelShuffle(2) written out: Reshape [1,4,2,2,8,8], Transpose, Reshape [1,4,16,16]."""
+    y = g.op("Reshape", [g.x, g.i64("shape6", [1, 4, 2, 2, 8, 8])])
+    y = g.op("Transpose", [y], perm=[0, 1, 4, 2, 5, 3])
+    return g.op("Reshape", [y, g.i64("shape4", [1, 4, 16, 16])])
+
+
+@op_case([1, 16, 8, 8])
+def depth_to_space_dcr(g):
+    """mode attribute left out: the default, DCR."""
+    return g.op("DepthToSpace", [g.x], blocksize=2)
+
+
+@op_case([1, 16, 8, 8])
+def depth_to_space_crd(g):
+    return g.op("DepthToSpace", [g.x], blocksize=2, mode="CRD")
+
+
+@op_case([1, 4, 16, 16])
+def space_to_depth(g):
+    return g.op("SpaceToDepth", [g.x], blocksize=2)
+
+
+# -- Softmax ---------------------------------------------------------------------
+
+
+@op_case(FC_IN, opset=11)
+def softmax_opset11_2d(g):
+    """Classifier head: Flatten, Gemm, Softmax-11 on [1,10] logits."""
+    return g.op("Softmax", [g.gemm(g.flatten(g.x), 128, 10, "fc")], axis=1)
+
+
+@op_case(SHAPE, **ACT)
+def softmax_opset13_axis1(g):
+    return g.op("Softmax", [g.x], axis=1)
+
+
+@op_case([1, 8, 8, 8], opset=11, rtol=1e-3,
+         why="Softmax-11 coerces to 2-d: one softmax over all 512 values; "
+             "the exponential sum's order differs between implementations")
+def softmax_opset11_4d(g):
+    """Softmax-11 axis=1 on 4-d: softmax over C*H*W together, not per pixel."""
+    return g.op("Softmax", [g.x], axis=1)
+
+
+@op_case([1, 10], **ACT)
+def logsoftmax_2d(g):
+    return g.op("LogSoftmax", [g.x], axis=1)
+
+
+# -- Pad -------------------------------------------------------------------------
+
+PADS = [0, 0, 1, 2, 0, 0, 2, 1]  # top 1, left 2, bottom 2, right 1
+
+
+@op_case([1, 4, 8, 8])
+def pad_constant(g):
+    """Pad-13, pads as an input, constant_value omitted (0)."""
+    return g.op("Pad", [g.x, g.i64("pads", PADS)], mode="constant")
+
+
+@op_case([1, 4, 8, 8])
+def pad_constant_value(g):
+    return g.op("Pad", [g.x, g.i64("pads", PADS), g.f32("value", np.float32(1.5))],
+                mode="constant")
+
+
+@op_case([1, 4, 8, 8])
+def pad_reflect(g):
+    return g.op("Pad", [g.x, g.i64("pads", PADS)], mode="reflect")
+
+
+@op_case([1, 4, 8, 8])
+def pad_edge(g):
+    return g.op("Pad", [g.x, g.i64("pads", PADS)], mode="edge")
+
+
+@op_case([1, 4, 8, 8], opset=9)
+def pad_opset9(g):
+    """Pad-2: pads and value as attributes."""
+    return g.op("Pad", [g.x], mode="constant", pads=PADS, value=0.0)
+
+
+# -- LRN -------------------------------------------------------------------------
+
+LRN_WHY = "LRN raises a windowed sum of squares to a fractional power (pow/exp/log differ)"
+
+
+@op_case([1, 16, 16, 16], rtol=1e-3, why=LRN_WHY, dist="large")
+def lrn_alexnet(g):
+    """size 5, alpha 1e-4, beta 0.75, bias 1; inputs of magnitude ~20 so that
+    the normalization visibly changes them."""
+    return g.op("LRN", [g.x], alpha=1e-4, beta=0.75, bias=1.0, size=5)
+
+
+@op_case([1, 16, 16, 16], rtol=1e-3, why=LRN_WHY)
+def lrn_size3_bias2(g):
+    return g.op("LRN", [g.x], alpha=0.01, beta=0.5, bias=2.0, size=3)
+
+
+# -- Dropout, Identity -----------------------------------------------------------
+
+
+@op_case(SHAPE, opset=12)
+def dropout_opset12(g):
+    """Dropout-12 with ratio as an input (inference: a no-op) between two Convs."""
+    y = g.conv(g.x, 8, 8, 3, "conv1")
+    y = g.op("Dropout", [y, g.f32("ratio", np.float32(0.5))], "drop")
+    return g.conv(y, 8, 8, 3, "conv2")
+
+
+@op_case(SHAPE, opset=7)
+def dropout_opset7(g):
+    """Dropout-7 with the ratio attribute between two Convs; IR 3."""
+    y = g.conv(g.x, 8, 8, 3, "conv1")
+    y = g.op("Dropout", [y], "drop", ratio=0.5)
+    return g.conv(y, 8, 8, 3, "conv2")
+
+
+@op_case(SHAPE)
+def identity_between_convs(g):
+    y = g.conv(g.x, 8, 8, 3, "conv1")
+    y = g.op("Identity", [y], "id")
+    return g.conv(y, 8, 8, 3, "conv2")
+
+
+# -- Upsample / Resize -----------------------------------------------------------
+
+UP = [1, 4, 8, 8]
+
+
+def resize(g, inputs, mode, ctm):
+    return g.op("Resize", [g.x] + inputs, coordinate_transformation_mode=ctm,
+                cubic_coeff_a=-0.75, mode=mode, nearest_mode="floor")
+
+
+@op_case(UP, opset=9)
+def upsample_nearest_opset9(g):
+    return g.op("Upsample", [g.x, g.f32("scales", [1, 1, 2, 2])], mode="nearest")
+
+
+@op_case(UP, opset=11)
+def resize_nearest_opset11(g):
+    """Resize-11 nearest x2 with the empty roi tensor PyTorch passes."""
+    roi = g.init("roi", np.zeros([0], np.float32))
+    return resize(g, [roi, g.f32("scales", [1, 1, 2, 2])], "nearest", "asymmetric")
+
+
+@op_case(UP)
+def resize_linear_half_pixel(g):
+    return resize(g, ["", g.f32("scales", [1, 1, 2, 2])], "linear", "half_pixel")
+
+
+@op_case(UP)
+def resize_linear_pytorch_half_pixel(g):
+    """What PyTorch writes for bilinear, align_corners=False."""
+    return resize(g, ["", g.f32("scales", [1, 1, 2, 2])], "linear", "pytorch_half_pixel")
+
+
+@op_case(UP)
+def resize_sizes(g):
+    """Nearest to sizes [1,4,12,20]: non-integer, different per axis."""
+    return resize(g, ["", "", g.i64("sizes", [1, 4, 12, 20])], "nearest", "asymmetric")
+
+
+@op_case(UP)
+def resize_linear_align_corners(g):
+    return resize(g, ["", g.f32("scales", [1, 1, 2, 2])], "linear", "align_corners")
+
+
+# -- ReduceMean --------------------------------------------------------------------
+
+
+@op_case(SHAPE, dist="uniform")
+def reducemean_keepdims(g):
+    return g.op("ReduceMean", [g.x], axes=[2, 3], keepdims=1)
+
+
+@op_case(SHAPE, dist="uniform")
+def reducemean_no_keepdims(g):
+    return g.op("ReduceMean", [g.x], axes=[2, 3], keepdims=0)
+
+
+@op_case(SHAPE, opset=18, dist="uniform")
+def reducemean_opset18(g):
+    """ReduceMean-18: axes as an input."""
+    return g.op("ReduceMean", [g.x, g.i64("axes", [2, 3])], keepdims=1)
+
+
+@op_case([1, 32, 32, 32], dist="uniform", rtol=1e-3,
+         why="one mean of 32768 values: float sums in another order drift past 1e-4")
+def reducemean_large(g):
+    return g.op("ReduceMean", [g.x], axes=[1, 2, 3], keepdims=1)
+
+
+# ---------------------------------------------------------------------------
+# Whole networks
+# ---------------------------------------------------------------------------
+
+NET = [1, 3, 32, 32]
+
+
+def basic_block(g, x, cin, cout, stride, name):
+    """ResNet basic block, Conv+BN unfolded; 1x1 strided projection when needed."""
+    y = g.relu(g.bn(g.conv(x, cin, cout, 3, name + ".conv1", stride=stride, bias=False),
+                    cout, name + ".bn1"), name)
+    y = g.bn(g.conv(y, cout, cout, 3, name + ".conv2", bias=False), cout, name + ".bn2")
+    if stride != 1 or cin != cout:
+        x = g.conv(x, cin, cout, 1, name + ".downsample.0", stride=stride, bias=False)
+        x = g.bn(x, cout, name + ".downsample.1")
+    return g.relu(g.op("Add", [y, x], name), name)
+
+
+@net_case(NET)
+def resnet_style(g):
+    """Stem conv7x7/2+BN+Relu+MaxPool, three basic blocks (one with a 1x1/2
+    projection), GlobalAveragePool, Flatten, Gemm; Conv+BN pairs unfolded."""
+    y = g.conv(g.x, 3, 16, 7, "conv1", stride=2, bias=False)
+    y = g.relu(g.bn(y, 16, "bn1"), "relu")
+    y = g.maxpool(y, 3, 2, 1, "maxpool")
+    y = basic_block(g, y, 16, 16, 1, "layer1.0")
+    y = basic_block(g, y, 16, 32, 2, "layer2.0")
+    y = basic_block(g, y, 32, 32, 1, "layer2.1")
+    y = g.flatten(g.gap(y, "avgpool"))
+    return g.gemm(y, 32, 10, "fc")
+
+
+def inverted_residual(g, x, cin, cout, stride, t, name):
+    """MobileNetV2 block with BN folded into the Conv biases, ReLU6 as Clip."""
+    hidden = cin * t
+    y, i = x, 0
+    if t != 1:
+        y = g.clip6(g.conv(y, cin, hidden, 1, "%s.conv.%d" % (name, i)), name + ".conv.%d" % i)
+        i += 1
+    y = g.clip6(g.conv(y, hidden, hidden, 3, "%s.conv.%d" % (name, i), stride=stride,
+                       group=hidden), name + ".conv.%d" % i)
+    y = g.conv(y, hidden, cout, 1, "%s.conv.%d" % (name, i + 1))
+    if stride == 1 and cin == cout:
+        y = g.op("Add", [x, y], name)
+    return y
+
+
+@net_case(NET, symbolic=True)
+def mobilenet_v2_style(g):
+    """Conv/2 + ReLU6, four inverted residuals (expansion 1 and 6, depthwise
+    group=C, one residual Add), 1x1 Conv, GlobalAveragePool, the
+    Shape/Gather/Unsqueeze/Concat/Reshape flatten, Gemm; batch dim "N"."""
+    y = g.clip6(g.conv(g.x, 3, 16, 3, "features.0.0", stride=2), "features.0")
+    y = inverted_residual(g, y, 16, 8, 1, 1, "features.1")
+    y = inverted_residual(g, y, 8, 12, 2, 6, "features.2")
+    y = inverted_residual(g, y, 12, 12, 1, 6, "features.3")
+    y = inverted_residual(g, y, 12, 16, 2, 6, "features.4")
+    y = g.clip6(g.conv(y, 16, 64, 1, "features.5.0"), "features.5")
+    y = g.shape_flatten(g.gap(y))
+    return g.gemm(y, 64, 10, "classifier.1")
+
+
+def shuffle_unit(g, x, cin, cout, stride, h, name):
+    """ShuffleNetV2-like unit without the channel split (Slice-free): two
+    branches on the whole input, Concat, channel shuffle (groups 2). BN folded."""
+    half = cout // 2
+    if stride == 2:
+        a = g.conv(x, cin, cin, 3, name + ".branch1.0", stride=2, group=cin)
+        a = g.relu(g.conv(a, cin, half, 1, name + ".branch1.2"), name + ".branch1")
+    else:
+        a = g.relu(g.conv(x, cin, half, 1, name + ".branch1.0"), name + ".branch1")
+    b = g.relu(g.conv(x, cin, half, 1, name + ".branch2.0"), name + ".branch2.1")
+    b = g.conv(b, half, half, 3, name + ".branch2.3", stride=stride, group=half)
+    b = g.relu(g.conv(b, half, half, 1, name + ".branch2.5"), name + ".branch2.6")
+    y = g.op("Concat", [a, b], name, axis=1)
+    return g.shuffle(y, cout, h // stride, h // stride, 2, name)
+
+
+@net_case(NET)
+def shufflenet_style(g):
+    """Conv/2+Relu, MaxPool/2, a stride-2 and a stride-1 shuffle unit, 1x1 Conv,
+    mean over H,W (ReduceMean keepdims 0, as x.mean([2, 3])), Gemm."""
+    y = g.relu(g.conv(g.x, 3, 24, 3, "conv1.0", stride=2), "conv1")
+    y = g.maxpool(y, 3, 2, 1, "maxpool")
+    y = shuffle_unit(g, y, 24, 48, 2, 8, "stage2.0")
+    y = shuffle_unit(g, y, 48, 48, 1, 4, "stage2.1")
+    y = g.relu(g.conv(y, 48, 64, 1, "conv5.0"), "conv5")
+    y = g.op("ReduceMean", [y], axes=[2, 3], keepdims=0)
+    return g.gemm(y, 64, 10, "fc")
+
+
+def basic_conv(g, x, cin, cout, k, name, stride=1):
+    """torchvision Inception's BasicConv2d: Conv (no bias) + BN(eps 1e-3) + Relu."""
+    y = g.conv(x, cin, cout, k, name + ".conv", stride=stride, bias=False)
+    return g.relu(g.bn(y, cout, name + ".bn", eps=1e-3), name)
+
+
+@net_case(NET, opset=17)
+def inception_style(g):
+    """Stem, an Inception-A-like module (1x1 | 1x1-3x3 | 1x1-3x3-3x3 |
+    avgpool-1x1), MaxPool, a module with a 5x5 and a maxpool-proj branch,
+    GlobalAveragePool, Flatten, Gemm; Conv+BN unfolded."""
+    y = basic_conv(g, g.x, 3, 16, 3, "Conv2d_1a_3x3")
+    y = g.maxpool(y, 3, 2, 1, "maxpool1")
+    b1 = basic_conv(g, y, 16, 8, 1, "Mixed_5b.branch1x1")
+    b2 = basic_conv(g, y, 16, 8, 1, "Mixed_5b.branch3x3_1")
+    b2 = basic_conv(g, b2, 8, 12, 3, "Mixed_5b.branch3x3_2")
+    b3 = basic_conv(g, y, 16, 4, 1, "Mixed_5b.branch3x3dbl_1")
+    b3 = basic_conv(g, b3, 4, 6, 3, "Mixed_5b.branch3x3dbl_2")
+    b3 = basic_conv(g, b3, 6, 6, 3, "Mixed_5b.branch3x3dbl_3")
+    b4 = g.avgpool(y, 3, 1, 1, "Mixed_5b", include_pad=1)
+    b4 = basic_conv(g, b4, 16, 6, 1, "Mixed_5b.branch_pool")
+    y = g.op("Concat", [b1, b2, b3, b4], "Mixed_5b", axis=1)  # 32 channels
+    y = g.maxpool(y, 3, 2, 1, "maxpool2")
+    b1 = basic_conv(g, y, 32, 12, 1, "Mixed_5c.branch1x1")
+    b2 = basic_conv(g, y, 32, 8, 1, "Mixed_5c.branch5x5_1")
+    b2 = basic_conv(g, b2, 8, 12, 5, "Mixed_5c.branch5x5_2")
+    b3 = g.maxpool(y, 3, 1, 1, "Mixed_5c")
+    b3 = basic_conv(g, b3, 32, 8, 1, "Mixed_5c.branch_pool")
+    y = g.op("Concat", [b1, b2, b3], "Mixed_5c", axis=1)  # 32 channels
+    y = g.flatten(g.gap(y, "avgpool"))
+    return g.gemm(y, 32, 10, "fc")
+
+
+def dense_layer(g, features, cin, growth, name):
+    """DenseNet layer: Concat(previous) -> BN-Relu-Conv1x1 -> BN-Relu-Conv3x3."""
+    x = features[0] if len(features) == 1 else g.op("Concat", features, name, axis=1)
+    y = g.relu(g.bn(x, cin, name + ".norm1"), name + ".relu1")
+    y = g.conv(y, cin, 2 * growth, 1, name + ".conv1", bias=False)
+    y = g.relu(g.bn(y, 2 * growth, name + ".norm2"), name + ".relu2")
+    return g.conv(y, 2 * growth, growth, 3, name + ".conv2", bias=False)
+
+
+def dense_block(g, x, cin, layers, growth, name):
+    features = [x]
+    for i in range(layers):
+        features.append(dense_layer(g, features, cin + i * growth, growth,
+                                    "%s.denselayer%d" % (name, i + 1)))
+    return g.op("Concat", features, name, axis=1), cin + layers * growth
+
+
+@net_case(NET, opset=17)
+def densenet_style(g):
+    """Stem Conv+BN+Relu+MaxPool, a 3-layer dense block (growth 8), a transition
+    (BN-Relu-1x1 Conv-AveragePool), a 2-layer dense block, BN-Relu,
+    GlobalAveragePool, the Shape...Reshape flatten, Gemm. BNs that follow a
+    Concat have no Conv to fold into."""
+    y = g.conv(g.x, 3, 16, 3, "features.conv0", bias=False)
+    y = g.relu(g.bn(y, 16, "features.norm0"), "features.relu0")
+    y = g.maxpool(y, 3, 2, 1, "features.pool0")
+    y, c = dense_block(g, y, 16, 3, 8, "features.denseblock1")
+    y = g.relu(g.bn(y, c, "features.transition1.norm"), "features.transition1")
+    y = g.conv(y, c, c // 2, 1, "features.transition1.conv", bias=False)
+    y = g.avgpool(y, 2, 2, name="features.transition1.pool")
+    y, c = dense_block(g, y, c // 2, 2, 8, "features.denseblock2")
+    y = g.relu(g.bn(y, c, "features.norm5"))
+    y = g.shape_flatten(g.gap(y))
+    return g.gemm(y, c, 10, "classifier")
+
+
+@net_case(NET, opset=11)
+def vgg_style(g):
+    """Conv3x3+Relu stacks with MaxPool, Flatten, Gemm-Relu-Dropout twice,
+    Gemm, Softmax; BN-free (Conv biases), Dropout-10 with the ratio attribute."""
+    y, cin, i = g.x, 3, 0
+    for stage in ([16, 16], [32, 32], [32]):
+        for cout in stage:
+            y = g.relu(g.conv(y, cin, cout, 3, "features.%d" % i), "features.%d" % (i + 1))
+            cin, i = cout, i + 2
+        y = g.maxpool(y, 2, 2, name="features.%d" % i)
+        i += 1
+    y = g.flatten(y)
+    y = g.op("Dropout", [g.relu(g.gemm(y, 32 * 4 * 4, 64, "classifier.0"), "classifier.1")],
+             "classifier.2", ratio=0.5)
+    y = g.op("Dropout", [g.relu(g.gemm(y, 64, 64, "classifier.3"), "classifier.4")],
+             "classifier.5", ratio=0.5)
+    return g.op("Softmax", [g.gemm(y, 64, 10, "classifier.6")], axis=1)
+
+
+# ---------------------------------------------------------------------------
+# Building, running, writing
+# ---------------------------------------------------------------------------
+
+
+def make_input(c):
+    """The case's data input, from its own seeded stream."""
+    rng = np.random.RandomState(zlib.crc32(("input:" + c.name).encode()))
+    if c.dist == "uniform":
+        x = rng.uniform(0.0, 1.0, c.shape)
+    elif c.dist == "wide":
+        x = rng.standard_normal(c.shape) * 3.0
+    elif c.dist == "large":
+        x = rng.standard_normal(c.shape) * 20.0
+    else:
+        x = rng.standard_normal(c.shape)
+    return x.astype(np.float32)
+
+
+def typed_copy(t):
+    """The same float tensor in the typed float_data field."""
+    arr = numpy_helper.to_array(t)
+    return helper.make_tensor(t.name, TensorProto.FLOAT, arr.shape, arr.ravel().tolist())
+
+
+def build(c, opset, out_shapes):
+    """The case's ModelProto at `opset`; out_shapes None: outputs without shape."""
+    g = Graph(c, opset)
+    outs = c.fn(g)
+    outs = outs if isinstance(outs, list) else [outs]
+    names = c.outputs
+    assert len(names) == len(outs), c.name
+    rename = dict(zip(outs, names))
+    for n in g.nodes:
+        for field in (n.input, n.output):
+            for i, v in enumerate(field):
+                field[i] = rename.get(v, v)
+    batch = "N" if c.symbolic else c.shape[0]
+    inputs = [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch] + c.shape[1:])]
+    outputs = []
+    for i, n in enumerate(names):
+        shape = None
+        if out_shapes is not None:
+            shape = list(out_shapes[i])
+            if c.symbolic:
+                shape[0] = "N"
+        outputs.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, shape))
+    inits = [typed_copy(t) for t in g.inits] if c.typed else g.inits
+    ir = IR_FOR_OPSET[opset]
+    if ir < 4:
+        inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in inits]
+    graph = helper.make_graph(g.nodes, c.name, inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=ir, producer_name=PRODUCER, producer_version="1")
+    return model
+
+
+def session(src):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.use_deterministic_compute = True
+    so.log_severity_level = 3
+    return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+
+
+def run(src, x):
+    outs = session(src).run(None, {"input": x})
+    for o in outs:
+        assert o.dtype == np.float32 and np.all(np.isfinite(o)), "bad output"
+    return outs
+
+
+def externalize(model, outdir, name):
+    """Move the Conv weight (offset 0) and bias (next 256-byte boundary) into
+    NAME.weights.bin; returns the file's bytes."""
+    location = name + ".weights.bin"
+    blob = b""
+    for t in model.graph.initializer:
+        data = t.raw_data
+        offset = (len(blob) + 255) // 256 * 256
+        blob += b"\0" * (offset - len(blob)) + data
+        external_data_helper.set_external_data(t, location, offset, len(data))
+        t.data_location = TensorProto.EXTERNAL
+        t.ClearField("raw_data")
+    with open(os.path.join(outdir, location), "wb") as f:
+        f.write(blob)
+    return location
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def generate_case(c, outdir):
+    """Write NAME.onnx (and its data file), NAME.input.bin and NAME.expected.bin;
+    returns (the file names written, the model's op types, sorted)."""
+    x = make_input(c)
+    run_opset = c.ref_opset or c.opset  # the opset of the graph onnxruntime runs
+    shapes = [o.shape for o in run(build(c, run_opset, None).SerializeToString(), x)]
+    model = build(c, c.opset, shapes)
+    if c.value_info:
+        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    written = []
+    if c.external:
+        written.append(externalize(model, outdir, c.name))
+    path = os.path.join(outdir, c.name + ".onnx")
+    write(path, model.SerializeToString())
+    written.append(c.name + ".onnx")
+    onnx.checker.check_model(path, full_check=True)
+    if c.ref_opset:
+        outs = run(build(c, c.ref_opset, shapes).SerializeToString(), x)
+    else:
+        outs = run(path, x)
+    write(os.path.join(outdir, c.name + ".input.bin"), x.astype("<f4").tobytes())
+    expected = b"".join(o.astype("<f4").ravel().tobytes() for o in outs)
+    write(os.path.join(outdir, c.name + ".expected.bin"), expected)
+    written += [c.name + ".input.bin", c.name + ".expected.bin"]
+    return written, sorted(set(n.op_type for n in model.graph.node))
+
+
+TSV_HEADER = """\
+# hetc ONNX import corpus. Written by tests/onnx/make_corpus.py; do not edit.
+# One case a line, tab-separated: NAME KIND INPUT_SHAPE RTOL OPS
+#   NAME         the files corpus/NAME.onnx, NAME.input.bin, NAME.expected.bin
+#   KIND         op: one operator or attribute variant; net: a whole small network
+#   INPUT_SHAPE  the shape of NAME.input.bin (float32, little-endian, row-major),
+#                the value of the model's one graph input "input"; where that input's
+#                dim 0 is dim_param "N" (marked below) this is the shape to run with
+#   RTOL         relative tolerance against NAME.expected.bin (scale it by the output's
+#                largest magnitude for elements near zero); reasons for looser ones below
+#   OPS          the ONNX op types in the model, sorted, comma-separated
+# NAME.expected.bin: every graph output in graph-output order, concatenated, float32 LE,
+# from onnxruntime (CPUExecutionProvider, graph optimizations off, one thread).
+# Models with opset < 9 are IR 3: their initializers are also listed as graph inputs.
+# conv_external_data.onnx keeps its weights in conv_external_data.weights.bin (same dir).
+"""
+
+
+def rtol_text(r):
+    """1e-4 written "1e-4"."""
+    mantissa, exponent = ("%e" % r).split("e")
+    return "%se%d" % (mantissa.rstrip("0").rstrip("."), int(exponent))
+
+
+def generate(outdir):
+    """Write the whole corpus into outdir; returns the file names written."""
+    os.makedirs(outdir, exist_ok=True)
+    names = set()
+    written = []
+    lines = [TSV_HEADER]
+    for c in CASES:
+        assert c.name not in names, c.name
+        names.add(c.name)
+        files, ops = generate_case(c, outdir)
+        written += files
+        if c.kind == "op" and c.why:
+            lines.append("# %s: RTOL %s: %s\n" % (c.name, rtol_text(c.rtol), c.why))
+        if c.kind == "net" and NET_WHY and not any(k.kind == "net" for k in CASES[:CASES.index(c)]):
+            lines.append("# nets: RTOL %s: %s\n" % (rtol_text(RTOL_NET), NET_WHY))
+        if c.symbolic:
+            lines.append('# %s: input dim 0 is dim_param "N"\n' % c.name)
+        lines.append("%s\t%s\t%s\t%s\t%s\n" % (c.name, c.kind, "x".join(map(str, c.shape)),
+                                               rtol_text(c.rtol), ",".join(ops)))
+    with open(os.path.join(outdir, "corpus.tsv"), "w", newline="\n") as f:
+        f.write("".join(lines))
+    written.append("corpus.tsv")
+    return written
+
+
+def same_expected(a, b):
+    """Two expected.bin files equal within CHECK_RTOL (of each value or of the largest)."""
+    if len(a) != len(b):
+        return False
+    x, y = np.frombuffer(a, "<f4"), np.frombuffer(b, "<f4")
+    scale = max(float(np.max(np.abs(y))) if y.size else 0.0, 1e-30)
+    return bool(np.all(np.abs(x - y) <= CHECK_RTOL * np.maximum(np.abs(y), scale)))
+
+
+def check(outdir):
+    bad = []
+    with tempfile.TemporaryDirectory() as tmp:
+        names = generate(tmp)
+        committed = set(os.listdir(outdir)) if os.path.isdir(outdir) else set()
+        for n in names:
+            path = os.path.join(outdir, n)
+            if not os.path.exists(path):
+                bad.append(n + " (missing)")
+                continue
+            with open(path, "rb") as f:
+                old = f.read()
+            with open(os.path.join(tmp, n), "rb") as f:
+                new = f.read()
+            if old == new:
+                continue
+            if n.endswith(".expected.bin") and same_expected(new, old):
+                print("note: %s differs within %g (onnxruntime on another CPU?)" % (n, CHECK_RTOL))
+                continue
+            bad.append(n)
+        bad += [n + " (not generated)" for n in sorted(committed - set(names))]
+    if bad:
+        print("tests/onnx/corpus out of date (run python3 tests/onnx/make_corpus.py):",
+              file=sys.stderr)
+        for n in bad:
+            print("  differs: " + n, file=sys.stderr)
+        return 1
+    print("tests/onnx/corpus up to date (%d files, %d cases)" % (len(names), len(CASES)))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="fail if a committed file is out of date")
+    ap.add_argument("--out", default=DEFAULT_OUT,
+                    help="output directory (default: tests/onnx/corpus)")
+    args = ap.parse_args(argv)
+    if args.check:
+        return check(args.out)
+    if os.path.isdir(args.out):
+        for n in os.listdir(args.out):
+            if n.endswith((".onnx", ".bin", ".tsv")):
+                os.remove(os.path.join(args.out, n))
+    names = generate(args.out)
+    print("wrote %d files (%d cases) to %s" % (len(names), len(CASES), args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
