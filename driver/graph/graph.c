@@ -268,3 +268,135 @@ double hetc_graph_node_flops(const hetc_graph_t *graph, int32_t node_index) {
   }
   return outputs;
 }
+
+hetc_status_t hetc_graph_sort_topologically(hetc_graph_t *g, int32_t *carried, int32_t *out_cycle_node) {
+  const int32_t n = g->num_nodes, ni = g->num_inputs;
+  int32_t *pending = calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *order = calloc((size_t)n + 1, sizeof(int32_t));
+  int32_t *position = calloc((size_t)n + 1, sizeof(int32_t));
+  hetc_status_t status = NULL;
+  if (!pending || !order || !position) {
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "sorting the graph");
+    goto done;
+  }
+  /* Count each node's inputs that come from other nodes; a node is ready
+   * when that count reaches zero. O(n * fan-in) per pass over consumers
+   * would be quadratic, so consumers are found through a CSR index. */
+  int32_t *consumer_start = calloc((size_t)n + 2, sizeof(int32_t));
+  int64_t edges = 0;
+  for (int32_t i = 0; i < n; ++i) edges += g->nodes[i].num_inputs;
+  int32_t *consumers = calloc((size_t)edges + 1, sizeof(int32_t));
+  if (!consumer_start || !consumers) {
+    free(consumer_start);
+    free(consumers);
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "sorting the graph");
+    goto done;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t k = 0; k < g->nodes[i].num_inputs; ++k) {
+      int32_t v = g->nodes[i].inputs[k];
+      if (v >= ni) {
+        ++pending[i];
+        ++consumer_start[v - ni + 1];
+      }
+    }
+  }
+  for (int32_t i = 0; i < n; ++i) consumer_start[i + 1] += consumer_start[i];
+  {
+    int32_t *fill = calloc((size_t)n + 1, sizeof(int32_t));
+    if (!fill) {
+      free(consumer_start);
+      free(consumers);
+      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "sorting the graph");
+      goto done;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      for (int32_t k = 0; k < g->nodes[i].num_inputs; ++k) {
+        int32_t v = g->nodes[i].inputs[k];
+        if (v >= ni) consumers[consumer_start[v - ni] + fill[v - ni]++] = i;
+      }
+    }
+    free(fill);
+  }
+  int32_t head = 0, tail = 0;
+  for (int32_t i = 0; i < n; ++i)
+    if (pending[i] == 0) order[tail++] = i;
+  while (head < tail) {
+    int32_t producer = order[head++];
+    for (int32_t c = consumer_start[producer]; c < consumer_start[producer + 1]; ++c) {
+      if (--pending[consumers[c]] == 0) order[tail++] = consumers[c];
+    }
+  }
+  free(consumer_start);
+  free(consumers);
+  if (tail < n) {
+    /* Every node left has an input from another node left, so walking back
+     * along such inputs n times from any of them ends on a cycle; report
+     * the cycle's node that comes first in /nodes (not a node that merely
+     * reads from the cycle). */
+    int32_t at = 0;
+    while (pending[at] == 0) ++at;
+    for (int32_t step = 0; step < n; ++step) {
+      int32_t next = -1;
+      for (int32_t k = 0; next < 0 && k < g->nodes[at].num_inputs; ++k) {
+        int32_t v = g->nodes[at].inputs[k];
+        if (v >= ni && pending[v - ni] > 0) next = v - ni;
+      }
+      if (next < 0) break; /* cannot happen: a node left has such an input */
+      at = next;
+    }
+    int32_t first = at;
+    for (int32_t walk = at, step = 0; step < n; ++step) {
+      int32_t next = -1;
+      for (int32_t k = 0; next < 0 && k < g->nodes[walk].num_inputs; ++k) {
+        int32_t v = g->nodes[walk].inputs[k];
+        if (v >= ni && pending[v - ni] > 0) next = v - ni;
+      }
+      if (next < 0 || next == at) break;
+      walk = next;
+      if ((carried ? carried[walk] : walk) < (carried ? carried[first] : first)) first = walk;
+    }
+    *out_cycle_node = first;
+    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "node \"%s\" is part of a cycle", g->nodes[first].name);
+    goto done;
+  }
+  /* Permute nodes and renumber their values: value ni + k is node k. */
+  hetc_node_t *sorted = calloc((size_t)n + 1, sizeof(hetc_node_t));
+  hetc_value_t *values = calloc((size_t)g->num_values + 1, sizeof(hetc_value_t));
+  int32_t *carried_sorted = calloc((size_t)n + 1, sizeof(int32_t));
+  if (!sorted || !values || !carried_sorted) {
+    free(sorted);
+    free(values);
+    free(carried_sorted);
+    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "sorting the graph");
+    goto done;
+  }
+  for (int32_t k = 0; k < n; ++k) position[order[k]] = k;
+  memcpy(values, g->values, sizeof(hetc_value_t) * (size_t)ni);
+  for (int32_t k = 0; k < n; ++k) {
+    sorted[k] = g->nodes[order[k]];
+    if (carried) carried_sorted[k] = carried[order[k]];
+    values[ni + k] = g->values[ni + order[k]];
+    values[ni + k].producer = k;
+    sorted[k].output = ni + k;
+    for (int32_t i = 0; i < sorted[k].num_inputs; ++i) {
+      int32_t v = sorted[k].inputs[i];
+      if (v >= ni) sorted[k].inputs[i] = ni + position[v - ni];
+    }
+  }
+  for (int32_t o = 0; o < g->num_outputs; ++o) {
+    int32_t v = g->outputs[o];
+    if (v >= ni) g->outputs[o] = ni + position[v - ni];
+  }
+  free(g->nodes);
+  free(g->values);
+  if (carried) memcpy(carried, carried_sorted, sizeof(int32_t) * (size_t)n);
+  free(carried_sorted);
+  g->nodes = sorted;
+  g->values = values;
+done:
+  free(pending);
+  free(order);
+  free(position);
+  return status;
+}

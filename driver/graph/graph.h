@@ -157,6 +157,16 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
  * workload points at it) into `layout`. */
 hetc_plugin_workload_t hetc_layout_transform_workload(const hetc_plugin_tensor_t *input, hetc_plugin_layout_t layout);
 
+/* Orders nodes so that producers come first (Kahn's algorithm, ready
+ * nodes first in, first out), renumbering values so that value
+ * num_inputs + k is node k's output. `carried` (num_nodes entries, may be
+ * NULL) is permuted along with the nodes. A graph with a cycle gives
+ * BAD_INPUT ("node "X" is part of a cycle") and *out_cycle_node the cycle's
+ * node that comes first by `carried` (by index when NULL). Both the model
+ * loader and the ONNX importer order their graphs with it, so that a model
+ * and its model.json form fuse alike. */
+hetc_status_t hetc_graph_sort_topologically(hetc_graph_t *graph, int32_t *carried, int32_t *out_cycle_node);
+
 /* Number of logical params a node's workload takes (weights then bias). */
 int32_t hetc_graph_node_param_count(const hetc_node_t *node);
 

@@ -425,141 +425,18 @@ static hetc_status_t parse_node(loader_t *L, const cJSON *item, const char *path
 
 /* ---- wiring: names, topological order, liveness -------------------------- */
 
-/* Orders nodes so that producers come first (Kahn's algorithm); nodes left
- * over are on a cycle. json_nodes[i] holds the /nodes index of node i on
- * entry; on success nodes are permuted and L->json_index records where each
- * came from. Value ids are remapped to the new order. */
+/* hetc_graph_sort_topologically, with a cycle reported at its /nodes path
+ * (L->json_index follows the nodes). */
 static hetc_status_t sort_topologically(loader_t *L) {
-  hetc_graph_t *g = L->graph;
-  const int32_t n = g->num_nodes, ni = g->num_inputs;
-  int32_t *pending = calloc((size_t)n + 1, sizeof(int32_t));
-  int32_t *order = calloc((size_t)n + 1, sizeof(int32_t));
-  int32_t *position = calloc((size_t)n + 1, sizeof(int32_t));
-  hetc_status_t status = NULL;
-  if (!pending || !order || !position) {
-    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
-    goto done;
-  }
-  /* Count each node's inputs that come from other nodes; a node is ready
-   * when that count reaches zero. O(n * fan-in) per pass over consumers
-   * would be quadratic, so consumers are found through a CSR index. */
-  int32_t *consumer_start = calloc((size_t)n + 2, sizeof(int32_t));
-  int64_t edges = 0;
-  for (int32_t i = 0; i < n; ++i) edges += g->nodes[i].num_inputs;
-  int32_t *consumers = calloc((size_t)edges + 1, sizeof(int32_t));
-  if (!consumer_start || !consumers) {
-    free(consumer_start);
-    free(consumers);
-    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
-    goto done;
-  }
-  for (int32_t i = 0; i < n; ++i) {
-    for (int32_t k = 0; k < g->nodes[i].num_inputs; ++k) {
-      int32_t v = g->nodes[i].inputs[k];
-      if (v >= ni) {
-        ++pending[i];
-        ++consumer_start[v - ni + 1];
-      }
-    }
-  }
-  for (int32_t i = 0; i < n; ++i) consumer_start[i + 1] += consumer_start[i];
-  {
-    int32_t *fill = calloc((size_t)n + 1, sizeof(int32_t));
-    if (!fill) {
-      free(consumer_start);
-      free(consumers);
-      status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
-      goto done;
-    }
-    for (int32_t i = 0; i < n; ++i) {
-      for (int32_t k = 0; k < g->nodes[i].num_inputs; ++k) {
-        int32_t v = g->nodes[i].inputs[k];
-        if (v >= ni) consumers[consumer_start[v - ni] + fill[v - ni]++] = i;
-      }
-    }
-    free(fill);
-  }
-  int32_t head = 0, tail = 0;
-  for (int32_t i = 0; i < n; ++i)
-    if (pending[i] == 0) order[tail++] = i;
-  while (head < tail) {
-    int32_t producer = order[head++];
-    for (int32_t c = consumer_start[producer]; c < consumer_start[producer + 1]; ++c) {
-      if (--pending[consumers[c]] == 0) order[tail++] = consumers[c];
-    }
-  }
-  free(consumer_start);
-  free(consumers);
-  if (tail < n) {
-    /* Every node left has an input from another node left, so walking back
-     * along such inputs n times from any of them ends on a cycle; report
-     * the cycle's node that comes first in /nodes (not a node that merely
-     * reads from the cycle). */
-    int32_t at = 0;
-    while (pending[at] == 0) ++at;
-    for (int32_t step = 0; step < n; ++step) {
-      int32_t next = -1;
-      for (int32_t k = 0; next < 0 && k < g->nodes[at].num_inputs; ++k) {
-        int32_t v = g->nodes[at].inputs[k];
-        if (v >= ni && pending[v - ni] > 0) next = v - ni;
-      }
-      if (next < 0) break; /* cannot happen: a node left has such an input */
-      at = next;
-    }
-    int32_t first = at;
-    for (int32_t walk = at, step = 0; step < n; ++step) {
-      int32_t next = -1;
-      for (int32_t k = 0; next < 0 && k < g->nodes[walk].num_inputs; ++k) {
-        int32_t v = g->nodes[walk].inputs[k];
-        if (v >= ni && pending[v - ni] > 0) next = v - ni;
-      }
-      if (next < 0 || next == at) break;
-      walk = next;
-      if (L->json_index[walk] < L->json_index[first]) first = walk;
-    }
+  int32_t cycle_node = -1;
+  hetc_status_t status = hetc_graph_sort_topologically(L->graph, L->json_index, &cycle_node);
+  if (status && cycle_node >= 0) {
     char path[32];
-    snprintf(path, sizeof(path), "/nodes/%d", L->json_index[first]);
-    status = fail(L, path, "node \"%s\" is part of a cycle", g->nodes[first].name);
-    goto done;
+    snprintf(path, sizeof(path), "/nodes/%d", L->json_index[cycle_node]);
+    hetc_status_t cycle = fail(L, path, "%s", hetc_status_message(status));
+    hetc_status_free(status);
+    return cycle;
   }
-  /* Permute nodes and renumber their values: value ni + k is node k. */
-  hetc_node_t *sorted = calloc((size_t)n + 1, sizeof(hetc_node_t));
-  hetc_value_t *values = calloc((size_t)g->num_values + 1, sizeof(hetc_value_t));
-  int32_t *json_index = calloc((size_t)n + 1, sizeof(int32_t));
-  if (!sorted || !values || !json_index) {
-    free(sorted);
-    free(values);
-    free(json_index);
-    status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
-    goto done;
-  }
-  for (int32_t k = 0; k < n; ++k) position[order[k]] = k;
-  memcpy(values, g->values, sizeof(hetc_value_t) * (size_t)ni);
-  for (int32_t k = 0; k < n; ++k) {
-    sorted[k] = g->nodes[order[k]];
-    json_index[k] = L->json_index[order[k]];
-    values[ni + k] = g->values[ni + order[k]];
-    values[ni + k].producer = k;
-    sorted[k].output = ni + k;
-    for (int32_t i = 0; i < sorted[k].num_inputs; ++i) {
-      int32_t v = sorted[k].inputs[i];
-      if (v >= ni) sorted[k].inputs[i] = ni + position[v - ni];
-    }
-  }
-  for (int32_t o = 0; o < g->num_outputs; ++o) {
-    int32_t v = g->outputs[o];
-    if (v >= ni) g->outputs[o] = ni + position[v - ni];
-  }
-  free(g->nodes);
-  free(g->values);
-  free(L->json_index);
-  g->nodes = sorted;
-  g->values = values;
-  L->json_index = json_index;
-done:
-  free(pending);
-  free(order);
-  free(position);
   return status;
 }
 

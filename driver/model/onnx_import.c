@@ -417,8 +417,11 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
   }
   hetc_status_t status = set_outputs(im, graph);
   if (status) return hetc_status_annotate(status, "%s", im->file.display_name);
-  int32_t dropped = 0;
+  int32_t dropped = 0, cycle_node = -1;
   status = drop_dead_nodes(g, &dropped);
+  /* In the loader's order, so that the model.json `hetc import` writes
+   * fuses (and so compiles) exactly as this graph does. */
+  if (!status) status = hetc_graph_sort_topologically(g, NULL, &cycle_node);
   if (status) return hetc_status_annotate(status, "%s", im->file.display_name);
   if (!g->num_nodes) return BAD("%s: no node computes the outputs (hetc models have at least one)", im->file.display_name);
   if (dropped) note(options, "%s: %d nodes that no graph output reads were left out", im->file.display_name, (int)dropped);
