@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/infer.h"
 #include "model/onnx_attr.h"
 
 #define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
@@ -268,8 +269,10 @@ hetc_status_t hetc_onnx_reshape_dims(const Onnx__NodeProto *node, int32_t in_ran
     if (dims[d] == -1) {
       if (wildcard >= 0) return BAD("shape has more than one -1");
       wildcard = d;
-    } else if (dims[d] < 0) {
+    } else if (dims[d] < 0 || dims[d] > HETC_MAX_TENSOR_ELEMENTS) {
       return BAD("shape entry %d is %lld", (int)d, (long long)dims[d]);
+    } else if (known > HETC_MAX_TENSOR_ELEMENTS) {
+      return BAD("the shape has more than 2^31 elements");
     } else {
       known *= dims[d];
     }
@@ -326,16 +329,16 @@ static hetc_status_t fold_slice(const Onnx__NodeProto *node, int64_t opset, cons
     int64_t axis = n_axes >= 0 ? axes[k] : k;
     HETC_RETURN_IF_ERROR(normalise_axis(&axis, in->rank));
     const int64_t extent = in->dims[axis], s = n_steps >= 0 ? steps[k] : 1;
-    if (s == 0) return BAD("a step is 0");
+    if (s == 0 || s > (INT64_C(1) << 40) || s < -(INT64_C(1) << 40)) return BAD("step %lld is not supported", (long long)s);
     int64_t b = starts[k] < 0 ? starts[k] + extent : starts[k], e = ends[k] < 0 ? ends[k] + extent : ends[k];
     if (s > 0) {
       b = b < 0 ? 0 : b > extent ? extent : b;
       e = e < 0 ? 0 : e > extent ? extent : e;
-      dims[axis] = e > b ? (e - b + s - 1) / s : 0;
+      dims[axis] = e > b ? (e - b - 1) / s + 1 : 0;
     } else {
       b = b < 0 ? -1 : b > extent - 1 ? extent - 1 : b;
       e = e < -1 ? -1 : e > extent - 1 ? extent - 1 : e;
-      dims[axis] = b > e ? (b - e - s - 1) / -s : 0;
+      dims[axis] = b > e ? (b - e - 1) / -s + 1 : 0;
     }
     begin[axis] = b, step[axis] = s;
   }
@@ -406,8 +409,12 @@ static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, con
     }
     if (out->is_int) {
       const int64_t x = a->i[ia], y = b->i[ib];
-      if (op[0] == 'D' && y == 0) return BAD("integer division by zero");
-      out->i[k] = op[0] == 'A' ? x + y : op[0] == 'S' ? x - y : op[0] == 'M' ? x * y : x / y;
+      if (op[0] == 'D' && (y == 0 || (y == -1 && x == INT64_MIN))) return BAD("integer division by zero or overflow");
+      /* Shape arithmetic never comes near 2^63; wrap as unsigned (defined)
+       * rather than overflow. */
+      const uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+      out->i[k] = op[0] == 'A' ? (int64_t)(ux + uy) : op[0] == 'S' ? (int64_t)(ux - uy)
+                : op[0] == 'M' ? (int64_t)(ux * uy) : x / y;
     } else {
       const double x = hetc_onnx_const_get(a, ia), y = hetc_onnx_const_get(b, ib);
       out->f[k] = (float)(op[0] == 'A' ? x + y : op[0] == 'S' ? x - y : op[0] == 'M' ? x * y : x / y);
@@ -423,7 +430,7 @@ static hetc_status_t fold_unary(const char *op, const hetc_onnx_const_t *in, het
     const double x = hetc_onnx_const_get(in, k);
     const double y = !strcmp(op, "Neg") ? -x : !strcmp(op, "Sqrt") ? sqrt(x) : !strcmp(op, "Floor") ? floor(x)
                    : !strcmp(op, "Ceil") ? ceil(x) : x > 0 ? x : 0;
-    if (keeps_int) out->i[k] = !strcmp(op, "Neg") ? -in->i[k] : in->i[k] > 0 || strcmp(op, "Relu") ? in->i[k] : 0;
+    if (keeps_int) out->i[k] = !strcmp(op, "Neg") ? (int64_t)(0 - (uint64_t)in->i[k]) : in->i[k] > 0 || strcmp(op, "Relu") ? in->i[k] : 0;
     else out->f[k] = (float)y;
   }
   return NULL;

@@ -139,7 +139,7 @@ static hetc_status_t parse_shape_option(const char *text, shape_option_t *out) {
 static hetc_status_t add_data_input(hetc_onnx_importer_t *im, const Onnx__ValueInfoProto *info,
                                     shape_option_t *options, int32_t num_options) {
   hetc_graph_t *g = im->graph;
-  const char *name = info->name;
+  const char *name = info->name ? info->name : "";
   const Onnx__TypeProto__Tensor *tensor =
       info->type && info->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? info->type->tensor_type : NULL;
   if (!tensor) return BAD("graph input '%s' is not a tensor", name);
@@ -212,7 +212,8 @@ static hetc_status_t fold_node(hetc_onnx_importer_t *im) {
       inputs[k] = &shape_view;
     }
   }
-  hetc_onnx_const_t *outputs = calloc(n->n_output + 1, sizeof(hetc_onnx_const_t));
+  if (n->n_output < 1) return BAD("the node has no output");
+  hetc_onnx_const_t *outputs = calloc(n->n_output, sizeof(hetc_onnx_const_t));
   if (!outputs) return out_of_memory();
   hetc_status_t status = hetc_onnx_fold(n, im->opset, &im->file, inputs, num_inputs, outputs);
   for (size_t k = 0; k < n->n_output; ++k) {

@@ -42,6 +42,7 @@ static hetc_status_t const_input(hetc_onnx_importer_t *im, int32_t k, int requir
   return NULL;
 }
 
+/* Valid until the next node is appended (the values array grows). */
 static const hetc_plugin_tensor_t *type_of(const hetc_onnx_importer_t *im, int32_t value) {
   return &im->graph->values[value].type;
 }
@@ -388,11 +389,12 @@ static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc
     return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation");
   float *bias = channel_values(c, t, sign, 0);
   if (!bias) return out_of_memory();
+  const int64_t channels = t->shape[1]; /* t moves when a node is appended */
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BIAS_ADD);
   int32_t node;
   hetc_status_t status = append(im, HETC_OP_BIAS_ADD, &x, 1, &a, &node);
   if (status) free(bias);
-  else status = set_param(im, node, HETC_PARAM_BIAS, bias, t->shape[1]);
+  else status = set_param(im, node, HETC_PARAM_BIAS, bias, channels);
   return status ? status : define_output(im, im->graph->nodes[node].output);
 }
 

@@ -39,6 +39,11 @@ hetc_status_t hetc_onnx_const_alloc(hetc_onnx_const_t *c, int is_int, int32_t ra
     count *= dims[d];
     c->dims[d] = dims[d];
   }
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  /* Fuzz builds only (tests/fuzz): a constant may hold 2^31 values, which
+   * no fuzzer memory limit allows. */
+  if (count > (INT64_C(1) << 22)) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "fuzzing build: a constant above 2^22 values");
+#endif
   c->is_int = is_int;
   c->rank = rank;
   c->count = count;
@@ -241,7 +246,7 @@ hetc_status_t hetc_onnx_tensor_decode(const Onnx__TensorProto *t, const hetc_onn
     switch (type) {
       case T_FLOAT:
         if (t->n_float_data != (size_t)out->count) status = size_mismatch(out, "float_data", t->n_float_data, "values");
-        else memcpy(out->f, t->float_data, sizeof(float) * (size_t)out->count);
+        else if (out->count) memcpy(out->f, t->float_data, sizeof(float) * (size_t)out->count);
         break;
       case T_DOUBLE:
         if (t->n_double_data != (size_t)out->count) status = size_mismatch(out, "double_data", t->n_double_data, "values");
@@ -249,7 +254,7 @@ hetc_status_t hetc_onnx_tensor_decode(const Onnx__TensorProto *t, const hetc_onn
         break;
       case T_INT64:
         if (t->n_int64_data != (size_t)out->count) status = size_mismatch(out, "int64_data", t->n_int64_data, "values");
-        else memcpy(out->i, t->int64_data, sizeof(int64_t) * (size_t)out->count);
+        else if (out->count) memcpy(out->i, t->int64_data, sizeof(int64_t) * (size_t)out->count);
         break;
       case T_UINT32:
       case T_UINT64:
