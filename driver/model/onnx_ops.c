@@ -275,18 +275,67 @@ static hetc_status_t translate_gemm(hetc_onnx_importer_t *im) {
 
 /* ---- normalisation and elementwise ops ------------------------------------ */
 
+/* Whether constant c applies one value per channel of activation type t
+ * (axis 1), or one value to all: [C], [C,1,1], [1,C,1,1] on a 4-d value,
+ * [C] or [1,C] on a 2-d one, or a single value. */
+static int per_channel(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t) {
+  if (c->count == 1) return 1;
+  if (t->rank < 2 || c->count != t->shape[1] || c->rank > t->rank) return 0;
+  /* Aligned from the right, the channel dim must land on axis 1. */
+  for (int32_t d = 0; d < c->rank; ++d) {
+    const int32_t axis = t->rank - c->rank + d;
+    if (c->dims[d] != (axis == 1 ? t->shape[1] : 1)) return 0;
+  }
+  return 1;
+}
+
 /* A batch_norm node over x with per-channel gamma, beta, mean, var (taken). */
-static hetc_status_t append_batch_norm(hetc_onnx_importer_t *im, int32_t x, double epsilon, float *params[4]) {
+static hetc_status_t append_batch_norm(hetc_onnx_importer_t *im, int32_t x, const char *hint, double epsilon,
+                                       float *params[4], int32_t *out_value) {
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BATCH_NORM);
   a.epsilon = epsilon;
-  int32_t node;
-  hetc_status_t status = append(im, HETC_OP_BATCH_NORM, &x, 1, &a, &node);
   const int64_t channels = type_of(im, x)->shape[1];
+  int32_t node;
+  hetc_status_t status = hetc_onnx_append_node(im, HETC_OP_BATCH_NORM, hint, &x, 1, &a, &node);
   for (int slot = 0; slot < 4; ++slot) {
     if (!status) status = set_param(im, node, slot, params[slot], channels);
     else free(params[slot]);
   }
-  return status ? status : define_output(im, im->graph->nodes[node].output);
+  if (!status) *out_value = im->graph->nodes[node].output;
+  return status;
+}
+
+#define AFFINE_EPSILON 1e-5
+
+/* scale * x + shift per channel of a 4-d x (scale and shift: one value per
+ * channel, or one for all when `count` is 1): a batch_norm with mean 0 and
+ * variance 1, gamma multiplied by sqrt(1 + epsilon) so that the
+ * normalisation divides it back out. Like any batch_norm it folds into a
+ * preceding conv2d, so after a convolution it costs nothing. */
+static hetc_status_t append_affine(hetc_onnx_importer_t *im, int32_t x, const char *hint, const double *scale,
+                                   const double *shift, int64_t count, int32_t *out_value) {
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if (t->rank != 4) return BAD("%s on a rank-%d value is not supported yet (hetc imports it on 4-d values)",
+                               im->node->op_type, (int)t->rank);
+  const int64_t channels = t->shape[1];
+  float *params[4] = {malloc(sizeof(float) * (size_t)channels), malloc(sizeof(float) * (size_t)channels),
+                      calloc((size_t)channels, sizeof(float)), malloc(sizeof(float) * (size_t)channels)};
+  if (!params[0] || !params[1] || !params[2] || !params[3]) {
+    for (int k = 0; k < 4; ++k) free(params[k]);
+    return out_of_memory();
+  }
+  for (int64_t i = 0; i < channels; ++i) {
+    params[0][i] = (float)(scale[count == 1 ? 0 : i] * sqrt(1.0 + AFFINE_EPSILON));
+    params[1][i] = (float)shift[count == 1 ? 0 : i];
+    params[3][i] = 1.0f;
+  }
+  return append_batch_norm(im, x, hint, AFFINE_EPSILON, params, out_value);
+}
+
+/* The same with one scale and one shift for every channel. */
+static hetc_status_t append_uniform_affine(hetc_onnx_importer_t *im, int32_t x, const char *hint, double scale,
+                                           double shift, int32_t *out_value) {
+  return append_affine(im, x, hint, &scale, &shift, 1, out_value);
 }
 
 static hetc_status_t translate_batch_norm(hetc_onnx_importer_t *im) {
@@ -319,105 +368,24 @@ static hetc_status_t translate_batch_norm(hetc_onnx_importer_t *im) {
     for (int k = 0; k < 4; ++k) free(params[k]);
     return out_of_memory();
   }
-  return append_batch_norm(im, x, epsilon, params);
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_batch_norm(im, x, im->node->output[0], epsilon, params, &value));
+  return define_output(im, value);
 }
 
-static hetc_status_t append_unary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t x) {
+static hetc_status_t append_unary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t x, const char *hint,
+                                  int32_t *out_value) {
   const hetc_node_attrs_t a = hetc_node_default_attrs(op);
   int32_t node;
-  HETC_RETURN_IF_ERROR(append(im, op, &x, 1, &a, &node));
-  return define_output(im, im->graph->nodes[node].output);
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, op, hint, &x, 1, &a, &node));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
 }
 
-static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
-  const char *op = im->node->op_type;
-  int32_t x;
-  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  return append_unary(im, !strcmp(op, "Relu") ? HETC_OP_RELU : !strcmp(op, "Sigmoid") ? HETC_OP_SIGMOID : HETC_OP_TANH, x);
-}
-
-static hetc_status_t translate_clip(hetc_onnx_importer_t *im) {
-  int32_t x;
-  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  float low = -INFINITY, high = INFINITY;
-  if (im->opset < 11) {
-    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "min", -INFINITY, &low));
-    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "max", INFINITY, &high));
-  } else {
-    const hetc_onnx_const_t *bound;
-    HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &bound));
-    if (bound && bound->count != 1) return BAD("input 1 (min) must hold one value");
-    if (bound) low = (float)hetc_onnx_const_get(bound, 0);
-    HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &bound));
-    if (bound && bound->count != 1) return BAD("input 2 (max) must hold one value");
-    if (bound) high = (float)hetc_onnx_const_get(bound, 0);
-  }
-  if (low == 0 && high == 6) return append_unary(im, HETC_OP_RELU6, x);
-  if (low == 0 && isinf(high) && high > 0) return append_unary(im, HETC_OP_RELU, x);
-  return BAD("Clip to [%g, %g] is not supported yet (hetc imports [0, 6] as relu6 and [0, inf) as relu)", low, high);
-}
-
-/* Whether constant c applies one value per channel of activation type t
- * (axis 1), or one value to all: [C], [C,1,1], [1,C,1,1] on a 4-d value,
- * [C] or [1,C] on a 2-d one, or a single value. */
-static int per_channel(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t) {
-  if (c->count == 1) return 1;
-  if (t->rank < 2 || c->count != t->shape[1] || c->rank > t->rank) return 0;
-  /* Aligned from the right, the channel dim must land on axis 1. */
-  for (int32_t d = 0; d < c->rank; ++d) {
-    const int32_t axis = t->rank - c->rank + d;
-    if (c->dims[d] != (axis == 1 ? t->shape[1] : 1)) return 0;
-  }
-  return 1;
-}
-
-/* Per-channel values of c for t's channels, each op(value). */
-static float *channel_values(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t, double sign, int reciprocal) {
-  const int64_t channels = t->shape[1];
-  float *values = malloc(sizeof(float) * (size_t)channels);
-  for (int64_t i = 0; values && i < channels; ++i) {
-    const double v = hetc_onnx_const_get(c, c->count == 1 ? 0 : i);
-    values[i] = (float)(reciprocal ? 1.0 / v : sign * v);
-  }
-  return values;
-}
-
-/* x + c, x - c: bias_add. */
-static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c, double sign) {
-  const hetc_plugin_tensor_t *t = type_of(im, x);
-  if ((t->rank != 4 && t->rank != 2) || !per_channel(c, t))
-    return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation");
-  float *bias = channel_values(c, t, sign, 0);
-  if (!bias) return out_of_memory();
-  const int64_t channels = t->shape[1]; /* t moves when a node is appended */
-  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BIAS_ADD);
-  int32_t node;
-  hetc_status_t status = append(im, HETC_OP_BIAS_ADD, &x, 1, &a, &node);
-  if (status) free(bias);
-  else status = set_param(im, node, HETC_PARAM_BIAS, bias, channels);
-  return status ? status : define_output(im, im->graph->nodes[node].output);
-}
-
-/* x * c, x / c per channel: a batch_norm with mean 0 and variance 1, gamma
- * scaled by sqrt(1 + epsilon) so that the normalisation divides it back
- * out; it folds into a preceding conv2d like any batch_norm. */
-static hetc_status_t append_scale(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c, int reciprocal) {
-  const hetc_plugin_tensor_t *t = type_of(im, x);
-  if (t->rank != 4 || !per_channel(c, t))
-    return BAD("a constant operand must hold one value per channel (or one in all) of a 4-d activation");
-  const double epsilon = 1e-5;
-  const int64_t channels = t->shape[1];
-  float *params[4] = {channel_values(c, t, 1.0, reciprocal), calloc((size_t)channels, sizeof(float)),
-                      calloc((size_t)channels, sizeof(float)), malloc(sizeof(float) * (size_t)channels)};
-  if (!params[0] || !params[1] || !params[2] || !params[3]) {
-    for (int k = 0; k < 4; ++k) free(params[k]);
-    return out_of_memory();
-  }
-  for (int64_t i = 0; i < channels; ++i) {
-    params[0][i] = (float)(params[0][i] * sqrt(1.0 + epsilon));
-    params[3][i] = 1.0f;
-  }
-  return append_batch_norm(im, x, epsilon, params);
+/* A name for step `step` of the current node's decomposition. */
+static const char *step_name(const hetc_onnx_importer_t *im, const char *step, char *buffer, size_t size) {
+  snprintf(buffer, size, "%s.%s", im->node->output[0], step);
+  return buffer;
 }
 
 /* Two activations through hetc's add or multiply: the second operand may
@@ -438,27 +406,196 @@ static hetc_status_t append_binary(hetc_onnx_importer_t *im, hetc_op_t op, int32
   return NULL;
 }
 
+static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
+  const char *op = im->node->op_type;
+  int32_t x, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const hetc_op_t hetc_op = !strcmp(op, "Relu") ? HETC_OP_RELU : !strcmp(op, "Sigmoid") ? HETC_OP_SIGMOID : HETC_OP_TANH;
+  HETC_RETURN_IF_ERROR(append_unary(im, hetc_op, x, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
+/* x clipped to [low, high] (either may be infinite), through relu or relu6
+ * between affine maps: [0, 6] is relu6 and [0, inf) relu themselves;
+ * finite bounds map [low, high] onto relu6's [0, 6]; one bound is
+ * bound -+ relu(-+(x - bound)). */
+static hetc_status_t append_clip(hetc_onnx_importer_t *im, int32_t x, double low, double high, const char *hint,
+                                 int32_t *out_value) {
+  char names[3][320];
+  int32_t y;
+  if (low == 0 && high == 6) return append_unary(im, HETC_OP_RELU6, x, hint, out_value);
+  if (low == 0 && isinf(high)) return append_unary(im, HETC_OP_RELU, x, hint, out_value);
+  if (!isinf(low) && !isinf(high)) {
+    const double width = high - low;
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), 6 / width, -6 * low / width, &y));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, y, step_name(im, "clip", names[1], 320), &y));
+    return append_uniform_affine(im, y, hint, width / 6, low, out_value);
+  }
+  if (!isinf(low)) { /* low + relu(x - low) */
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), 1, -low, &y));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, y, step_name(im, "clip", names[1], 320), &y));
+    return append_uniform_affine(im, y, hint, 1, low, out_value);
+  }
+  if (!isinf(high)) { /* high - relu(high - x) */
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), -1, high, &y));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, y, step_name(im, "clip", names[1], 320), &y));
+    return append_uniform_affine(im, y, hint, -1, high, out_value);
+  }
+  return append_uniform_affine(im, x, hint, 1, 0, out_value); /* no bound: a copy */
+}
+
+static hetc_status_t translate_clip(hetc_onnx_importer_t *im) {
+  int32_t x, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  float low = -INFINITY, high = INFINITY;
+  if (im->opset < 11) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "min", -INFINITY, &low));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "max", INFINITY, &high));
+  } else {
+    const hetc_onnx_const_t *bound;
+    HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &bound));
+    if (bound && bound->count != 1) return BAD("input 1 (min) must hold one value");
+    if (bound) low = (float)hetc_onnx_const_get(bound, 0);
+    HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &bound));
+    if (bound && bound->count != 1) return BAD("input 2 (max) must hold one value");
+    if (bound) high = (float)hetc_onnx_const_get(bound, 0);
+  }
+  if (isnan(low) || isnan(high) || low > high || (isinf(low) && low > 0) || (isinf(high) && high < 0))
+    return BAD("Clip to [%g, %g] is not a range", low, high);
+  HETC_RETURN_IF_ERROR(append_clip(im, x, low, high, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
+/* HardSigmoid: clip(alpha * x + beta, 0, 1) = relu6(6 alpha x + 6 beta) / 6;
+ * HardSwish: x * HardSigmoid(x) with alpha 1/6 and beta 1/2. */
+static hetc_status_t translate_hard_sigmoid(hetc_onnx_importer_t *im) {
+  const int is_swish = !strcmp(im->node->op_type, "HardSwish");
+  int32_t x, y;
+  char names[3][320];
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  float alpha = 1.0f / 6, beta = 0.5f;
+  if (!is_swish) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "alpha", 0.2f, &alpha));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "beta", 0.5f, &beta));
+  }
+  const char *last = is_swish ? step_name(im, "gate", names[2], 320) : im->node->output[0];
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "in", names[0], 320), 6.0 * alpha, 6.0 * beta, &y));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, y, step_name(im, "relu6", names[1], 320), &y));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, y, last, 1.0 / 6, 0, &y));
+  if (is_swish) HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, x, y, im->node->output[0], &y));
+  return define_output(im, y);
+}
+
+/* LeakyRelu and PRelu: relu(x) - slope * relu(-x), slope one value or one
+ * per channel. */
+static hetc_status_t translate_leaky_relu(hetc_onnx_importer_t *im) {
+  int32_t x, positive, negative, value;
+  char names[3][320];
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if (t->rank != 4) return BAD("%s on a rank-%d value is not supported yet (hetc imports it on 4-d values)",
+                               im->node->op_type, (int)t->rank);
+  const int64_t channels = t->shape[1];
+  double *slope = malloc(sizeof(double) * (size_t)channels), *zero = calloc((size_t)channels, sizeof(double));
+  if (!slope || !zero) {
+    free(slope), free(zero);
+    return out_of_memory();
+  }
+  hetc_status_t status = NULL;
+  if (!strcmp(im->node->op_type, "LeakyRelu")) {
+    float alpha = 0.01f;
+    status = hetc_onnx_attr_float(im->node, "alpha", 0.01f, &alpha);
+    for (int64_t i = 0; i < channels; ++i) slope[i] = -alpha;
+  } else {
+    const hetc_onnx_const_t *c = NULL;
+    status = const_input(im, 1, 1, &c);
+    if (!status && !per_channel(c, t)) status = BAD("input 1 (slope) must hold one value or one per channel");
+    for (int64_t i = 0; !status && i < channels; ++i) slope[i] = -hetc_onnx_const_get(c, c->count == 1 ? 0 : i);
+  }
+  const double minus_one = -1;
+  if (!status) status = append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[0], 320), &positive);
+  if (!status) status = append_affine(im, x, step_name(im, "flipped", names[1], 320), &minus_one, zero, 1, &negative);
+  if (!status) status = append_unary(im, HETC_OP_RELU, negative, step_name(im, "negative", names[2], 320), &negative);
+  if (!status) status = append_affine(im, negative, step_name(im, "leak", names[2], 320), slope, zero, channels, &negative);
+  if (!status) status = append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value);
+  free(slope);
+  free(zero);
+  return status ? status : define_output(im, value);
+}
+
+/* x + c, x - c: bias_add. */
+static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c, double sign,
+                                 int32_t *out_value) {
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if ((t->rank != 4 && t->rank != 2) || !per_channel(c, t))
+    return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation");
+  const int64_t channels = t->shape[1]; /* t moves when a node is appended */
+  float *bias = malloc(sizeof(float) * (size_t)channels);
+  if (!bias) return out_of_memory();
+  for (int64_t i = 0; i < channels; ++i) bias[i] = (float)(sign * hetc_onnx_const_get(c, c->count == 1 ? 0 : i));
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BIAS_ADD);
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_BIAS_ADD, &x, 1, &a, &node);
+  if (status) free(bias);
+  else status = set_param(im, node, HETC_PARAM_BIAS, bias, channels);
+  if (!status) *out_value = im->graph->nodes[node].output;
+  return status;
+}
+
+/* x * c, x / c (as_scale, reciprocal) or c - x (sign -1) with c one value
+ * or one per channel of a 4-d x: an affine map. */
+static hetc_status_t append_const_affine(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c,
+                                         int as_scale, int reciprocal, double sign, int32_t *out_value) {
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if (t->rank != 4 || !per_channel(c, t))
+    return BAD("a constant operand must hold one value per channel (or one in all) of a 4-d activation");
+  const int64_t channels = t->shape[1];
+  double *scale = malloc(sizeof(double) * (size_t)channels), *shift = malloc(sizeof(double) * (size_t)channels);
+  if (!scale || !shift) {
+    free(scale), free(shift);
+    return out_of_memory();
+  }
+  for (int64_t i = 0; i < channels; ++i) {
+    const double v = hetc_onnx_const_get(c, c->count == 1 ? 0 : i);
+    scale[i] = as_scale ? (reciprocal ? 1.0 / v : v) : sign;
+    shift[i] = as_scale ? 0 : v;
+  }
+  hetc_status_t status = append_affine(im, x, im->node->output[0], scale, shift, channels, out_value);
+  free(scale);
+  free(shift);
+  return status;
+}
+
 static hetc_status_t translate_binary(hetc_onnx_importer_t *im) {
   const char *op = im->node->op_type;
   const char *left_name = input_name(im, 0), *right_name = input_name(im, 1);
   if (!left_name || !right_name) return BAD("an input is missing");
   const onnx_value_t *left = hetc_onnx_lookup(im, left_name), *right = hetc_onnx_lookup(im, right_name);
   const int is_add = !strcmp(op, "Add"), is_sub = !strcmp(op, "Sub"), is_mul = !strcmp(op, "Mul");
+  int32_t value = -1;
+  char name[320];
   if (left->kind == ONNX_VALUE_ACTIVATION && right->kind == ONNX_VALUE_ACTIVATION) {
-    if (!is_add && !is_mul) return BAD("%s of two computed values is not supported yet", op);
-    int32_t value;
-    HETC_RETURN_IF_ERROR(append_binary(im, is_add ? HETC_OP_ADD : HETC_OP_MULTIPLY, left->value, right->value,
-                                       im->node->output[0], &value));
+    if (is_add || is_mul) {
+      HETC_RETURN_IF_ERROR(append_binary(im, is_add ? HETC_OP_ADD : HETC_OP_MULTIPLY, left->value, right->value,
+                                         im->node->output[0], &value));
+    } else if (is_sub) { /* a + (-1) b */
+      const int32_t a = left->value;
+      HETC_RETURN_IF_ERROR(append_uniform_affine(im, right->value, step_name(im, "negated", name, sizeof(name)), -1, 0, &value));
+      HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, a, value, im->node->output[0], &value));
+    } else {
+      return BAD("%s of two computed values is not supported yet", op);
+    }
     return define_output(im, value);
   }
   /* One side is constant (both constant was folded). */
   const int constant_first = left->kind == ONNX_VALUE_CONST;
   const int32_t x = constant_first ? right->value : left->value;
   const hetc_onnx_const_t *c = constant_first ? &left->constant : &right->constant;
-  if (constant_first && (is_sub || !strcmp(op, "Div")))
-    return BAD("a constant minus or over a computed value is not supported yet");
-  if (is_add || is_sub) return append_bias(im, x, c, is_sub ? -1.0 : 1.0);
-  return append_scale(im, x, c, !is_mul);
+  if (constant_first && !strcmp(op, "Div")) return BAD("a constant over a computed value is not supported yet");
+  if (constant_first && is_sub) HETC_RETURN_IF_ERROR(append_const_affine(im, x, c, 0, 0, -1.0, &value)); /* c - x */
+  else if (is_add || is_sub) HETC_RETURN_IF_ERROR(append_bias(im, x, c, is_sub ? -1.0 : 1.0, &value));
+  else HETC_RETURN_IF_ERROR(append_const_affine(im, x, c, 1, !is_mul, 1.0, &value));
+  return define_output(im, value);
 }
 
 static hetc_status_t translate_sum(hetc_onnx_importer_t *im) {
@@ -529,6 +666,21 @@ static hetc_status_t translate_global_pool(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* GlobalMaxPool: a max_pool2d whose window is the whole plane. */
+static hetc_status_t translate_global_max_pool(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if (t->shape[2] > 4096 || t->shape[3] > 4096) return BAD("a plane above 4096 x 4096 is not supported");
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_MAX_POOL2D);
+  a.kernel[0] = (int32_t)t->shape[2];
+  a.kernel[1] = (int32_t)t->shape[3];
+  int32_t node;
+  HETC_RETURN_IF_ERROR(append(im, HETC_OP_MAX_POOL2D, &x, 1, &a, &node));
+  return define_output(im, im->graph->nodes[node].output);
+}
+
 static hetc_status_t translate_concat(hetc_onnx_importer_t *im) {
   const int32_t count = (int32_t)im->node->n_input;
   if (count < 1 || count > 64) return BAD("%d inputs; hetc concatenates 1 to 64", (int)count);
@@ -557,10 +709,13 @@ static hetc_status_t translate_flatten(hetc_onnx_importer_t *im) {
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 1, &axis));
   if (axis < 0) axis += t->rank;
   if (axis < 0 || axis > t->rank) return BAD("attribute 'axis' is outside rank %d", (int)t->rank);
-  if (axis == 1) return append_unary(im, HETC_OP_FLATTEN, x);
+  int32_t value;
+  if (axis == 1) {
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_FLATTEN, x, im->node->output[0], &value));
+    return define_output(im, value);
+  }
   int64_t dims[2];
   flattened_dims(t, axis, dims);
-  int32_t value;
   HETC_RETURN_IF_ERROR(append_reshape(im, x, im->node->output[0], 2, dims, &value));
   return define_output(im, value);
 }
@@ -637,7 +792,12 @@ static const translation_t translations[] = {
     {"Gemm", translate_gemm},
     {"MatMul", translate_gemm},
     {"BatchNormalization", translate_batch_norm},
+    {"GlobalMaxPool", translate_global_max_pool},
     {"Relu", translate_activation},
+    {"LeakyRelu", translate_leaky_relu},
+    {"PRelu", translate_leaky_relu},
+    {"HardSigmoid", translate_hard_sigmoid},
+    {"HardSwish", translate_hard_sigmoid},
     {"Sigmoid", translate_activation},
     {"Tanh", translate_activation},
     {"Clip", translate_clip},
