@@ -124,25 +124,11 @@ static void put_u64(bytes_t *b, uint64_t v) {
   put_u32(b, (uint32_t)(v >> 32));
 }
 
-/* The weights file's bytes: a header naming every param, then the data
- * (float32, little-endian), in node order. */
-static int weights_image(const hetc_graph_t *g, bytes_t *out) {
+/* The header entry of every param, in node order, with data offsets
+ * counted from data_start; returns how many there are. */
+static uint32_t put_entries(const hetc_graph_t *g, bytes_t *out, uint64_t data_start) {
   uint32_t count = 0;
-  uint64_t header = 16, data_bytes = 0;
-  for (int32_t k = 0; k < g->num_nodes; ++k)
-    for (int slot = 0; slot < HETC_PARAM_SLOTS; ++slot) {
-      const hetc_param_t *p = &g->nodes[k].params[slot];
-      if (!p->data) continue;
-      char name[300];
-      snprintf(name, sizeof(name), "%s.%s", g->nodes[k].name, hetc_weights_param_suffix(g->nodes[k].op, slot));
-      ++count;
-      header += 4 + strlen(name) + 8 + 8 * (uint64_t)p->rank + 16;
-      data_bytes += 4 * (uint64_t)p->count;
-    }
-  put(out, "HETCWTS1", 8);
-  put_u32(out, 1);
-  put_u32(out, count);
-  uint64_t offset = header;
+  uint64_t offset = data_start;
   for (int32_t k = 0; k < g->num_nodes; ++k)
     for (int slot = 0; slot < HETC_PARAM_SLOTS; ++slot) {
       const hetc_param_t *p = &g->nodes[k].params[slot];
@@ -157,7 +143,24 @@ static int weights_image(const hetc_graph_t *g, bytes_t *out) {
       put_u64(out, offset);
       put_u64(out, 4 * (uint64_t)p->count);
       offset += 4 * (uint64_t)p->count;
+      ++count;
     }
+  return count;
+}
+
+/* The weights file's bytes: a header naming every param, then the data
+ * (float32, little-endian), in node order. */
+static int weights_image(const hetc_graph_t *g, bytes_t *out) {
+  bytes_t sizing = {0}; /* the entries once, to learn where the data starts */
+  const uint32_t count = put_entries(g, &sizing, 0);
+  const uint64_t header = 16 + sizing.size;
+  const int sized = !sizing.failed;
+  free(sizing.data);
+  if (!sized) return 0;
+  put(out, "HETCWTS1", 8);
+  put_u32(out, 1);
+  put_u32(out, count);
+  put_entries(g, out, header);
   for (int32_t k = 0; k < g->num_nodes; ++k)
     for (int slot = 0; slot < HETC_PARAM_SLOTS; ++slot) {
       const hetc_param_t *p = &g->nodes[k].params[slot];
@@ -167,7 +170,6 @@ static int weights_image(const hetc_graph_t *g, bytes_t *out) {
         put_u32(out, bits);
       }
     }
-  (void)data_bytes;
   return !out->failed;
 }
 

@@ -12,40 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "float_files.h"
 #include "hetc/hetc.h"
-
-static float *read_floats(const char *path, long *out_count) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  const long bytes = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  float *data = malloc((size_t)bytes + 4);
-  if (data && fread(data, 1, (size_t)bytes, f) != (size_t)bytes) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *out_count = bytes / 4;
-  return data;
-}
 
 static int listed(const char *list, const char *name) {
   char line[300];
   snprintf(line, sizeof(line), "\n%s\n", name);
   return strstr(list, line) != NULL;
-}
-
-/* Largest error relative to max(|expected|, 1% of the output's largest
- * magnitude): elements near zero are judged on the output's scale. */
-static double worst_error(const float *got, const float *expected, long count) {
-  double scale = 0, worst = 0;
-  for (long k = 0; k < count; ++k) scale = fmax(scale, fabs(expected[k]));
-  for (long k = 0; k < count; ++k) {
-    const double error = fabs((double)got[k] - expected[k]) / fmax(fabs(expected[k]), 1e-2 * scale + 1e-30);
-    worst = isnan(error) ? INFINITY : fmax(worst, error);
-  }
-  return worst;
 }
 
 /* Imports, compiles and runs one model; 0 when it matches. */
