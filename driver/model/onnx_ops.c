@@ -94,6 +94,10 @@ static float *float_values(const hetc_onnx_const_t *c, double scale) {
 
 static hetc_status_t out_of_memory(void) { return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "ONNX import"); }
 
+static hetc_status_t append_reshape(hetc_onnx_importer_t *im, int32_t x, const char *name_hint, int32_t rank,
+                                    const int64_t *dims, int32_t *out_value);
+static const char *step_name(const hetc_onnx_importer_t *im, const char *step, char *buffer, size_t size);
+
 static hetc_status_t need_rank(const hetc_onnx_importer_t *im, int32_t value, int32_t rank, const char *what) {
   const int32_t got = type_of(im, value)->rank;
   if (got != rank)
@@ -211,18 +215,20 @@ static hetc_status_t translate_pool(hetc_onnx_importer_t *im) {
 
 /* A dense node over 2-d x with weight [units, K] (taken) and optional bias
  * (taken). */
-static hetc_status_t append_dense(hetc_onnx_importer_t *im, int32_t x, float *weight, int64_t units, float *bias) {
+static hetc_status_t append_dense(hetc_onnx_importer_t *im, int32_t x, const char *hint, float *weight, int64_t units,
+                                  float *bias, int32_t *out_value) {
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_DENSE);
   a.channels = units;
   a.has_bias = bias != NULL;
-  int32_t node;
-  hetc_status_t status = append(im, HETC_OP_DENSE, &x, 1, &a, &node);
   const int64_t k = type_of(im, x)->shape[1];
+  int32_t node;
+  hetc_status_t status = hetc_onnx_append_node(im, HETC_OP_DENSE, hint, &x, 1, &a, &node);
   if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, units * k), weight = NULL;
   if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, units), bias = NULL;
   free(weight);
   free(bias);
-  return status ? status : define_output(im, im->graph->nodes[node].output);
+  if (!status) *out_value = im->graph->nodes[node].output;
+  return status;
 }
 
 /* B ([K, units] unless transposed) as hetc's [units, K] weight, scaled. */
@@ -240,7 +246,15 @@ static hetc_status_t translate_gemm(hetc_onnx_importer_t *im) {
   int32_t x;
   const hetc_onnx_const_t *b, *c = NULL;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  HETC_RETURN_IF_ERROR(need_rank(im, x, 2, "2-d inputs ([batch, features])"));
+  /* MatMul multiplies the last dim of a value of any rank: as rows of a
+   * 2-d value, reshaped there and back. */
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  if (is_gemm || t.rank < 2) HETC_RETURN_IF_ERROR(need_rank(im, x, 2, "2-d inputs ([batch, features])"));
+  char names[2][320];
+  if (t.rank > 2) {
+    const int64_t rows[2] = {hetc_tensor_element_count(&t) / t.shape[t.rank - 1], t.shape[t.rank - 1]};
+    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "rows", names[0], 320), 2, rows, &x));
+  }
   HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &b));
   if (is_gemm) HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &c));
   int64_t trans_a = 0, trans_b = 0;
@@ -270,7 +284,16 @@ static hetc_status_t translate_gemm(hetc_onnx_importer_t *im) {
     free(bias);
     return out_of_memory();
   }
-  return append_dense(im, x, weight, units, bias);
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_dense(im, x, t.rank > 2 ? step_name(im, "dense", names[1], 320) : im->node->output[0],
+                                    weight, units, bias, &value));
+  if (t.rank > 2) {
+    int64_t dims[HETC_PLUGIN_MAX_RANK];
+    memcpy(dims, t.shape, sizeof(dims));
+    dims[t.rank - 1] = units;
+    HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], t.rank, dims, &value));
+  }
+  return define_output(im, value);
 }
 
 /* ---- normalisation and elementwise ops ------------------------------------ */
@@ -523,23 +546,45 @@ static hetc_status_t translate_leaky_relu(hetc_onnx_importer_t *im) {
   return status ? status : define_output(im, value);
 }
 
-/* x + c, x - c: bias_add. */
+/* Whether constant c holds one value per element of t's last axis ([L],
+ * [1,L], [1,1,L], ...), as a MatMul's bias does. */
+static int per_last_axis(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t) {
+  if (c->rank < 1 || c->rank > t->rank || c->count != t->shape[t->rank - 1]) return 0;
+  for (int32_t d = 0; d + 1 < c->rank; ++d)
+    if (c->dims[d] != 1) return 0;
+  return 1;
+}
+
+/* x + c, x - c: bias_add, over axis 1 (per channel), or over the last axis
+ * of a value of rank 3 or more through a reshape to [rows, last] and
+ * back. */
 static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c, double sign,
                                  int32_t *out_value) {
-  const hetc_plugin_tensor_t *t = type_of(im, x);
-  if ((t->rank != 4 && t->rank != 2) || !per_channel(c, t))
-    return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation");
-  const int64_t channels = t->shape[1]; /* t moves when a node is appended */
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  const int over_last = t.rank > 2 && !per_channel(c, &t) && per_last_axis(c, &t);
+  if (!over_last && ((t.rank != 4 && t.rank != 2) || !per_channel(c, &t)))
+    return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation, or "
+               "one per element of the last axis");
+  char names[2][320];
+  if (over_last) {
+    const int64_t rows[2] = {hetc_tensor_element_count(&t) / t.shape[t.rank - 1], t.shape[t.rank - 1]};
+    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "rows", names[0], 320), 2, rows, &x));
+  }
+  const int64_t channels = type_of(im, x)->shape[1];
   float *bias = malloc(sizeof(float) * (size_t)channels);
   if (!bias) return out_of_memory();
   for (int64_t i = 0; i < channels; ++i) bias[i] = (float)(sign * hetc_onnx_const_get(c, c->count == 1 ? 0 : i));
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BIAS_ADD);
   int32_t node;
-  hetc_status_t status = append(im, HETC_OP_BIAS_ADD, &x, 1, &a, &node);
+  hetc_status_t status = hetc_onnx_append_node(im, HETC_OP_BIAS_ADD,
+                                               over_last ? step_name(im, "bias", names[1], 320) : im->node->output[0],
+                                               &x, 1, &a, &node);
   if (status) free(bias);
   else status = set_param(im, node, HETC_PARAM_BIAS, bias, channels);
-  if (!status) *out_value = im->graph->nodes[node].output;
-  return status;
+  if (status) return status;
+  *out_value = im->graph->nodes[node].output;
+  if (over_last) return append_reshape(im, *out_value, im->node->output[0], t.rank, t.shape, out_value);
+  return NULL;
 }
 
 /* x * c, x / c (as_scale, reciprocal) or c - x (sign -1) with c one value
@@ -629,40 +674,70 @@ static hetc_status_t append_reshape(hetc_onnx_importer_t *im, int32_t x, const c
   return NULL;
 }
 
+/* ReduceMean's axes (attribute, or input from opset 18), normalised and
+ * sorted into reduced[]; all axes when none are given. */
+static hetc_status_t reduced_axes(hetc_onnx_importer_t *im, int32_t rank, int reduced[HETC_PLUGIN_MAX_RANK]) {
+  int64_t axes[HETC_ONNX_MAX_RANK];
+  int32_t count = -1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "axes", HETC_ONNX_MAX_RANK, axes, &count));
+  const hetc_onnx_const_t *axes_input;
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &axes_input));
+  if (axes_input) {
+    if (axes_input->count > HETC_ONNX_MAX_RANK) return BAD("input 1 (axes) holds more axes than the input has");
+    count = (int32_t)axes_input->count;
+    for (int32_t k = 0; k < count; ++k) axes[k] = hetc_onnx_const_get_int(axes_input, k);
+  }
+  int64_t no_op = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "noop_with_empty_axes", 0, &no_op));
+  if (count == 0 && no_op) return BAD("noop_with_empty_axes with no axes (an identity) is not supported yet");
+  for (int32_t d = 0; d < rank; ++d) reduced[d] = count <= 0;
+  for (int32_t k = 0; k < count; ++k) {
+    const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (axis < 0 || axis >= rank) return BAD("axis %lld is outside rank %d", (long long)axes[k], (int)rank);
+    reduced[axis] = 1;
+  }
+  return NULL;
+}
+
+/* GlobalAveragePool, and ReduceMean over trailing axes: a
+ * global_avg_pool2d, over H and W directly, else of the value reshaped to
+ * [kept, 1, reduced, 1], then reshaped to the mean's shape. */
 static hetc_status_t translate_global_pool(hetc_onnx_importer_t *im) {
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
   const int is_reduce = !strcmp(im->node->op_type, "ReduceMean");
+  if (!is_reduce) HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  int reduced[HETC_PLUGIN_MAX_RANK] = {0, 0, 1, 1};
   int64_t keep_dims = 1;
   if (is_reduce) {
-    int64_t axes[HETC_ONNX_MAX_RANK];
-    int32_t count = -1;
-    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "axes", HETC_ONNX_MAX_RANK, axes, &count));
-    const hetc_onnx_const_t *axes_input;
-    HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &axes_input));
-    if (axes_input) {
-      count = axes_input->count <= HETC_ONNX_MAX_RANK ? (int32_t)axes_input->count : HETC_ONNX_MAX_RANK + 1;
-      for (int32_t k = 0; k < count && k < HETC_ONNX_MAX_RANK; ++k) axes[k] = hetc_onnx_const_get_int(axes_input, k);
-    }
-    int h = 0, w = 0;
-    for (int32_t k = 0; k < count && k < HETC_ONNX_MAX_RANK; ++k) {
-      const int64_t axis = axes[k] < 0 ? axes[k] + 4 : axes[k];
-      h += axis == 2, w += axis == 3;
-    }
-    if (count != 2 || h != 1 || w != 1) return BAD("ReduceMean over axes other than [2, 3] is not supported yet (hetc imports it over H and W)");
+    HETC_RETURN_IF_ERROR(reduced_axes(im, t.rank, reduced));
     HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "keepdims", 1, &keep_dims));
   }
-  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_GLOBAL_AVG_POOL2D);
-  char hint[300];
-  snprintf(hint, sizeof(hint), "%s%s", im->node->output[0], keep_dims ? "" : ".pool");
-  int32_t node;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_GLOBAL_AVG_POOL2D, hint, &x, 1, &a, &node));
-  int32_t value = im->graph->nodes[node].output;
-  if (!keep_dims) {
-    const int64_t dims[2] = {type_of(im, x)->shape[0], type_of(im, x)->shape[1]};
-    HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], 2, dims, &value));
+  int32_t first = t.rank;
+  while (first > 0 && reduced[first - 1]) --first;
+  for (int32_t d = 0; d < first; ++d)
+    if (reduced[d]) return BAD("ReduceMean over axes that are not the last ones is not supported yet");
+  if (first == t.rank) return BAD("ReduceMean over no axis is not supported yet");
+  if (first == 0 && !keep_dims) return BAD("a mean over every axis without keepdims (a scalar) is not supported yet");
+  int64_t kept = 1, dims[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d < first; ++d) kept *= t.shape[d], dims[d] = t.shape[d];
+  for (int32_t d = first; d < t.rank; ++d) dims[d] = 1;
+  const int32_t rank = keep_dims ? t.rank : first;
+  const int plane = t.rank == 4 && first == 2;
+  char names[2][320];
+  if (!plane) {
+    const int64_t as_plane[4] = {kept, 1, hetc_tensor_element_count(&t) / kept, 1};
+    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "plane", names[0], 320), 4, as_plane, &x));
   }
+  const int direct = plane && keep_dims;
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_GLOBAL_AVG_POOL2D);
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_GLOBAL_AVG_POOL2D,
+                                             direct ? im->node->output[0] : step_name(im, "mean", names[1], 320), &x, 1,
+                                             &a, &node));
+  int32_t value = im->graph->nodes[node].output;
+  if (!direct) HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], rank, dims, &value));
   return define_output(im, value);
 }
 
