@@ -1008,8 +1008,10 @@ static void hetc_space_command(void **state) {
                                bin, source),
                    2);
   assert_string_equal(out, "hetc space: --task: expected a whole number from 1 to 2147483647, got 'x'\n"
-                           "usage: hetc space MODEL.json --task N --target T [--overrides FILE]\n"
-                           "  --task N   the task's number as `hetc tasks` prints it, 1 or more\n");
+                           "usage: hetc space MODEL.json|MODEL.onnx --task N --target T [--overrides FILE]\n"
+                           "  --task N   the task's number as `hetc tasks` prints it, 1 or more\n"
+                           "  --input-shape NAME=DIMS[,...]  shapes of an ONNX model's symbolic inputs (e.g. "
+                           "input=1x3x224x224)\n");
   free(out);
   char overrides[4096];
   snprintf(overrides, sizeof(overrides), "%s/test_space_overrides_%d.json", bin, (int)getpid());
