@@ -82,9 +82,12 @@ extern "C" {
  *   minor 3: hetc_plugin_host_t.logv and status_newv (va_list twins of log
  *            and status_new), space_add_constraint_copy (the host keeps a
  *            copy of the constraint's data); hetc_plugin_t.supports_why (the
- *            reason a workload is not supported). */
+ *            reason a workload is not supported).
+ *   minor 4: HETC_PLUGIN_OP_TRANSPOSE, its permutation packed into the
+ *            workload's axis (HETC_PLUGIN_PERM_AT, HETC_PLUGIN_PERM_PACK_ONE):
+ *            the workload struct keeps its size within a major. */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 3
+#define HETC_PLUGIN_ABI_MINOR 4
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -202,7 +205,8 @@ typedef enum hetc_plugin_op_t {
   HETC_PLUGIN_OP_CONCAT = 8,
   HETC_PLUGIN_OP_LAYOUT_TRANSFORM = 9, /* also flatten/reshape copies */
   HETC_PLUGIN_OP_BIAS_ADD = 10,
-  HETC_PLUGIN_OP_COUNT_ = 11 /* one past the last op of this minor */
+  HETC_PLUGIN_OP_TRANSPOSE = 11, /* since minor 4 */
+  HETC_PLUGIN_OP_COUNT_ = 12 /* one past the last op of this minor */
 } hetc_plugin_op_t;
 
 typedef enum hetc_plugin_activation_t {
@@ -262,6 +266,10 @@ typedef struct hetc_plugin_epilogue_t {
  *            logical shape, or a reshape when the logical shapes differ
  *            (element order preserved in row-major logical order)
  *   bias_add: channel bias over axis 1 of a 2-d or 4-d input
+ *   transpose (since minor 4): output dim d is input dim
+ *            HETC_PLUGIN_PERM_AT(axis, d), a permutation of 0..rank-1
+ *            packed three bits an output dim (bits past the rank's are
+ *            zero); input and output of equal rank
  */
 typedef struct hetc_plugin_workload_t {
   int32_t op;         /* hetc_plugin_op_t */
@@ -280,6 +288,12 @@ typedef struct hetc_plugin_workload_t {
   int32_t binary;     /* hetc_plugin_binary_t, elementwise binary */
   hetc_plugin_epilogue_t epilogue;
 } hetc_plugin_workload_t;
+
+/* A transpose's permutation (since minor 4): the input dim that output dim
+ * d reads, from the workload's packed axis; and the packing of perm[d] for
+ * d < rank into one axis value. */
+#define HETC_PLUGIN_PERM_AT(packed_axis, d) ((int32_t)(((uint32_t)(packed_axis) >> (3u * (uint32_t)(d))) & 7u))
+#define HETC_PLUGIN_PERM_PACK_ONE(input_dim, d) ((int32_t)((uint32_t)(input_dim) << (3u * (uint32_t)(d))))
 
 /* ------------------------------------------------------------------------ */
 /* Knob spaces and configs                                                  */

@@ -169,6 +169,30 @@ static void bias_add(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "bias_add 1x6x3x3");
 }
 
+/* NCHW to NHWC, and ShuffleNet's channel shuffle: [N, groups, C/groups,
+ * H, W] with the two group dims swapped. */
+static void transpose_nhwc(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_TRANSPOSE;
+  out->inputs[0] = tensor(4, 1, 5, 3, 4);
+  out->workload.output = tensor(4, 1, 3, 4, 5);
+  const int32_t perm[4] = {0, 2, 3, 1};
+  for (int32_t d = 0; d < 4; ++d) out->workload.axis |= HETC_PLUGIN_PERM_PACK_ONE(perm[d], d);
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "transpose 1x5x3x4 perm 0,2,3,1");
+}
+
+static void transpose_shuffle(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_TRANSPOSE;
+  out->inputs[0] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 5, {1, 2, 3, 4, 5}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  out->workload.output = out->inputs[0];
+  out->workload.output.shape[1] = 3;
+  out->workload.output.shape[2] = 2;
+  const int32_t perm[5] = {0, 2, 1, 3, 4};
+  for (int32_t d = 0; d < 5; ++d) out->workload.axis |= HETC_PLUGIN_PERM_PACK_ONE(perm[d], d);
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "transpose 1x2x3x4x5 perm 0,2,1,3,4 (channel shuffle)");
+}
+
 static const struct {
   op_builder_t build;
   int quick;
@@ -176,6 +200,7 @@ static const struct {
     {dense, 1},   {dense_residual, 0}, {max_pool, 1}, {max_pool_ceil, 0}, {avg_pool, 1},
     {avg_pool_include_pad, 0}, {global_avg_pool, 1}, {relu, 1}, {add, 1}, {mul_broadcast, 0},
     {softmax, 1}, {concat, 1}, {flatten, 1}, {to_nchwc, 1}, {nchwc_to_nhwc, 0}, {bias_add, 1},
+    {transpose_nhwc, 1}, {transpose_shuffle, 0},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

@@ -21,6 +21,7 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_FLATTEN] = "flatten",
     [HETC_OP_RESHAPE] = "reshape",
     [HETC_OP_SOFTMAX] = "softmax",
+    [HETC_OP_TRANSPOSE] = "transpose",
 };
 
 hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
@@ -242,6 +243,10 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_SOFTMAX:
       w.op = HETC_PLUGIN_OP_SOFTMAX;
       w.axis = a->axis;
+      break;
+    case HETC_OP_TRANSPOSE:
+      w.op = HETC_PLUGIN_OP_TRANSPOSE;
+      for (int32_t d = 0; d < a->perm_rank; ++d) w.axis |= HETC_PLUGIN_PERM_PACK_ONE(a->perm[d], d);
       break;
     case HETC_OP_BATCH_NORM:
     case HETC_OP_COUNT:

@@ -35,6 +35,7 @@ typedef enum hetc_op_t {
   HETC_OP_FLATTEN,
   HETC_OP_RESHAPE,
   HETC_OP_SOFTMAX,
+  HETC_OP_TRANSPOSE,
   HETC_OP_COUNT
 } hetc_op_t;
 
@@ -87,6 +88,8 @@ typedef struct hetc_node_attrs_t {
   double epsilon;    /* batch_norm */
   int32_t reshape_rank;
   int64_t reshape_shape[HETC_PLUGIN_MAX_RANK]; /* as written, -1 allowed */
+  int32_t perm_rank;                           /* transpose: entries of perm */
+  int32_t perm[HETC_PLUGIN_MAX_RANK];          /* transpose: output dim d is input dim perm[d] */
 } hetc_node_attrs_t;
 
 /* The attributes a model.json node of `op` has when it names none:

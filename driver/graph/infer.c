@@ -231,6 +231,18 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
       node->attrs.axis = axis;
       break;
     }
+    case HETC_OP_TRANSPOSE: {
+      if (node->attrs.perm_rank != in->rank)
+        FAIL("attrs/perm", "perm has %d entries, the input has rank %d", node->attrs.perm_rank, in->rank);
+      int seen[HETC_PLUGIN_MAX_RANK] = {0};
+      for (int32_t d = 0; d < in->rank; ++d) {
+        const int32_t from = node->attrs.perm[d];
+        if (from < 0 || from >= in->rank || seen[from]++)
+          FAIL("attrs/perm", "perm is not a permutation of 0..%d", in->rank - 1);
+        out.shape[d] = in->shape[from];
+      }
+      break;
+    }
     case HETC_OP_COUNT: FAIL("op", "unknown op");
   }
   /* Each factor is below 2^31 (checked by the loader), so the running

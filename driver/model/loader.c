@@ -242,6 +242,7 @@ static const char *const avg_pool_attrs[] = {"kernel", "strides", "padding", "ce
                                              "count_include_pad", NULL};
 static const char *const axis_attrs[] = {"axis", NULL};
 static const char *const reshape_attrs[] = {"shape", NULL};
+static const char *const transpose_attrs[] = {"perm", NULL};
 
 static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_CONV2D] = {1, 1, conv_attrs},
@@ -261,6 +262,7 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_FLATTEN] = {1, 1, no_attrs},
     [HETC_OP_RESHAPE] = {1, 1, reshape_attrs},
     [HETC_OP_SOFTMAX] = {1, 1, axis_attrs},
+    [HETC_OP_TRANSPOSE] = {1, 1, transpose_attrs},
 };
 
 static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,
@@ -361,6 +363,22 @@ static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *a
         return fail(L, sub, "expected 1 to %d positive integers with at most one -1, got %s",
                     HETC_PLUGIN_MAX_RANK, GOT(item));
       a->reshape_rank = rank;
+      break;
+    }
+    case HETC_OP_TRANSPOSE: {
+      HETC_RETURN_IF_ERROR(require(L, attrs, path, "perm", &item));
+      snprintf(sub, sizeof(sub), "%s/perm", path);
+      const int rank = cJSON_IsArray(item) ? cJSON_GetArraySize(item) : 0;
+      int ok = rank >= 1 && rank <= HETC_PLUGIN_MAX_RANK;
+      for (int i = 0; ok && i < rank; ++i) {
+        const cJSON *dim = cJSON_GetArrayItem(item, i);
+        ok = is_integer(dim, 0, HETC_PLUGIN_MAX_RANK - 1);
+        if (ok) a->perm[i] = (int32_t)dim->valuedouble;
+      }
+      if (!ok)
+        return fail(L, sub, "expected 1 to %d integers from 0 to %d, got %s", HETC_PLUGIN_MAX_RANK,
+                    HETC_PLUGIN_MAX_RANK - 1, GOT(item));
+      a->perm_rank = rank;
       break;
     }
     default: break;

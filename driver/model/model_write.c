@@ -50,6 +50,7 @@ static cJSON *node_attrs(const hetc_node_t *node) {
     case HETC_OP_CONCAT:
     case HETC_OP_SOFTMAX: cJSON_AddNumberToObject(attrs, "axis", a->axis); break;
     case HETC_OP_RESHAPE: cJSON_AddItemToObject(attrs, "shape", int64_array(a->reshape_shape, a->reshape_rank)); break;
+    case HETC_OP_TRANSPOSE: cJSON_AddItemToObject(attrs, "perm", int_array(a->perm, a->perm_rank)); break;
     default: break;
   }
   return attrs;

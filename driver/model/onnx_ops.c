@@ -843,6 +843,75 @@ static hetc_status_t translate_softmax(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* A transpose node over x with perm (rank entries). */
+static hetc_status_t append_transpose(hetc_onnx_importer_t *im, int32_t x, const char *hint, const int64_t *perm,
+                                      int32_t rank, int32_t *out_value) {
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_TRANSPOSE);
+  a.perm_rank = rank;
+  for (int32_t d = 0; d < rank; ++d) a.perm[d] = (int32_t)perm[d];
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_TRANSPOSE, hint, &x, 1, &a, &node));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
+}
+
+static hetc_status_t translate_transpose(hetc_onnx_importer_t *im) {
+  int32_t x, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const int32_t rank = type_of(im, x)->rank;
+  int64_t perm[HETC_ONNX_MAX_RANK];
+  int32_t count = -1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "perm", HETC_ONNX_MAX_RANK, perm, &count));
+  if (count < 0) /* reverse the dims */
+    for (count = 0; count < rank; ++count) perm[count] = rank - 1 - count;
+  if (count != rank) return BAD("attribute 'perm' has %d entries for rank %d", (int)count, (int)rank);
+  HETC_RETURN_IF_ERROR(append_transpose(im, x, im->node->output[0], perm, rank, &value));
+  return define_output(im, value);
+}
+
+/* DepthToSpace and SpaceToDepth: a 6-d reshape, a transpose, a reshape
+ * back to 4-d (ONNX's own definitions of the two ops). */
+static hetc_status_t translate_depth_to_space(hetc_onnx_importer_t *im) {
+  const int to_space = !strcmp(im->node->op_type, "DepthToSpace");
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t block = 0;
+  char mode[16];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "blocksize", 0, &block));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "mode", "DCR", mode, sizeof(mode)));
+  const int64_t n = t.shape[0], c = t.shape[1], h = t.shape[2], w = t.shape[3], b = block;
+  if (b < 1 || b > 4096) return BAD("attribute 'blocksize' must be a positive block size");
+  const int crd = !strcmp(mode, "CRD");
+  if (to_space && !crd && strcmp(mode, "DCR") != 0) return BAD("attribute 'mode': '%s' is not DCR or CRD", mode);
+  int64_t split[6], perm[6], joined[4];
+  if (to_space) {
+    if (c % (b * b)) return BAD("%lld channels do not divide into blocks of %lld x %lld", (long long)c, (long long)b,
+                               (long long)b);
+    const int64_t dcr_split[6] = {n, b, b, c / (b * b), h, w}, dcr_perm[6] = {0, 3, 4, 1, 5, 2};
+    const int64_t crd_split[6] = {n, c / (b * b), b, b, h, w}, crd_perm[6] = {0, 1, 4, 2, 5, 3};
+    memcpy(split, crd ? crd_split : dcr_split, sizeof(split));
+    memcpy(perm, crd ? crd_perm : dcr_perm, sizeof(perm));
+    const int64_t out[4] = {n, c / (b * b), h * b, w * b};
+    memcpy(joined, out, sizeof(joined));
+  } else {
+    if (h % b || w % b)
+      return BAD("a %lld x %lld plane does not divide into blocks of %lld", (long long)h, (long long)w, (long long)b);
+    const int64_t s2d_split[6] = {n, c, h / b, b, w / b, b}, s2d_perm[6] = {0, 3, 5, 1, 2, 4};
+    memcpy(split, s2d_split, sizeof(split));
+    memcpy(perm, s2d_perm, sizeof(perm));
+    const int64_t out[4] = {n, c * b * b, h / b, w / b};
+    memcpy(joined, out, sizeof(joined));
+  }
+  char names[2][320];
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "blocks", names[0], 320), 6, split, &value));
+  HETC_RETURN_IF_ERROR(append_transpose(im, value, step_name(im, "moved", names[1], 320), perm, 6, &value));
+  HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], 4, joined, &value));
+  return define_output(im, value);
+}
+
 /* Dropout and Identity pass their input on: nothing to compute. */
 static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   int32_t x;
@@ -885,6 +954,9 @@ static const translation_t translations[] = {
     {"Flatten", translate_flatten},
     {"Reshape", translate_reshape},
     {"Softmax", translate_softmax},
+    {"Transpose", translate_transpose},
+    {"DepthToSpace", translate_depth_to_space},
+    {"SpaceToDepth", translate_depth_to_space},
     {"Dropout", translate_identity},
     {"Identity", translate_identity},
 };

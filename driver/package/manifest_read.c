@@ -171,7 +171,10 @@ static void get_workload(reader_t *r, const cJSON *object, const char *base, het
   w->groups = (int32_t)get_int(r, object, base, "groups", 0, 1 << 20);
   w->ceil_mode = (int32_t)get_int(r, object, base, "ceil_mode", 0, 1);
   w->count_include_pad = (int32_t)get_int(r, object, base, "count_include_pad", 0, 1);
-  w->axis = (int32_t)get_int(r, object, base, "axis", 0, HETC_PLUGIN_MAX_RANK - 1);
+  /* A transpose's axis packs its permutation, three bits a dim. */
+  const int is_transpose = w->op == HETC_PLUGIN_OP_TRANSPOSE;
+  w->axis = (int32_t)get_int(r, object, base, "axis", 0,
+                             is_transpose ? (1 << (3 * HETC_PLUGIN_MAX_RANK)) - 1 : HETC_PLUGIN_MAX_RANK - 1);
   w->activation = (int32_t)get_int(r, object, base, "activation", 0, HETC_PLUGIN_ACT_TANH);
   w->binary = (int32_t)get_int(r, object, base, "binary", 0, HETC_PLUGIN_BINARY_MUL);
   int32_t epilogue[3];

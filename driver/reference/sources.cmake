@@ -8,5 +8,6 @@ list(APPEND HETC_DRIVER_SOURCES
   reference/layout.c
   reference/pool.c
   reference/softmax.c
+  reference/transpose.c
 )
 list(APPEND HETC_DRIVER_SOURCES reference/graph_exec.c)

@@ -524,3 +524,25 @@ int32_t hpc_gpu_emit_bias_add(const hpc_gpu_ops_t *o, char *reason, size_t size)
   const int32_t args[3] = {0, 1, 2};
   return add_launch(o, "bias_add", items, 3, args, reason, size);
 }
+
+/* ------------------------------------------------------------------------ */
+
+int32_t hpc_gpu_emit_transpose(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
+  const int32_t rank = out->rank;
+  int64_t in_stride[HETC_PLUGIN_MAX_RANK], stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) in_stride[d] = stride, stride *= in->shape[d];
+  const int64_t items = hetc_kit_logical_count(out);
+  set_boundary(o, 1, hetc_kit_layout_row_major(), hetc_kit_layout_row_major(), 0);
+  open_kernel(o, "transpose", UNARY_PARAMS, items);
+  /* The output's coordinates, innermost first, each through the stride of
+   * the input dim it comes from. */
+  L(1, "long rest = i, from = 0;");
+  for (int32_t d = rank - 1; d >= 0; --d)
+    L(1, "from += (rest %% %lldL) * %lldL; rest /= %lldL;", ll(out->shape[d]), ll(in_stride[HETC_PLUGIN_PERM_AT(wl->axis, d)]),
+      ll(out->shape[d]));
+  L(1, "out[i] = in[from];");
+  close_kernel(o);
+  return add_unary_launch(o, "transpose", items, reason, size);
+}

@@ -57,6 +57,8 @@ int32_t hpc_gpu_emit_softmax(const hpc_gpu_ops_t *o, char *reason, size_t size);
 int32_t hpc_gpu_emit_concat(const hpc_gpu_ops_t *o, char *reason, size_t size);
 int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size);
 int32_t hpc_gpu_emit_bias_add(const hpc_gpu_ops_t *o, char *reason, size_t size);
+/* Row-major in and out: one thread per output element. */
+int32_t hpc_gpu_emit_transpose(const hpc_gpu_ops_t *o, char *reason, size_t size);
 
 /* The dialect expression of an activation applied to the float `v` ("v"
  * for NONE); static string. */

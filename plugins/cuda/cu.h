@@ -169,6 +169,7 @@ typedef enum cu_template_kind_t {
   CU_T_CONCAT,
   CU_T_LAYOUT,
   CU_T_BIAS_ADD,
+  CU_T_TRANSPOSE,
   CU_T_COUNT_
 } cu_template_kind_t;
 
@@ -339,6 +340,7 @@ hetc_plugin_status_t cu_emit_softmax(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_concat(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_layout(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e);
+hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e);
 
 
 /* ------------------------------------------------------------------------ */

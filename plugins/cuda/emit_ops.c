@@ -54,3 +54,5 @@ hetc_plugin_status_t cu_emit_softmax(cu_emit_t *e) { return emit_op(e, hpc_gpu_e
 hetc_plugin_status_t cu_emit_concat(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_concat); }
 hetc_plugin_status_t cu_emit_layout(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_layout); }
 hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_bias_add); }
+
+hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_transpose); }

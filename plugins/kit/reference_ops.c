@@ -242,6 +242,37 @@ static void bias_planes(int64_t begin, int64_t end, void *user_data) {
   }
 }
 
+#if HETC_PLUGIN_ABI_MINOR >= 4
+/* Output elements [begin, end) in row-major order, each read from the
+ * input at the permuted index: an odometer over the output with the
+ * input's stride for each output dim. */
+static void transpose_chunk(int64_t begin, int64_t end, void *user_data) {
+  const job_t *j = user_data;
+  const hetc_plugin_workload_t *wl = j->wl;
+  const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
+  const int32_t rank = out->rank;
+  int64_t in_stride[HETC_PLUGIN_MAX_RANK], stride[HETC_PLUGIN_MAX_RANK], index[HETC_PLUGIN_MAX_RANK];
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) in_stride[d] = s, s *= in->shape[d];
+  int64_t rest = begin, from = 0;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    stride[d] = in_stride[HETC_PLUGIN_PERM_AT(wl->axis, d)];
+    index[d] = rest % out->shape[d];
+    rest /= out->shape[d];
+    from += index[d] * stride[d];
+  }
+  for (int64_t i = begin; i < end; ++i) {
+    j->args[1][i] = j->args[0][from];
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      from += stride[d];
+      if (++index[d] < out->shape[d]) break;
+      from -= stride[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+#endif
+
 /* Iterations per parallel chunk such that a chunk does at least ~16k
  * elements of work: below that the pool's hand-off costs more than it
  * saves. */
@@ -299,6 +330,9 @@ void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args
       split_at_axis(&j, in, 1);
       parallel_for(in->shape[0] * j.extent, grain(j.inner), bias_planes, &j);
       break;
+#if HETC_PLUGIN_ABI_MINOR >= 4
+    case HETC_PLUGIN_OP_TRANSPOSE: parallel_for(hetc_kit_logical_count(out), grain(2), transpose_chunk, &j); break;
+#endif
     default: break;
   }
 }

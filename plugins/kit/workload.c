@@ -17,7 +17,8 @@
 const char *hetc_kit_op_name(int32_t op) {
   static const char *const names[] = {"?",           "conv2d",  "dense",  "max_pool2d",
                                       "avg_pool2d",  "global_avg_pool2d", "elementwise",
-                                      "softmax",     "concat",  "layout_transform", "bias_add"};
+                                      "softmax",     "concat",  "layout_transform", "bias_add",
+                                      "transpose"};
   if (op < 1 || op >= HETC_PLUGIN_OP_COUNT_) return "unknown op";
   return names[op];
 }
@@ -162,6 +163,23 @@ static int32_t check_concat(hetc_kit_reason_t *r, const hetc_plugin_workload_t *
   return 0;
 }
 
+#if HETC_PLUGIN_ABI_MINOR >= 4
+static int32_t check_transpose(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
+  if (wl->num_inputs != 1 || in->rank != out->rank) INVALID("transpose: one input of the output's rank expected");
+  if (wl->axis < 0 || (wl->axis >> (3 * out->rank)) != 0) INVALID("transpose: axis packs more than %d dims", out->rank);
+  int seen[HETC_PLUGIN_MAX_RANK] = {0};
+  for (int32_t d = 0; d < out->rank; ++d) {
+    const int32_t from = HETC_PLUGIN_PERM_AT(wl->axis, d);
+    if (from < 0 || from >= in->rank || seen[from]++) INVALID("transpose: perm is not a permutation of 0..%d", in->rank - 1);
+    if (out->shape[d] != in->shape[from])
+      INVALID("transpose: output dim %d is %lld, input dim %d is %lld", d, (long long)out->shape[d], from,
+              (long long)in->shape[from]);
+  }
+  return 0;
+}
+#endif
+
 static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
   const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
   switch (wl->op) {
@@ -195,6 +213,9 @@ static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) 
       if (wl->num_inputs != 1 || !hetc_kit_same_shape(in, out) || in->rank < 2)
         INVALID("bias_add: one input of rank >= 2 of the output's shape");
       return 0;
+#if HETC_PLUGIN_ABI_MINOR >= 4
+    case HETC_PLUGIN_OP_TRANSPOSE: return check_transpose(r, wl);
+#endif
     default: UNSUPPORTED("op %d is not supported", wl->op);
   }
 }
@@ -289,6 +310,12 @@ void hetc_kit_workload_describe(const hetc_plugin_workload_t *wl, char *buf, siz
     case HETC_PLUGIN_OP_ELEMENTWISE: append(&t, " activation %d binary %d", wl->activation, wl->binary); break;
     case HETC_PLUGIN_OP_SOFTMAX:
     case HETC_PLUGIN_OP_CONCAT: append(&t, " axis %d", wl->axis); break;
+#if HETC_PLUGIN_ABI_MINOR >= 4
+    case HETC_PLUGIN_OP_TRANSPOSE:
+      append(&t, " perm");
+      for (int32_t d = 0; d < wl->output.rank; ++d) append(&t, "%s%d", d ? "," : " ", HETC_PLUGIN_PERM_AT(wl->axis, d));
+      break;
+#endif
     default: break;
   }
   if (wl->op == HETC_PLUGIN_OP_CONV2D || wl->op == HETC_PLUGIN_OP_DENSE)

@@ -52,6 +52,7 @@ typedef enum cpu_template_kind_t {
   CPU_T_CONCAT,
   CPU_T_LAYOUT,
   CPU_T_BIAS_ADD,
+  CPU_T_TRANSPOSE,
   CPU_T_COUNT_
 } cpu_template_kind_t;
 

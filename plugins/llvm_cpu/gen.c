@@ -53,6 +53,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
     case CPU_T_BIAS_ADD:
       g->input_layouts[0] = g->output_layout = hint(in);
       break;
+    case CPU_T_TRANSPOSE: break; /* row-major in and out */
     case CPU_T_ELEMENTWISE:
     case CPU_T_CONCAT:
       for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hint(&in[i]);
@@ -189,6 +190,14 @@ static LLVMValueRef concat_elem(irb_t *r, LLVMValueRef *c, void *user) {
   return irb_load(r, r->f32, x->slot);
 }
 
+/* Output coordinate d is input coordinate perm[d]. */
+static LLVMValueRef transpose_elem(irb_t *r, LLVMValueRef *c, void *user) {
+  ctx_t *x = user;
+  LLVMValueRef co[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d < x->wl->output.rank; ++d) co[HETC_PLUGIN_PERM_AT(x->wl->axis, d)] = c[d];
+  return irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], co, 0));
+}
+
 static LLVMValueRef layout_elem(irb_t *r, LLVMValueRef *c, void *user) {
   ctx_t *x = user;
   const hetc_plugin_tensor_t *in = &x->wl->inputs[0], *out = &x->wl->output;
@@ -276,6 +285,7 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       break;
     case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
+    case CPU_T_TRANSPOSE: fn = transpose_elem; break;
     case CPU_T_CONCAT:
       if (wl->axis == 1 && cpu_blocks_vectorized(wl, g->input_layouts, g->output_layout)) cpu_gen_blocks(g, r);
       else fn = concat_elem;

@@ -24,6 +24,7 @@ static const struct {
     [CPU_T_CONCAT] = {"cpu_concat", 1},
     [CPU_T_LAYOUT] = {"cpu_layout_transform", 1},
     [CPU_T_BIAS_ADD] = {"cpu_bias_add", 1},
+    [CPU_T_TRANSPOSE] = {"cpu_transpose", 1},
 };
 
 const char *cpu_template_name(int kind) {
@@ -45,6 +46,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_CONCAT: return CPU_T_CONCAT;
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return CPU_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return CPU_T_BIAS_ADD;
+    case HETC_PLUGIN_OP_TRANSPOSE: return CPU_T_TRANSPOSE;
     default: return -1;
   }
 }

@@ -59,3 +59,5 @@ hetc_plugin_status_t ocl_emit_layout(ocl_emit_t *e) { return emit_op(e, hpc_gpu_
 hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e) {
   return emit_op(e, hpc_gpu_emit_bias_add);
 }
+
+hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e) { return emit_op(e, hpc_gpu_emit_transpose); }

@@ -100,6 +100,7 @@ typedef enum ocl_template_kind_t {
   OCL_T_CONCAT,
   OCL_T_LAYOUT,
   OCL_T_BIAS_ADD,
+  OCL_T_TRANSPOSE,
   OCL_T_COUNT_
 } ocl_template_kind_t;
 
@@ -254,6 +255,7 @@ hetc_plugin_status_t ocl_emit_softmax(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_concat(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_layout(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e);
+hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Parameter packing (pack.c)                                               */

@@ -29,6 +29,7 @@ static const struct {
     [OCL_T_CONCAT] = {"opencl_concat", 1},
     [OCL_T_LAYOUT] = {"opencl_layout_transform", 1},
     [OCL_T_BIAS_ADD] = {"opencl_bias_add", 1},
+    [OCL_T_TRANSPOSE] = {"opencl_transpose", 1},
 };
 
 const char *ocl_template_name(int kind) {
@@ -68,6 +69,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_CONCAT: return OCL_T_CONCAT;
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return OCL_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return OCL_T_BIAS_ADD;
+    case HETC_PLUGIN_OP_TRANSPOSE: return OCL_T_TRANSPOSE;
     default: return -1;
   }
 }

@@ -666,3 +666,37 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e) {
   }
   return NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+
+/* Row-major in and out: each parallel item is one row of the output (its
+ * last dim), read from the input with that dim's stride there; the row's
+ * start is the output's other coordinates through the input's strides. */
+hetc_plugin_status_t vec_emit_transpose(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
+  const int32_t rank = out->rank;
+  int64_t in_stride[HETC_PLUGIN_MAX_RANK], stride = 1, rows = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) in_stride[d] = stride, stride *= in->shape[d];
+  for (int32_t d = 0; d + 1 < rank; ++d) rows *= out->shape[d];
+  const int64_t last = out->shape[rank - 1], step = in_stride[HETC_PLUGIN_PERM_AT(wl->axis, rank - 1)];
+  e->num_inputs = 1;
+  e->input_layouts[0] = e->output_layout = hetc_kit_layout_row_major();
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "out", 1, 1);
+  L(1, "for (long t = t0; t < t1; ++t) {");
+  L(2, "long rest = t, base = 0;");
+  for (int32_t d = rank - 2; d >= 0; --d)
+    L(2, "base += (rest %% %lld) * %lld, rest /= %lld;", ll(out->shape[d]), ll(in_stride[HETC_PLUGIN_PERM_AT(wl->axis, d)]),
+      ll(out->shape[d]));
+  L(2, "(void)rest;");
+  L(2, "const float *restrict x = in + base;");
+  L(2, "float *restrict y = out + t * %lld;", ll(last));
+  L(0, "#pragma omp simd");
+  L(2, "for (long i = 0; i < %lld; ++i) y[i] = x[i * %lld];", ll(last), ll(step));
+  L(1, "}");
+  end_kernel(e, rows, (double)last);
+  vec_emit_stat(e, (double)last, (double)rows);
+  return NULL;
+}

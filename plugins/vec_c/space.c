@@ -22,6 +22,7 @@ static const struct {
     [VEC_T_CONCAT] = {"vec_concat", 1},
     [VEC_T_LAYOUT] = {"vec_layout_transform", 1},
     [VEC_T_BIAS_ADD] = {"vec_bias_add", 1},
+    [VEC_T_TRANSPOSE] = {"vec_transpose", 1},
 };
 
 const char *vec_template_name(int kind) {
@@ -44,6 +45,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_CONCAT: return VEC_T_CONCAT;
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return VEC_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return VEC_T_BIAS_ADD;
+    case HETC_PLUGIN_OP_TRANSPOSE: return VEC_T_TRANSPOSE;
     default: return -1;
   }
 }

@@ -57,6 +57,7 @@ typedef enum vec_template_kind_t {
   VEC_T_CONCAT,
   VEC_T_LAYOUT,
   VEC_T_BIAS_ADD,
+  VEC_T_TRANSPOSE,
   VEC_T_COUNT_
 } vec_template_kind_t;
 
@@ -200,6 +201,7 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_concat(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_layout(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_transpose(vec_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Features (features.c)                                                    */

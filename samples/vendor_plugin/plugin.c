@@ -29,6 +29,9 @@ const char *exc_template_name(int32_t op) {
       [HETC_PLUGIN_OP_CONCAT] = "example_c_concat",
       [HETC_PLUGIN_OP_LAYOUT_TRANSFORM] = "example_c_layout_transform",
       [HETC_PLUGIN_OP_BIAS_ADD] = "example_c_bias_add",
+#if HETC_PLUGIN_ABI_MINOR >= 4
+      [HETC_PLUGIN_OP_TRANSPOSE] = "example_c_transpose",
+#endif
   };
   return op > 0 && op < HETC_PLUGIN_OP_COUNT_ ? names[op] : NULL;
 }

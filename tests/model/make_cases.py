@@ -276,6 +276,18 @@ def build_cases():
     case("softmax_axis_out_of_range", softmax(4))
     case("softmax_axis_too_negative", softmax(-7))
 
+    def transpose(perm, start=base):
+        def f(m):
+            m["nodes"].append({"name": "moved", "op": "transpose", "inputs": ["relu"]})
+            if perm is not None:
+                m["nodes"][-1]["attrs"] = {"perm": perm}
+            m["outputs"] = ["moved"]
+        return mutate(f, start)
+    case("transpose_missing_perm", transpose(None))
+    case("transpose_perm_repeats", transpose([0, 1, 1, 3]))
+    case("transpose_perm_short", transpose([0, 2, 1]))
+    case("transpose_perm_out_of_range", transpose([0, 1, 2, 7]))
+
     # -- wiring ------------------------------------------------------------------
     case("wiring_dangling_input", mutate(lambda m: node(m, "relu").update(inputs=["conv2"])))
     case("wiring_self_input", mutate(lambda m: node(m, "relu").update(inputs=["relu"])))

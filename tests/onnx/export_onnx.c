@@ -240,6 +240,10 @@ static void export_node(const hetc_graph_t *g, const hetc_node_t *node) {
       n = add_node("Softmax", out, 1);
       int_attribute(n, "axis", a->axis);
       break;
+    case HETC_OP_TRANSPOSE:
+      n = add_node("Transpose", out, 1);
+      ints_attribute(n, "perm", a->perm, a->perm_rank);
+      break;
     default:
       fprintf(stderr, "export_onnx: op %s has no ONNX form here\n", hetc_op_name(node->op));
       exit(1);

@@ -585,6 +585,43 @@ static void test_bias_add(void **state) {
   expect_exact(y, want4, 6);
 }
 
+/* Transpose against hand-written permutations: NCHW to NHWC, and a 5-d
+ * channel shuffle; a perm that is not a permutation, or whose packed bits
+ * run past the rank, is refused. */
+static void test_transpose(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t in = t4(1, 2, 2, 3);
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_TRANSPOSE, 1, &in, t4(1, 2, 3, 2));
+  const int32_t nhwc[4] = {0, 2, 3, 1};
+  for (int32_t d = 0; d < 4; ++d) w.axis |= HETC_PLUGIN_PERM_PACK_ONE(nhwc[d], d);
+  float x[12], y[12];
+  for (int i = 0; i < 12; ++i) x[i] = (float)i; /* x[c][h][w] = c*6 + h*3 + w */
+  const float *inputs[] = {x};
+  run_ok(&w, inputs, NULL, y);
+  const float want_nhwc[12] = {0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11}; /* y[h][w][c] */
+  expect_exact(y, want_nhwc, 12);
+
+  /* [1, 2 groups, 3 per group, 1, 2] with the group dims swapped. */
+  hetc_plugin_tensor_t in5 = t4(1, 2, 3, 1);
+  in5.rank = 5, in5.shape[4] = 2;
+  hetc_plugin_tensor_t out5 = in5;
+  out5.shape[1] = 3, out5.shape[2] = 2;
+  w = workload(HETC_PLUGIN_OP_TRANSPOSE, 1, &in5, out5);
+  const int32_t shuffle[5] = {0, 2, 1, 3, 4};
+  for (int32_t d = 0; d < 5; ++d) w.axis |= HETC_PLUGIN_PERM_PACK_ONE(shuffle[d], d);
+  run_ok(&w, inputs, NULL, y);
+  /* Channels (g, k) -> (k, g): channel order 0 3 1 4 2 5, two values each. */
+  const float want_shuffle[12] = {0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11};
+  expect_exact(y, want_shuffle, 12);
+
+  w.axis = HETC_PLUGIN_PERM_PACK_ONE(1, 0) | HETC_PLUGIN_PERM_PACK_ONE(1, 1); /* 1 twice */
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+  w.axis = 0;
+  for (int32_t d = 0; d < 5; ++d) w.axis |= HETC_PLUGIN_PERM_PACK_ONE(shuffle[d], d);
+  w.axis |= HETC_PLUGIN_PERM_PACK_ONE(1, 5); /* a sixth entry on a rank-5 workload */
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_batch_norm(void **state) {
   (void)state;
   /* Channel 0: gamma 2, var 3, eps 1 -> scale 1; (x-1)+1 = x.
@@ -946,6 +983,7 @@ int main(void) {
       cmocka_unit_test(test_batch_norm),
       cmocka_unit_test(test_softmax),
       cmocka_unit_test(test_concat),
+      cmocka_unit_test(test_transpose),
       cmocka_unit_test(test_layout_transform_and_reshape),
       cmocka_unit_test(test_layout_round_trips),
       cmocka_unit_test(test_layout_element_count_and_errors),
