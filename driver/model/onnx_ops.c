@@ -912,6 +912,177 @@ static hetc_status_t translate_depth_to_space(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* Pad in constant mode over H and W of a 4-d value: a depthwise 1x1
+ * convolution of weight 1 whose padding is the pad, and whose bias is the
+ * pad value (the input shifted by minus the value first, when it is not
+ * 0). Reflect and edge modes are not imported yet. */
+static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs (padding H and W)"));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  char mode[32];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "mode", "constant", mode, sizeof(mode)));
+  if (strcmp(mode, "constant") != 0) return BAD("Pad mode '%s' is not supported yet (hetc imports constant)", mode);
+  int64_t pads[2 * HETC_ONNX_MAX_RANK] = {0}, listed[2 * HETC_ONNX_MAX_RANK];
+  int32_t count = -1;
+  float value = 0;
+  if (im->opset < 11) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "pads", 2 * HETC_ONNX_MAX_RANK, listed, &count));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "value", 0, &value));
+  } else {
+    const hetc_onnx_const_t *c;
+    HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &c));
+    if (c->count > 2 * HETC_ONNX_MAX_RANK) return BAD("input 1 (pads) holds %lld values", (long long)c->count);
+    count = (int32_t)c->count;
+    for (int32_t k = 0; k < count; ++k) listed[k] = hetc_onnx_const_get_int(c, k);
+    HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &c));
+    if (c && c->count != 1) return BAD("input 2 (constant_value) must hold one value");
+    if (c) value = (float)hetc_onnx_const_get(c, 0);
+  }
+  /* Without axes the pads are [every dim's begin..., every dim's end...];
+   * with axes (opset 18), the same for the axes listed. */
+  int32_t axes[HETC_ONNX_MAX_RANK] = {0, 1, 2, 3}, num_axes = 4;
+  const hetc_onnx_const_t *axes_input = NULL;
+  if (im->opset >= 18) HETC_RETURN_IF_ERROR(const_input(im, 3, 0, &axes_input));
+  if (axes_input) {
+    if (axes_input->count > 4) return BAD("input 3 (axes) lists more axes than the input has");
+    num_axes = (int32_t)axes_input->count;
+    for (int32_t k = 0; k < num_axes; ++k) {
+      const int64_t axis = hetc_onnx_const_get_int(axes_input, k);
+      if (axis < -4 || axis > 3) return BAD("input 3 (axes): axis %lld is outside rank 4", (long long)axis);
+      axes[k] = (int32_t)(axis < 0 ? axis + 4 : axis);
+    }
+  }
+  if (count != 2 * num_axes) return BAD("the pads hold %d values for %d axes", (int)count, (int)num_axes);
+  for (int32_t k = 0; k < num_axes; ++k) pads[axes[k]] = listed[k], pads[4 + axes[k]] = listed[num_axes + k];
+  if (pads[0] || pads[1] || pads[4] || pads[5]) return BAD("Pad of N or C is not supported yet (hetc pads H and W)");
+  for (int32_t k = 0; k < 8; ++k)
+    if (pads[k] < 0 || pads[k] > 4096) return BAD("a pad of %lld is not supported yet (hetc pads by 0 to 4096)",
+                                                 (long long)pads[k]);
+  char name[320];
+  if (value != 0) HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "shifted", name, 320), 1, -value, &x));
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
+  a.channels = t.shape[1];
+  a.groups = (int32_t)t.shape[1];
+  a.kernel[0] = a.kernel[1] = 1;
+  a.padding[0] = (int32_t)pads[2], a.padding[1] = (int32_t)pads[3];
+  a.padding[2] = (int32_t)pads[6], a.padding[3] = (int32_t)pads[7];
+  a.has_bias = value != 0;
+  float *weight = malloc(sizeof(float) * (size_t)t.shape[1]), *bias = a.has_bias ? malloc(sizeof(float) * (size_t)t.shape[1]) : NULL;
+  if (!weight || (a.has_bias && !bias)) {
+    free(weight), free(bias);
+    return out_of_memory();
+  }
+  for (int64_t c = 0; c < t.shape[1]; ++c) {
+    weight[c] = 1.0f;
+    if (bias) bias[c] = value;
+  }
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_CONV2D, &x, 1, &a, &node);
+  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, t.shape[1]), weight = NULL;
+  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, t.shape[1]), bias = NULL;
+  free(weight);
+  free(bias);
+  return status ? status : define_output(im, im->graph->nodes[node].output);
+}
+
+/* Copies of x along `axis` (rank+1 view): x reshaped with a 1 inserted
+ * after `axis`, concatenated `times` times along it, reshaped back with
+ * that dim multiplied: each element repeated `times` times in place. */
+static hetc_status_t append_repeat(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t times, const char *hint,
+                                   int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  if (times == 1) {
+    *out_value = x;
+    return NULL;
+  }
+  int64_t split[HETC_PLUGIN_MAX_RANK], joined[HETC_PLUGIN_MAX_RANK];
+  int32_t rank = 0;
+  for (int32_t d = 0; d < t.rank; ++d) {
+    split[rank++] = t.shape[d];
+    if (d == axis) split[rank++] = 1;
+    joined[d] = t.shape[d] * (d == axis ? times : 1);
+  }
+  char names[2][320];
+  int32_t value, copies[64];
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, axis == 3 ? "w_split" : "h_split", names[0], 320), rank,
+                                      split, &value));
+  for (int64_t k = 0; k < times; ++k) copies[k] = value;
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
+  a.axis = axis + 1;
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, step_name(im, axis == 3 ? "w_copies" : "h_copies",
+                                                                            names[1], 320),
+                                             copies, (int32_t)times, &a, &node));
+  return append_reshape(im, im->graph->nodes[node].output, hint, t.rank, joined, out_value);
+}
+
+/* Upsample and Resize in nearest mode by whole factors over H and W: each
+ * pixel repeated, as concats of copies (append_repeat), where the
+ * coordinate and rounding modes make nearest exactly that (asymmetric with
+ * floor, the half-pixel modes with rounding). Linear modes are not
+ * imported yet. */
+static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
+  const int is_upsample = !strcmp(im->node->op_type, "Upsample");
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  char mode[32], coordinates[48], rounding[48];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "mode", "nearest", mode, sizeof(mode)));
+  const int modern = !is_upsample && im->opset >= 11;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "coordinate_transformation_mode",
+                                             modern ? "half_pixel" : "asymmetric", coordinates, sizeof(coordinates)));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "nearest_mode", modern ? "round_prefer_floor" : "floor",
+                                             rounding, sizeof(rounding)));
+  if (strcmp(mode, "nearest") != 0) return BAD("%s mode '%s' is not supported yet (hetc imports nearest)",
+                                               im->node->op_type, mode);
+  double scales[4] = {1, 1, 1, 1};
+  int64_t sizes[4] = {0};
+  const hetc_onnx_const_t *c = NULL;
+  if (is_upsample && im->opset < 9) {
+    float listed[4];
+    const Onnx__AttributeProto *attr = hetc_onnx_attr(im->node, "scales");
+    if (!attr || attr->n_floats != 4) return BAD("attribute 'scales' must hold 4 values");
+    for (int k = 0; k < 4; ++k) listed[k] = attr->floats[k], scales[k] = listed[k];
+  } else {
+    /* Upsample 9 and Resize 10: scales is input 1; Resize 11+: roi,
+     * scales, sizes are inputs 1 to 3. */
+    HETC_RETURN_IF_ERROR(const_input(im, modern ? 2 : 1, 0, &c));
+    if (c && c->count == 4)
+      for (int k = 0; k < 4; ++k) scales[k] = hetc_onnx_const_get(c, k);
+    else if (c && c->count != 0)
+      return BAD("the scales hold %lld values for rank 4", (long long)c->count);
+    const hetc_onnx_const_t *size_input = NULL;
+    if (modern) HETC_RETURN_IF_ERROR(const_input(im, 3, 0, &size_input));
+    if (size_input && size_input->count != 4) return BAD("the sizes hold %lld values for rank 4", (long long)size_input->count);
+    for (int k = 0; size_input && k < 4; ++k) sizes[k] = hetc_onnx_const_get_int(size_input, k);
+    if ((!c || !c->count) && !size_input) return BAD("neither scales nor sizes is given");
+  }
+  int64_t factor[4];
+  for (int k = 0; k < 4; ++k) {
+    const int64_t out = sizes[0] ? sizes[k] : (int64_t)floor((double)t.shape[k] * scales[k]);
+    factor[k] = out >= t.shape[k] && out % t.shape[k] == 0 ? out / t.shape[k] : 0;
+    if (!factor[k] || (k < 2 && factor[k] != 1) || factor[k] > 64)
+      return BAD("%s to %lld from %lld along dim %d is not supported yet (hetc imports whole factors of 1 to 64 "
+                 "over H and W)", im->node->op_type, (long long)out, (long long)t.shape[k], k);
+  }
+  const int asymmetric_floor = !strcmp(coordinates, "asymmetric") && !strcmp(rounding, "floor");
+  const int half_pixel_round = (!strcmp(coordinates, "half_pixel") || !strcmp(coordinates, "pytorch_half_pixel")) &&
+                               (!strcmp(rounding, "round_prefer_floor") || !strcmp(rounding, "round_prefer_ceil"));
+  if (!asymmetric_floor && !half_pixel_round && (factor[2] > 1 || factor[3] > 1))
+    return BAD("nearest resizing with coordinate_transformation_mode '%s' and nearest_mode '%s' is not supported yet",
+               coordinates, rounding);
+  char name[320];
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_repeat(im, x, 3, factor[3], factor[2] > 1 ? step_name(im, "wide", name, 320)
+                                                                        : im->node->output[0], &value));
+  HETC_RETURN_IF_ERROR(append_repeat(im, value, 2, factor[2], im->node->output[0], &value));
+  if (value == x) return BAD("a resize by 1 (a copy) is not supported yet");
+  return define_output(im, value);
+}
+
 /* Dropout and Identity pass their input on: nothing to compute. */
 static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   int32_t x;
@@ -957,6 +1128,9 @@ static const translation_t translations[] = {
     {"Transpose", translate_transpose},
     {"DepthToSpace", translate_depth_to_space},
     {"SpaceToDepth", translate_depth_to_space},
+    {"Pad", translate_pad},
+    {"Upsample", translate_resize},
+    {"Resize", translate_resize},
     {"Dropout", translate_identity},
     {"Identity", translate_identity},
 };
