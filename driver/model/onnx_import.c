@@ -14,8 +14,8 @@
 #define MIN_OPSET 6
 #define MAX_OPSET 21
 #define MAX_GRAPH_IO 16
-/* hetc nodes one ONNX node becomes, at most (a Resize over H and W: six). */
-#define NODES_PER_ONNX_NODE 6
+/* hetc nodes one ONNX node becomes, at most (a strided ConvTranspose: eleven). */
+#define NODES_PER_ONNX_NODE 11
 
 static hetc_status_t out_of_memory(void) { return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "ONNX import"); }
 

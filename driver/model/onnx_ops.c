@@ -1018,6 +1018,127 @@ static hetc_status_t append_repeat(hetc_onnx_importer_t *im, int32_t x, int32_t 
   return append_reshape(im, im->graph->nodes[node].output, hint, t.rank, joined, out_value);
 }
 
+/* x with `stride - 1` zeros after each element along `axis` (2 or 3): x
+ * and zeros (an affine map by 0) as copies interleaved by concat. */
+static hetc_status_t append_zero_insert(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t stride,
+                                        int32_t *out_value) {
+  if (stride == 1) {
+    *out_value = x;
+    return NULL;
+  }
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t split[5], joined[4];
+  for (int32_t d = 0, r = 0; d < 4; ++d) {
+    split[r++] = t.shape[d];
+    if (d == axis) split[r++] = 1;
+    joined[d] = t.shape[d] * (d == axis ? stride : 1);
+  }
+  char names[5][320];
+  const char *which = axis == 3 ? "w" : "h";
+  char step[32];
+  int32_t zeros, x_split, zeros_split, parts[64];
+  snprintf(step, sizeof(step), "%s_zeros", which);
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, step, names[0], 320), 0, 0, &zeros));
+  snprintf(step, sizeof(step), "%s_split", which);
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, step, names[1], 320), 5, split, &x_split));
+  snprintf(step, sizeof(step), "%s_zeros_split", which);
+  HETC_RETURN_IF_ERROR(append_reshape(im, zeros, step_name(im, step, names[2], 320), 5, split, &zeros_split));
+  parts[0] = x_split;
+  for (int64_t k = 1; k < stride; ++k) parts[k] = zeros_split;
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
+  a.axis = axis + 1;
+  int32_t node;
+  snprintf(step, sizeof(step), "%s_interleaved", which);
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, step_name(im, step, names[3], 320), parts,
+                                             (int32_t)stride, &a, &node));
+  snprintf(step, sizeof(step), "%s_inserted", which);
+  return append_reshape(im, im->graph->nodes[node].output, step_name(im, step, names[4], 320), 4, joined, out_value);
+}
+
+/* ConvTranspose as the convolution it is the gradient of: the input with
+ * stride - 1 zeros inserted after each element (append_zero_insert),
+ * padded by dilation * (kernel - 1) minus the pads (output_padding added
+ * at the end, the zeros inserted after the last element taken off), and
+ * convolved at stride 1 with the kernel flipped and its two channel dims
+ * swapped within each group. Correct, but the convolution multiplies the
+ * inserted zeros too: stride^2 times the arithmetic of a native kernel. */
+static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
+  int32_t x;
+  const hetc_onnx_const_t *w, *b;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs (2-d convolutions)"));
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &w));
+  HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &b));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  if (w->rank != 4) return BAD("input 1 (the weight) has rank %d, not 4", (int)w->rank);
+  int64_t group = 1, values[4];
+  int32_t count;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "group", 1, &group));
+  const int64_t c_in = t.shape[1], kh = w->dims[2], kw = w->dims[3];
+  if (group < 1 || c_in % group || w->dims[0] != c_in)
+    return BAD("the weight's %lld input channels and group %lld do not fit an input of %lld channels",
+               (long long)w->dims[0], (long long)group, (long long)c_in);
+  const int64_t c_out = w->dims[1] * group, in_per_group = c_in / group, out_per_group = w->dims[1];
+  if (b && b->count != c_out) return BAD("input 2 (the bias) holds %lld values for %lld channels", (long long)b->count,
+                                         (long long)c_out);
+  int64_t strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0}, output_padding[2] = {0, 0};
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "strides", 2, values, &count));
+  if (count == 2) strides[0] = values[0], strides[1] = values[1];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "dilations", 2, values, &count));
+  if (count == 2) dilations[0] = values[0], dilations[1] = values[1];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "pads", 4, values, &count));
+  if (count == 4) memcpy(pads, values, sizeof(pads));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "output_padding", 2, values, &count));
+  if (count == 2) output_padding[0] = values[0], output_padding[1] = values[1];
+  char auto_pad[32];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "auto_pad", "NOTSET", auto_pad, sizeof(auto_pad)));
+  if (strcmp(auto_pad, "NOTSET") != 0 || hetc_onnx_attr(im->node, "output_shape"))
+    return BAD("ConvTranspose with auto_pad or output_shape is not supported yet (give pads)");
+  int32_t padding[4];
+  for (int d = 0; d < 2; ++d) {
+    const int64_t k = d ? kw : kh;
+    if (strides[d] < 1 || strides[d] > 64 || dilations[d] < 1 || dilations[d] > 64)
+      return BAD("strides of 1 to 64 and dilations of 1 to 64 are supported");
+    const int64_t span = dilations[d] * (k - 1);
+    const int64_t begin = span - pads[d], end = span - pads[d + 2] + output_padding[d] - (strides[d] - 1);
+    if (begin < 0 || end < 0 || begin > 4096 || end > 4096)
+      return BAD("ConvTranspose pads larger than dilation * (kernel - 1) are not supported yet (the output would "
+                 "need cropping)");
+    padding[d] = (int32_t)begin, padding[d + 2] = (int32_t)end;
+  }
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_zero_insert(im, x, 3, strides[1], &value));
+  HETC_RETURN_IF_ERROR(append_zero_insert(im, value, 2, strides[0], &value));
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
+  a.channels = c_out;
+  a.groups = (int32_t)group;
+  a.kernel[0] = (int32_t)kh, a.kernel[1] = (int32_t)kw;
+  a.dilation[0] = (int32_t)dilations[0], a.dilation[1] = (int32_t)dilations[1];
+  memcpy(a.padding, padding, sizeof(padding));
+  a.has_bias = b != NULL;
+  float *weight = malloc(sizeof(float) * (size_t)w->count), *bias = b ? float_values(b, 1.0) : NULL;
+  if (!weight || (b && !bias)) {
+    free(weight), free(bias);
+    return out_of_memory();
+  }
+  /* conv weight [o][i][y][x] = transposed weight [g * in_per_group + i][oo][kh-1-y][kw-1-x], o = g * out_per_group + oo */
+  for (int64_t o = 0; o < c_out; ++o)
+    for (int64_t i = 0; i < in_per_group; ++i)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t xx = 0; xx < kw; ++xx) {
+          const int64_t g = o / out_per_group, oo = o % out_per_group;
+          const int64_t from = (((g * in_per_group + i) * out_per_group + oo) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx);
+          weight[((o * in_per_group + i) * kh + y) * kw + xx] = (float)hetc_onnx_const_get(w, from);
+        }
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_CONV2D, &value, 1, &a, &node);
+  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, w->count), weight = NULL;
+  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, c_out), bias = NULL;
+  free(weight);
+  free(bias);
+  return status ? status : define_output(im, im->graph->nodes[node].output);
+}
+
 /* Upsample and Resize in nearest mode by whole factors over H and W: each
  * pixel repeated, as concats of copies (append_repeat), where the
  * coordinate and rounding modes make nearest exactly that (asymmetric with
@@ -1128,6 +1249,7 @@ static const translation_t translations[] = {
     {"Transpose", translate_transpose},
     {"DepthToSpace", translate_depth_to_space},
     {"SpaceToDepth", translate_depth_to_space},
+    {"ConvTranspose", translate_conv_transpose},
     {"Pad", translate_pad},
     {"Upsample", translate_resize},
     {"Resize", translate_resize},

@@ -427,10 +427,10 @@ def conv_two_outputs(g):
 # -- ConvTranspose -----------------------------------------------------------
 
 
-def conv_transpose(g, x, cin, cout, k, s, p, name, output_padding=None):
-    w = g.init(name + ".weight", g.he([cin, cout, k, k]))
+def conv_transpose(g, x, cin, cout, k, s, p, name, output_padding=None, group=1, dilation=1):
+    w = g.init(name + ".weight", g.he([cin, cout // group, k, k]))
     b = g.init(name + ".bias", g.normal([cout], 0.1))
-    attrs = dict(dilations=[1, 1], group=1, kernel_shape=[k, k], pads=[p] * 4, strides=[s, s])
+    attrs = dict(dilations=[dilation] * 2, group=group, kernel_shape=[k, k], pads=[p] * 4, strides=[s, s])
     if output_padding:
         attrs["output_padding"] = [output_padding] * 2
     return g.op("ConvTranspose", [x, w, b], name, **attrs)
@@ -446,6 +446,18 @@ def convtranspose_stride2(g):
 def convtranspose_output_padding(g):
     """Kernel 3, stride 2, pad 1, output_padding 1 (8 -> 16)."""
     return conv_transpose(g, g.x, 8, 4, 3, 2, 1, "up", output_padding=1)
+
+
+@op_case([1, 8, 8, 8])
+def convtranspose_group2(g):
+    """Two groups, kernel 3, stride 2, pad 1, output_padding 1."""
+    return conv_transpose(g, g.x, 8, 6, 3, 2, 1, "up", output_padding=1, group=2)
+
+
+@op_case([1, 4, 8, 8])
+def convtranspose_dilation2(g):
+    """Dilation 2, kernel 3, stride 2, pad 2, output_padding 1."""
+    return conv_transpose(g, g.x, 4, 4, 3, 2, 2, "up", output_padding=1, dilation=2)
 
 
 # -- Gemm / MatMul -----------------------------------------------------------
