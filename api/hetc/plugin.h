@@ -85,7 +85,9 @@ extern "C" {
  *            reason a workload is not supported).
  *   minor 4: HETC_PLUGIN_OP_TRANSPOSE, its permutation packed into the
  *            workload's axis (HETC_PLUGIN_PERM_AT, HETC_PLUGIN_PERM_PACK_ONE):
- *            the workload struct keeps its size within a major. */
+ *            the workload struct keeps its size within a major;
+ *            HETC_PLUGIN_ACT_ELU and HETC_PLUGIN_ACT_SOFTPLUS (elementwise
+ *            only, never an epilogue's), HETC_PLUGIN_BINARY_DIV. */
 #define HETC_PLUGIN_ABI_MAJOR 1
 #define HETC_PLUGIN_ABI_MINOR 4
 
@@ -215,12 +217,17 @@ typedef enum hetc_plugin_activation_t {
   HETC_PLUGIN_ACT_RELU6 = 2,
   HETC_PLUGIN_ACT_SIGMOID = 3,
   HETC_PLUGIN_ACT_TANH = 4,
+  /* Since minor 4, unary elementwise only (an epilogue's activation is one
+   * of the four above): x > 0 ? x : exp(x) - 1, and log(1 + exp(x)). */
+  HETC_PLUGIN_ACT_ELU = 5,
+  HETC_PLUGIN_ACT_SOFTPLUS = 6,
 } hetc_plugin_activation_t;
 
 typedef enum hetc_plugin_binary_t {
   HETC_PLUGIN_BINARY_NONE = 0,
   HETC_PLUGIN_BINARY_ADD = 1,
   HETC_PLUGIN_BINARY_MUL = 2,
+  HETC_PLUGIN_BINARY_DIV = 3, /* since minor 4: first / second */
 } hetc_plugin_binary_t;
 
 /* Epilogue fused into conv2d and dense, applied in this order:

@@ -97,6 +97,30 @@ static void relu(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "elementwise relu 1x4x5x5");
 }
 
+/* Minor 4's activations, on a shape whose channels do not fill a block of
+ * 4 or 8 (their value at 0 is not 0, so padding channels must stay out). */
+static void unary(check_workload_t *out, int32_t activation, const char *name) {
+  out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  out->workload.activation = activation;
+  out->inputs[0] = tensor(4, 1, 5, 3, 3);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "elementwise %s 1x5x3x3", name);
+}
+
+static void elu(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_ELU, "elu"); }
+static void softplus(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_SOFTPLUS, "softplus"); }
+
+static void div_broadcast(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  out->workload.binary = HETC_PLUGIN_BINARY_DIV;
+  out->inputs[0] = tensor(4, 1, 6, 3, 3);
+  out->inputs[1] = tensor(4, 1, 6, 1, 1);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 2);
+  snprintf(out->label, sizeof(out->label), "elementwise div 1x6x3x3 / 1x6x1x1 (broadcast)");
+}
+
 static void add(check_workload_t *out) {
   out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
   out->workload.binary = HETC_PLUGIN_BINARY_ADD;
@@ -200,7 +224,7 @@ static const struct {
     {dense, 1},   {dense_residual, 0}, {max_pool, 1}, {max_pool_ceil, 0}, {avg_pool, 1},
     {avg_pool_include_pad, 0}, {global_avg_pool, 1}, {relu, 1}, {add, 1}, {mul_broadcast, 0},
     {softmax, 1}, {concat, 1}, {flatten, 1}, {to_nchwc, 1}, {nchwc_to_nhwc, 0}, {bias_add, 1},
-    {transpose_nhwc, 1}, {transpose_shuffle, 0},
+    {transpose_nhwc, 1}, {transpose_shuffle, 0}, {elu, 1}, {softplus, 0}, {div_broadcast, 1},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

@@ -22,6 +22,9 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_RESHAPE] = "reshape",
     [HETC_OP_SOFTMAX] = "softmax",
     [HETC_OP_TRANSPOSE] = "transpose",
+    [HETC_OP_ELU] = "elu",
+    [HETC_OP_SOFTPLUS] = "softplus",
+    [HETC_OP_DIVIDE] = "divide",
 };
 
 hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
@@ -169,6 +172,8 @@ int32_t hetc_op_activation(hetc_op_t op) {
     case HETC_OP_RELU6: return HETC_PLUGIN_ACT_RELU6;
     case HETC_OP_SIGMOID: return HETC_PLUGIN_ACT_SIGMOID;
     case HETC_OP_TANH: return HETC_PLUGIN_ACT_TANH;
+    case HETC_OP_ELU: return HETC_PLUGIN_ACT_ELU;
+    case HETC_OP_SOFTPLUS: return HETC_PLUGIN_ACT_SOFTPLUS;
     default: return HETC_PLUGIN_ACT_NONE;
   }
 }
@@ -225,13 +230,18 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_RELU6:
     case HETC_OP_SIGMOID:
     case HETC_OP_TANH:
+    case HETC_OP_ELU:
+    case HETC_OP_SOFTPLUS:
       w.op = HETC_PLUGIN_OP_ELEMENTWISE;
       w.activation = hetc_op_activation(node->op);
       break;
     case HETC_OP_ADD:
     case HETC_OP_MULTIPLY:
+    case HETC_OP_DIVIDE:
       w.op = HETC_PLUGIN_OP_ELEMENTWISE;
-      w.binary = node->op == HETC_OP_ADD ? HETC_PLUGIN_BINARY_ADD : HETC_PLUGIN_BINARY_MUL;
+      w.binary = node->op == HETC_OP_ADD        ? HETC_PLUGIN_BINARY_ADD
+                 : node->op == HETC_OP_MULTIPLY ? HETC_PLUGIN_BINARY_MUL
+                                                : HETC_PLUGIN_BINARY_DIV;
       break;
     case HETC_OP_GLOBAL_AVG_POOL2D: w.op = HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D; break;
     case HETC_OP_CONCAT:

@@ -36,6 +36,9 @@ typedef enum hetc_op_t {
   HETC_OP_RESHAPE,
   HETC_OP_SOFTMAX,
   HETC_OP_TRANSPOSE,
+  HETC_OP_ELU,
+  HETC_OP_SOFTPLUS,
+  HETC_OP_DIVIDE,
   HETC_OP_COUNT
 } hetc_op_t;
 
@@ -47,9 +50,14 @@ static inline int hetc_op_is_tunable(hetc_op_t op) { return op == HETC_OP_CONV2D
 static inline int hetc_workload_is_tunable(const hetc_plugin_workload_t *workload) {
   return workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
 }
-/* The activation an op applies (relu, relu6, sigmoid, tanh), or
- * HETC_PLUGIN_ACT_NONE for every other op. */
+/* The activation an op applies (relu, relu6, sigmoid, tanh, elu,
+ * softplus), or HETC_PLUGIN_ACT_NONE for every other op. */
 int32_t hetc_op_activation(hetc_op_t op);
+/* Whether an activation may be a conv2d's or dense's epilogue: the first
+ * four (plugin.h). */
+static inline int hetc_activation_fuses(int32_t activation) {
+  return activation > HETC_PLUGIN_ACT_NONE && activation <= HETC_PLUGIN_ACT_TANH;
+}
 
 /* Parses a model.json op name; returns HETC_OP_COUNT when unknown. */
 hetc_op_t hetc_op_from_name(const char *name);

@@ -211,9 +211,12 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
     case HETC_OP_RELU:
     case HETC_OP_RELU6:
     case HETC_OP_SIGMOID:
-    case HETC_OP_TANH: break;
+    case HETC_OP_TANH:
+    case HETC_OP_ELU:
+    case HETC_OP_SOFTPLUS: break;
     case HETC_OP_ADD:
     case HETC_OP_MULTIPLY:
+    case HETC_OP_DIVIDE:
       HETC_RETURN_IF_ERROR(infer_binary(graph, node, &out, out_where));
       break;
     case HETC_OP_CONCAT:

@@ -244,7 +244,7 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k) {
       next = sole_consumer(r, node->output);
     }
   }
-  if (next >= 0 && hetc_op_activation(graph->nodes[next].op) != HETC_PLUGIN_ACT_NONE) {
+  if (next >= 0 && hetc_activation_fuses(hetc_op_activation(graph->nodes[next].op))) {
     node->epilogue.activation = hetc_op_activation(graph->nodes[next].op);
     HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
   }

@@ -263,6 +263,9 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_RESHAPE] = {1, 1, reshape_attrs},
     [HETC_OP_SOFTMAX] = {1, 1, axis_attrs},
     [HETC_OP_TRANSPOSE] = {1, 1, transpose_attrs},
+    [HETC_OP_ELU] = {1, 1, no_attrs},
+    [HETC_OP_SOFTPLUS] = {1, 1, no_attrs},
+    [HETC_OP_DIVIDE] = {2, 2, no_attrs},
 };
 
 static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,

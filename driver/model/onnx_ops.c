@@ -430,11 +430,30 @@ static hetc_status_t append_binary(hetc_onnx_importer_t *im, hetc_op_t op, int32
 }
 
 static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
-  const char *op = im->node->op_type;
+  static const struct {
+    const char *op_type;
+    hetc_op_t op;
+  } activations[] = {{"Relu", HETC_OP_RELU}, {"Sigmoid", HETC_OP_SIGMOID}, {"Tanh", HETC_OP_TANH},
+                     {"Softplus", HETC_OP_SOFTPLUS}, {"Elu", HETC_OP_ELU}};
   int32_t x, value;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  const hetc_op_t hetc_op = !strcmp(op, "Relu") ? HETC_OP_RELU : !strcmp(op, "Sigmoid") ? HETC_OP_SIGMOID : HETC_OP_TANH;
-  HETC_RETURN_IF_ERROR(append_unary(im, hetc_op, x, im->node->output[0], &value));
+  hetc_op_t op = HETC_OP_RELU;
+  for (size_t k = 0; k < sizeof(activations) / sizeof(activations[0]); ++k)
+    if (!strcmp(im->node->op_type, activations[k].op_type)) op = activations[k].op;
+  float alpha = 1;
+  if (op == HETC_OP_ELU) HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "alpha", 1, &alpha));
+  if (alpha == 1) {
+    HETC_RETURN_IF_ERROR(append_unary(im, op, x, im->node->output[0], &value));
+    return define_output(im, value);
+  }
+  /* Elu with alpha a: (1 - a) relu(x) + a elu(x). */
+  char names[4][320];
+  int32_t positive, negative;
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[0], 320), &positive));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_ELU, x, step_name(im, "elu", names[1], 320), &negative));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, positive, step_name(im, "kept", names[2], 320), 1 - alpha, 0, &positive));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[3], 320), alpha, 0, &negative));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value));
   return define_output(im, value);
 }
 
@@ -627,8 +646,13 @@ static hetc_status_t translate_binary(hetc_onnx_importer_t *im) {
       const int32_t a = left->value;
       HETC_RETURN_IF_ERROR(append_uniform_affine(im, right->value, step_name(im, "negated", name, sizeof(name)), -1, 0, &value));
       HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, a, value, im->node->output[0], &value));
-    } else {
-      return BAD("%s of two computed values is not supported yet", op);
+    } else { /* Div: the divisor may broadcast, the dividend not (not commutative) */
+      const hetc_plugin_tensor_t *l = type_of(im, left->value), *r = type_of(im, right->value);
+      int right_broadcasts = l->rank == r->rank;
+      for (int32_t d = 0; right_broadcasts && d < l->rank; ++d)
+        right_broadcasts = l->shape[d] == r->shape[d] || r->shape[d] == 1;
+      if (!right_broadcasts) return BAD("Div of a value that broadcasts over the divisor is not supported yet");
+      HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_DIVIDE, left->value, right->value, im->node->output[0], &value));
     }
     return define_output(im, value);
   }
@@ -1236,6 +1260,8 @@ static const translation_t translations[] = {
     {"HardSwish", translate_hard_sigmoid},
     {"Sigmoid", translate_activation},
     {"Tanh", translate_activation},
+    {"Elu", translate_activation},
+    {"Softplus", translate_activation},
     {"Clip", translate_clip},
     {"Add", translate_binary},
     {"Sub", translate_binary},

@@ -8,10 +8,14 @@ double hetc_reference_activate(int32_t activation, double x) {
     case HETC_PLUGIN_ACT_RELU6: return x < 0.0 ? 0.0 : (x > 6.0 ? 6.0 : x);
     case HETC_PLUGIN_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case HETC_PLUGIN_ACT_TANH: return tanh(x);
+    case HETC_PLUGIN_ACT_ELU: return x > 0.0 ? x : expm1(x);
+    case HETC_PLUGIN_ACT_SOFTPLUS: return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
     default: return x;
   }
 }
 
+/* An epilogue's activation is one of the first four; elementwise ops take
+ * every one. */
 static int activation_known(int32_t activation) {
   return activation >= HETC_PLUGIN_ACT_NONE && activation <= HETC_PLUGIN_ACT_TANH;
 }
@@ -54,7 +58,7 @@ static hetc_status_t binary(const hetc_plugin_workload_t *w, const float *a,
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "elementwise binary: %d inputs, expected 2",
                            w->num_inputs);
-  if (w->binary != HETC_PLUGIN_BINARY_ADD && w->binary != HETC_PLUGIN_BINARY_MUL)
+  if (w->binary < HETC_PLUGIN_BINARY_ADD || w->binary > HETC_PLUGIN_BINARY_DIV)
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "elementwise: unknown binary op %d", w->binary);
   if (w->activation != HETC_PLUGIN_ACT_NONE)
@@ -78,7 +82,8 @@ static hetc_status_t binary(const hetc_plugin_workload_t *w, const float *a,
   int64_t count = hetc_reference_logical_count(out);
   int64_t ob = 0;
   for (int64_t i = 0; i < count; ++i) {
-    y[i] = w->binary == HETC_PLUGIN_BINARY_ADD ? a[i] + b[ob] : a[i] * b[ob];
+    y[i] = w->binary == HETC_PLUGIN_BINARY_ADD ? a[i] + b[ob] : w->binary == HETC_PLUGIN_BINARY_MUL ? a[i] * b[ob]
+                                                                                          : a[i] / b[ob];
     /* Odometer increment of the multi-index, keeping b's offset in step. */
     for (int32_t d = rank - 1; d >= 0; --d) {
       ob += sb[d];
@@ -101,7 +106,7 @@ hetc_status_t hetc_reference_elementwise(const hetc_plugin_workload_t *w,
   if (w->activation == HETC_PLUGIN_ACT_NONE)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "elementwise: neither an activation nor a binary op");
-  if (!activation_known(w->activation))
+  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_SOFTPLUS)
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "elementwise: unknown activation %d", w->activation);
   if (!hetc_reference_same_shape(&w->inputs[0], &w->output))

@@ -68,6 +68,10 @@ float hetc_kit_activate(int32_t activation, float v) {
     case HETC_PLUGIN_ACT_RELU6: return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
     case HETC_PLUGIN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
     case HETC_PLUGIN_ACT_TANH: return tanhf(v);
+#if HETC_PLUGIN_ABI_MINOR >= 4
+    case HETC_PLUGIN_ACT_ELU: return v > 0.0f ? v : expm1f(v);
+    case HETC_PLUGIN_ACT_SOFTPLUS: return (v > 0.0f ? v : 0.0f) + log1pf(expf(-fabsf(v)));
+#endif
     default: return v;
   }
 }
@@ -172,9 +176,9 @@ static void binary_chunk(int64_t begin, int64_t end, void *user_data) {
   }
   const float *a = j->args[0], *b = j->args[1];
   float *y = j->args[2];
-  const int mul = wl->binary == HETC_PLUGIN_BINARY_MUL;
+  const int32_t op = wl->binary;
   for (int64_t i = begin; i < end; ++i) {
-    y[i] = mul ? a[i] * b[ib] : a[i] + b[ib];
+    y[i] = op == HETC_PLUGIN_BINARY_MUL ? a[i] * b[ib] : op == HETC_PLUGIN_BINARY_ADD ? a[i] + b[ib] : a[i] / b[ib];
     for (int32_t d = rank - 1; d >= 0; --d) { /* next index, odometer style */
       ib += stride_b[d];
       if (++index[d] < out->shape[d]) break;

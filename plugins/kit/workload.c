@@ -131,11 +131,11 @@ static int32_t check_elementwise(hetc_kit_reason_t *r, const hetc_plugin_workloa
   if (!hetc_kit_same_shape(in, &wl->output)) INVALID("elementwise: output shape differs from the first input's");
   if (wl->binary == HETC_PLUGIN_BINARY_NONE) {
     if (wl->num_inputs != 1) INVALID("elementwise: unary takes one input");
-    if (wl->activation < HETC_PLUGIN_ACT_NONE || wl->activation > HETC_PLUGIN_ACT_TANH)
+    if (wl->activation < HETC_PLUGIN_ACT_NONE || wl->activation > HETC_KIT_LAST_ACTIVATION)
       UNSUPPORTED("elementwise: unknown activation %d", wl->activation);
     return 0;
   }
-  if (wl->binary != HETC_PLUGIN_BINARY_ADD && wl->binary != HETC_PLUGIN_BINARY_MUL)
+  if (wl->binary < HETC_PLUGIN_BINARY_ADD || wl->binary > HETC_KIT_LAST_BINARY)
     UNSUPPORTED("elementwise: unknown binary op %d", wl->binary);
   if (wl->activation != HETC_PLUGIN_ACT_NONE) INVALID("elementwise: both an activation and a binary op");
   if (wl->num_inputs != 2) INVALID("elementwise: binary takes two inputs");

@@ -55,6 +55,10 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
       break;
     case CPU_T_TRANSPOSE: break; /* row-major in and out */
     case CPU_T_ELEMENTWISE:
+      /* Minor 4's activations and division are not 0 at 0 (softplus, 0 / 0):
+       * row-major, away from blocked layouts' padding channels. */
+      if (wl->activation > HETC_PLUGIN_ACT_TANH || wl->binary == HETC_PLUGIN_BINARY_DIV) break;
+      __attribute__((fallthrough));
     case CPU_T_CONCAT:
       for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hint(&in[i]);
       g->output_layout = out->rank == 4 ? hint(in) : hetc_kit_layout_row_major();
@@ -160,6 +164,7 @@ static LLVMValueRef eltwise_elem(irb_t *r, LLVMValueRef *c, void *user) {
   LLVMValueRef a = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], c, 0));
   if (x->wl->binary == HETC_PLUGIN_BINARY_NONE) return irb_act(r, a, x->wl->activation);
   LLVMValueRef b = irb_ld(r, x->in[1].base, irb_offset(r, &x->in[1], c, 1));
+  if (x->wl->binary == HETC_PLUGIN_BINARY_DIV) return FDIV(a, b);
   return x->wl->binary == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
 }
 

@@ -144,6 +144,13 @@ static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
       return FDIV(CF(1), FADD(CF(1), e));
     }
     case HETC_PLUGIN_ACT_TANH: return irb_libm(r, "tanhf", v);
+    case HETC_PLUGIN_ACT_ELU:
+      return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, v, CF(0), ""), v, irb_libm(r, "expm1f", v));
+    case HETC_PLUGIN_ACT_SOFTPLUS: {
+      LLVMValueRef positive = SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, v, CF(0), ""), v, CF(0));
+      LLVMValueRef tail = irb_libm(r, "log1pf", irb_libm(r, "expf", LLVMBuildFNeg(r->b, irb_libm(r, "fabsf", v), "")));
+      return FADD(positive, tail);
+    }
     default: return v;
   }
 }

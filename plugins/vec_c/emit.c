@@ -57,6 +57,8 @@ const char *vec_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_RELU6: return "v < 0.f ? 0.f : (v > 6.f ? 6.f : v)";
     case HETC_PLUGIN_ACT_SIGMOID: return "1.f / (1.f + expf(-v))";
     case HETC_PLUGIN_ACT_TANH: return "tanhf(v)";
+    case HETC_PLUGIN_ACT_ELU: return "v > 0.f ? v : expm1f(v)";
+    case HETC_PLUGIN_ACT_SOFTPLUS: return "(v > 0.f ? v : 0.f) + log1pf(expf(-fabsf(v)))";
     default: return NULL;
   }
 }

@@ -206,6 +206,8 @@ static void export_node(const hetc_graph_t *g, const hetc_node_t *node) {
     case HETC_OP_RELU: n = add_node("Relu", out, 1); break;
     case HETC_OP_SIGMOID: n = add_node("Sigmoid", out, 1); break;
     case HETC_OP_TANH: n = add_node("Tanh", out, 1); break;
+    case HETC_OP_ELU: n = add_node("Elu", out, 1); break;
+    case HETC_OP_SOFTPLUS: n = add_node("Softplus", out, 1); break;
     case HETC_OP_RELU6: {
       const int64_t none[1] = {0};
       const float zero = 0, six = 6;
@@ -218,6 +220,7 @@ static void export_node(const hetc_graph_t *g, const hetc_node_t *node) {
     }
     case HETC_OP_ADD: n = add_node("Add", out, 2); break;
     case HETC_OP_MULTIPLY: n = add_node("Mul", out, 2); break;
+    case HETC_OP_DIVIDE: n = add_node("Div", out, 2); break;
     case HETC_OP_MAX_POOL2D:
     case HETC_OP_AVG_POOL2D:
       n = add_node(node->op == HETC_OP_MAX_POOL2D ? "MaxPool" : "AveragePool", out, 1);
@@ -249,7 +252,7 @@ static void export_node(const hetc_graph_t *g, const hetc_node_t *node) {
       exit(1);
   }
   n->input[0] = (char *)in;
-  if (node->op == HETC_OP_ADD || node->op == HETC_OP_MULTIPLY || node->op == HETC_OP_CONCAT)
+  if (node->op == HETC_OP_ADD || node->op == HETC_OP_MULTIPLY || node->op == HETC_OP_DIVIDE || node->op == HETC_OP_CONCAT)
     for (int32_t i = 1; i < node->num_inputs; ++i) n->input[i] = g->values[node->inputs[i]].name;
 }
 

@@ -510,6 +510,29 @@ static void test_unary(void **state) {
   run_ok(&w, inputs, NULL, y);
   const float th[5] = {-0.761594156f, 0, 0.995054754f, 0.999998337f, -1};
   expect_close(y, th, 5, 1e-7);
+
+  w.activation = HETC_PLUGIN_ACT_ELU;
+  run_ok(&w, inputs, NULL, y);
+  const float elu[5] = {-0.632120559f, 0, 3, 7, -1};
+  expect_close(y, elu, 5, 1e-7);
+
+  /* softplus(-100) = log1p(e^-100) = 3.72e-44: kept, not flushed to 0. */
+  w.activation = HETC_PLUGIN_ACT_SOFTPLUS;
+  run_ok(&w, inputs, NULL, y);
+  const float softplus[5] = {0.313261688f, 0.693147181f, 3.04858735f, 7.00091147f, 3.72007598e-44f};
+  expect_close(y, softplus, 5, 1e-7);
+}
+
+static void test_divide(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t in[2] = {t4(1, 2, 1, 2), t4(1, 2, 1, 1)};
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_ELEMENTWISE, 2, in, t4(1, 2, 1, 2));
+  w.binary = HETC_PLUGIN_BINARY_DIV;
+  float a[4] = {1, -3, 8, 2}, b[2] = {2, -4}, y[4];
+  const float *inputs[] = {a, b};
+  run_ok(&w, inputs, NULL, y);
+  const float want[4] = {0.5f, -1.5f, -2, -0.5f};
+  expect_exact(y, want, 4);
 }
 
 static void test_binary_broadcast(void **state) {
@@ -984,6 +1007,7 @@ int main(void) {
       cmocka_unit_test(test_softmax),
       cmocka_unit_test(test_concat),
       cmocka_unit_test(test_transpose),
+      cmocka_unit_test(test_divide),
       cmocka_unit_test(test_layout_transform_and_reshape),
       cmocka_unit_test(test_layout_round_trips),
       cmocka_unit_test(test_layout_element_count_and_errors),

@@ -11,6 +11,16 @@
 
 #include "hetc/kit/reason.h"
 
+/* The last activation and binary op of the header compiled against: an
+ * elementwise workload names one of them or none. */
+#if HETC_PLUGIN_ABI_MINOR >= 4
+#define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_SOFTPLUS
+#define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
+#else
+#define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_TANH
+#define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_MUL
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
