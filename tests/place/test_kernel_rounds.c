@@ -1,7 +1,8 @@
 /* Timing kernels in rounds (kernel/kernel_rounds.h), through the vec
  * plugin with its run() counted: a kernel far slower than the fastest of
  * its group runs in the warm-up round and once more to confirm, and its
- * time is the faster of those two;
+ * time is the faster of those two (a kernel that only looked slow runs
+ * that once more and stays);
  * kernels in no group, and those near their group's fastest, run in every
  * round. */
 #include <setjmp.h>
@@ -84,8 +85,10 @@ static void slow_kernels_leave_the_rounds(void **state) {
     printf("kernel %d: %d runs, %.3f ms\n", i, runs[i], seconds[i] * 1e3);
     assert_true(seconds[i] > 0);
   }
-  assert_int_equal(runs[small], 1 + TIMED);
-  assert_int_equal(runs[near], 1 + TIMED);
+  /* A grouped kernel whose warm-up looked slow runs once more before it is
+   * kept (a hiccup's) or retired. */
+  assert_in_range(runs[small], 1 + TIMED, 2 + TIMED);
+  assert_in_range(runs[near], 1 + TIMED, 2 + TIMED);
   assert_int_equal(runs[far], 2);
   assert_int_equal(runs[ungrouped], 1 + TIMED);
   assert_int_equal(runs[alone], 1 + TIMED);
