@@ -86,6 +86,20 @@ static hetc_status_t set_param(hetc_onnx_importer_t *im, int32_t node, int slot,
   return NULL;
 }
 
+/* A conv2d node over x with `weight` and optional `bias` (both taken, also
+ * on failure), named after the current node's output. */
+static hetc_status_t append_conv(hetc_onnx_importer_t *im, int32_t x, const hetc_node_attrs_t *attrs, float *weight,
+                                 int64_t weight_count, float *bias, int32_t *out_value) {
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_CONV2D, &x, 1, attrs, &node);
+  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, weight_count), weight = NULL;
+  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, attrs->channels), bias = NULL;
+  free(weight);
+  free(bias);
+  if (!status) *out_value = im->graph->nodes[node].output;
+  return status;
+}
+
 static float *float_values(const hetc_onnx_const_t *c, double scale) {
   float *data = malloc(sizeof(float) * ((size_t)c->count + 1));
   for (int64_t k = 0; data && k < c->count; ++k) data[k] = (float)(hetc_onnx_const_get(c, k) * scale);
@@ -178,16 +192,14 @@ static hetc_status_t translate_conv(hetc_onnx_importer_t *im) {
   a.channels = w->dims[0];
   a.has_bias = b != NULL;
   HETC_RETURN_IF_ERROR(window_attrs(im, type_of(im, x), &w->dims[2], &a));
-  int32_t node;
-  HETC_RETURN_IF_ERROR(append(im, HETC_OP_CONV2D, &x, 1, &a, &node));
   float *weight = float_values(w, 1.0), *bias = b ? float_values(b, 1.0) : NULL;
   if (!weight || (b && !bias)) {
     free(weight), free(bias);
     return out_of_memory();
   }
-  hetc_status_t status = set_param(im, node, HETC_PARAM_WEIGHT, weight, w->count);
-  if (b) status = status ? (free(bias), status) : set_param(im, node, HETC_PARAM_BIAS, bias, b->count);
-  return status ? status : define_output(im, im->graph->nodes[node].output);
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_conv(im, x, &a, weight, w->count, bias, &value));
+  return define_output(im, value);
 }
 
 static hetc_status_t translate_pool(hetc_onnx_importer_t *im) {
@@ -1002,13 +1014,9 @@ static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
     weight[c] = 1.0f;
     if (bias) bias[c] = value;
   }
-  int32_t node;
-  hetc_status_t status = append(im, HETC_OP_CONV2D, &x, 1, &a, &node);
-  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, t.shape[1]), weight = NULL;
-  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, t.shape[1]), bias = NULL;
-  free(weight);
-  free(bias);
-  return status ? status : define_output(im, im->graph->nodes[node].output);
+  int32_t padded;
+  HETC_RETURN_IF_ERROR(append_conv(im, x, &a, weight, t.shape[1], bias, &padded));
+  return define_output(im, padded);
 }
 
 /* Copies of x along `axis` (rank+1 view): x reshaped with a 1 inserted
@@ -1154,13 +1162,8 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
           const int64_t from = (((g * in_per_group + i) * out_per_group + oo) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx);
           weight[((o * in_per_group + i) * kh + y) * kw + xx] = (float)hetc_onnx_const_get(w, from);
         }
-  int32_t node;
-  hetc_status_t status = append(im, HETC_OP_CONV2D, &value, 1, &a, &node);
-  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, w->count), weight = NULL;
-  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, c_out), bias = NULL;
-  free(weight);
-  free(bias);
-  return status ? status : define_output(im, im->graph->nodes[node].output);
+  HETC_RETURN_IF_ERROR(append_conv(im, value, &a, weight, w->count, bias, &value));
+  return define_output(im, value);
 }
 
 /* Upsample and Resize in nearest mode by whole factors over H and W: each
