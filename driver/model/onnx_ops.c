@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/infer.h"
 #include "model/model.h"
 #include "model/onnx_attr.h"
 #include "model/onnx_fold.h"
@@ -1210,7 +1211,10 @@ static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
   }
   int64_t factor[4];
   for (int k = 0; k < 4; ++k) {
-    const int64_t out = sizes[0] ? sizes[k] : (int64_t)floor((double)t.shape[k] * scales[k]);
+    const double scaled = floor((double)t.shape[k] * scales[k]);
+    if (!sizes[0] && !(scaled >= 1 && scaled <= (double)HETC_MAX_TENSOR_ELEMENTS))
+      return BAD("scale %g of dim %d is not supported", scales[k], k);
+    const int64_t out = sizes[0] ? sizes[k] : (int64_t)scaled;
     factor[k] = out >= t.shape[k] && out % t.shape[k] == 0 ? out / t.shape[k] : 0;
     if (!factor[k] || (k < 2 && factor[k] != 1) || factor[k] > 64)
       return BAD("%s to %lld from %lld along dim %d is not supported yet (hetc imports whole factors of 1 to 64 "
