@@ -86,4 +86,5 @@ endfunction()
 set(HETC_TEST_LONG_ONES
   test_e2e_samples_hetero_all 230 test_e2e_samples 220 test_template_conformance_opencl 215
   test_e2e_samples_opencl 160 test_selection_many_layouts 160 test_opencl_ops 150 test_cuda_compile 90
-  test_template_conformance_cuda 80 test_e2e_samples_hetero_vec_opencl 65 test_e2e_samples_split_opencl 50)
+  test_template_conformance_cuda 80 test_e2e_samples_hetero_vec_opencl 65 test_e2e_samples_split_opencl 50
+  test_onnx_corpus_opencl 80 test_samples_round_trip 25 test_onnx_corpus_vec 15)
