@@ -1020,16 +1020,20 @@ static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   return define_output(im, padded);
 }
 
-/* Copies of x along `axis` (rank+1 view): x reshaped with a 1 inserted
- * after `axis`, concatenated `times` times along it, reshaped back with
- * that dim multiplied: each element repeated `times` times in place. */
-static hetc_status_t append_repeat(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t times, const char *hint,
-                                   int32_t *out_value) {
-  const hetc_plugin_tensor_t t = *type_of(im, x);
+/* x along `axis` (2 or 3 of a 4-d value) with times - 1 elements of
+ * `filler` (a value of x's shape) after each of its elements: x and the
+ * filler reshaped with a 1 inserted after `axis`, concatenated along it (x
+ * first, then the filler's copies), reshaped back with that dim
+ * multiplied. With x as its own filler, each element is repeated in place
+ * (nearest upsampling); with zeros, stride - 1 zeros follow each
+ * (ConvTranspose). */
+static hetc_status_t append_interleave(hetc_onnx_importer_t *im, int32_t x, int32_t filler, int32_t axis,
+                                       int64_t times, const char *hint, int32_t *out_value) {
   if (times == 1) {
     *out_value = x;
     return NULL;
   }
+  const hetc_plugin_tensor_t t = *type_of(im, x);
   int64_t split[HETC_PLUGIN_MAX_RANK], joined[HETC_PLUGIN_MAX_RANK];
   int32_t rank = 0;
   for (int32_t d = 0; d < t.rank; ++d) {
@@ -1037,59 +1041,28 @@ static hetc_status_t append_repeat(hetc_onnx_importer_t *im, int32_t x, int32_t 
     if (d == axis) split[rank++] = 1;
     joined[d] = t.shape[d] * (d == axis ? times : 1);
   }
-  char names[2][320];
-  int32_t value, copies[64];
-  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, axis == 3 ? "w_split" : "h_split", names[0], 320), rank,
-                                      split, &value));
-  for (int64_t k = 0; k < times; ++k) copies[k] = value;
+  const char *dim = axis == 3 ? "w" : "h";
+  char names[3][320], step[32];
+  int32_t x_split, filler_split, parts[64];
+  snprintf(step, sizeof(step), "%s_split", dim);
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, step, names[0], 320), rank, split, &x_split));
+  filler_split = x_split;
+  snprintf(step, sizeof(step), "%s_filler_split", dim);
+  if (filler != x)
+    HETC_RETURN_IF_ERROR(append_reshape(im, filler, step_name(im, step, names[1], 320), rank, split, &filler_split));
+  parts[0] = x_split;
+  for (int64_t k = 1; k < times; ++k) parts[k] = filler_split;
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
   a.axis = axis + 1;
   int32_t node;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, step_name(im, axis == 3 ? "w_copies" : "h_copies",
-                                                                            names[1], 320),
-                                             copies, (int32_t)times, &a, &node));
+  snprintf(step, sizeof(step), "%s_interleaved", dim);
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, step_name(im, step, names[2], 320), parts,
+                                             (int32_t)times, &a, &node));
   return append_reshape(im, im->graph->nodes[node].output, hint, t.rank, joined, out_value);
 }
 
-/* x with `stride - 1` zeros after each element along `axis` (2 or 3): x
- * and zeros (an affine map by 0) as copies interleaved by concat. */
-static hetc_status_t append_zero_insert(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t stride,
-                                        int32_t *out_value) {
-  if (stride == 1) {
-    *out_value = x;
-    return NULL;
-  }
-  const hetc_plugin_tensor_t t = *type_of(im, x);
-  int64_t split[5], joined[4];
-  for (int32_t d = 0, r = 0; d < 4; ++d) {
-    split[r++] = t.shape[d];
-    if (d == axis) split[r++] = 1;
-    joined[d] = t.shape[d] * (d == axis ? stride : 1);
-  }
-  char names[5][320];
-  const char *which = axis == 3 ? "w" : "h";
-  char step[32];
-  int32_t zeros, x_split, zeros_split, parts[64];
-  snprintf(step, sizeof(step), "%s_zeros", which);
-  HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, step, names[0], 320), 0, 0, &zeros));
-  snprintf(step, sizeof(step), "%s_split", which);
-  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, step, names[1], 320), 5, split, &x_split));
-  snprintf(step, sizeof(step), "%s_zeros_split", which);
-  HETC_RETURN_IF_ERROR(append_reshape(im, zeros, step_name(im, step, names[2], 320), 5, split, &zeros_split));
-  parts[0] = x_split;
-  for (int64_t k = 1; k < stride; ++k) parts[k] = zeros_split;
-  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
-  a.axis = axis + 1;
-  int32_t node;
-  snprintf(step, sizeof(step), "%s_interleaved", which);
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, step_name(im, step, names[3], 320), parts,
-                                             (int32_t)stride, &a, &node));
-  snprintf(step, sizeof(step), "%s_inserted", which);
-  return append_reshape(im, im->graph->nodes[node].output, step_name(im, step, names[4], 320), 4, joined, out_value);
-}
-
 /* ConvTranspose as the convolution it is the gradient of: the input with
- * stride - 1 zeros inserted after each element (append_zero_insert),
+ * stride - 1 zeros inserted after each element (append_interleave),
  * padded by dilation * (kernel - 1) minus the pads (output_padding added
  * at the end, the zeros inserted after the last element taken off), and
  * convolved at stride 1 with the kernel flipped and its two channel dims
@@ -1139,9 +1112,19 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
                  "need cropping)");
     padding[d] = (int32_t)begin, padding[d + 2] = (int32_t)end;
   }
-  int32_t value;
-  HETC_RETURN_IF_ERROR(append_zero_insert(im, x, 3, strides[1], &value));
-  HETC_RETURN_IF_ERROR(append_zero_insert(im, value, 2, strides[0], &value));
+  /* stride - 1 zeros (an affine map by 0) after each element, along W
+   * then H. */
+  int32_t value = x;
+  for (int32_t axis = 3; axis >= 2; --axis) {
+    if (strides[axis - 2] == 1) continue;
+    char names[2][320], step[32];
+    int32_t zeros;
+    snprintf(step, sizeof(step), "%s_zeros", axis == 3 ? "w" : "h");
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, step, names[0], 320), 0, 0, &zeros));
+    snprintf(step, sizeof(step), "%s_inserted", axis == 3 ? "w" : "h");
+    HETC_RETURN_IF_ERROR(append_interleave(im, value, zeros, axis, strides[axis - 2],
+                                           step_name(im, step, names[1], 320), &value));
+  }
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
   a.channels = c_out;
   a.groups = (int32_t)group;
@@ -1168,7 +1151,7 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
 }
 
 /* Upsample and Resize in nearest mode by whole factors over H and W: each
- * pixel repeated, as concats of copies (append_repeat), where the
+ * pixel repeated, as concats of copies (append_interleave), where the
  * coordinate and rounding modes make nearest exactly that (asymmetric with
  * floor, the half-pixel modes with rounding). Linear modes are not
  * imported yet. */
@@ -1228,9 +1211,9 @@ static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
                coordinates, rounding);
   char name[320];
   int32_t value;
-  HETC_RETURN_IF_ERROR(append_repeat(im, x, 3, factor[3], factor[2] > 1 ? step_name(im, "wide", name, 320)
-                                                                        : im->node->output[0], &value));
-  HETC_RETURN_IF_ERROR(append_repeat(im, value, 2, factor[2], im->node->output[0], &value));
+  HETC_RETURN_IF_ERROR(append_interleave(im, x, x, 3, factor[3],
+                                         factor[2] > 1 ? step_name(im, "wide", name, 320) : im->node->output[0], &value));
+  HETC_RETURN_IF_ERROR(append_interleave(im, value, value, 2, factor[2], im->node->output[0], &value));
   if (value == x) return BAD("a resize by 1 (a copy) is not supported yet");
   return define_output(im, value);
 }
