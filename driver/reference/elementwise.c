@@ -14,9 +14,9 @@ double hetc_reference_activate(int32_t activation, double x) {
   }
 }
 
-/* An epilogue's activation is one of the first four; elementwise ops take
- * every one. */
-static int activation_known(int32_t activation) {
+/* An epilogue's activation is one of the first four (plugin.h); unary
+ * elementwise ops take elu and softplus too. */
+static int epilogue_activation_known(int32_t activation) {
   return activation >= HETC_PLUGIN_ACT_NONE && activation <= HETC_PLUGIN_ACT_TANH;
 }
 
@@ -27,7 +27,7 @@ hetc_status_t hetc_reference_check_epilogue(const hetc_plugin_workload_t *w,
       (e->has_residual != 0 && e->has_residual != 1))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "%s: epilogue flags must be 0 or 1", op);
-  if (!activation_known(e->activation))
+  if (!epilogue_activation_known(e->activation))
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "%s: unknown epilogue activation %d", op,
                            e->activation);

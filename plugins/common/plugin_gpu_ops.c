@@ -242,16 +242,10 @@ int32_t hpc_gpu_emit_global_pool(const hpc_gpu_ops_t *o, char *reason, size_t si
 
 /* The activation is inlined, so the text needs no helper from the
  * plugin's header. */
-/* Whether an elementwise op runs in row-major only: the activations and
- * binary ops of minor 4, whose value at 0 is not 0 (softplus, 0 / 0), stay
- * out of blocked layouts' padding channels. */
-static int row_major_only(const hetc_plugin_workload_t *wl) {
-  return wl->activation > HETC_PLUGIN_ACT_TANH || wl->binary == HETC_PLUGIN_BINARY_DIV;
-}
 
 static int32_t emit_unary(const hpc_gpu_ops_t *o, char *reason, size_t size) {
   const hetc_plugin_tensor_t *a = &o->wl->inputs[0];
-  const hetc_plugin_layout_t layout = row_major_only(o->wl) ? hetc_kit_layout_row_major() : follow_hint(a);
+  const hetc_plugin_layout_t layout = hpc_elementwise_row_major_only(o->wl) ? hetc_kit_layout_row_major() : follow_hint(a);
   const int64_t items = hetc_kit_physical_count(a, layout);
   set_boundary(o, 1, layout, layout, 0);
   open_kernel(o, "elementwise", UNARY_PARAMS, items);
@@ -277,13 +271,13 @@ int32_t hpc_gpu_emit_elementwise(const hpc_gpu_ops_t *o, char *reason, size_t si
                 "%s: binary op needs two inputs", o->plugin_name);
 
   const hetc_plugin_tensor_t *a = &wl->inputs[0], *b = &wl->inputs[1];
-  const char *op = wl->binary == HETC_PLUGIN_BINARY_MUL ? "*" : wl->binary == HETC_PLUGIN_BINARY_DIV ? "/" : "+";
+  const char *op = hpc_binary_operator(wl->binary);
   const hetc_plugin_layout_t la = follow_hint(a), lb = follow_hint(b);
   const char *params =
       "HK_GLOBAL const float *HK_RESTRICT a, HK_GLOBAL const float *HK_RESTRICT b, "
       "HK_GLOBAL float *HK_RESTRICT out";
   const int32_t args[3] = {0, 1, 2};
-  if (same_dims(a, b) && hetc_kit_layout_equal(la, lb) && !row_major_only(wl)) {
+  if (same_dims(a, b) && hetc_kit_layout_equal(la, lb) && !hpc_elementwise_row_major_only(wl)) {
     /* Same shape and layout: elementwise over the physical elements;
      * padding stays zero (0 + 0, 0 * 0). */
     const int64_t items = hetc_kit_physical_count(a, la);

@@ -19,6 +19,15 @@ int hpc_conv_nchwc_applicable(const hetc_plugin_workload_t *wl) {
   return wl->op == HETC_PLUGIN_OP_CONV2D && (wl->groups == 1 || hetc_kit_conv_is_depthwise(wl));
 }
 
+int hpc_elementwise_row_major_only(const hetc_plugin_workload_t *wl) {
+  return wl->op == HETC_PLUGIN_OP_ELEMENTWISE &&
+         (wl->activation > HETC_PLUGIN_ACT_TANH || wl->binary == HETC_PLUGIN_BINARY_DIV);
+}
+
+const char *hpc_binary_operator(int32_t binary) {
+  return binary == HETC_PLUGIN_BINARY_MUL ? "*" : binary == HETC_PLUGIN_BINARY_DIV ? "/" : "+";
+}
+
 void hpc_workload_describe(const hetc_plugin_workload_t *wl, hpc_strbuf_t *sb) {
   char text[HETC_KIT_WORKLOAD_TEXT_MAX];
   hetc_kit_workload_describe(wl, text, sizeof(text));

@@ -55,9 +55,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
       break;
     case CPU_T_TRANSPOSE: break; /* row-major in and out */
     case CPU_T_ELEMENTWISE:
-      /* Minor 4's activations and division are not 0 at 0 (softplus, 0 / 0):
-       * row-major, away from blocked layouts' padding channels. */
-      if (wl->activation > HETC_PLUGIN_ACT_TANH || wl->binary == HETC_PLUGIN_BINARY_DIV) break;
+      if (hpc_elementwise_row_major_only(wl)) break;
       __attribute__((fallthrough));
     case CPU_T_CONCAT:
       for (int32_t i = 0; i < wl->num_inputs; ++i) g->input_layouts[i] = hint(&in[i]);

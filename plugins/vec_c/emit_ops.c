@@ -272,16 +272,6 @@ hetc_plugin_status_t vec_emit_global_pool(vec_emit_t *e) {
 
 /* ------------------------------------------------------------------------ */
 
-static const char *binary_op(int32_t binary) {
-  return binary == HETC_PLUGIN_BINARY_MUL ? "*" : binary == HETC_PLUGIN_BINARY_DIV ? "/" : "+";
-}
-
-/* Whether an elementwise op runs in row-major only: the activations and
- * binary ops of minor 4, whose value at 0 is not 0 (softplus, 0 / 0), stay
- * out of blocked layouts' padding channels. */
-static int row_major_only(const hetc_plugin_workload_t *wl) {
-  return wl->activation > HETC_PLUGIN_ACT_TANH || wl->binary == HETC_PLUGIN_BINARY_DIV;
-}
 
 static int same_dims(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
   if (a->rank != b->rank) return 0;
@@ -294,7 +284,7 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   const hetc_plugin_workload_t *wl = e->wl;
   const hetc_plugin_tensor_t *a = &wl->inputs[0];
   if (wl->binary == HETC_PLUGIN_BINARY_NONE) {
-    const hetc_plugin_layout_t layout = row_major_only(wl) ? hetc_kit_layout_row_major() : follow_hint(a);
+    const hetc_plugin_layout_t layout = hpc_elementwise_row_major_only(wl) ? hetc_kit_layout_row_major() : follow_hint(a);
     const int64_t P = hetc_kit_physical_count(a, layout);
     e->num_inputs = 1;
     e->input_layouts[0] = layout;
@@ -331,10 +321,10 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
   }
 
   const hetc_plugin_tensor_t *b = &wl->inputs[1];
-  const char *op = binary_op(wl->binary);
+  const char *op = hpc_binary_operator(wl->binary);
   hetc_plugin_layout_t la = follow_hint(a), lb = follow_hint(b);
   e->num_inputs = 2;
-  if (same_dims(a, b) && hetc_kit_layout_equal(la, lb) && !row_major_only(wl)) {
+  if (same_dims(a, b) && hetc_kit_layout_equal(la, lb) && !hpc_elementwise_row_major_only(wl)) {
     /* Same shape and layout: one flat loop in that layout (padding stays
      * zero: 0+0 and 0*0). */
     const int64_t P = hetc_kit_physical_count(a, la);
