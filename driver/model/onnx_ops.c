@@ -949,10 +949,91 @@ static hetc_status_t translate_depth_to_space(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
-/* Pad in constant mode over H and W of a 4-d value: a depthwise 1x1
+/* ---- resampling along H and W: Pad and Resize ------------------------------ */
+
+/* The linear map out[j] = sum over i of matrix[j * in + i] * x[i] along
+ * `axis` (2: H, 3: W) of 4-d x: a dense node over x's rows, or over the
+ * rows of x with H and W swapped. Pad's and Resize's matrices are mostly
+ * zeros, so the dense node spends an input row's length of multiply-adds on
+ * each output element; the sums are exact for finite inputs (a NaN or an
+ * infinity in a row spreads along its output row). matrix is taken, also
+ * on failure. */
+static hetc_status_t append_axis_map(hetc_onnx_importer_t *im, int32_t x, int32_t axis, float *matrix,
+                                     int64_t out_extent, const char *hint, int32_t *out_value) {
+  static const int64_t swap_hw[4] = {0, 1, 3, 2};
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  const char *dim = axis == 3 ? "w" : "h";
+  const int64_t in_extent = t.shape[axis];
+  const int64_t lead[4] = {t.shape[0], t.shape[1], t.shape[axis == 3 ? 2 : 3], out_extent};
+  const int64_t rows[2] = {lead[0] * lead[1] * lead[2], in_extent};
+  char names[4][320], step[32];
+  int32_t value = x;
+  hetc_status_t status = NULL;
+  if (axis == 2) status = append_transpose(im, value, step_name(im, "h_last", names[0], 320), swap_hw, 4, &value);
+  snprintf(step, sizeof(step), "%s_rows", dim);
+  if (!status) status = append_reshape(im, value, step_name(im, step, names[1], 320), 2, rows, &value);
+  snprintf(step, sizeof(step), "%s_mapped", dim);
+  if (!status) status = append_dense(im, value, step_name(im, step, names[2], 320), matrix, out_extent, NULL, &value);
+  else free(matrix);
+  if (!status)
+    status = append_reshape(im, value, axis == 3 ? hint : step_name(im, "h_mapped_4d", names[3], 320), 4, lead, &value);
+  if (!status && axis == 2) status = append_transpose(im, value, hint, swap_hw, 4, &value);
+  if (!status) *out_value = value;
+  return status;
+}
+
+/* Maps along H then W (each when its matrix is not NULL; both taken), the
+ * last step named after the node's output. */
+static hetc_status_t append_plane_map(hetc_onnx_importer_t *im, int32_t x, float *h_matrix, int64_t h_out,
+                                      float *w_matrix, int64_t w_out, int32_t *out_value) {
+  char name[320];
+  hetc_status_t status = NULL;
+  int32_t value = x;
+  if (h_matrix)
+    status = append_axis_map(im, value, 2, h_matrix, h_out,
+                             w_matrix ? step_name(im, "h_done", name, 320) : im->node->output[0], &value);
+  if (w_matrix && !status) status = append_axis_map(im, value, 3, w_matrix, w_out, im->node->output[0], &value);
+  else free(w_matrix);
+  if (!status) *out_value = value;
+  return status;
+}
+
+/* A zeroed [out, in] matrix for append_axis_map, refused above 2^24
+ * entries: the dense node's weight, and its work per row, grow with it. */
+#define MAX_MAP_ENTRIES (INT64_C(1) << 24)
+static hetc_status_t new_map_matrix(const hetc_onnx_importer_t *im, int64_t out, int64_t in, float **matrix) {
+  if (out * in > MAX_MAP_ENTRIES)
+    return BAD("%s from %lld to %lld along one axis is not supported (its %lld x %lld resampling matrix exceeds "
+               "%lld entries)", im->node->op_type, (long long)in, (long long)out, (long long)out, (long long)in,
+               (long long)MAX_MAP_ENTRIES);
+  *matrix = calloc((size_t)(out * in), sizeof(float));
+  return *matrix ? NULL : out_of_memory();
+}
+
+/* The one-hot matrix that pads a dim of n by `begin` and `end` in reflect
+ * or edge mode; NULL when both are 0. */
+static hetc_status_t pad_matrix(const hetc_onnx_importer_t *im, int64_t n, int64_t begin, int64_t end, int reflect,
+                                float **out_matrix) {
+  *out_matrix = NULL;
+  if (!begin && !end) return NULL;
+  const int64_t out = n + begin + end;
+  float *m;
+  HETC_RETURN_IF_ERROR(new_map_matrix(im, out, n, &m));
+  for (int64_t j = 0; j < out; ++j) {
+    int64_t from = j - begin;
+    if (reflect) from = from < 0 ? -from : from >= n ? 2 * (n - 1) - from : from;
+    else from = from < 0 ? 0 : from >= n ? n - 1 : from;
+    m[j * n + from] = 1.0f;
+  }
+  *out_matrix = m;
+  return NULL;
+}
+
+/* Pad over H and W of a 4-d value. Constant mode: a depthwise 1x1
  * convolution of weight 1 whose padding is the pad, and whose bias is the
  * pad value (the input shifted by minus the value first, when it is not
- * 0). Reflect and edge modes are not imported yet. */
+ * 0). Reflect and edge modes: one-hot maps along H and W
+ * (append_axis_map). */
 static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
@@ -960,7 +1041,9 @@ static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   const hetc_plugin_tensor_t t = *type_of(im, x);
   char mode[32];
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "mode", "constant", mode, sizeof(mode)));
-  if (strcmp(mode, "constant") != 0) return BAD("Pad mode '%s' is not supported yet (hetc imports constant)", mode);
+  const int reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
+  if (!reflect && !edge && strcmp(mode, "constant") != 0)
+    return BAD("Pad mode '%s' is not supported (hetc imports constant, reflect and edge)", mode);
   int64_t pads[2 * HETC_ONNX_MAX_RANK] = {0}, listed[2 * HETC_ONNX_MAX_RANK];
   int32_t count = -1;
   float value = 0;
@@ -997,6 +1080,24 @@ static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   for (int32_t k = 0; k < 8; ++k)
     if (pads[k] < 0 || pads[k] > 4096) return BAD("a pad of %lld is not supported yet (hetc pads by 0 to 4096)",
                                                  (long long)pads[k]);
+  if (reflect || edge) {
+    for (int d = 2; d < 4; ++d)
+      if (reflect && (pads[d] >= t.shape[d] || pads[4 + d] >= t.shape[d]))
+        return BAD("reflect pads of %lld and %lld along dim %d must be less than its extent %lld", (long long)pads[d],
+                   (long long)pads[4 + d], d, (long long)t.shape[d]);
+    float *h, *w;
+    HETC_RETURN_IF_ERROR(pad_matrix(im, t.shape[2], pads[2], pads[6], reflect, &h));
+    hetc_status_t status = pad_matrix(im, t.shape[3], pads[3], pads[7], reflect, &w);
+    if (status) {
+      free(h);
+      return status;
+    }
+    if (!h && !w) return define_output(im, x);
+    int32_t padded;
+    HETC_RETURN_IF_ERROR(append_plane_map(im, x, h, t.shape[2] + pads[2] + pads[6], w, t.shape[3] + pads[3] + pads[7],
+                                          &padded));
+    return define_output(im, padded);
+  }
   char name[320];
   if (value != 0) HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "shifted", name, 320), 1, -value, &x));
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
@@ -1150,71 +1251,163 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
-/* Upsample and Resize in nearest mode by whole factors over H and W: each
- * pixel repeated, as concats of copies (append_interleave), where the
- * coordinate and rounding modes make nearest exactly that (asymmetric with
- * floor, the half-pixel modes with rounding). Linear modes are not
- * imported yet. */
+/* Where output j of a resized dim (n to m, scale s) reads from, as ONNX's
+ * coordinate_transformation_mode defines it; NAN for a mode hetc does not
+ * know. */
+static double resize_source(const char *mode, int64_t j, int64_t n, int64_t m, double s) {
+  const double centre = ((double)j + 0.5) / s;
+  if (!strcmp(mode, "half_pixel")) return centre - 0.5;
+  if (!strcmp(mode, "pytorch_half_pixel")) return m > 1 ? centre - 0.5 : 0.0;
+  if (!strcmp(mode, "align_corners")) return m > 1 ? (double)j * (double)(n - 1) / (double)(m - 1) : 0.0;
+  if (!strcmp(mode, "asymmetric")) return (double)j / s;
+  if (!strcmp(mode, "tf_half_pixel_for_nn")) return centre;
+  if (!strcmp(mode, "half_pixel_symmetric")) {
+    const double adjustment = (double)m / (s * (double)n), middle = (double)n / 2.0;
+    return middle * (1.0 - adjustment) + centre - 0.5;
+  }
+  return NAN;
+}
+
+/* Input index nearest to source x under ONNX's nearest_mode (-1 for a mode
+ * hetc does not know), clamped into the dim. */
+static int64_t resize_nearest(const char *rounding, double x, int64_t n) {
+  const double below = floor(x), halfway = below + 0.5;
+  double chosen;
+  if (!strcmp(rounding, "round_prefer_floor")) chosen = x == halfway ? below : floor(x + 0.5);
+  else if (!strcmp(rounding, "round_prefer_ceil")) chosen = x == halfway ? below + 1 : floor(x + 0.5);
+  else if (!strcmp(rounding, "floor")) chosen = below;
+  else if (!strcmp(rounding, "ceil")) chosen = ceil(x);
+  else return -1;
+  return chosen < 0 ? 0 : chosen > (double)(n - 1) ? n - 1 : (int64_t)chosen;
+}
+
+/* The matrix that resizes a dim of n to m at scale s (append_axis_map):
+ * one 1 a row for nearest, the two neighbours' weights for linear (the
+ * source clamped into the dim, as onnxruntime does). */
+static hetc_status_t resize_matrix(const hetc_onnx_importer_t *im, int64_t n, int64_t m, double s, int linear,
+                                   const char *coordinates, const char *rounding, float **out_matrix) {
+  float *matrix;
+  HETC_RETURN_IF_ERROR(new_map_matrix(im, m, n, &matrix));
+  for (int64_t j = 0; j < m; ++j) {
+    const double x = resize_source(coordinates, j, n, m, s);
+    if (!linear) {
+      matrix[j * n + resize_nearest(rounding, x, n)] = 1.0f;
+      continue;
+    }
+    const double clamped = x < 0 ? 0 : x > (double)(n - 1) ? (double)(n - 1) : x;
+    const int64_t low = (int64_t)clamped, high = low + 1 < n ? low + 1 : low;
+    const double fraction = clamped - (double)low;
+    matrix[j * n + low] += (float)(1.0 - fraction);
+    matrix[j * n + high] += (float)fraction;
+  }
+  *out_matrix = matrix;
+  return NULL;
+}
+
+/* Upsample and Resize over H and W, in nearest and linear modes, with every
+ * coordinate_transformation_mode but tf_crop_and_resize. Nearest by whole
+ * factors where the modes make it a repeat of each pixel (asymmetric with
+ * floor, the half-pixel modes with rounding): concats of copies
+ * (append_interleave). Everything else: the resampling matrices of H and W
+ * (append_axis_map). */
 static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
   const int is_upsample = !strcmp(im->node->op_type, "Upsample");
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
   const hetc_plugin_tensor_t t = *type_of(im, x);
-  char mode[32], coordinates[48], rounding[48];
+  char mode[32], coordinates[48], rounding[48], aspect[32];
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "mode", "nearest", mode, sizeof(mode)));
   const int modern = !is_upsample && im->opset >= 11;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "coordinate_transformation_mode",
                                              modern ? "half_pixel" : "asymmetric", coordinates, sizeof(coordinates)));
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "nearest_mode", modern ? "round_prefer_floor" : "floor",
                                              rounding, sizeof(rounding)));
-  if (strcmp(mode, "nearest") != 0) return BAD("%s mode '%s' is not supported yet (hetc imports nearest)",
-                                               im->node->op_type, mode);
+  HETC_RETURN_IF_ERROR(
+      hetc_onnx_attr_string(im->node, "keep_aspect_ratio_policy", "stretch", aspect, sizeof(aspect)));
+  int64_t antialias = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "antialias", 0, &antialias));
+  const int linear = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
+  if (!linear && strcmp(mode, "nearest") != 0)
+    return BAD("%s mode '%s' is not supported (hetc imports nearest and linear)", im->node->op_type, mode);
+  if (isnan(resize_source(coordinates, 0, 1, 1, 1.0)))
+    return BAD("coordinate_transformation_mode '%s' is not supported", coordinates);
+  if (!linear && resize_nearest(rounding, 0.0, 1) < 0) return BAD("nearest_mode '%s' is not supported", rounding);
+  if (strcmp(aspect, "stretch") != 0) return BAD("keep_aspect_ratio_policy '%s' is not supported (hetc imports stretch)",
+                                                 aspect);
+  int64_t axes[4] = {0, 1, 2, 3};
+  int32_t num_axes = -1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "axes", 4, axes, &num_axes));
+  if (num_axes < 0) num_axes = 4;
+  for (int32_t k = 0; k < num_axes; ++k) {
+    if (axes[k] < -4 || axes[k] > 3) return BAD("attribute 'axes': axis %lld is outside rank 4", (long long)axes[k]);
+    if (axes[k] < 0) axes[k] += 4;
+  }
   double scales[4] = {1, 1, 1, 1};
   int64_t sizes[4] = {0};
+  int by_size = 0;
   const hetc_onnx_const_t *c = NULL;
   if (is_upsample && im->opset < 9) {
-    float listed[4];
     const Onnx__AttributeProto *attr = hetc_onnx_attr(im->node, "scales");
     if (!attr || attr->n_floats != 4) return BAD("attribute 'scales' must hold 4 values");
-    for (int k = 0; k < 4; ++k) listed[k] = attr->floats[k], scales[k] = listed[k];
+    for (int k = 0; k < 4; ++k) scales[k] = attr->floats[k];
   } else {
     /* Upsample 9 and Resize 10: scales is input 1; Resize 11+: roi,
      * scales, sizes are inputs 1 to 3. */
     HETC_RETURN_IF_ERROR(const_input(im, modern ? 2 : 1, 0, &c));
-    if (c && c->count == 4)
-      for (int k = 0; k < 4; ++k) scales[k] = hetc_onnx_const_get(c, k);
-    else if (c && c->count != 0)
-      return BAD("the scales hold %lld values for rank 4", (long long)c->count);
+    if (c && c->count && c->count != num_axes)
+      return BAD("the scales hold %lld values for %d axes", (long long)c->count, (int)num_axes);
+    for (int32_t k = 0; c && k < c->count; ++k) scales[axes[k]] = hetc_onnx_const_get(c, k);
     const hetc_onnx_const_t *size_input = NULL;
     if (modern) HETC_RETURN_IF_ERROR(const_input(im, 3, 0, &size_input));
-    if (size_input && size_input->count != 4) return BAD("the sizes hold %lld values for rank 4", (long long)size_input->count);
-    for (int k = 0; size_input && k < 4; ++k) sizes[k] = hetc_onnx_const_get_int(size_input, k);
+    if (size_input && size_input->count != num_axes)
+      return BAD("the sizes hold %lld values for %d axes", (long long)size_input->count, (int)num_axes);
+    by_size = size_input != NULL;
+    for (int k = 0; k < 4; ++k) sizes[k] = t.shape[k];
+    for (int32_t k = 0; size_input && k < num_axes; ++k) sizes[axes[k]] = hetc_onnx_const_get_int(size_input, k);
     if ((!c || !c->count) && !size_input) return BAD("neither scales nor sizes is given");
   }
-  int64_t factor[4];
+  int64_t out[4];
   for (int k = 0; k < 4; ++k) {
     const double scaled = floor((double)t.shape[k] * scales[k]);
-    if (!sizes[0] && !(scaled >= 1 && scaled <= (double)HETC_MAX_TENSOR_ELEMENTS))
+    if (!by_size && !(scaled >= 1 && scaled <= (double)HETC_MAX_TENSOR_ELEMENTS))
       return BAD("scale %g of dim %d is not supported", scales[k], k);
-    const int64_t out = sizes[0] ? sizes[k] : (int64_t)scaled;
-    factor[k] = out >= t.shape[k] && out % t.shape[k] == 0 ? out / t.shape[k] : 0;
-    if (!factor[k] || (k < 2 && factor[k] != 1) || factor[k] > 64)
-      return BAD("%s to %lld from %lld along dim %d is not supported yet (hetc imports whole factors of 1 to 64 "
-                 "over H and W)", im->node->op_type, (long long)out, (long long)t.shape[k], k);
+    out[k] = by_size ? sizes[k] : (int64_t)scaled;
+    if (by_size) scales[k] = (double)out[k] / (double)t.shape[k];
+    if (k < 2 && out[k] != t.shape[k])
+      return BAD("%s of dim %d (%lld to %lld) is not supported (hetc resizes H and W)", im->node->op_type, k,
+                 (long long)t.shape[k], (long long)out[k]);
+    if (k >= 2 && (out[k] < 1 || out[k] > 16384))
+      return BAD("%s of dim %d to %lld is not supported (hetc resizes to 1 to 16384)", im->node->op_type, k,
+                 (long long)out[k]);
   }
+  if (antialias && (scales[2] < 1 || scales[3] < 1))
+    return BAD("antialiased downscaling is not supported yet");
   const int asymmetric_floor = !strcmp(coordinates, "asymmetric") && !strcmp(rounding, "floor");
   const int half_pixel_round = (!strcmp(coordinates, "half_pixel") || !strcmp(coordinates, "pytorch_half_pixel")) &&
                                (!strcmp(rounding, "round_prefer_floor") || !strcmp(rounding, "round_prefer_ceil"));
-  if (!asymmetric_floor && !half_pixel_round && (factor[2] > 1 || factor[3] > 1))
-    return BAD("nearest resizing with coordinate_transformation_mode '%s' and nearest_mode '%s' is not supported yet",
-               coordinates, rounding);
-  char name[320];
+  int repeats = !linear && (asymmetric_floor || half_pixel_round);
+  for (int k = 2; k < 4; ++k) repeats = repeats && out[k] % t.shape[k] == 0 && out[k] / t.shape[k] <= 64;
   int32_t value;
-  HETC_RETURN_IF_ERROR(append_interleave(im, x, x, 3, factor[3],
-                                         factor[2] > 1 ? step_name(im, "wide", name, 320) : im->node->output[0], &value));
-  HETC_RETURN_IF_ERROR(append_interleave(im, value, value, 2, factor[2], im->node->output[0], &value));
-  if (value == x) return BAD("a resize by 1 (a copy) is not supported yet");
+  if (repeats) {
+    char name[320];
+    const int64_t factor_h = out[2] / t.shape[2], factor_w = out[3] / t.shape[3];
+    HETC_RETURN_IF_ERROR(append_interleave(im, x, x, 3, factor_w,
+                                           factor_h > 1 ? step_name(im, "wide", name, 320) : im->node->output[0], &value));
+    HETC_RETURN_IF_ERROR(append_interleave(im, value, value, 2, factor_h, im->node->output[0], &value));
+    return define_output(im, value);
+  }
+  float *matrix[4] = {NULL, NULL, NULL, NULL};
+  hetc_status_t status = NULL;
+  for (int k = 2; k < 4 && !status; ++k)
+    if (out[k] != t.shape[k] || scales[k] != 1.0)
+      status = resize_matrix(im, t.shape[k], out[k], scales[k], linear, coordinates, rounding, &matrix[k]);
+  if (status) {
+    free(matrix[2]);
+    return status;
+  }
+  if (!matrix[2] && !matrix[3]) return define_output(im, x);
+  HETC_RETURN_IF_ERROR(append_plane_map(im, x, matrix[2], out[2], matrix[3], out[3], &value));
   return define_output(im, value);
 }
 

@@ -159,6 +159,19 @@ def cases():
         nodes=[helper.make_node("Cast", ["input"], ["input_f"], name="cast0", to=TensorProto.FLOAT),
                conv_node("input_f"), relu_node()],
         input_type=TensorProto.INT64))))
+
+    def after_conv(node, out_shape, inits=()):
+        """The base conv, then `node` (reading conv0_out, writing output)."""
+        return bytes_of(checked(model(
+            nodes=[conv_node(), node], inits=conv_params() + list(inits),
+            outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, out_shape)])))
+
+    add("pad_reflect_too_far.onnx", after_conv(
+        helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="reflect"),
+        [1, 8, 8, 24], [numpy_helper.from_array(np.array([0, 0, 0, 8, 0, 0, 0, 8], np.int64), "pads")]))
+    add("resize_cubic.onnx", after_conv(
+        helper.make_node("Resize", ["conv0_out", "", "scales"], ["output"], name="resize0", mode="cubic"),
+        [1, 8, 16, 16], [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]))
     return out
 
 

@@ -955,6 +955,19 @@ def pad_opset9(g):
     return g.op("Pad", [g.x], mode="constant", pads=PADS, value=0.0)
 
 
+@op_case([1, 3, 16, 16], opset=9)
+def pad_reflect_opset9(g):
+    """Pad-2 reflect by 3 on each side: the first layer of a style-transfer
+    net, as old exporters wrote it."""
+    return g.op("Pad", [g.x], mode="reflect", pads=[0, 0, 3, 3, 0, 0, 3, 3])
+
+
+@op_case([1, 4, 6, 5], opset=18)
+def pad_edge_axes_h(g):
+    """Pad-18 edge along H alone, through the axes input."""
+    return g.op("Pad", [g.x, g.i64("pads", [2, 1]), "", g.i64("axes", [2])], mode="edge")
+
+
 # -- LRN -------------------------------------------------------------------------
 
 LRN_WHY = "LRN raises a windowed sum of squares to a fractional power (pow/exp/log differ)"
@@ -1040,6 +1053,24 @@ def resize_sizes(g):
 @op_case(UP)
 def resize_linear_align_corners(g):
     return resize(g, ["", g.f32("scales", [1, 1, 2, 2])], "linear", "align_corners")
+
+
+@op_case(UP, opset=9)
+def upsample_linear_opset9(g):
+    """Upsample-9 linear (asymmetric coordinates), as older exporters wrote it."""
+    return g.op("Upsample", [g.x, g.f32("scales", [1, 1, 2, 2])], mode="linear")
+
+
+@op_case(UP)
+def resize_linear_downscale(g):
+    """Linear to half the size and to 3/4: sources between pixels, no antialiasing."""
+    return resize(g, ["", "", g.i64("sizes", [1, 4, 4, 6])], "linear", "half_pixel")
+
+
+@op_case(UP)
+def resize_nearest_scale_1_5(g):
+    """Nearest by 1.5 with half_pixel and round_prefer_floor (Resize-13's defaults)."""
+    return g.op("Resize", [g.x, "", g.f32("scales", [1, 1, 1.5, 1.5])], mode="nearest")
 
 
 # -- ReduceMean --------------------------------------------------------------------
