@@ -87,9 +87,11 @@ extern "C" {
  *            workload's axis (HETC_PLUGIN_PERM_AT, HETC_PLUGIN_PERM_PACK_ONE):
  *            the workload struct keeps its size within a major;
  *            HETC_PLUGIN_ACT_ELU and HETC_PLUGIN_ACT_SOFTPLUS (elementwise
- *            only, never an epilogue's), HETC_PLUGIN_BINARY_DIV. */
+ *            only, never an epilogue's), HETC_PLUGIN_BINARY_DIV.
+ *   minor 5: HETC_PLUGIN_OP_LOG_SOFTMAX; HETC_PLUGIN_ACT_EXP and
+ *            HETC_PLUGIN_ACT_LOG (elementwise only). */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 4
+#define HETC_PLUGIN_ABI_MINOR 5
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -208,7 +210,8 @@ typedef enum hetc_plugin_op_t {
   HETC_PLUGIN_OP_LAYOUT_TRANSFORM = 9, /* also flatten/reshape copies */
   HETC_PLUGIN_OP_BIAS_ADD = 10,
   HETC_PLUGIN_OP_TRANSPOSE = 11, /* since minor 4 */
-  HETC_PLUGIN_OP_COUNT_ = 12 /* one past the last op of this minor */
+  HETC_PLUGIN_OP_LOG_SOFTMAX = 12, /* since minor 5 */
+  HETC_PLUGIN_OP_COUNT_ = 13 /* one past the last op of this minor */
 } hetc_plugin_op_t;
 
 typedef enum hetc_plugin_activation_t {
@@ -221,6 +224,10 @@ typedef enum hetc_plugin_activation_t {
    * of the four above): x > 0 ? x : exp(x) - 1, and log(1 + exp(x)). */
   HETC_PLUGIN_ACT_ELU = 5,
   HETC_PLUGIN_ACT_SOFTPLUS = 6,
+  /* Since minor 5, unary elementwise only: exp(x), and log(x) (NaN below
+   * 0, -inf at 0). */
+  HETC_PLUGIN_ACT_EXP = 7,
+  HETC_PLUGIN_ACT_LOG = 8,
 } hetc_plugin_activation_t;
 
 typedef enum hetc_plugin_binary_t {
@@ -268,6 +275,9 @@ typedef struct hetc_plugin_epilogue_t {
  *            the second has the same rank and each dim equal to the
  *            first's or 1)
  *   softmax: axis (non-negative; the driver normalises)
+ *   log_softmax (since minor 5): as softmax; the output is the log of
+ *            softmax's, computed as x - max - log(sum of exp(x - max)) so
+ *            that it stays finite where softmax's would round to 0
  *   concat:  axis (non-negative), 1..64 inputs of equal rank
  *   layout_transform: inputs[0].layout -> output.layout for the same
  *            logical shape, or a reshape when the logical shapes differ

@@ -97,7 +97,7 @@ static void relu(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "elementwise relu 1x4x5x5");
 }
 
-/* Minor 4's activations, on a shape whose channels do not fill a block of
+/* Minor 4's and 5's activations, on a shape whose channels do not fill a block of
  * 4 or 8 (their value at 0 is not 0, so padding channels must stay out). */
 static void unary(check_workload_t *out, int32_t activation, const char *name) {
   out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
@@ -110,6 +110,8 @@ static void unary(check_workload_t *out, int32_t activation, const char *name) {
 
 static void elu(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_ELU, "elu"); }
 static void softplus(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_SOFTPLUS, "softplus"); }
+static void exp_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_EXP, "exp"); }
+static void log_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_LOG, "log"); }
 
 static void div_broadcast(check_workload_t *out) {
   out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
@@ -147,6 +149,16 @@ static void softmax(check_workload_t *out) {
   out->workload.output = out->inputs[0];
   set_inputs(out, 1);
   snprintf(out->label, sizeof(out->label), "softmax 2x10 axis 1");
+}
+
+/* Over channels of a 4-d value: the axis is not the last. */
+static void log_softmax(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_LOG_SOFTMAX;
+  out->workload.axis = 1;
+  out->inputs[0] = tensor(4, 1, 7, 2, 3);
+  out->workload.output = out->inputs[0];
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "log_softmax 1x7x2x3 axis 1");
 }
 
 static void concat(check_workload_t *out) {
@@ -225,6 +237,7 @@ static const struct {
     {avg_pool_include_pad, 0}, {global_avg_pool, 1}, {relu, 1}, {add, 1}, {mul_broadcast, 0},
     {softmax, 1}, {concat, 1}, {flatten, 1}, {to_nchwc, 1}, {nchwc_to_nhwc, 0}, {bias_add, 1},
     {transpose_nhwc, 1}, {transpose_shuffle, 0}, {elu, 1}, {softplus, 0}, {div_broadcast, 1},
+    {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

@@ -190,6 +190,9 @@ static hetc_status_t run_artifact(hetc_plugin_entry_t *entry, int32_t device, co
       break;
     }
     fill(logical_in[i], count, &state);
+    /* log is compared where it is finite: on inputs in (0, 1]. */
+    if (workload->op == HETC_PLUGIN_OP_ELEMENTWISE && workload->activation == HETC_PLUGIN_ACT_LOG)
+      for (int64_t k = 0; k < count; ++k) logical_in[i][k] = 0.5f * (logical_in[i][k] + 1.0f) + 1.0f / 1024;
     if (tf32) round_to_tf32(logical_in[i], count);
   }
   for (int32_t k = 0; !status && k < n_params; ++k) {

@@ -25,6 +25,9 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_ELU] = "elu",
     [HETC_OP_SOFTPLUS] = "softplus",
     [HETC_OP_DIVIDE] = "divide",
+    [HETC_OP_EXP] = "exp",
+    [HETC_OP_LOG] = "log",
+    [HETC_OP_LOG_SOFTMAX] = "log_softmax",
 };
 
 hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
@@ -174,6 +177,8 @@ int32_t hetc_op_activation(hetc_op_t op) {
     case HETC_OP_TANH: return HETC_PLUGIN_ACT_TANH;
     case HETC_OP_ELU: return HETC_PLUGIN_ACT_ELU;
     case HETC_OP_SOFTPLUS: return HETC_PLUGIN_ACT_SOFTPLUS;
+    case HETC_OP_EXP: return HETC_PLUGIN_ACT_EXP;
+    case HETC_OP_LOG: return HETC_PLUGIN_ACT_LOG;
     default: return HETC_PLUGIN_ACT_NONE;
   }
 }
@@ -232,6 +237,8 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_TANH:
     case HETC_OP_ELU:
     case HETC_OP_SOFTPLUS:
+    case HETC_OP_EXP:
+    case HETC_OP_LOG:
       w.op = HETC_PLUGIN_OP_ELEMENTWISE;
       w.activation = hetc_op_activation(node->op);
       break;
@@ -251,7 +258,8 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_FLATTEN:
     case HETC_OP_RESHAPE: w.op = HETC_PLUGIN_OP_LAYOUT_TRANSFORM; break;
     case HETC_OP_SOFTMAX:
-      w.op = HETC_PLUGIN_OP_SOFTMAX;
+    case HETC_OP_LOG_SOFTMAX:
+      w.op = node->op == HETC_OP_SOFTMAX ? HETC_PLUGIN_OP_SOFTMAX : HETC_PLUGIN_OP_LOG_SOFTMAX;
       w.axis = a->axis;
       break;
     case HETC_OP_TRANSPOSE:

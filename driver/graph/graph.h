@@ -39,6 +39,9 @@ typedef enum hetc_op_t {
   HETC_OP_ELU,
   HETC_OP_SOFTPLUS,
   HETC_OP_DIVIDE,
+  HETC_OP_EXP,
+  HETC_OP_LOG,
+  HETC_OP_LOG_SOFTMAX,
   HETC_OP_COUNT
 } hetc_op_t;
 
@@ -51,7 +54,7 @@ static inline int hetc_workload_is_tunable(const hetc_plugin_workload_t *workloa
   return workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
 }
 /* The activation an op applies (relu, relu6, sigmoid, tanh, elu,
- * softplus), or HETC_PLUGIN_ACT_NONE for every other op. */
+ * softplus, exp, log), or HETC_PLUGIN_ACT_NONE for every other op. */
 int32_t hetc_op_activation(hetc_op_t op);
 /* Whether an activation may be a conv2d's or dense's epilogue: the first
  * four (plugin.h). */

@@ -213,7 +213,9 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
     case HETC_OP_SIGMOID:
     case HETC_OP_TANH:
     case HETC_OP_ELU:
-    case HETC_OP_SOFTPLUS: break;
+    case HETC_OP_SOFTPLUS:
+    case HETC_OP_EXP:
+    case HETC_OP_LOG: break;
     case HETC_OP_ADD:
     case HETC_OP_MULTIPLY:
     case HETC_OP_DIVIDE:
@@ -226,7 +228,8 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
     case HETC_OP_RESHAPE:
       HETC_RETURN_IF_ERROR(infer_reshape(graph, node, &out, out_where));
       break;
-    case HETC_OP_SOFTMAX: {
+    case HETC_OP_SOFTMAX:
+    case HETC_OP_LOG_SOFTMAX: {
       int32_t axis = node->attrs.axis < 0 ? node->attrs.axis + in->rank : node->attrs.axis;
       if (axis < 0 || axis >= in->rank)
         FAIL("attrs/axis", "axis %d is out of range for rank %d", node->attrs.axis,

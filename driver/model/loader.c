@@ -266,6 +266,9 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_ELU] = {1, 1, no_attrs},
     [HETC_OP_SOFTPLUS] = {1, 1, no_attrs},
     [HETC_OP_DIVIDE] = {2, 2, no_attrs},
+    [HETC_OP_EXP] = {1, 1, no_attrs},
+    [HETC_OP_LOG] = {1, 1, no_attrs},
+    [HETC_OP_LOG_SOFTMAX] = {1, 1, axis_attrs},
 };
 
 static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,
@@ -344,6 +347,7 @@ static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *a
       break;
     case HETC_OP_CONCAT:
     case HETC_OP_SOFTMAX:
+    case HETC_OP_LOG_SOFTMAX:
       if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "axis"))) {
         snprintf(sub, sizeof(sub), "%s/axis", path);
         HETC_RETURN_IF_ERROR(get_int(L, item, sub, -HETC_PLUGIN_MAX_RANK,

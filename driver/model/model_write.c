@@ -48,7 +48,8 @@ static cJSON *node_attrs(const hetc_node_t *node) {
       break;
     case HETC_OP_BATCH_NORM: cJSON_AddNumberToObject(attrs, "epsilon", a->epsilon); break;
     case HETC_OP_CONCAT:
-    case HETC_OP_SOFTMAX: cJSON_AddNumberToObject(attrs, "axis", a->axis); break;
+    case HETC_OP_SOFTMAX:
+    case HETC_OP_LOG_SOFTMAX: cJSON_AddNumberToObject(attrs, "axis", a->axis); break;
     case HETC_OP_RESHAPE: cJSON_AddItemToObject(attrs, "shape", int64_array(a->reshape_shape, a->reshape_rank)); break;
     case HETC_OP_TRANSPOSE: cJSON_AddItemToObject(attrs, "perm", int_array(a->perm, a->perm_rank)); break;
     default: break;

@@ -447,7 +447,8 @@ static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
     const char *op_type;
     hetc_op_t op;
   } activations[] = {{"Relu", HETC_OP_RELU}, {"Sigmoid", HETC_OP_SIGMOID}, {"Tanh", HETC_OP_TANH},
-                     {"Softplus", HETC_OP_SOFTPLUS}, {"Elu", HETC_OP_ELU}};
+                     {"Softplus", HETC_OP_SOFTPLUS}, {"Elu", HETC_OP_ELU},   {"Exp", HETC_OP_EXP},
+                     {"Log", HETC_OP_LOG}};
   int32_t x, value;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   hetc_op_t op = HETC_OP_RELU;
@@ -846,24 +847,26 @@ static hetc_status_t translate_reshape(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* Softmax and LogSoftmax. */
 static hetc_status_t translate_softmax(hetc_onnx_importer_t *im) {
+  const hetc_op_t op = !strcmp(im->node->op_type, "Softmax") ? HETC_OP_SOFTMAX : HETC_OP_LOG_SOFTMAX;
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   const hetc_plugin_tensor_t t = *type_of(im, x);
-  /* Before opset 13, Softmax normalises over every dim from `axis` on
+  /* Before opset 13, (Log)Softmax normalises over every dim from `axis` on
    * (default 1) as one; from 13, over `axis` alone (default -1). */
   const int coerced = im->opset < 13;
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", coerced ? 1 : -1, &axis));
   if (axis < 0) axis += t.rank;
   if (axis < 0 || axis >= t.rank) return BAD("attribute 'axis' is outside rank %d", (int)t.rank);
-  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_SOFTMAX);
+  hetc_node_attrs_t a = hetc_node_default_attrs(op);
   int64_t trailing = 1;
   for (int32_t d = (int32_t)axis + 1; d < t.rank; ++d) trailing *= t.shape[d];
   if (!coerced || trailing == 1) {
     a.axis = (int32_t)axis;
     int32_t node;
-    HETC_RETURN_IF_ERROR(append(im, HETC_OP_SOFTMAX, &x, 1, &a, &node));
+    HETC_RETURN_IF_ERROR(append(im, op, &x, 1, &a, &node));
     return define_output(im, im->graph->nodes[node].output);
   }
   int64_t dims[2];
@@ -872,9 +875,9 @@ static hetc_status_t translate_softmax(hetc_onnx_importer_t *im) {
   snprintf(hint, sizeof(hint), "%s.rows", im->node->output[0]);
   int32_t rows, node;
   HETC_RETURN_IF_ERROR(append_reshape(im, x, hint, 2, dims, &rows));
-  snprintf(hint, sizeof(hint), "%s.softmax", im->node->output[0]);
+  snprintf(hint, sizeof(hint), "%s.%s", im->node->output[0], hetc_op_name(op));
   a.axis = 1;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_SOFTMAX, hint, &rows, 1, &a, &node));
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, op, hint, &rows, 1, &a, &node));
   int32_t value;
   HETC_RETURN_IF_ERROR(append_reshape(im, im->graph->nodes[node].output, im->node->output[0], t.rank, t.shape, &value));
   return define_output(im, value);
@@ -1411,6 +1414,62 @@ static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* LRN (across channels, ONNX's only kind): x / (bias + alpha / size * the
+ * sum of x^2 over the size channels around each) ^ beta, as `multiply`
+ * (x^2), a 1x1 `conv2d` whose [C, C] weight is alpha / size inside each
+ * channel's window and whose bias is the LRN bias, `log`, an affine map by
+ * -beta, `exp`, and `multiply` with x. The power goes through log and exp,
+ * so it rounds differently from a pow(); the window sum costs C
+ * multiply-adds an element where a native kernel would spend size. */
+static hetc_status_t translate_lrn(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const int64_t channels = type_of(im, x)->shape[1];
+  int64_t size = 0;
+  float alpha, beta, bias;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "size", 0, &size));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "alpha", 1e-4f, &alpha));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "beta", 0.75f, &beta));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "bias", 1.0f, &bias));
+  if (size < 1 || size > 4096) return BAD("attribute 'size' must be a window of 1 to 4096 channels");
+  if (channels * channels > MAX_MAP_ENTRIES)
+    return BAD("LRN over %lld channels is not supported (its window sum's weight exceeds %lld entries)",
+               (long long)channels, (long long)MAX_MAP_ENTRIES);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
+  a.channels = channels;
+  a.kernel[0] = a.kernel[1] = 1;
+  a.has_bias = 1;
+  float *weight = calloc((size_t)(channels * channels), sizeof(float)), *shift = malloc(sizeof(float) * (size_t)channels);
+  if (!weight || !shift) {
+    free(weight), free(shift);
+    return out_of_memory();
+  }
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  for (int64_t o = 0; o < channels; ++o) {
+    for (int64_t i = o - before; i <= o + after; ++i)
+      if (i >= 0 && i < channels) weight[o * channels + i] = alpha / (float)size;
+    shift[o] = bias;
+  }
+  char names[5][320];
+  int32_t squared, value, node;
+  hetc_status_t status =
+      append_binary(im, HETC_OP_MULTIPLY, x, x, step_name(im, "squared", names[0], 320), &squared);
+  if (!status) status = hetc_onnx_append_node(im, HETC_OP_CONV2D, step_name(im, "window_sum", names[1], 320),
+                                              &squared, 1, &a, &node);
+  if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, channels * channels), weight = NULL;
+  if (!status) status = set_param(im, node, HETC_PARAM_BIAS, shift, channels), shift = NULL;
+  free(weight);
+  free(shift);
+  HETC_RETURN_IF_ERROR(status);
+  value = im->graph->nodes[node].output;
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_LOG, value, step_name(im, "log", names[2], 320), &value));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "power", names[3], 320), -beta, 0, &value));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_EXP, value, step_name(im, "factor", names[4], 320), &value));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, x, value, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
 /* Dropout and Identity pass their input on: nothing to compute. */
 static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   int32_t x;
@@ -1455,6 +1514,10 @@ static const translation_t translations[] = {
     {"Flatten", translate_flatten},
     {"Reshape", translate_reshape},
     {"Softmax", translate_softmax},
+    {"LogSoftmax", translate_softmax},
+    {"LRN", translate_lrn},
+    {"Exp", translate_activation},
+    {"Log", translate_activation},
     {"Transpose", translate_transpose},
     {"DepthToSpace", translate_depth_to_space},
     {"SpaceToDepth", translate_depth_to_space},

@@ -175,7 +175,7 @@ static void get_workload(reader_t *r, const cJSON *object, const char *base, het
   const int is_transpose = w->op == HETC_PLUGIN_OP_TRANSPOSE;
   w->axis = (int32_t)get_int(r, object, base, "axis", 0,
                              is_transpose ? (1 << (3 * HETC_PLUGIN_MAX_RANK)) - 1 : HETC_PLUGIN_MAX_RANK - 1);
-  w->activation = (int32_t)get_int(r, object, base, "activation", 0, HETC_PLUGIN_ACT_SOFTPLUS);
+  w->activation = (int32_t)get_int(r, object, base, "activation", 0, HETC_PLUGIN_ACT_LOG);
   w->binary = (int32_t)get_int(r, object, base, "binary", 0, HETC_PLUGIN_BINARY_DIV);
   int32_t epilogue[3];
   get_i32s(r, object, base, "epilogue", 3, 0, HETC_PLUGIN_ACT_TANH, epilogue);

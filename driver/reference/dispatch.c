@@ -82,6 +82,7 @@ static hetc_status_t run_row_major(const hetc_plugin_workload_t *w,
       return hetc_reference_elementwise(w, in[0], w->num_inputs > 1 ? in[1] : NULL,
                                         out);
     case HETC_PLUGIN_OP_SOFTMAX:
+    case HETC_PLUGIN_OP_LOG_SOFTMAX:
       return hetc_reference_softmax(w, in[0], out);
     case HETC_PLUGIN_OP_CONCAT:
       return hetc_reference_concat(w, in, out);

@@ -10,12 +10,14 @@ double hetc_reference_activate(int32_t activation, double x) {
     case HETC_PLUGIN_ACT_TANH: return tanh(x);
     case HETC_PLUGIN_ACT_ELU: return x > 0.0 ? x : expm1(x);
     case HETC_PLUGIN_ACT_SOFTPLUS: return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
+    case HETC_PLUGIN_ACT_EXP: return exp(x);
+    case HETC_PLUGIN_ACT_LOG: return log(x);
     default: return x;
   }
 }
 
 /* An epilogue's activation is one of the first four (plugin.h); unary
- * elementwise ops take elu and softplus too. */
+ * elementwise ops take elu, softplus, exp and log too. */
 static int epilogue_activation_known(int32_t activation) {
   return activation >= HETC_PLUGIN_ACT_NONE && activation <= HETC_PLUGIN_ACT_TANH;
 }
@@ -106,7 +108,7 @@ hetc_status_t hetc_reference_elementwise(const hetc_plugin_workload_t *w,
   if (w->activation == HETC_PLUGIN_ACT_NONE)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "elementwise: neither an activation nor a binary op");
-  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_SOFTPLUS)
+  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_LOG)
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "elementwise: unknown activation %d", w->activation);
   if (!hetc_reference_same_shape(&w->inputs[0], &w->output))

@@ -10,7 +10,7 @@
  *   HK_TX/TY/TZ, HK_BX/BY/BZ   thread and block indices (int)
  *   HK_GID_X             the global thread index along x (long)
  *   HK_BARRIER()         block-wide barrier for shared memory
- *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG1P, HK_FABS, HK_TANH, HK_NEG_INF   float math
+ *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG, HK_LOG1P, HK_FABS, HK_TANH, HK_NEG_INF   float math
  *   Tensor cores (blocks are 1-d, whole warps):
  *   HK_LANE, HK_WARP     lane in the warp, warp in the block
  *   HK_MMA_SCRATCH(s, w) declares what w warps' mma steps need (nothing
@@ -47,6 +47,7 @@ static const char cuda_dialect[] =
     "#define HK_FMIN(a, b) fminf(a, b)\n"
     "#define HK_EXP(x) expf(x)\n"
     "#define HK_EXPM1(x) expm1f(x)\n"
+    "#define HK_LOG(x) logf(x)\n"
     "#define HK_LOG1P(x) log1pf(x)\n"
     "#define HK_FABS(x) fabsf(x)\n"
     "#define HK_TANH(x) tanhf(x)\n"
@@ -86,6 +87,7 @@ static const char opencl_dialect[] =
     "#define HK_FMIN(a, b) fmin(a, b)\n"
     "#define HK_EXP(x) exp(x)\n"
     "#define HK_EXPM1(x) expm1(x)\n"
+    "#define HK_LOG(x) log(x)\n"
     "#define HK_LOG1P(x) log1p(x)\n"
     "#define HK_FABS(x) fabs(x)\n"
     "#define HK_TANH(x) tanh(x)\n"

@@ -44,6 +44,8 @@ const char *hpc_gpu_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_TANH: return "HK_TANH(v)";
     case HETC_PLUGIN_ACT_ELU: return "(v > 0.0f ? v : HK_EXPM1(v))";
     case HETC_PLUGIN_ACT_SOFTPLUS: return "(HK_FMAX(v, 0.0f) + HK_LOG1P(HK_EXP(-HK_FABS(v))))";
+    case HETC_PLUGIN_ACT_EXP: return "HK_EXP(v)";
+    case HETC_PLUGIN_ACT_LOG: return "HK_LOG(v)";
     default: return "v";
   }
 }
@@ -337,8 +339,15 @@ int32_t hpc_gpu_emit_softmax(const hpc_gpu_ops_t *o, char *reason, size_t size) 
   L(2, "y[k * %lldL] = v;", ll(inner));
   L(2, "sum += v;");
   L(1, "}");
-  L(1, "const float scale = 1.0f / sum;");
-  L(1, "for (long k = 0; k < %lldL; ++k) y[k * %lldL] *= scale;", ll(extent), ll(inner));
+  if (o->wl->op == HETC_PLUGIN_OP_LOG_SOFTMAX) {
+    /* x - m - log(sum), finite where the quotient would round to 0. */
+    L(1, "const float log_sum = HK_LOG(sum);");
+    L(1, "for (long k = 0; k < %lldL; ++k) y[k * %lldL] = (x[k * %lldL] - m) - log_sum;", ll(extent), ll(inner),
+      ll(inner));
+  } else {
+    L(1, "const float scale = 1.0f / sum;");
+    L(1, "for (long k = 0; k < %lldL; ++k) y[k * %lldL] *= scale;", ll(extent), ll(inner));
+  }
   close_kernel(o);
   return add_unary_launch(o, "softmax", outer * inner, reason, size);
 }

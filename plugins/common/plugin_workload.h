@@ -20,9 +20,9 @@
 int32_t hpc_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_t reason_size);
 /* conv2d that the NCHWc templates cover: groups == 1 or depthwise. */
 int hpc_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
-/* Whether an elementwise op runs in row-major only: the activations and
- * binary op of ABI minor 4 are not 0 at 0 (softplus, 0 / 0), so they stay
- * out of blocked layouts' padding channels. */
+/* Whether an elementwise op runs in row-major only: the activations of ABI
+ * minors 4 and 5 and its binary op are not 0 at 0 (softplus, exp, log,
+ * 0 / 0), so they stay out of blocked layouts' padding channels. */
 int hpc_elementwise_row_major_only(const hetc_plugin_workload_t *wl);
 /* The C operator of an elementwise binary op: "+", "*" or "/". */
 const char *hpc_binary_operator(int32_t binary);

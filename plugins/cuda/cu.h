@@ -170,6 +170,7 @@ typedef enum cu_template_kind_t {
   CU_T_LAYOUT,
   CU_T_BIAS_ADD,
   CU_T_TRANSPOSE,
+  CU_T_LOG_SOFTMAX, /* cu_emit_softmax's log form */
   CU_T_COUNT_
 } cu_template_kind_t;
 

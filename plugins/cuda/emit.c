@@ -70,7 +70,8 @@ hetc_plugin_status_t cu_emit(cu_emit_t *e) {
     case CU_T_POOL: s = cu_emit_pool(e); break;
     case CU_T_GLOBAL_POOL: s = cu_emit_global_pool(e); break;
     case CU_T_ELEMENTWISE: s = cu_emit_elementwise(e); break;
-    case CU_T_SOFTMAX: s = cu_emit_softmax(e); break;
+    case CU_T_SOFTMAX:
+    case CU_T_LOG_SOFTMAX: s = cu_emit_softmax(e); break;
     case CU_T_CONCAT: s = cu_emit_concat(e); break;
     case CU_T_LAYOUT: s = cu_emit_layout(e); break;
     case CU_T_BIAS_ADD: s = cu_emit_bias_add(e); break;

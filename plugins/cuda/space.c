@@ -39,6 +39,7 @@ static const struct {
     [CU_T_LAYOUT] = {"cuda_layout_transform", 1},
     [CU_T_BIAS_ADD] = {"cuda_bias_add", 1},
     [CU_T_TRANSPOSE] = {"cuda_transpose", 1},
+    [CU_T_LOG_SOFTMAX] = {"cuda_log_softmax", 1},
 };
 
 const char *cu_template_name(int kind) { return kind >= 0 && kind < CU_T_COUNT_ ? templates[kind].name : NULL; }
@@ -75,6 +76,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return CU_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return CU_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return CU_T_TRANSPOSE;
+    case HETC_PLUGIN_OP_LOG_SOFTMAX: return CU_T_LOG_SOFTMAX;
     default: return -1;
   }
 }

@@ -51,7 +51,11 @@ double hetc_kit_reference_inner_loop(const hetc_plugin_workload_t *wl) {
     case HETC_PLUGIN_OP_MAX_POOL2D:
     case HETC_PLUGIN_OP_AVG_POOL2D: return wl->kernel[1];
     case HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D: return (double)(in->shape[2] * in->shape[3]);
-    case HETC_PLUGIN_OP_SOFTMAX: return (double)in->shape[wl->axis];
+    case HETC_PLUGIN_OP_SOFTMAX:
+#if HETC_PLUGIN_ABI_MINOR >= 5
+    case HETC_PLUGIN_OP_LOG_SOFTMAX:
+#endif
+      return (double)in->shape[wl->axis];
     case HETC_PLUGIN_OP_BIAS_ADD: return (double)hetc_kit_logical_count(in) / (double)(in->shape[0] * in->shape[1]);
     case HETC_PLUGIN_OP_CONCAT: { /* one copy per (outer slice, input) */
       double outer = 1;
@@ -71,6 +75,10 @@ float hetc_kit_activate(int32_t activation, float v) {
 #if HETC_PLUGIN_ABI_MINOR >= 4
     case HETC_PLUGIN_ACT_ELU: return v > 0.0f ? v : expm1f(v);
     case HETC_PLUGIN_ACT_SOFTPLUS: return (v > 0.0f ? v : 0.0f) + log1pf(expf(-fabsf(v)));
+#endif
+#if HETC_PLUGIN_ABI_MINOR >= 5
+    case HETC_PLUGIN_ACT_EXP: return expf(v);
+    case HETC_PLUGIN_ACT_LOG: return logf(v);
 #endif
     default: return v;
   }
@@ -188,7 +196,8 @@ static void binary_chunk(int64_t begin, int64_t end, void *user_data) {
   }
 }
 
-/* Lines [begin, end) of (outer, inner) along the softmax axis. */
+/* Lines [begin, end) of (outer, inner) along the softmax (or log_softmax)
+ * axis. */
 static void softmax_lines(int64_t begin, int64_t end, void *user_data) {
   const job_t *j = user_data;
   const int64_t extent = j->extent, inner = j->inner;
@@ -205,6 +214,11 @@ static void softmax_lines(int64_t begin, int64_t end, void *user_data) {
       const float e = expf(x[k * inner] - max);
       y[k * inner] = e;
       sum += e;
+    }
+    if (j->wl->op != HETC_PLUGIN_OP_SOFTMAX) { /* log_softmax */
+      const float log_sum = (float)log(sum);
+      for (int64_t k = 0; k < extent; ++k) y[k * inner] = (x[k * inner] - max) - log_sum;
+      continue;
     }
     const float scale = (float)(1.0 / sum);
     for (int64_t k = 0; k < extent; ++k) y[k * inner] *= scale;
@@ -313,6 +327,9 @@ void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args
       parallel_for(hetc_kit_logical_count(out), grain(1), wl->binary ? binary_chunk : unary_chunk, &j);
       break;
     case HETC_PLUGIN_OP_SOFTMAX:
+#if HETC_PLUGIN_ABI_MINOR >= 5
+    case HETC_PLUGIN_OP_LOG_SOFTMAX:
+#endif
       split_at_axis(&j, in, wl->axis);
       parallel_for(j.outer * j.inner, grain(3 * j.extent), softmax_lines, &j);
       break;

@@ -18,7 +18,7 @@ const char *hetc_kit_op_name(int32_t op) {
   static const char *const names[] = {"?",           "conv2d",  "dense",  "max_pool2d",
                                       "avg_pool2d",  "global_avg_pool2d", "elementwise",
                                       "softmax",     "concat",  "layout_transform", "bias_add",
-                                      "transpose"};
+                                      "transpose",   "log_softmax"};
   if (op < 1 || op >= HETC_PLUGIN_OP_COUNT_) return "unknown op";
   return names[op];
 }
@@ -200,9 +200,13 @@ static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) 
       return 0;
     case HETC_PLUGIN_OP_ELEMENTWISE: return check_elementwise(r, wl);
     case HETC_PLUGIN_OP_SOFTMAX:
+#if HETC_PLUGIN_ABI_MINOR >= 5
+    case HETC_PLUGIN_OP_LOG_SOFTMAX:
+#endif
       if (wl->num_inputs != 1 || !hetc_kit_same_shape(in, out))
-        INVALID("softmax: one input of the output's shape expected");
-      if (wl->axis < 0 || wl->axis >= in->rank) INVALID("softmax: axis %d outside 0..%d", wl->axis, in->rank - 1);
+        INVALID("%s: one input of the output's shape expected", hetc_kit_op_name(wl->op));
+      if (wl->axis < 0 || wl->axis >= in->rank)
+        INVALID("%s: axis %d outside 0..%d", hetc_kit_op_name(wl->op), wl->axis, in->rank - 1);
       return 0;
     case HETC_PLUGIN_OP_CONCAT: return check_concat(r, wl);
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM:
@@ -309,6 +313,9 @@ void hetc_kit_workload_describe(const hetc_plugin_workload_t *wl, char *buf, siz
       break;
     case HETC_PLUGIN_OP_ELEMENTWISE: append(&t, " activation %d binary %d", wl->activation, wl->binary); break;
     case HETC_PLUGIN_OP_SOFTMAX:
+#if HETC_PLUGIN_ABI_MINOR >= 5
+    case HETC_PLUGIN_OP_LOG_SOFTMAX:
+#endif
     case HETC_PLUGIN_OP_CONCAT: append(&t, " axis %d", wl->axis); break;
 #if HETC_PLUGIN_ABI_MINOR >= 4
     case HETC_PLUGIN_OP_TRANSPOSE:

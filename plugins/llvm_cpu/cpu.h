@@ -53,6 +53,7 @@ typedef enum cpu_template_kind_t {
   CPU_T_LAYOUT,
   CPU_T_BIAS_ADD,
   CPU_T_TRANSPOSE,
+  CPU_T_LOG_SOFTMAX, /* gen_softmax's log form */
   CPU_T_COUNT_
 } cpu_template_kind_t;
 

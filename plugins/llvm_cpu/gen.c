@@ -65,7 +65,8 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
       g->input_layouts[0] = hint(in);
       g->output_layout = hint(out);
       break;
-    case CPU_T_SOFTMAX: {
+    case CPU_T_SOFTMAX:
+    case CPU_T_LOG_SOFTMAX: {
       int64_t outer = 1;
       for (int32_t i = 0; i < wl->axis; ++i) outer *= in->shape[i];
       g->outer = outer;
@@ -249,9 +250,15 @@ static void gen_softmax(cpu_gen_t *g, irb_t *r) {
   irb_store(r, FADD(irb_load(r, r->f32, s), e), s);
   irb_endfor(r, &la);
   LLVMValueRef sum = irb_load(r, r->f32, s);
+  /* log_softmax: x - max - log(sum), finite where the quotient would round
+   * to 0. */
+  const int log_form = g->wl->op == HETC_PLUGIN_OP_LOG_SOFTMAX;
+  LLVMValueRef log_sum = log_form ? irb_libm(r, "logf", sum) : NULL;
   a = irb_for(r, &la, C64(0), C64(A), 1);
   idx = ADD(base, MUL(a, C64(inner)));
-  irb_st(r, FDIV(irb_ld(r, y, idx), sum), y, idx);
+  LLVMValueRef result = log_form ? LLVMBuildFSub(r->b, LLVMBuildFSub(r->b, irb_ld(r, x, idx), mx, ""), log_sum, "")
+                                 : FDIV(irb_ld(r, y, idx), sum);
+  irb_st(r, result, y, idx);
   irb_endfor(r, &la);
   irb_endfor(r, &li);
   irb_endfor(r, &lo);
@@ -277,7 +284,8 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
     case CPU_T_CONV_IM2COL:
     case CPU_T_CONV_WINOGRAD: cpu_gen_conv_ir(g, r); break;
     case CPU_T_DENSE: cpu_gen_dense(g, r); break;
-    case CPU_T_SOFTMAX: gen_softmax(g, r); break;
+    case CPU_T_SOFTMAX:
+    case CPU_T_LOG_SOFTMAX: gen_softmax(g, r); break;
     case CPU_T_POOL:
       if (cpu_pool_vectorized(wl, g->output_layout)) cpu_gen_pool_nchwc(g, r);
       else fn = pool_elem;

@@ -151,6 +151,8 @@ static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
       LLVMValueRef tail = irb_libm(r, "log1pf", irb_libm(r, "expf", LLVMBuildFNeg(r->b, irb_libm(r, "fabsf", v), "")));
       return FADD(positive, tail);
     }
+    case HETC_PLUGIN_ACT_EXP: return irb_libm(r, "expf", v);
+    case HETC_PLUGIN_ACT_LOG: return irb_libm(r, "logf", v);
     default: return v;
   }
 }

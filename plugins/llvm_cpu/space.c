@@ -25,6 +25,7 @@ static const struct {
     [CPU_T_LAYOUT] = {"cpu_layout_transform", 1},
     [CPU_T_BIAS_ADD] = {"cpu_bias_add", 1},
     [CPU_T_TRANSPOSE] = {"cpu_transpose", 1},
+    [CPU_T_LOG_SOFTMAX] = {"cpu_log_softmax", 1},
 };
 
 const char *cpu_template_name(int kind) {
@@ -47,6 +48,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return CPU_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return CPU_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return CPU_T_TRANSPOSE;
+    case HETC_PLUGIN_OP_LOG_SOFTMAX: return CPU_T_LOG_SOFTMAX;
     default: return -1;
   }
 }

@@ -56,7 +56,8 @@ hetc_plugin_status_t ocl_emit(ocl_emit_t *e) {
     case OCL_T_POOL: s = ocl_emit_pool(e); break;
     case OCL_T_GLOBAL_POOL: s = ocl_emit_global_pool(e); break;
     case OCL_T_ELEMENTWISE: s = ocl_emit_elementwise(e); break;
-    case OCL_T_SOFTMAX: s = ocl_emit_softmax(e); break;
+    case OCL_T_SOFTMAX:
+    case OCL_T_LOG_SOFTMAX: s = ocl_emit_softmax(e); break;
     case OCL_T_CONCAT: s = ocl_emit_concat(e); break;
     case OCL_T_LAYOUT: s = ocl_emit_layout(e); break;
     case OCL_T_BIAS_ADD: s = ocl_emit_bias_add(e); break;

@@ -101,6 +101,7 @@ typedef enum ocl_template_kind_t {
   OCL_T_LAYOUT,
   OCL_T_BIAS_ADD,
   OCL_T_TRANSPOSE,
+  OCL_T_LOG_SOFTMAX, /* ocl_emit_softmax's log form */
   OCL_T_COUNT_
 } ocl_template_kind_t;
 

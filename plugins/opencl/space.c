@@ -30,6 +30,7 @@ static const struct {
     [OCL_T_LAYOUT] = {"opencl_layout_transform", 1},
     [OCL_T_BIAS_ADD] = {"opencl_bias_add", 1},
     [OCL_T_TRANSPOSE] = {"opencl_transpose", 1},
+    [OCL_T_LOG_SOFTMAX] = {"opencl_log_softmax", 1},
 };
 
 const char *ocl_template_name(int kind) {
@@ -70,6 +71,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return OCL_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return OCL_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return OCL_T_TRANSPOSE;
+    case HETC_PLUGIN_OP_LOG_SOFTMAX: return OCL_T_LOG_SOFTMAX;
     default: return -1;
   }
 }

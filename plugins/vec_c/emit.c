@@ -59,6 +59,8 @@ const char *vec_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_TANH: return "tanhf(v)";
     case HETC_PLUGIN_ACT_ELU: return "v > 0.f ? v : expm1f(v)";
     case HETC_PLUGIN_ACT_SOFTPLUS: return "(v > 0.f ? v : 0.f) + log1pf(expf(-fabsf(v)))";
+    case HETC_PLUGIN_ACT_EXP: return "expf(v)";
+    case HETC_PLUGIN_ACT_LOG: return "logf(v)";
     default: return NULL;
   }
 }
@@ -171,7 +173,8 @@ hetc_plugin_status_t vec_emit(vec_emit_t *e) {
     case VEC_T_POOL: s = vec_emit_pool(e); break;
     case VEC_T_GLOBAL_POOL: s = vec_emit_global_pool(e); break;
     case VEC_T_ELEMENTWISE: s = vec_emit_elementwise(e); break;
-    case VEC_T_SOFTMAX: s = vec_emit_softmax(e); break;
+    case VEC_T_SOFTMAX:
+    case VEC_T_LOG_SOFTMAX: s = vec_emit_softmax(e); break;
     case VEC_T_CONCAT: s = vec_emit_concat(e); break;
     case VEC_T_LAYOUT: s = vec_emit_layout(e); break;
     case VEC_T_BIAS_ADD: s = vec_emit_bias_add(e); break;

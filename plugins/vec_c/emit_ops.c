@@ -424,9 +424,17 @@ hetc_plugin_status_t vec_emit_softmax(vec_emit_t *e) {
   L(3, "y[a * I] = ev;");
   L(3, "s += ev;");
   L(2, "}");
-  L(2, "const float r = 1.f / s;");
-  L(0, "#pragma omp simd");
-  L(2, "for (long a = 0; a < A; ++a) y[a * I] *= r;");
+  if (e->wl->op == HETC_PLUGIN_OP_LOG_SOFTMAX) {
+    /* x - m - log(s), not log of softmax's quotient: finite where the
+     * quotient would round to 0. */
+    L(2, "const float ls = logf(s);");
+    L(0, "#pragma omp simd");
+    L(2, "for (long a = 0; a < A; ++a) y[a * I] = (x[a * I] - m) - ls;");
+  } else {
+    L(2, "const float r = 1.f / s;");
+    L(0, "#pragma omp simd");
+    L(2, "for (long a = 0; a < A; ++a) y[a * I] *= r;");
+  }
   L(1, "}");
   end_kernel(e, outer * inner, 3.0 * (double)extent);
   vec_emit_stat(e, (double)extent, 3.0 * (double)(outer * inner));

@@ -23,6 +23,7 @@ static const struct {
     [VEC_T_LAYOUT] = {"vec_layout_transform", 1},
     [VEC_T_BIAS_ADD] = {"vec_bias_add", 1},
     [VEC_T_TRANSPOSE] = {"vec_transpose", 1},
+    [VEC_T_LOG_SOFTMAX] = {"vec_log_softmax", 1},
 };
 
 const char *vec_template_name(int kind) {
@@ -46,6 +47,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM: return VEC_T_LAYOUT;
     case HETC_PLUGIN_OP_BIAS_ADD: return VEC_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return VEC_T_TRANSPOSE;
+    case HETC_PLUGIN_OP_LOG_SOFTMAX: return VEC_T_LOG_SOFTMAX;
     default: return -1;
   }
 }

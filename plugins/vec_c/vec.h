@@ -58,6 +58,7 @@ typedef enum vec_template_kind_t {
   VEC_T_LAYOUT,
   VEC_T_BIAS_ADD,
   VEC_T_TRANSPOSE,
+  VEC_T_LOG_SOFTMAX, /* vec_emit_softmax's log form */
   VEC_T_COUNT_
 } vec_template_kind_t;
 

@@ -32,6 +32,9 @@ const char *exc_template_name(int32_t op) {
 #if HETC_PLUGIN_ABI_MINOR >= 4
       [HETC_PLUGIN_OP_TRANSPOSE] = "example_c_transpose",
 #endif
+#if HETC_PLUGIN_ABI_MINOR >= 5
+      [HETC_PLUGIN_OP_LOG_SOFTMAX] = "example_c_log_softmax",
+#endif
   };
   return op > 0 && op < HETC_PLUGIN_OP_COUNT_ ? names[op] : NULL;
 }

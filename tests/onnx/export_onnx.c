@@ -208,6 +208,8 @@ static void export_node(const hetc_graph_t *g, const hetc_node_t *node) {
     case HETC_OP_TANH: n = add_node("Tanh", out, 1); break;
     case HETC_OP_ELU: n = add_node("Elu", out, 1); break;
     case HETC_OP_SOFTPLUS: n = add_node("Softplus", out, 1); break;
+    case HETC_OP_EXP: n = add_node("Exp", out, 1); break;
+    case HETC_OP_LOG: n = add_node("Log", out, 1); break;
     case HETC_OP_RELU6: {
       const int64_t none[1] = {0};
       const float zero = 0, six = 6;
@@ -240,7 +242,8 @@ static void export_node(const hetc_graph_t *g, const hetc_node_t *node) {
       int_initializer(n->input[1], a->reshape_rank, a->reshape_shape);
       break;
     case HETC_OP_SOFTMAX:
-      n = add_node("Softmax", out, 1);
+    case HETC_OP_LOG_SOFTMAX:
+      n = add_node(node->op == HETC_OP_SOFTMAX ? "Softmax" : "LogSoftmax", out, 1);
       int_attribute(n, "axis", a->axis);
       break;
     case HETC_OP_TRANSPOSE:

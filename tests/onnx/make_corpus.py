@@ -922,6 +922,25 @@ def logsoftmax_2d(g):
     return g.op("LogSoftmax", [g.x], axis=1)
 
 
+@op_case(FC_IN, opset=11)
+def logsoftmax_opset11_head(g):
+    """The head of a PyTorch classifier trained with NLLLoss: Flatten, Gemm,
+    LogSoftmax-11 on [1,10] logits."""
+    return g.op("LogSoftmax", [g.gemm(g.flatten(g.x), 128, 10, "fc")], axis=1)
+
+
+@op_case(SHAPE, **ACT)
+def logsoftmax_opset13_axis1(g):
+    """LogSoftmax-13 over the channels of a 4-d value (per pixel)."""
+    return g.op("LogSoftmax", [g.x], axis=1)
+
+
+@op_case(SHAPE, **ACT)
+def exp_log(g):
+    """Log(Exp(x) + 1), softplus spelled out (Exp and Log of computed values)."""
+    return g.op("Log", [g.op("Add", [g.op("Exp", [g.x]), g.f32("one", np.float32(1))])])
+
+
 # -- Pad -------------------------------------------------------------------------
 
 PADS = [0, 0, 1, 2, 0, 0, 2, 1]  # top 1, left 2, bottom 2, right 1

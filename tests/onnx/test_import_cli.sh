@@ -30,7 +30,7 @@ expect() {
   cmp -s "$work/want" "$work/err" || { fail "hetc $*: stderr differs"; diff "$work/want" "$work/err"; }
 }
 
-for model in resnet_style mobilenet_v2_style densenet_style; do
+for model in resnet_style mobilenet_v2_style densenet_style lrn_alexnet logsoftmax_opset11_head exp_log; do
   onnx=$corpus/$model.onnx
   shape=""
   [ "$model" = mobilenet_v2_style ] && shape="--input-shape input=1x3x32x32"

@@ -521,6 +521,19 @@ static void test_unary(void **state) {
   run_ok(&w, inputs, NULL, y);
   const float softplus[5] = {0.313261688f, 0.693147181f, 3.04858735f, 7.00091147f, 3.72007598e-44f};
   expect_close(y, softplus, 5, 1e-7);
+
+  w.activation = HETC_PLUGIN_ACT_EXP;
+  run_ok(&w, inputs, NULL, y);
+  const float e[5] = {0.367879441f, 1, 20.0855369f, 1096.63316f, 3.72007598e-44f};
+  expect_close(y, e, 5, 1e-7);
+
+  /* log: NaN below 0, -inf at 0, as logf. */
+  w.activation = HETC_PLUGIN_ACT_LOG;
+  run_ok(&w, inputs, NULL, y);
+  assert_true(isnan(y[0]) && isnan(y[4]));
+  assert_true(isinf(y[1]) && y[1] < 0);
+  const float logs[2] = {1.09861229f, 1.94591015f};
+  expect_close(y + 2, logs, 2, 1e-7);
 }
 
 static void test_divide(void **state) {
@@ -659,8 +672,25 @@ static void test_batch_norm(void **state) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* softmax, concat, layout_transform                                        */
+/* softmax, log_softmax, concat, layout_transform                           */
 /* ------------------------------------------------------------------------ */
+
+/* log_softmax is x - max - log(sum exp(x - max)): finite where softmax
+ * rounds to 0 (-2000 against 0 is e^-2000). */
+static void test_log_softmax(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t in = t2(2, 3);
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_LOG_SOFTMAX, 1, &in, t2(2, 3));
+  w.axis = 1;
+  float x[6] = {0, (float)log(2.0), (float)log(5.0), -2000, 0, 0}, y[6];
+  const float *inputs[] = {x};
+  run_ok(&w, inputs, NULL, y);
+  const float want[6] = {(float)log(0.125), (float)log(0.25), (float)log(0.625), -2000 - (float)log(2.0),
+                         -(float)log(2.0), -(float)log(2.0)};
+  expect_close(y, want, 6, 1e-7);
+  w.axis = 2;
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+}
 
 static void test_softmax(void **state) {
   (void)state;
@@ -1005,6 +1035,7 @@ int main(void) {
       cmocka_unit_test(test_bias_add),
       cmocka_unit_test(test_batch_norm),
       cmocka_unit_test(test_softmax),
+      cmocka_unit_test(test_log_softmax),
       cmocka_unit_test(test_concat),
       cmocka_unit_test(test_transpose),
       cmocka_unit_test(test_divide),

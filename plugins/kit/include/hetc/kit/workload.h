@@ -13,7 +13,10 @@
 
 /* The last activation and binary op of the header compiled against: an
  * elementwise workload names one of them or none. */
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_PLUGIN_ABI_MINOR >= 5
+#define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_LOG
+#define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
+#elif HETC_PLUGIN_ABI_MINOR >= 4
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_SOFTPLUS
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
 #else
