@@ -785,6 +785,110 @@ HETC_API hetc_status_t hetc_compile_select(hetc_context_t *context, const hetc_m
                                            hetc_compile_report_t *out_report);
 
 /* ------------------------------------------------------------------------ */
+/* The tuning queue: jobs for workers on many machines                      */
+/* ------------------------------------------------------------------------ */
+
+/* A queue of tuning jobs in a PostgreSQL database (README.md, "Tuning many
+ * models on many machines"; the tables are api/queue-format.md). One
+ * handle is one connection: use it from one thread at a time. */
+typedef struct hetc_queue_t hetc_queue_t;
+
+/* Connects to `uri` (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or
+ * postgres://) and creates the queue's tables on first use. BAD_INPUT,
+ * naming the URI without its password: a URI of another scheme or one
+ * libpq does not parse, a server that cannot be reached or refuses the
+ * login, a database whose hetc tables are of another schema version.
+ * Released with hetc_queue_close. */
+HETC_API hetc_status_t hetc_queue_open(const char *uri, hetc_queue_t **out_queue);
+/* NULL is fine. */
+HETC_API void hetc_queue_close(hetc_queue_t *queue);
+/* The URI as messages name it, without a password (borrowed). */
+HETC_API const char *hetc_queue_uri(const hetc_queue_t *queue);
+
+/* A job: every task of every model, tuned on every target (as one `hetc
+ * tune` would). Initialise with designated initialisers and struct_size =
+ * sizeof: fields a later hetc adds read as 0 from an older caller. */
+typedef struct hetc_job_spec_t {
+  size_t struct_size;
+  /* The models: each file is stored with the job (workers on other
+   * machines load it from there), and `models[k]` is model_paths[k]
+   * loaded (with input_shapes[k], the --input-shape text or NULL, which is
+   * stored too). */
+  const char *const *model_paths;
+  const hetc_model_t *const *models;
+  const char *const *input_shapes; /* may be NULL */
+  int32_t num_models;
+  /* Target names: each must be a plugin of this machine or a target a
+   * worker of the queue registered (BAD_INPUT otherwise). */
+  const char *const *targets;
+  int32_t num_targets;
+  int32_t trials;   /* per task and target; 0: 200 */
+  int32_t priority; /* higher first; -1000 to 1000 */
+  const char *search; /* as hetc_tuner_options_t's; NULL: "model" */
+  uint64_t seed;      /* of the search; 0: 1 */
+} hetc_job_spec_t;
+
+/* Stores the job and its tasks (one per task of each model and target),
+ * all at once or not at all. The models' tasks come from
+ * hetc_model_tasks. `context` supplies this machine's plugins for the
+ * target check. */
+HETC_API hetc_status_t hetc_queue_submit(hetc_context_t *context, hetc_queue_t *queue, const hetc_job_spec_t *spec,
+                                         int64_t *out_job_id);
+
+typedef enum hetc_job_state_t {
+  HETC_JOB_QUEUED = 0,    /* no task started */
+  HETC_JOB_RUNNING = 1,   /* some task started, not every task ended */
+  HETC_JOB_DONE = 2,      /* every task ended */
+  HETC_JOB_CANCELLED = 3, /* by hetc_queue_cancel */
+} hetc_job_state_t;
+
+/* A job as `hetc jobs list` shows it. */
+typedef struct hetc_job_info_t {
+  int64_t id;
+  int32_t state;    /* hetc_job_state_t */
+  int32_t priority;
+  int64_t submitted_at; /* seconds since the epoch */
+  char submitter[128];  /* host:pid */
+  char models[512];     /* the model files' names, comma-separated (cut at 511 bytes) */
+  char targets[256];    /* comma-separated */
+  int32_t tasks;        /* task and target pairs */
+  int32_t tasks_done;
+  int64_t trials;       /* asked for, over every task */
+  int64_t trials_done;
+} hetc_job_info_t;
+
+/* Every job, newest first. *out_jobs (*out_count entries) is released with
+ * hetc_free. */
+HETC_API hetc_status_t hetc_queue_jobs(hetc_queue_t *queue, hetc_job_info_t **out_jobs, int32_t *out_count);
+
+/* One task of a job on one target, as `hetc jobs show` prints it. */
+typedef struct hetc_job_task_t {
+  int32_t model_index;  /* into the job's models */
+  int32_t task_number;  /* 1-based, as `hetc tasks` prints it */
+  char target[32];
+  char workload_key[256];
+  int32_t count;        /* nodes of the model with this workload */
+  double flops;         /* of one run */
+  int32_t trials;       /* asked for */
+  int32_t trials_done;
+  double best_seconds;  /* 0 before a trial succeeded */
+  int32_t state;        /* hetc_job_state_t: queued, running (claimed), done, cancelled */
+  char worker[128];     /* the worker holding it: host:pid; "" when none */
+} hetc_job_task_t;
+
+/* Job `job_id` and its tasks (*out_tasks, *out_count entries, released
+ * with hetc_free; may be NULL when only the job is wanted). NOT_FOUND for
+ * a job the queue does not hold. */
+HETC_API hetc_status_t hetc_queue_job(hetc_queue_t *queue, int64_t job_id, hetc_job_info_t *out_job,
+                                      hetc_job_task_t **out_tasks, int32_t *out_count);
+
+/* Cancels job `job_id`: no worker claims its tasks any more, and a worker
+ * tuning one stops after its batch in flight. NOT_FOUND for a job the
+ * queue does not hold; a job done or cancelled already is left as it is
+ * and *out_state (may be NULL) says which. */
+HETC_API hetc_status_t hetc_queue_cancel(hetc_queue_t *queue, int64_t job_id, int32_t *out_state);
+
+/* ------------------------------------------------------------------------ */
 /* Comparing devices                                                        */
 /* ------------------------------------------------------------------------ */
 

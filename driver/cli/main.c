@@ -32,6 +32,8 @@ static void usage(FILE *to) {
           "                                       parameters, and load its artifacts\n"
           "  records list|best|export|import|prune [ARGS]\n"
           "                                       the tuning records store\n"
+          "  jobs submit|list|show|cancel|wait [ARGS] --queue URI\n"
+          "                                       tuning jobs in a PostgreSQL queue\n"
           "  version                              print the version\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
@@ -90,6 +92,7 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "bench")) return hetc_cli_bench(argc - 2, argv + 2);
   if (!strcmp(command, "compare")) return hetc_cli_compare(argc - 2, argv + 2);
   if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);
+  if (!strcmp(command, "jobs")) return hetc_cli_jobs(argc - 2, argv + 2);
   if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
   if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);
   if (!strcmp(command, "verify")) return hetc_cli_verify(argc - 2, argv + 2);

@@ -1,0 +1,59 @@
+/* driver/queue/claims.h -- workers and their leases on tasks
+ * (api/queue-format.md, "Workers and leases"). A worker registers, claims
+ * one task at a time with a lease (FOR UPDATE SKIP LOCKED: two workers
+ * never claim one task), renews its leases with every heartbeat, and
+ * reports progress only while the task is still its own: a worker whose
+ * lease expired and was claimed again learns it at its next report and
+ * stops. Internal to libhetc; `hetc worker` runs on top. */
+#ifndef HETC_DRIVER_QUEUE_CLAIMS_H_
+#define HETC_DRIVER_QUEUE_CLAIMS_H_
+
+#include <stdint.h>
+
+#include "queue/queue.h"
+
+/* A claim lasts this long past the worker's last heartbeat. */
+#define HETC_QUEUE_LEASE_S 60
+
+/* A task a worker claimed: what it needs to tune it. */
+typedef struct hetc_queue_claim_t {
+  int64_t task_id;
+  int64_t job_id;
+  int32_t model_index;
+  int32_t task_number; /* 1-based, as `hetc tasks` numbers the model's tasks */
+  char target[32];
+  char workload_key[256];
+  int32_t trials;      /* asked for */
+  int32_t trials_done; /* by earlier claims of the task */
+  int32_t attempts;    /* claims of the task, this one included */
+} hetc_queue_claim_t;
+
+/* Registers this process as a worker offering `targets` (names; devices:
+ * free text, the devices' fingerprints). *out_worker_id identifies it. */
+hetc_status_t hetc_queue_worker_register(hetc_queue_t *queue, const char *const *targets, int32_t num_targets,
+                                         const char *devices, int64_t *out_worker_id);
+
+/* Says the worker is alive and what it is doing; renews the leases of the
+ * tasks it holds. */
+hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, const char *doing);
+
+/* Claims the next task for one of the worker's targets: of a job not
+ * cancelled, queued or with an expired lease, highest priority first, then
+ * oldest job, then model and task order. *out_claimed is 0 when there is
+ * none. */
+hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, hetc_queue_claim_t *out_claim,
+                               int *out_claimed);
+
+/* Records a claimed task's progress (trials done so far, best median in
+ * seconds or 0) and, with `finished`, that it is done. *out_still_ours is
+ * 0 when the task is no longer the worker's (its lease expired and another
+ * worker claimed it) or its job was cancelled: the worker stops the task
+ * then; nothing is written. */
+hetc_status_t hetc_queue_report(hetc_queue_t *queue, int64_t worker_id, int64_t task_id, int32_t trials_done,
+                                double best_seconds, int finished, int *out_still_ours);
+
+/* Gives the worker's claimed tasks back (queued again, their progress
+ * kept) and removes the worker: a clean stop. */
+hetc_status_t hetc_queue_worker_leave(hetc_queue_t *queue, int64_t worker_id);
+
+#endif /* HETC_DRIVER_QUEUE_CLAIMS_H_ */

@@ -1,0 +1,130 @@
+/* Connections to the queue's PostgreSQL server (pg.h). */
+#include "queue/pg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hetc_pg_is_uri(const char *uri) {
+  return uri && (!strncmp(uri, "postgresql://", 13) || !strncmp(uri, "postgres://", 11));
+}
+
+/* `uri` without the password of its user part and without a password=
+ * parameter: what messages and `hetc jobs` print. The caller frees it. */
+static char *shown_uri(const char *uri) {
+  char *shown = strdup(uri);
+  if (!shown) return NULL;
+  char *rest = strstr(shown, "://");
+  if (rest) {
+    rest += 3;
+    const size_t authority = strcspn(rest, "/?");
+    char *at = memchr(rest, '@', authority);
+    char *colon = at ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+    if (colon) memmove(colon, at, strlen(at) + 1);
+  }
+  for (char *p = strstr(shown, "password="); p; p = strstr(p, "password=")) {
+    char *value = p + 9, *end = value + strcspn(value, "&");
+    memmove(value, end, strlen(end) + 1);
+    p = value;
+  }
+  return shown;
+}
+
+/* libpq's message on one line: its newlines and tabs as spaces, the
+ * trailing ones dropped. Written into out. */
+static void one_line(const char *message, char *out, size_t size) {
+  size_t n = 0;
+  for (const char *p = message ? message : ""; *p && n + 1 < size; ++p) {
+    const char c = (*p == '\n' || *p == '\t') ? ' ' : *p;
+    if (c == ' ' && (n == 0 || out[n - 1] == ' ')) continue;
+    out[n++] = c;
+  }
+  while (n > 0 && out[n - 1] == ' ') --n;
+  out[n] = '\0';
+}
+
+hetc_status_t hetc_pg_connect(const char *uri, hetc_pg_t *out) {
+  memset(out, 0, sizeof(*out));
+  if (!uri || !*uri) return hetc_status_new(HETC_STATUS_BAD_INPUT, "an empty queue URI");
+  char *shown = shown_uri(uri);
+  if (!shown) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "queue URI");
+  if (!hetc_pg_is_uri(uri)) {
+    hetc_status_t status = hetc_status_new(HETC_STATUS_BAD_INPUT,
+                                           "%s: not a PostgreSQL URI (expected postgresql://USER@HOST:PORT/DATABASE)",
+                                           shown);
+    free(shown);
+    return status;
+  }
+  char *parse_error = NULL, line[1024];
+  PQconninfoOption *parsed = PQconninfoParse(uri, &parse_error);
+  if (!parsed) {
+    one_line(parse_error ? parse_error : "out of memory", line, sizeof(line));
+    PQfreemem(parse_error);
+    hetc_status_t status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: not a valid PostgreSQL URI: %s", shown, line);
+    free(shown);
+    return status;
+  }
+  PQconninfoFree(parsed);
+  /* The URI is expanded where dbname stands, so that what it says
+   * overrides the defaults before it. */
+  char timeout[16];
+  snprintf(timeout, sizeof(timeout), "%d", HETC_PG_CONNECT_TIMEOUT_S);
+  const char *const keywords[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
+  const char *const values[] = {timeout, "hetc", "UTF8", uri, NULL};
+  PGconn *conn = PQconnectdbParams(keywords, values, 1);
+  if (!conn || PQstatus(conn) != CONNECTION_OK) {
+    one_line(conn ? PQerrorMessage(conn) : "out of memory", line, sizeof(line));
+    hetc_status_t status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: cannot connect: %s", shown, line);
+    PQfinish(conn);
+    free(shown);
+    return status;
+  }
+  /* Notices (a table that already exists) are not the user's business. */
+  PQclear(PQexec(conn, "SET client_min_messages = warning"));
+  out->conn = conn;
+  out->shown_uri = shown;
+  return NULL;
+}
+
+void hetc_pg_close(hetc_pg_t *pg) {
+  if (!pg) return;
+  PQfinish(pg->conn);
+  free(pg->shown_uri);
+  memset(pg, 0, sizeof(*pg));
+}
+
+hetc_status_t hetc_pg_exec(hetc_pg_t *pg, const char *what, const char *sql, int count,
+                           const char *const *params, PGresult **out_result) {
+  return hetc_pg_exec_binary(pg, what, sql, count, params, NULL, NULL, out_result);
+}
+
+hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *sql, int count,
+                                  const char *const *params, const int *lengths, const int *formats,
+                                  PGresult **out_result) {
+  if (out_result) *out_result = NULL;
+  PGresult *result = PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
+  const ExecStatusType kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (kind == PGRES_COMMAND_OK || kind == PGRES_TUPLES_OK) {
+    if (out_result) *out_result = result;
+    else PQclear(result);
+    return NULL;
+  }
+  char line[1024];
+  one_line(result ? PQresultErrorMessage(result) : PQerrorMessage(pg->conn), line, sizeof(line));
+  PQclear(result);
+  const int gone = PQstatus(pg->conn) != CONNECTION_OK;
+  return hetc_status_new(gone ? HETC_STATUS_UNAVAILABLE : HETC_STATUS_INTERNAL, "%s: %s: %s%s", pg->shown_uri, what,
+                         line, gone ? " (the connection to the server is lost)" : "");
+}
+
+long long hetc_pg_int(const PGresult *result, int row, int column) {
+  return PQgetisnull(result, row, column) ? 0 : strtoll(PQgetvalue(result, row, column), NULL, 10);
+}
+
+const char *hetc_pg_text(const PGresult *result, int row, int column) {
+  return PQgetisnull(result, row, column) ? "" : PQgetvalue(result, row, column);
+}
+
+double hetc_pg_double(const PGresult *result, int row, int column) {
+  return PQgetisnull(result, row, column) ? 0.0 : strtod(PQgetvalue(result, row, column), NULL);
+}

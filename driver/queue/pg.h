@@ -1,0 +1,52 @@
+/* driver/queue/pg.h -- connections to the PostgreSQL server that holds the
+ * tuning queue (api/queue-format.md), on libpq: a URI checked before it is
+ * used, messages that name it without its password, and statements whose
+ * failures become hetc statuses. Internal to libhetc. */
+#ifndef HETC_DRIVER_QUEUE_PG_H_
+#define HETC_DRIVER_QUEUE_PG_H_
+
+#include <libpq-fe.h>
+
+#include "common/status.h"
+
+/* How long a connection attempt may take before the server counts as
+ * unreachable. */
+#define HETC_PG_CONNECT_TIMEOUT_S 10
+
+typedef struct hetc_pg_t {
+  PGconn *conn;
+  char *shown_uri; /* the URI as messages name it: no password */
+} hetc_pg_t;
+
+/* Whether `uri` asks for PostgreSQL: postgresql:// or postgres://. */
+int hetc_pg_is_uri(const char *uri);
+
+/* Connects to `uri` (postgresql://... or postgres://...). BAD_INPUT naming
+ * the URI: one libpq cannot parse, one of another scheme, a server that
+ * cannot be reached in HETC_PG_CONNECT_TIMEOUT_S or that refuses the
+ * login or the database. *out (the caller's) is filled on success; close
+ * it with hetc_pg_close. */
+hetc_status_t hetc_pg_connect(const char *uri, hetc_pg_t *out);
+void hetc_pg_close(hetc_pg_t *pg);
+
+/* Runs `sql` with `count` text parameters (NULL is SQL NULL). The result
+ * (the caller's, freed with PQclear) is stored in *out_result when
+ * out_result is not NULL, else cleared. A failure is UNAVAILABLE when the
+ * connection is gone (the server stopped, the backend was terminated),
+ * else INTERNAL, both naming the URI and the server's message; `what`
+ * says what was being done ("submitting a job"). */
+hetc_status_t hetc_pg_exec(hetc_pg_t *pg, const char *what, const char *sql, int count,
+                           const char *const *params, PGresult **out_result);
+/* The same with binary parameters where formats[k] is 1 (lengths[k]
+ * bytes; bytea columns). */
+hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *sql, int count,
+                                  const char *const *params, const int *lengths, const int *formats,
+                                  PGresult **out_result);
+
+/* The integer, text or double in row `row`, column `column` of a result
+ * (0, "" or 0.0 for SQL NULL). Borrowed from the result for text. */
+long long hetc_pg_int(const PGresult *result, int row, int column);
+const char *hetc_pg_text(const PGresult *result, int row, int column);
+double hetc_pg_double(const PGresult *result, int row, int column);
+
+#endif /* HETC_DRIVER_QUEUE_PG_H_ */

@@ -1,0 +1,139 @@
+#!/bin/sh
+# `hetc jobs` against the tests' own PostgreSQL server (pg_server.sh):
+# - URIs that cannot work (another scheme, a refused port, a database that
+#   does not exist, a malformed one) exit 2 with a message that names the
+#   URI without its password; so does a database whose queue tables are of
+#   another schema version;
+# - submit stores one task per task of each model and target (counted in
+#   the database against `hetc tasks`), all or nothing: an unknown target or
+#   a missing model leaves no job behind;
+# - list, show, cancel and wait report the jobs' states;
+# - two submitters at once, on a database neither has opened before, both
+#   succeed with their own job numbers.
+# usage: test_jobs_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
+# Exit 77 (skipped) when the server could not be started for want of
+# PostgreSQL's binaries.
+set -u
+hetc=$1 samples=$2 server=$3 work=$4
+if [ ! -s "$server/uri" ]; then
+  echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
+  exit 77
+fi
+uri=$(cat "$server/uri")
+base=${uri%/*}
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+sql() { psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+
+# expect STATUS STDERR -- ARGS...: exit status and exact stderr.
+expect() {
+  want_status=$1 want_message=$2
+  shift 3
+  "$hetc" "$@" >"$work/out" 2>"$work/err"
+  status=$?
+  [ "$status" -eq "$want_status" ] || fail "hetc $*: exit status $status, expected $want_status"
+  if [ -n "$want_message" ]; then printf '%s\n' "$want_message" >"$work/want"; else : >"$work/want"; fi
+  cmp -s "$work/want" "$work/err" || { fail "hetc $*: stderr differs"; diff "$work/want" "$work/err"; }
+}
+# expect_usage STDERR_LINE -- ARGS...: exit status 2, the message, then the usage.
+expect_usage() {
+  want_message=$1
+  shift 2
+  "$hetc" "$@" >"$work/out" 2>"$work/err"
+  status=$?
+  [ "$status" -eq 2 ] || fail "hetc $*: exit status $status, expected 2"
+  [ "$(head -1 "$work/err")" = "$want_message" ] || { fail "hetc $*: stderr's first line differs:"; head -1 "$work/err"; }
+  grep -q '^usage: hetc jobs submit' "$work/err" || fail "hetc $*: no usage after the message"
+}
+# expect_prefix STATUS PREFIX -- ARGS...: exit status and stderr's start.
+expect_prefix() {
+  want_status=$1 prefix=$2
+  shift 3
+  "$hetc" "$@" >"$work/out" 2>"$work/err"
+  status=$?
+  [ "$status" -eq "$want_status" ] || fail "hetc $*: exit status $status, expected $want_status"
+  case $(cat "$work/err") in "$prefix"*) ;; *) fail "hetc $*: stderr does not start with '$prefix':"; cat "$work/err" ;; esac
+}
+
+# ---- URIs that cannot work --------------------------------------------------
+expect 2 "hetc: mysql://hetc@127.0.0.1/x: not a PostgreSQL URI (expected postgresql://USER@HOST:PORT/DATABASE)" -- \
+  jobs list --queue mysql://hetc@127.0.0.1/x
+expect_prefix 2 "hetc: postgresql://hetc@127.0.0.1:1/postgres: cannot connect: connection to server at \"127.0.0.1\", port 1 failed: Connection refused" -- \
+  jobs list --queue postgresql://hetc:secret@127.0.0.1:1/postgres
+grep -q secret "$work/err" && fail "a refused connection's message shows the password"
+expect_prefix 2 "hetc: $base/nosuchdb: cannot connect: " -- jobs list --queue "$base/nosuchdb"
+grep -q 'database "nosuchdb" does not exist' "$work/err" || { fail "a missing database is not named"; cat "$work/err"; }
+expect 2 "hetc: postgresql://[::1/x: not a valid PostgreSQL URI: end of string reached when looking for matching \"]\" in IPv6 host address in URI: \"postgresql://[::1/x\"" -- \
+  jobs list --queue "postgresql://[::1/x"
+expect 2 "hetc: postgresql://127.0.0.1:notaport/x: cannot connect: invalid integer value \"notaport\" for connection option \"port\"" -- \
+  jobs list --queue postgresql://127.0.0.1:notaport/x
+expect_usage "hetc jobs list: no queue: give --queue URI or set HETC_QUEUE" -- jobs list
+
+# ---- another schema version ---------------------------------------------------
+sql "$uri" -c "DROP DATABASE IF EXISTS other_schema" -c "CREATE DATABASE other_schema" || fail "CREATE DATABASE"
+"$hetc" jobs list --queue "$base/other_schema" >/dev/null || fail "jobs list on a new database"
+sql "$base/other_schema" -c "UPDATE hetc_meta SET value = '99' WHERE key = 'queue_schema'"
+expect 2 "hetc: $base/other_schema: the database holds hetc queue tables of schema 99; this hetc reads schema 1" -- \
+  jobs list --queue "$base/other_schema"
+
+# ---- submit, list, show, cancel, wait ---------------------------------------------
+export HETC_QUEUE="$base/jobs"
+sql "$uri" -c "DROP DATABASE IF EXISTS jobs" -c "CREATE DATABASE jobs" || fail "CREATE DATABASE jobs"
+models="$samples/tiny_conv.json $samples/tiny_residual.json"
+# shellcheck disable=SC2086
+"$hetc" jobs submit $models --targets vec,cpu --trials 8 >"$work/out" 2>"$work/err" || { fail "submit"; cat "$work/err"; }
+tasks=0
+for model in $models; do
+  n=$("$hetc" tasks "$model" | grep -c '^ *[0-9][0-9]* ')
+  tasks=$((tasks + n))
+done
+want_rows=$((tasks * 2))
+[ "$(cat "$work/out")" = "job 1: $want_rows tasks (task and target pairs), $((want_rows * 8)) trials, in $base/jobs" ] ||
+  { fail "submit printed:"; cat "$work/out"; }
+[ "$(sql "$base/jobs" -c "SELECT count(*) FROM hetc_tasks WHERE job_id = 1")" = "$want_rows" ] || fail "hetc_tasks rows"
+[ "$(sql "$base/jobs" -c "SELECT string_agg(file_name, ',' ORDER BY model_index) FROM hetc_job_models")" = \
+  "tiny_conv.json,tiny_residual.json" ] || fail "the models stored"
+[ "$(sql "$base/jobs" -c "SELECT md5(content) FROM hetc_job_models WHERE job_id = 1 AND model_index = 0")" = \
+  "$(md5sum <"$samples/tiny_conv.json" | cut -d' ' -f1)" ] || fail "tiny_conv.json's bytes were not stored as they are"
+
+expect_prefix 2 "hetc: unknown target 'tpu': no plugin here and no worker of the queue offers it (targets: " -- \
+  jobs submit "$samples/tiny_conv.json" --targets vec,tpu
+grep -q 'targets: .*vec' "$work/err" || { fail "the unknown target's message lists no vec"; cat "$work/err"; }
+expect_prefix 2 "hetc: " -- jobs submit "$work/missing.json" --targets vec
+[ "$(sql "$base/jobs" -c "SELECT count(*) FROM hetc_jobs")" = 1 ] || fail "a refused submit left a job"
+
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --priority 5 >/dev/null || fail "second submit"
+"$hetc" jobs list >"$work/list" || fail "list"
+grep -q '^ *2  queued .*  0/[0-9]* .*tiny_conv.json  *vec$' "$work/list" || { fail "list: job 2"; cat "$work/list"; }
+grep -q '^ *1  queued .*tiny_conv.json,tiny_residual.json  *vec,cpu$' "$work/list" || { fail "list: job 1"; cat "$work/list"; }
+"$hetc" jobs show 1 >"$work/show" || fail "show"
+[ "$(grep -c ' queued ' "$work/show")" = "$want_rows" ] || { fail "show: task rows"; cat "$work/show"; }
+grep -q '^job 1: queued, priority 0, submitted ' "$work/show" || { fail "show: header"; cat "$work/show"; }
+
+expect 0 "" -- jobs cancel 1
+[ "$(cat "$work/out")" = "job 1 cancelled" ] || fail "cancel printed $(cat "$work/out")"
+expect 1 "hetc: job 1 was cancelled (0 of $want_rows tasks done)" -- jobs wait 1
+job2_tasks=$(sql "$base/jobs" -c "SELECT count(*) FROM hetc_tasks WHERE job_id = 2")
+expect 1 "hetc: job 2 is still queued after 1 s (0 of $job2_tasks tasks done)" -- jobs wait 2 --timeout 1
+expect 2 "hetc: $base/jobs: no job 999" -- jobs show 999
+expect_usage "hetc jobs show: JOB: expected a job number, got 'x'" -- jobs show x
+
+# ---- two submitters at once, on a new database -----------------------------------
+sql "$uri" -c "DROP DATABASE IF EXISTS racing" -c "CREATE DATABASE racing" || fail "CREATE DATABASE racing"
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --queue "$base/racing" >"$work/a" 2>&1 &
+first=$!
+"$hetc" jobs submit "$samples/tiny_residual.json" --targets cpu --queue "$base/racing" >"$work/b" 2>&1
+second=$?
+wait $first || { fail "first racing submit"; cat "$work/a"; }
+[ "$second" -eq 0 ] || { fail "second racing submit"; cat "$work/b"; }
+[ "$(sql "$base/racing" -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM hetc_jobs")" = "1,2" ] || fail "racing job ids"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failures"
+  exit 1
+fi
+echo "PASS: hetc jobs against PostgreSQL"
