@@ -840,6 +840,7 @@ typedef enum hetc_job_state_t {
   HETC_JOB_RUNNING = 1,   /* some task started, not every task ended */
   HETC_JOB_DONE = 2,      /* every task ended */
   HETC_JOB_CANCELLED = 3, /* by hetc_queue_cancel */
+  HETC_JOB_FAILED = 4,    /* a task only: tuning it failed (its message says why) */
 } hetc_job_state_t;
 
 /* A job as `hetc jobs list` shows it. */
@@ -852,7 +853,8 @@ typedef struct hetc_job_info_t {
   char models[512];     /* the model files' names, comma-separated (cut at 511 bytes) */
   char targets[256];    /* comma-separated */
   int32_t tasks;        /* task and target pairs */
-  int32_t tasks_done;
+  int32_t tasks_done;   /* ended: tuned, or failed */
+  int32_t tasks_failed;
   int64_t trials;       /* asked for, over every task */
   int64_t trials_done;
 } hetc_job_info_t;
@@ -872,8 +874,9 @@ typedef struct hetc_job_task_t {
   int32_t trials;       /* asked for */
   int32_t trials_done;
   double best_seconds;  /* 0 before a trial succeeded */
-  int32_t state;        /* hetc_job_state_t: queued, running (claimed), done, cancelled */
+  int32_t state;        /* hetc_job_state_t: queued, running (claimed), done, cancelled, failed */
   char worker[128];     /* the worker holding it: host:pid; "" when none */
+  char message[256];    /* why it failed; "" otherwise */
 } hetc_job_task_t;
 
 /* Job `job_id` and its tasks (*out_tasks, *out_count entries, released
@@ -881,6 +884,37 @@ typedef struct hetc_job_task_t {
  * a job the queue does not hold. */
 HETC_API hetc_status_t hetc_queue_job(hetc_queue_t *queue, int64_t job_id, hetc_job_info_t *out_job,
                                       hetc_job_task_t **out_tasks, int32_t *out_count);
+
+/* Runs a worker: registers this process in the queue with its targets,
+ * then claims tasks one at a time and tunes each (as `hetc tune` tunes one
+ * task of a model, into the worker's records store) while a thread renews
+ * its leases, until there has been nothing to claim for idle_exit_s or a
+ * signal is noted (hetc_interrupt_watch). A task whose lease was lost or
+ * whose job was cancelled is stopped after its batch in flight; one whose
+ * tuning fails is marked failed with the message, and the worker goes on.
+ * On the way out the worker gives back the task it holds. Initialise with
+ * designated initialisers and struct_size = sizeof. */
+typedef struct hetc_worker_options_t {
+  size_t struct_size;
+  const char *const *targets; /* NULL: every ready plugin of the context */
+  int32_t num_targets;
+  const char *records_path;   /* the store tasks are tuned into; NULL: the per-user store */
+  int32_t lease_s;            /* how long a claim outlives the last heartbeat; 0: 60 */
+  double idle_exit_s;         /* return after this long with nothing to claim; 0: wait on */
+  int32_t build_workers;      /* parallel builds; 0: the online cores */
+  int32_t batch;              /* candidates per round; 0: 16 */
+  FILE *progress;             /* a line per task claimed and ended; NULL: quiet */
+} hetc_worker_options_t;
+
+typedef struct hetc_worker_summary_t {
+  int32_t tasks_done;    /* tuned to their trials */
+  int32_t tasks_failed;
+  int32_t tasks_stopped; /* lease lost or job cancelled */
+  int64_t trials;        /* measured by this worker */
+} hetc_worker_summary_t;
+
+HETC_API hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue,
+                                       const hetc_worker_options_t *options, hetc_worker_summary_t *out_summary);
 
 /* Cancels job `job_id`: no worker claims its tasks any more, and a worker
  * tuning one stops after its batch in flight. NOT_FOUND for a job the

@@ -132,6 +132,7 @@ int hetc_cli_compare(int argc, char **argv);
 hetc_status_t hetc_cli_set_inputs(hetc_package_t *package, const char *input, long long seed);
 int hetc_cli_records(int argc, char **argv);
 int hetc_cli_jobs(int argc, char **argv);
+int hetc_cli_worker(int argc, char **argv);
 int hetc_cli_space(int argc, char **argv);
 int hetc_cli_tune(int argc, char **argv);
 int hetc_cli_verify(int argc, char **argv);

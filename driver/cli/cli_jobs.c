@@ -24,7 +24,7 @@ static const char usage[] =
     "--priority P: -1000 to 1000, higher first (default 0)\n"
     "--timeout S: give up waiting after S seconds (exit 1; default: wait as long as it takes)\n";
 
-static const char *const state_names[] = {"queued", "running", "done", "cancelled"};
+static const char *const state_names[] = {"queued", "running", "done", "cancelled", "failed"};
 
 typedef struct arguments_t {
   const char *queue;
@@ -168,6 +168,7 @@ static int show(hetc_queue_t *queue, int64_t job_id) {
     }
     printf("%5d %5d  %-10s %13s %12s %9s  %-9s  %-24s  %s\n", (int)t->model_index, (int)t->task_number, t->target,
            trials, best, gflops, state_names[t->state], *t->worker ? t->worker : "-", t->workload_key);
+    if (*t->message) printf("             %s\n", t->message);
   }
   hetc_free(tasks);
   return HETC_EXIT_OK;

@@ -34,6 +34,8 @@ static void usage(FILE *to) {
           "                                       the tuning records store\n"
           "  jobs submit|list|show|cancel|wait [ARGS] --queue URI\n"
           "                                       tuning jobs in a PostgreSQL queue\n"
+          "  worker [--queue URI] [--targets T[,T...]] ...\n"
+          "                                       claim the queue's tasks and tune them\n"
           "  version                              print the version\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
@@ -93,6 +95,7 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "compare")) return hetc_cli_compare(argc - 2, argv + 2);
   if (!strcmp(command, "records")) return hetc_cli_records(argc - 2, argv + 2);
   if (!strcmp(command, "jobs")) return hetc_cli_jobs(argc - 2, argv + 2);
+  if (!strcmp(command, "worker")) return hetc_cli_worker(argc - 2, argv + 2);
   if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
   if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);
   if (!strcmp(command, "verify")) return hetc_cli_verify(argc - 2, argv + 2);

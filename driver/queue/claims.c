@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LEASE_INTERVAL "make_interval(secs => %d)"
 
 static void id_text(int64_t id, char *out, size_t size) { snprintf(out, size, "%lld", (long long)id); }
 
@@ -33,42 +32,43 @@ hetc_status_t hetc_queue_worker_register(hetc_queue_t *queue, const char *const 
   return NULL;
 }
 
-hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, const char *doing) {
-  char id[32], sql[512];
+hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, const char *doing) {
+  char id[32], lease[16];
   id_text(worker_id, id, sizeof(id));
-  const char *params[2] = {id, doing ? doing : ""};
+  snprintf(lease, sizeof(lease), "%d", (int)lease_s);
+  const char *params[3] = {id, doing ? doing : "", lease};
   HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "a worker's heartbeat",
                                     "UPDATE hetc_workers SET heartbeat_at = now(), doing = $2 WHERE id = $1", 2,
                                     params, NULL));
-  snprintf(sql, sizeof(sql),
-           "UPDATE hetc_tasks SET lease_until = now() + " LEASE_INTERVAL
-           " WHERE worker_id = $1 AND state = 'claimed'",
-           HETC_QUEUE_LEASE_S);
-  return hetc_pg_exec(&queue->pg, "renewing a worker's leases", sql, 1, params, NULL);
+  const char *renew[2] = {id, lease};
+  return hetc_pg_exec(&queue->pg, "renewing a worker's leases",
+                      "UPDATE hetc_tasks SET lease_until = now() + make_interval(secs => $2::integer) "
+                      "WHERE worker_id = $1 AND state = 'claimed'",
+                      2, renew, NULL);
 }
 
-hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, hetc_queue_claim_t *out_claim,
+hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, hetc_queue_claim_t *out_claim,
                                int *out_claimed) {
   memset(out_claim, 0, sizeof(*out_claim));
   *out_claimed = 0;
-  char id[32], sql[2048];
+  char id[32], lease[16];
   id_text(worker_id, id, sizeof(id));
-  const char *params[1] = {id};
+  snprintf(lease, sizeof(lease), "%d", (int)lease_s);
+  const char *params[2] = {id, lease};
   /* SKIP LOCKED: a row another worker is claiming is passed over, not
    * waited for, so claims do not queue behind each other. */
-  snprintf(sql, sizeof(sql),
-           "UPDATE hetc_tasks SET state = 'claimed', worker_id = $1, lease_until = now() + " LEASE_INTERVAL
-           ", attempts = attempts + 1 "
+  static const char sql[] =
+           "UPDATE hetc_tasks SET state = 'claimed', worker_id = $1, "
+           "lease_until = now() + make_interval(secs => $2::integer), attempts = attempts + 1 "
            "WHERE id = (SELECT t.id FROM hetc_tasks t JOIN hetc_jobs j ON j.id = t.job_id "
            "            WHERE NOT j.cancelled "
            "              AND t.target = ANY (SELECT unnest(targets) FROM hetc_workers WHERE id = $1) "
            "              AND (t.state = 'queued' OR (t.state = 'claimed' AND t.lease_until < now())) "
            "            ORDER BY j.priority DESC, j.id, t.model_index, t.task_number, t.id "
            "            LIMIT 1 FOR UPDATE OF t SKIP LOCKED) "
-           "RETURNING id, job_id, model_index, task_number, target, workload_key, trials, trials_done, attempts",
-           HETC_QUEUE_LEASE_S);
+           "RETURNING id, job_id, model_index, task_number, target, workload_key, trials, trials_done, attempts";
   PGresult *result;
-  HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "claiming a task", sql, 1, params, &result));
+  HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "claiming a task", sql, 2, params, &result));
   if (PQntuples(result) == 1) {
     out_claim->task_id = hetc_pg_int(result, 0, 0);
     out_claim->job_id = hetc_pg_int(result, 0, 1);
@@ -86,14 +86,17 @@ hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, hetc_queu
 }
 
 hetc_status_t hetc_queue_report(hetc_queue_t *queue, int64_t worker_id, int64_t task_id, int32_t trials_done,
-                                double best_seconds, int finished, int *out_still_ours) {
+                                double best_seconds, hetc_queue_outcome_t outcome, const char *message,
+                                int *out_still_ours) {
+  static const char *const states[] = {"claimed", "done", "failed"};
   *out_still_ours = 0;
   char worker[32], task[32], trials[16], best[40];
   id_text(worker_id, worker, sizeof(worker));
   id_text(task_id, task, sizeof(task));
   snprintf(trials, sizeof(trials), "%d", (int)trials_done);
   snprintf(best, sizeof(best), "%.17g", best_seconds);
-  const char *params[5] = {worker, task, trials, best_seconds > 0 ? best : NULL, finished ? "done" : "claimed"};
+  const char *params[6] = {worker, task, trials, best_seconds > 0 ? best : NULL, states[outcome],
+                           outcome == HETC_QUEUE_FAILED ? message : NULL};
   /* The best only improves, and trials only grow: a report of an older
    * state (a slow worker's) takes nothing back. */
   PGresult *result;
@@ -102,10 +105,10 @@ hetc_status_t hetc_queue_report(hetc_queue_t *queue, int64_t worker_id, int64_t 
       "UPDATE hetc_tasks t SET trials_done = greatest(t.trials_done, $3::integer), "
       "best_seconds = CASE WHEN $4::double precision IS NULL THEN t.best_seconds "
       "                    ELSE least(coalesce(t.best_seconds, $4::double precision), $4::double precision) END, "
-      "state = $5, worker_id = CASE WHEN $5 = 'done' THEN NULL ELSE t.worker_id END "
+      "state = $5, worker_id = CASE WHEN $5 = 'claimed' THEN t.worker_id END, message = $6 "
       "FROM hetc_jobs j WHERE t.id = $2 AND t.worker_id = $1 AND t.state = 'claimed' AND j.id = t.job_id "
       "AND NOT j.cancelled RETURNING t.id",
-      5, params, &result));
+      6, params, &result));
   *out_still_ours = PQntuples(result) == 1;
   PQclear(result);
   return NULL;

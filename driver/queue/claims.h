@@ -12,7 +12,8 @@
 
 #include "queue/queue.h"
 
-/* A claim lasts this long past the worker's last heartbeat. */
+/* How long a claim lasts past the worker's last heartbeat, unless the
+ * worker says otherwise (`hetc worker --lease S`). */
 #define HETC_QUEUE_LEASE_S 60
 
 /* A task a worker claimed: what it needs to tune it. */
@@ -34,23 +35,31 @@ hetc_status_t hetc_queue_worker_register(hetc_queue_t *queue, const char *const 
                                          const char *devices, int64_t *out_worker_id);
 
 /* Says the worker is alive and what it is doing; renews the leases of the
- * tasks it holds. */
-hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, const char *doing);
+ * tasks it holds for lease_s seconds. */
+hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, const char *doing);
 
-/* Claims the next task for one of the worker's targets: of a job not
- * cancelled, queued or with an expired lease, highest priority first, then
- * oldest job, then model and task order. *out_claimed is 0 when there is
- * none. */
-hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, hetc_queue_claim_t *out_claim,
+/* Claims the next task for one of the worker's targets, leased for
+ * lease_s seconds: of a job not cancelled, queued or with an expired
+ * lease, highest priority first, then oldest job, then model and task
+ * order. *out_claimed is 0 when there is none. */
+hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, hetc_queue_claim_t *out_claim,
                                int *out_claimed);
 
+/* Where a reported task stands. */
+typedef enum hetc_queue_outcome_t {
+  HETC_QUEUE_GOING = 0,  /* still being tuned */
+  HETC_QUEUE_DONE = 1,   /* tuned to its trials */
+  HETC_QUEUE_FAILED = 2, /* tuning failed: `message` says why */
+} hetc_queue_outcome_t;
+
 /* Records a claimed task's progress (trials done so far, best median in
- * seconds or 0) and, with `finished`, that it is done. *out_still_ours is
- * 0 when the task is no longer the worker's (its lease expired and another
- * worker claimed it) or its job was cancelled: the worker stops the task
- * then; nothing is written. */
+ * seconds or 0) and its outcome. *out_still_ours is 0 when the task is no
+ * longer the worker's (its lease expired and another worker claimed it)
+ * or its job was cancelled: the worker stops the task then; nothing is
+ * written. */
 hetc_status_t hetc_queue_report(hetc_queue_t *queue, int64_t worker_id, int64_t task_id, int32_t trials_done,
-                                double best_seconds, int finished, int *out_still_ours);
+                                double best_seconds, hetc_queue_outcome_t outcome, const char *message,
+                                int *out_still_ours);
 
 /* Gives the worker's claimed tasks back (queued again, their progress
  * kept) and removes the worker: a clean stop. */

@@ -21,6 +21,7 @@ hetc_status_t hetc_queue_open(const char *uri, hetc_queue_t **out_queue) {
   if (!queue) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "opening the queue");
   hetc_status_t status = hetc_pg_connect(uri, &queue->pg);
   if (!status) status = hetc_queue_schema_ensure(&queue->pg);
+  if (!status && !(queue->uri = strdup(uri))) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "opening the queue");
   if (status) {
     hetc_queue_close(queue);
     return status;
@@ -32,6 +33,7 @@ hetc_status_t hetc_queue_open(const char *uri, hetc_queue_t **out_queue) {
 void hetc_queue_close(hetc_queue_t *queue) {
   if (!queue) return;
   hetc_pg_close(&queue->pg);
+  free(queue->uri);
   free(queue);
 }
 
@@ -200,13 +202,15 @@ hetc_status_t hetc_queue_submit(hetc_context_t *context, hetc_queue_t *queue, co
 /* ---- reading ----------------------------------------------------------------- */
 
 /* Columns: id, cancelled, priority, submitted_at, submitter, targets,
- * models, tasks, tasks_done, trials, trials_done, tasks_started. */
+ * models, tasks, tasks_done (ended), trials, trials_done, tasks_started,
+ * tasks_failed. */
 #define JOB_COLUMNS                                                                                                  \
   "SELECT j.id, j.cancelled, j.priority, extract(epoch FROM j.submitted_at)::bigint, j.submitter, "                 \
   "array_to_string(j.targets, ','), "                                                                               \
   "(SELECT string_agg(m.file_name, ',' ORDER BY m.model_index) FROM hetc_job_models m WHERE m.job_id = j.id), "    \
-  "count(t.id), count(t.id) FILTER (WHERE t.state = 'done'), coalesce(sum(t.trials), 0), "                         \
-  "coalesce(sum(t.trials_done), 0), count(t.id) FILTER (WHERE t.state <> 'queued' OR t.trials_done > 0) "           \
+  "count(t.id), count(t.id) FILTER (WHERE t.state IN ('done', 'failed')), coalesce(sum(t.trials), 0), "         \
+  "coalesce(sum(t.trials_done), 0), count(t.id) FILTER (WHERE t.state <> 'queued' OR t.trials_done > 0), "        \
+  "count(t.id) FILTER (WHERE t.state = 'failed') "                                                                  \
   "FROM hetc_jobs j LEFT JOIN hetc_tasks t ON t.job_id = j.id "
 
 static void job_from_row(const PGresult *result, int row, hetc_job_info_t *job) {
@@ -223,6 +227,7 @@ static void job_from_row(const PGresult *result, int row, hetc_job_info_t *job) 
   job->trials = hetc_pg_int(result, row, 9);
   job->trials_done = hetc_pg_int(result, row, 10);
   const long long started = hetc_pg_int(result, row, 11);
+  job->tasks_failed = (int32_t)hetc_pg_int(result, row, 12);
   job->state = cancelled ? HETC_JOB_CANCELLED
                : job->tasks_done == job->tasks ? HETC_JOB_DONE
                : started > 0 ? HETC_JOB_RUNNING
@@ -273,7 +278,7 @@ hetc_status_t hetc_queue_job(hetc_queue_t *queue, int64_t job_id, hetc_job_info_
   PGresult *result;
   HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "reading a job's tasks",
                                     "SELECT t.model_index, t.task_number, t.target, t.workload_key, t.node_count, "
-                                    "t.flops, t.trials, t.trials_done, t.best_seconds, t.state, w.name "
+                                    "t.flops, t.trials, t.trials_done, t.best_seconds, t.state, w.name, t.message "
                                     "FROM hetc_tasks t LEFT JOIN hetc_workers w ON w.id = t.worker_id "
                                     "WHERE t.job_id = $1 ORDER BY t.model_index, t.task_number, t.id",
                                     1, params, &result));
@@ -295,11 +300,14 @@ hetc_status_t hetc_queue_job(hetc_queue_t *queue, int64_t job_id, hetc_job_info_
     t->trials_done = (int32_t)hetc_pg_int(result, row, 7);
     t->best_seconds = hetc_pg_double(result, row, 8);
     const char *state = hetc_pg_text(result, row, 9);
-    t->state = out_job->state == HETC_JOB_CANCELLED && strcmp(state, "done") ? HETC_JOB_CANCELLED
-               : !strcmp(state, "done")                                     ? HETC_JOB_DONE
-               : !strcmp(state, "claimed")                                  ? HETC_JOB_RUNNING
-                                                                            : HETC_JOB_QUEUED;
+    const int ended = !strcmp(state, "done") || !strcmp(state, "failed");
+    t->state = out_job->state == HETC_JOB_CANCELLED && !ended ? HETC_JOB_CANCELLED
+               : !strcmp(state, "done")                        ? HETC_JOB_DONE
+               : !strcmp(state, "failed")                      ? HETC_JOB_FAILED
+               : !strcmp(state, "claimed")                     ? HETC_JOB_RUNNING
+                                                               : HETC_JOB_QUEUED;
     snprintf(t->worker, sizeof(t->worker), "%s", hetc_pg_text(result, row, 10));
+    snprintf(t->message, sizeof(t->message), "%s", hetc_pg_text(result, row, 11));
   }
   PQclear(result);
   *out_tasks = tasks;

@@ -11,6 +11,7 @@
 
 struct hetc_queue_t {
   hetc_pg_t pg;
+  char *uri; /* as given, password included: for a worker's second connection */
 };
 
 /* Creates the queue's tables when the database has none, in one

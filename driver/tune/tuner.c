@@ -908,6 +908,9 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
     if (!status) status = hetc_search_update(search, points, gflops, got);
     done += got;
     print_progress(&task, label, current, best_gflops, result->from_store + done, trials, hetc_now_seconds() - start, 0);
+    if (!status && tuner->options.after_batch &&
+        tuner->options.after_batch(tuner->options.after_batch_data, result->from_store + done, result->best_seconds))
+      break;
   }
   if (!status && tuner->options.progress && isatty(fileno(tuner->options.progress)))
     print_progress(&task, label, 0, best_gflops, result->from_store + done, trials, hetc_now_seconds() - start, 1);

@@ -41,6 +41,13 @@ typedef struct hetc_tune_options_t {
   hetc_measure_options_t measure;
   uint64_t seed;
   FILE *progress;             /* progress lines; NULL: quiet */
+  /* Called after each batch with the task's trials so far (the store's
+   * included) and its best median in seconds (0 before a success); a
+   * nonzero return ends the task there, as its trials being reached would.
+   * The queue's workers report progress with it and stop a task whose
+   * lease was lost or whose job was cancelled. NULL: never called. */
+  int (*after_batch)(void *user_data, int32_t trials_done, double best_seconds);
+  void *after_batch_data;
 } hetc_tune_options_t;
 
 /* Defaults as documented above, transfer on, quiet. */

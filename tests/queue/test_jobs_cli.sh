@@ -27,7 +27,7 @@ fail() {
   echo "FAIL: $*"
   failures=$((failures + 1))
 }
-sql() { psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
 
 # expect STATUS STDERR -- ARGS...: exit status and exact stderr.
 expect() {

@@ -96,7 +96,7 @@ static int64_t worker(hetc_queue_t *queue, const char *targets_csv) {
 
 static int claim(hetc_queue_t *queue, int64_t worker_id, hetc_queue_claim_t *out) {
   int claimed = 0;
-  assert_null(hetc_queue_claim(queue, worker_id, out, &claimed));
+  assert_null(hetc_queue_claim(queue, worker_id, HETC_QUEUE_LEASE_S, out, &claimed));
   return claimed;
 }
 
@@ -114,7 +114,7 @@ static void *claim_all(void *arg) {
   hetc_queue_claim_t claim_data;
   int claimed = 1;
   while (claimed && c->count < 64) {
-    hetc_status_t status = hetc_queue_claim(c->queue, c->worker_id, &claim_data, &claimed);
+    hetc_status_t status = hetc_queue_claim(c->queue, c->worker_id, HETC_QUEUE_LEASE_S, &claim_data, &claimed);
     if (status) {
       hetc_status_free(status);
       break;
@@ -175,7 +175,7 @@ static void test_expired_lease_passes_the_task_on(void **state) {
   hetc_queue_claim_t a, b;
   assert_true(claim(queue, first, &a));
   int ours = 0;
-  assert_null(hetc_queue_report(queue, first, a.task_id, 2, 0.5e-3, 0, &ours));
+  assert_null(hetc_queue_report(queue, first, a.task_id, 2, 0.5e-3, HETC_QUEUE_GOING, NULL, &ours));
   assert_true(ours);
   /* The first worker stops heartbeating (killed): its lease runs out. */
   sql("claims_lease", "UPDATE hetc_tasks SET lease_until = now() - interval '1 second' WHERE state = 'claimed'");
@@ -184,9 +184,9 @@ static void test_expired_lease_passes_the_task_on(void **state) {
   assert_int_equal(b.attempts, 2);
   assert_int_equal(b.trials_done, 2); /* the progress is kept */
   /* The first worker comes back: its report is refused, nothing written. */
-  assert_null(hetc_queue_report(queue, first, a.task_id, 4, 0.1e-3, 1, &ours));
+  assert_null(hetc_queue_report(queue, first, a.task_id, 4, 0.1e-3, HETC_QUEUE_DONE, NULL, &ours));
   assert_false(ours);
-  assert_null(hetc_queue_report(queue, second, b.task_id, 4, 0.4e-3, 1, &ours));
+  assert_null(hetc_queue_report(queue, second, b.task_id, 4, 0.4e-3, HETC_QUEUE_DONE, NULL, &ours));
   assert_true(ours);
   hetc_job_info_t job;
   hetc_job_task_t *tasks = NULL;
@@ -210,7 +210,7 @@ static void test_heartbeat_renews_leases(void **state) {
   hetc_queue_claim_t c;
   assert_true(claim(queue, w, &c));
   sql("claims_heartbeat", "UPDATE hetc_tasks SET lease_until = now() - interval '1 second' WHERE state = 'claimed'");
-  assert_null(hetc_queue_worker_heartbeat(queue, w, "tuning"));
+  assert_null(hetc_queue_worker_heartbeat(queue, w, HETC_QUEUE_LEASE_S, "tuning"));
   /* Renewed: the other worker gets the next task, not this one. */
   hetc_queue_claim_t d;
   assert_true(claim(queue, other, &d));
@@ -232,7 +232,7 @@ static void test_priority_and_cancel(void **state) {
   assert_null(hetc_queue_cancel(queue, high, &state_after));
   assert_int_equal(state_after, HETC_JOB_CANCELLED);
   int ours = 1;
-  assert_null(hetc_queue_report(queue, w, c.task_id, 1, 1e-3, 0, &ours));
+  assert_null(hetc_queue_report(queue, w, c.task_id, 1, 1e-3, HETC_QUEUE_GOING, NULL, &ours));
   assert_false(ours); /* the worker stops the cancelled job's task */
   while (claim(queue, w, &c)) assert_int_equal(c.job_id, low);
   hetc_queue_close(queue);
@@ -246,7 +246,7 @@ static void test_leave_gives_tasks_back(void **state) {
   hetc_queue_claim_t c, again;
   assert_true(claim(queue, w, &c));
   int ours = 0;
-  assert_null(hetc_queue_report(queue, w, c.task_id, 3, 2e-3, 0, &ours));
+  assert_null(hetc_queue_report(queue, w, c.task_id, 3, 2e-3, HETC_QUEUE_GOING, NULL, &ours));
   assert_null(hetc_queue_worker_leave(queue, w));
   const int64_t next = worker(queue, "vec");
   assert_true(claim(queue, next, &again));

@@ -1,0 +1,120 @@
+#!/bin/sh
+# `hetc worker` against the tests' own PostgreSQL server (pg_server.sh):
+# - two workers with different targets share a job and finish it: every
+#   task done, and the trials the queue counts are exactly the records the
+#   workers' stores hold (none lost, none twice);
+# - a worker killed with SIGKILL in the middle of a task: its lease runs
+#   out, another worker claims the task again (attempt 2) and goes on from
+#   the records the first one wrote; the job completes with no record twice;
+# - a job cancelled while a worker tunes it: the task stops after its batch
+#   and nothing more of the job is claimed;
+# - a bad job (its stored model is not a model) fails its tasks with the
+#   message and the worker goes on with the next job;
+# - a worker whose targets no job needs claims nothing.
+# usage: test_worker_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
+# Exit 77 (skipped) without a server.
+set -u
+hetc=$1 samples=$2 server=$3 work=$4
+if [ ! -s "$server/uri" ]; then
+  echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
+  exit 77
+fi
+uri=$(cat "$server/uri")
+base=${uri%/*}
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+fresh() { sql "$uri" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" || fail "CREATE DATABASE $1"; }
+records() { "$hetc" records list --records "$1" 2>/dev/null | tail -n +2 | grep -c .; }
+# Waits (up to 60 s) until the query prints something other than 0.
+await() {
+  for _ in $(seq 1 120); do
+    [ "$(sql "$1" -c "$2")" != 0 ] && return 0
+    sleep 0.5
+  done
+  fail "timed out waiting for: $2"
+  return 1
+}
+
+# ---- two workers, two targets, one job ---------------------------------------------
+fresh shared
+q="$base/shared"
+"$hetc" jobs submit "$samples/tiny_conv.json" "$samples/tiny_residual.json" --targets vec,cpu --trials 4 \
+  --queue "$q" >/dev/null || fail "submit"
+"$hetc" worker --queue "$q" --targets vec --records "$work/vec.sqlite" --idle-exit 2 --workers 1 \
+  >"$work/vec.out" 2>"$work/vec.err" &
+vec_worker=$!
+"$hetc" worker --queue "$q" --targets cpu --records "$work/cpu.sqlite" --idle-exit 2 --workers 1 \
+  >"$work/cpu.out" 2>"$work/cpu.err" || { fail "cpu worker"; cat "$work/cpu.err"; }
+wait $vec_worker || { fail "vec worker"; cat "$work/vec.err"; }
+"$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "job 1 is not done"
+[ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state <> 'done'")" = 0 ] || fail "tasks not done"
+counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
+stored=$(($(records "$work/vec.sqlite") + $(records "$work/cpu.sqlite")))
+[ "$counted" = "$stored" ] || fail "the queue counts $counted trials, the stores hold $stored records"
+grep -q "^worker: 9 tasks done, 0 failed, 0 stopped;" "$work/vec.out" || { fail "vec worker's summary"; cat "$work/vec.out"; }
+grep -q "^worker: 9 tasks done, 0 failed, 0 stopped;" "$work/cpu.out" || { fail "cpu worker's summary"; cat "$work/cpu.out"; }
+[ "$(sql "$q" -c "SELECT count(*) FROM hetc_workers")" = 0 ] || fail "workers left their rows behind"
+
+# ---- SIGKILL in the middle of a task ---------------------------------------------------
+fresh killed
+q="$base/killed"
+"$hetc" jobs submit "$samples/tiny_residual.json" --targets vec --trials 16 --queue "$q" >/dev/null || fail "submit"
+"$hetc" worker --queue "$q" --records "$work/killed.sqlite" --lease 2 --batch 2 --workers 1 >/dev/null 2>&1 &
+victim=$!
+await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 4"
+kill -9 $victim
+wait $victim 2>/dev/null
+before=$(records "$work/killed.sqlite")
+"$hetc" worker --queue "$q" --records "$work/killed.sqlite" --lease 2 --batch 2 --workers 1 --idle-exit 4 \
+  >"$work/killed.out" 2>"$work/killed.err" || { fail "the second worker"; cat "$work/killed.err"; }
+grep -q "claimed (attempt 2), [1-9][0-9]*/16 trials done before" "$work/killed.err" ||
+  { fail "the killed worker's task was not claimed again with its progress"; cat "$work/killed.err"; }
+"$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "the job with a killed worker is not done"
+counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
+stored=$(records "$work/killed.sqlite")
+[ "$counted" = "$stored" ] || fail "after a kill the queue counts $counted trials, the store holds $stored records"
+[ "$before" -ge 4 ] || fail "the killed worker had stored $before records"
+
+# ---- cancelled while tuning -------------------------------------------------------------
+fresh cancelled
+q="$base/cancelled"
+"$hetc" jobs submit "$samples/tiny_residual.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
+"$hetc" worker --queue "$q" --records "$work/cancelled.sqlite" --batch 2 --workers 1 --idle-exit 2 \
+  >"$work/cancelled.out" 2>"$work/cancelled.err" &
+worker=$!
+await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 2"
+"$hetc" jobs cancel 1 --queue "$q" >/dev/null || fail "cancel"
+wait $worker || { fail "the worker of a cancelled job"; cat "$work/cancelled.err"; }
+grep -q "^worker: 0 tasks done, 0 failed, 1 stopped;" "$work/cancelled.out" ||
+  { fail "cancelled: summary"; cat "$work/cancelled.out" "$work/cancelled.err"; }
+[ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state <> 'queued' AND attempts > 0")" -le 1 ] ||
+  fail "tasks of a cancelled job were claimed"
+
+# ---- a bad job, then a good one; a worker with nothing to do ------------------------------
+fresh bad
+q="$base/bad"
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 2 --queue "$q" >/dev/null || fail "submit"
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 2 --queue "$q" >/dev/null || fail "submit"
+sql "$q" -c "UPDATE hetc_job_models SET content = 'not a model' WHERE job_id = 1"
+"$hetc" worker --queue "$q" --targets cpu --idle-exit 1 --records "$work/idle.sqlite" >"$work/idle.out" 2>/dev/null ||
+  fail "a worker with nothing to do"
+grep -q "^worker: 0 tasks done, 0 failed, 0 stopped; 0 trials measured$" "$work/idle.out" ||
+  { fail "idle worker's summary"; cat "$work/idle.out"; }
+"$hetc" worker --queue "$q" --records "$work/bad.sqlite" --idle-exit 1 --workers 1 >"$work/bad.out" 2>"$work/bad.err" ||
+  { fail "the worker of a bad job"; cat "$work/bad.err"; }
+grep -q "^worker: 3 tasks done, 3 failed, 0 stopped;" "$work/bad.out" || { fail "bad job: summary"; cat "$work/bad.out"; }
+"$hetc" jobs show 1 --queue "$q" >"$work/bad.show"
+[ "$(grep -c ' failed ' "$work/bad.show")" = 3 ] || { fail "bad job: tasks not failed"; cat "$work/bad.show"; }
+grep -q "job 1, model 0: .*tiny_conv.json" "$work/bad.show" || { fail "bad job: no message"; cat "$work/bad.show"; }
+"$hetc" jobs wait 2 --queue "$q" --timeout 5 >/dev/null || fail "the good job after a bad one is not done"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failures"
+  exit 1
+fi
+echo "PASS: hetc worker against PostgreSQL"
