@@ -15,19 +15,7 @@
 # PostgreSQL's binaries.
 set -u
 hetc=$1 samples=$2 server=$3 work=$4
-if [ ! -s "$server/uri" ]; then
-  echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
-  exit 77
-fi
-uri=$(cat "$server/uri")
-base=${uri%/*}
-rm -rf "$work" && mkdir -p "$work" || exit 1
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+. "$(dirname "$0")/common.sh"
 
 # expect STATUS STDERR -- ARGS...: exit status and exact stderr.
 expect() {
@@ -74,7 +62,7 @@ expect 2 "hetc: postgresql://127.0.0.1:notaport/x: cannot connect: invalid integ
 expect_usage "hetc jobs list: no queue: give --queue URI or set HETC_QUEUE" -- jobs list
 
 # ---- another schema version ---------------------------------------------------
-sql "$uri" -c "DROP DATABASE IF EXISTS other_schema" -c "CREATE DATABASE other_schema" || fail "CREATE DATABASE"
+fresh other_schema
 "$hetc" jobs list --queue "$base/other_schema" >/dev/null || fail "jobs list on a new database"
 sql "$base/other_schema" -c "UPDATE hetc_meta SET value = '99' WHERE key = 'queue_schema'"
 expect 2 "hetc: $base/other_schema: the database holds hetc queue tables of schema 99; this hetc reads schema 1" -- \
@@ -82,7 +70,7 @@ expect 2 "hetc: $base/other_schema: the database holds hetc queue tables of sche
 
 # ---- submit, list, show, cancel, wait ---------------------------------------------
 export HETC_QUEUE="$base/jobs"
-sql "$uri" -c "DROP DATABASE IF EXISTS jobs" -c "CREATE DATABASE jobs" || fail "CREATE DATABASE jobs"
+fresh jobs
 models="$samples/tiny_conv.json $samples/tiny_residual.json"
 # shellcheck disable=SC2086
 "$hetc" jobs submit $models --targets vec,cpu --trials 8 >"$work/out" 2>"$work/err" || { fail "submit"; cat "$work/err"; }
@@ -123,7 +111,7 @@ expect 2 "hetc: $base/jobs: no job 999" -- jobs show 999
 expect_usage "hetc jobs show: JOB: expected a job number, got 'x'" -- jobs show x
 
 # ---- two submitters at once, on a new database -----------------------------------
-sql "$uri" -c "DROP DATABASE IF EXISTS racing" -c "CREATE DATABASE racing" || fail "CREATE DATABASE racing"
+fresh racing
 "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --queue "$base/racing" >"$work/a" 2>&1 &
 first=$!
 "$hetc" jobs submit "$samples/tiny_residual.json" --targets cpu --queue "$base/racing" >"$work/b" 2>&1

@@ -15,20 +15,7 @@
 # Exit 77 (skipped) without a server.
 set -u
 hetc=$1 samples=$2 server=$3 work=$4
-if [ ! -s "$server/uri" ]; then
-  echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
-  exit 77
-fi
-uri=$(cat "$server/uri")
-base=${uri%/*}
-rm -rf "$work" && mkdir -p "$work" || exit 1
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
-fresh() { sql "$uri" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" || fail "CREATE DATABASE $1"; }
+. "$(dirname "$0")/common.sh"
 records() { "$hetc" records list --records "$1" 2>/dev/null | tail -n +2 | grep -c .; }
 # Waits (up to 60 s) until the query prints something other than 0.
 await() {

@@ -1,0 +1,19 @@
+# Sourced by the queue's shell tests after `set -u` and with hetc, server
+# and work set: skips (exit 77) without the tests' PostgreSQL server
+# (pg_server.sh), else sets uri (its postgres database) and base (the URI
+# without a database), makes an empty $work, and defines fail, sql (psql
+# without notices) and fresh (a new, empty database NAME).
+if [ ! -s "$server/uri" ]; then
+  echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
+  exit 77
+fi
+uri=$(cat "$server/uri")
+base=${uri%/*}
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+fresh() { sql "$uri" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" || fail "CREATE DATABASE $1"; }
