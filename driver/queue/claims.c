@@ -32,19 +32,22 @@ hetc_status_t hetc_queue_worker_register(hetc_queue_t *queue, const char *const 
   return NULL;
 }
 
-hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, const char *doing) {
-  char id[32], lease[16];
+hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, int64_t task_id, int32_t lease_s,
+                                          const char *doing) {
+  char id[32], lease[16], task[32];
   id_text(worker_id, id, sizeof(id));
+  id_text(task_id, task, sizeof(task));
   snprintf(lease, sizeof(lease), "%d", (int)lease_s);
   const char *params[3] = {id, doing ? doing : "", lease};
   HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "a worker's heartbeat",
                                     "UPDATE hetc_workers SET heartbeat_at = now(), doing = $2 WHERE id = $1", 2,
                                     params, NULL));
-  const char *renew[2] = {id, lease};
-  return hetc_pg_exec(&queue->pg, "renewing a worker's leases",
+  if (!task_id) return NULL;
+  const char *renew[3] = {id, lease, task};
+  return hetc_pg_exec(&queue->pg, "renewing a worker's lease",
                       "UPDATE hetc_tasks SET lease_until = now() + make_interval(secs => $2::integer) "
-                      "WHERE worker_id = $1 AND state = 'claimed'",
-                      2, renew, NULL);
+                      "WHERE worker_id = $1 AND id = $3 AND state = 'claimed'",
+                      3, renew, NULL);
 }
 
 hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, hetc_queue_claim_t *out_claim,

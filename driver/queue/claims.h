@@ -34,9 +34,12 @@ typedef struct hetc_queue_claim_t {
 hetc_status_t hetc_queue_worker_register(hetc_queue_t *queue, const char *const *targets, int32_t num_targets,
                                          const char *devices, int64_t *out_worker_id);
 
-/* Says the worker is alive and what it is doing; renews the leases of the
- * tasks it holds for lease_s seconds. */
-hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, const char *doing);
+/* Says the worker is alive and what it is doing; renews the lease of the
+ * task it works on (task_id; 0: none) for lease_s seconds. Only that one:
+ * a claim whose answer was lost with the connection (and claimed again
+ * after it) is left to expire. */
+hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id, int64_t task_id, int32_t lease_s,
+                                          const char *doing);
 
 /* Claims the next task for one of the worker's targets, leased for
  * lease_s seconds: of a job not cancelled, queued or with an expired

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int hetc_pg_is_uri(const char *uri) {
   return uri && (!strncmp(uri, "postgresql://", 13) || !strncmp(uri, "postgres://", 11));
@@ -81,6 +82,7 @@ hetc_status_t hetc_pg_connect(const char *uri, hetc_pg_t *out) {
   }
   /* Notices (a table that already exists) are not the user's business. */
   PQclear(PQexec(conn, "SET client_min_messages = warning"));
+  out->in_transaction = 0;
   out->conn = conn;
   out->shown_uri = shown;
   return NULL;
@@ -93,6 +95,27 @@ void hetc_pg_close(hetc_pg_t *pg) {
   memset(pg, 0, sizeof(*pg));
 }
 
+/* Connects again after a lost connection, trying for HETC_PG_RECONNECT_S
+ * with waits that grow from 0.2 to 2 seconds; 1 when connected. */
+static int reconnect(hetc_pg_t *pg) {
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  double wait = 0.2;
+  for (;;) {
+    PQreset(pg->conn);
+    if (PQstatus(pg->conn) == CONNECTION_OK) {
+      PQclear(PQexec(pg->conn, "SET client_min_messages = warning"));
+      return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) > HETC_PG_RECONNECT_S)
+      return 0;
+    const struct timespec pause = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&pause, NULL);
+    if (wait < 2.0) wait *= 2;
+  }
+}
+
 hetc_status_t hetc_pg_exec(hetc_pg_t *pg, const char *what, const char *sql, int count,
                            const char *const *params, PGresult **out_result) {
   return hetc_pg_exec_binary(pg, what, sql, count, params, NULL, NULL, out_result);
@@ -103,8 +126,16 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
                                   PGresult **out_result) {
   if (out_result) *out_result = NULL;
   PGresult *result = PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
-  const ExecStatusType kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  ExecStatusType kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (kind != PGRES_COMMAND_OK && kind != PGRES_TUPLES_OK && PQstatus(pg->conn) != CONNECTION_OK &&
+      !pg->in_transaction && reconnect(pg)) {
+    PQclear(result);
+    result = PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
+    kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  }
   if (kind == PGRES_COMMAND_OK || kind == PGRES_TUPLES_OK) {
+    if (!strcmp(sql, "BEGIN")) pg->in_transaction = 1;
+    else if (!strcmp(sql, "COMMIT") || !strcmp(sql, "ROLLBACK")) pg->in_transaction = 0;
     if (out_result) *out_result = result;
     else PQclear(result);
     return NULL;
@@ -113,6 +144,8 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
   one_line(result ? PQresultErrorMessage(result) : PQerrorMessage(pg->conn), line, sizeof(line));
   PQclear(result);
   const int gone = PQstatus(pg->conn) != CONNECTION_OK;
+  /* A lost connection took its transaction with it. */
+  if (gone) pg->in_transaction = 0;
   return hetc_status_new(gone ? HETC_STATUS_UNAVAILABLE : HETC_STATUS_INTERNAL, "%s: %s: %s%s", pg->shown_uri, what,
                          line, gone ? " (the connection to the server is lost)" : "");
 }

@@ -12,10 +12,15 @@
 /* How long a connection attempt may take before the server counts as
  * unreachable. */
 #define HETC_PG_CONNECT_TIMEOUT_S 10
+/* How long a statement whose connection was lost (the server restarted,
+ * the backend was terminated) keeps trying to connect again before it
+ * fails. */
+#define HETC_PG_RECONNECT_S 120
 
 typedef struct hetc_pg_t {
   PGconn *conn;
-  char *shown_uri; /* the URI as messages name it: no password */
+  char *shown_uri;    /* the URI as messages name it: no password */
+  int in_transaction; /* between a BEGIN and its COMMIT or ROLLBACK */
 } hetc_pg_t;
 
 /* Whether `uri` asks for PostgreSQL: postgresql:// or postgres://. */
@@ -31,10 +36,14 @@ void hetc_pg_close(hetc_pg_t *pg);
 
 /* Runs `sql` with `count` text parameters (NULL is SQL NULL). The result
  * (the caller's, freed with PQclear) is stored in *out_result when
- * out_result is not NULL, else cleared. A failure is UNAVAILABLE when the
- * connection is gone (the server stopped, the backend was terminated),
- * else INTERNAL, both naming the URI and the server's message; `what`
- * says what was being done ("submitting a job"). */
+ * out_result is not NULL, else cleared. When the connection is found lost
+ * outside a transaction, the statement is run again once the server takes
+ * a connection again (for up to HETC_PG_RECONNECT_S): statements run
+ * outside transactions must therefore be safe to run twice (the first may
+ * have been done before its answer was lost). A failure is UNAVAILABLE
+ * when the connection is gone (inside a transaction, or for good), else
+ * INTERNAL, both naming the URI and the server's message; `what` says what
+ * was being done ("submitting a job"). */
 hetc_status_t hetc_pg_exec(hetc_pg_t *pg, const char *what, const char *sql, int count,
                            const char *const *params, PGresult **out_result);
 /* The same with binary parameters where formats[k] is 1 (lengths[k]

@@ -30,6 +30,7 @@ typedef struct heartbeat_t {
   pthread_mutex_t lock;
   pthread_cond_t wake;
   int stop;
+  int64_t task_id; /* the task worked on, whose lease it renews; 0: none */
   char doing[256];
   hetc_status_t failure; /* the last heartbeat's, for the log */
 } heartbeat_t;
@@ -40,8 +41,9 @@ static void *beat(void *arg) {
   while (!h->stop) {
     char doing[256];
     snprintf(doing, sizeof(doing), "%s", h->doing);
+    const int64_t task_id = h->task_id;
     pthread_mutex_unlock(&h->lock);
-    hetc_status_t status = hetc_queue_worker_heartbeat(h->queue, h->worker_id, h->lease_s, doing);
+    hetc_status_t status = hetc_queue_worker_heartbeat(h->queue, h->worker_id, task_id, h->lease_s, doing);
     pthread_mutex_lock(&h->lock);
     hetc_status_free(h->failure);
     h->failure = status;
@@ -58,8 +60,9 @@ static void *beat(void *arg) {
   return NULL;
 }
 
-static void say_doing(heartbeat_t *h, const char *doing) {
+static void say_doing(heartbeat_t *h, int64_t task_id, const char *doing) {
   pthread_mutex_lock(&h->lock);
+  h->task_id = task_id;
   snprintf(h->doing, sizeof(h->doing), "%s", doing);
   pthread_mutex_unlock(&h->lock);
 }
@@ -160,7 +163,7 @@ static int after_batch(void *user_data, int32_t trials_done, double best_seconds
   snprintf(doing, sizeof(doing), "job %lld, model %d, task %d on %s: %d/%d trials", (long long)run->claim->job_id,
            (int)run->claim->model_index, (int)run->claim->task_number, run->claim->target, (int)trials_done,
            (int)run->claim->trials);
-  say_doing(run->heartbeat, doing);
+  say_doing(run->heartbeat, run->claim->task_id, doing);
   run->lost = !ours;
   return run->lost;
 }
@@ -318,7 +321,7 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
     if (status) break;
     if (!claimed) {
       if (options->idle_exit_s > 0 && difftime(time(NULL), idle_since) >= options->idle_exit_s) break;
-      say_doing(&w.heartbeat, "idle");
+      say_doing(&w.heartbeat, 0, "idle");
       sleep(1);
       continue;
     }
@@ -328,7 +331,12 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
               (int)claim.attempts, (int)claim.trials_done, (int)claim.trials);
       fflush(options->progress);
     }
+    char doing[256];
+    snprintf(doing, sizeof(doing), "job %lld, model %d, task %d on %s: starting", (long long)claim.job_id,
+             (int)claim.model_index, (int)claim.task_number, claim.target);
+    say_doing(&w.heartbeat, claim.task_id, doing);
     status = tune_claim(&w, &claim);
+    say_doing(&w.heartbeat, 0, "idle");
     idle_since = time(NULL);
   }
   if (beating) {

@@ -210,7 +210,7 @@ static void test_heartbeat_renews_leases(void **state) {
   hetc_queue_claim_t c;
   assert_true(claim(queue, w, &c));
   sql("claims_heartbeat", "UPDATE hetc_tasks SET lease_until = now() - interval '1 second' WHERE state = 'claimed'");
-  assert_null(hetc_queue_worker_heartbeat(queue, w, HETC_QUEUE_LEASE_S, "tuning"));
+  assert_null(hetc_queue_worker_heartbeat(queue, w, c.task_id, HETC_QUEUE_LEASE_S, "tuning"));
   /* Renewed: the other worker gets the next task, not this one. */
   hetc_queue_claim_t d;
   assert_true(claim(queue, other, &d));

@@ -6,6 +6,9 @@
 # - a worker killed with SIGKILL in the middle of a task: its lease runs
 #   out, another worker claims the task again (attempt 2) and goes on from
 #   the records the first one wrote; the job completes with no record twice;
+# - a worker whose connections are cut (pg_terminate_backend), and one
+#   whose server restarts, in the middle of a task: each connects again and
+#   finishes the job, with the queue's trials equal to its records;
 # - a job cancelled while a worker tunes it: the task stops after its batch
 #   and nothing more of the job is claimed;
 # - a bad job (its stored model is not a model) fails its tasks with the
@@ -66,6 +69,29 @@ counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
 stored=$(records "$work/killed.sqlite")
 [ "$counted" = "$stored" ] || fail "after a kill the queue counts $counted trials, the store holds $stored records"
 [ "$before" -ge 4 ] || fail "the killed worker had stored $before records"
+
+# ---- connections cut, then the server restarted, in the middle of a task -----------------
+for fault in terminated restarted; do
+  fresh "$fault"
+  q="$base/$fault"
+  "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 12 --queue "$q" >/dev/null || fail "submit"
+  "$hetc" worker --queue "$q" --records "$work/$fault.sqlite" --lease 5 --batch 2 --workers 1 --idle-exit 3 \
+    >"$work/$fault.out" 2>"$work/$fault.err" &
+  worker=$!
+  await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 2"
+  if [ "$fault" = terminated ]; then
+    cut=$(sql "$uri" -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'terminated' AND application_name = 'hetc'")
+    [ "$cut" -ge 2 ] || fail "terminated $cut of the worker's connections, expected its 2"
+  else
+    sh "$(dirname "$0")/pg_server.sh" restart "$server" || fail "restarting the server"
+  fi
+  wait $worker || { fail "$fault: the worker"; cat "$work/$fault.err"; }
+  grep -q "^worker: 3 tasks done, 0 failed, 0 stopped;" "$work/$fault.out" ||
+    { fail "$fault: summary"; cat "$work/$fault.out" "$work/$fault.err"; }
+  counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
+  stored=$(records "$work/$fault.sqlite")
+  [ "$counted" = "$stored" ] || fail "$fault: the queue counts $counted trials, the store holds $stored records"
+done
 
 # ---- cancelled while tuning -------------------------------------------------------------
 fresh cancelled
