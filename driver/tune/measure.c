@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/interrupt.h"
 #include "records/json_text.h"
+#include "tune/device_lock.h"
 #include "tune/wire.h"
 #include "tune/worker_protocol.h"
 
@@ -63,6 +64,12 @@ struct hetc_measurer_t {
   int32_t num_pids;
   pid_t pids[MAX_PIDS];
   hetc_wire_writer_t message;
+  /* The machine-wide turns on the device and the cores (device_lock.h),
+   * opened on the first batch. */
+  char *device_fingerprint; /* NULL until hetc_measurer_set_device: the target's name */
+  int device_is_cpu;
+  hetc_device_lock_t lock;
+  int lock_open;
 };
 
 hetc_measure_options_t hetc_measure_default_options(void) {
@@ -100,6 +107,7 @@ hetc_status_t hetc_measurer_create(const char *target, int32_t device_index, con
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "measurer");
   }
   m->device_index = device_index;
+  m->device_is_cpu = 1; /* until told otherwise: the cautious guess */
   m->options = options ? *options : hetc_measure_default_options();
   int32_t workers = m->options.build_workers;
   if (workers <= 0) {
@@ -177,8 +185,19 @@ void hetc_measurer_free(hetc_measurer_t *m) {
     stop_worker(w, 1);
   }
   hetc_wire_writer_free(&m->message);
+  if (m->lock_open) hetc_device_lock_close(&m->lock);
+  free(m->device_fingerprint);
   free(m->target);
   free(m);
+}
+
+hetc_status_t hetc_measurer_set_device(hetc_measurer_t *m, const char *fingerprint, int is_cpu) {
+  char *copy = strdup(fingerprint ? fingerprint : "");
+  if (!copy) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "measurer");
+  free(m->device_fingerprint);
+  m->device_fingerprint = copy;
+  m->device_is_cpu = is_cpu;
+  return NULL;
 }
 
 int32_t hetc_measurer_worker_pids(const hetc_measurer_t *m, pid_t *out, int32_t capacity) {
@@ -508,14 +527,28 @@ hetc_status_t hetc_measurer_run(hetc_measurer_t *m, const hetc_plugin_workload_t
     records[i].build_seconds = records[i].total_seconds = 0;
   }
   hetc_status_t status = NULL;
-  for (;;) {
+  if (!m->lock_open) {
+    status = hetc_device_lock_open(m->device_fingerprint && *m->device_fingerprint ? m->device_fingerprint : m->target,
+                                   m->device_is_cpu, &m->lock);
+    m->lock_open = !status;
+  }
+  while (!status) {
     int pending = 0;
     for (int32_t i = 0; i < count; ++i) pending |= c[i].state == PENDING;
     if (!pending) break;
-    status = build_phase(m, workload, inputs, c, count, records);
+    /* Builds share the cores with other processes' builds; measurements
+     * hold the device (and on a CPU, the cores) alone. */
+    status = hetc_device_lock_build(&m->lock);
     if (status) break;
+    status = build_phase(m, workload, inputs, c, count, records);
+    hetc_device_lock_release(&m->lock, "build");
+    if (status) break;
+    int built = 0;
+    for (int32_t i = 0; i < count; ++i) built |= c[i].state == BUILT;
+    if (built && (status = hetc_device_lock_measure(&m->lock))) break;
     for (int32_t i = 0; i < count && !hetc_interrupt_signal(); ++i)
       if (c[i].state == BUILT) measure_one(m, c, count, i, records);
+    if (built) hetc_device_lock_release(&m->lock, "measure");
     if (hetc_interrupt_signal()) {
       status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement interrupted");
       break;

@@ -37,6 +37,11 @@ typedef struct hetc_measurer_t hetc_measurer_t;
 hetc_status_t hetc_measurer_create(const char *target, int32_t device_index,
                                    const hetc_measure_options_t *options,
                                    hetc_measurer_t **out_measurer);
+/* The device the measurer measures on: its fingerprint names its turn in
+ * the machine's tuning locks (device_lock.h), and a CPU device's
+ * measurements also hold the cores alone. Before it is said, the target's
+ * name stands for the device, taken for a CPU. */
+hetc_status_t hetc_measurer_set_device(hetc_measurer_t *m, const char *fingerprint, int is_cpu);
 /* Stops every worker and waits for it, so none is left behind. */
 void hetc_measurer_free(hetc_measurer_t *measurer);
 

@@ -307,7 +307,8 @@ double hetc_tuner_overhead_seconds(const hetc_tuner_t *t) {
   return hetc_now_seconds() - t->created - t->measure_seconds;
 }
 
-static hetc_status_t measurer_for(hetc_tuner_t *t, const char *target, int32_t device_index, hetc_measurer_t **out) {
+static hetc_status_t measurer_for(hetc_tuner_t *t, const char *target, int32_t device_index,
+                                  const hetc_plugin_device_t *device, hetc_measurer_t **out) {
   int32_t free_slot = -1;
   for (int32_t i = 0; i < MAX_MEASURERS; ++i) {
     if (t->measurers[i].measurer && !strcmp(t->measurers[i].target, target) &&
@@ -320,6 +321,9 @@ static hetc_status_t measurer_for(hetc_tuner_t *t, const char *target, int32_t d
   if (free_slot < 0) return hetc_status_new(HETC_STATUS_UNSUPPORTED, "more than %d targets", MAX_MEASURERS);
   HETC_RETURN_IF_ERROR(hetc_measurer_create(target, device_index, &t->options.measure,
                                             &t->measurers[free_slot].measurer));
+  if (device)
+    HETC_RETURN_IF_ERROR(hetc_measurer_set_device(t->measurers[free_slot].measurer, device->fingerprint,
+                                                  device->kind == HETC_PLUGIN_DEVICE_CPU));
   snprintf(t->measurers[free_slot].target, sizeof(t->measurers[free_slot].target), "%s", target);
   t->measurers[free_slot].device_index = device_index;
   *out = t->measurers[free_slot].measurer;
@@ -729,7 +733,7 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
   if (!status && tuner->replay) status = load_replay(&task);
   hetc_search_t *search = NULL;
   hetc_measurer_t *measurer = NULL;
-  if (!status && !tuner->replay) status = measurer_for(tuner, name, task.device, &measurer);
+  if (!status && !tuner->replay) status = measurer_for(tuner, name, task.device, task.descriptor, &measurer);
 
   snprintf(result->workload_key, sizeof(result->workload_key), "%s", task.key);
   snprintf(result->target, sizeof(result->target), "%s", target);

@@ -20,6 +20,23 @@ set -u
 hetc=$1 samples=$2 server=$3 work=$4
 . "$(dirname "$0")/common.sh"
 records() { "$hetc" records list --records "$1" 2>/dev/null | tail -n +2 | grep -c .; }
+# Every measurement's hold in the log (HETC_MEASURE_LOG) overlaps no other
+# hold of its lock: no two measurements on one device, no build beside a
+# CPU measurement. Prints the count.
+check_turns() {
+  awk '{ kind[NR] = $1; lock[NR] = $2; from[NR] = $3; to[NR] = $4 }
+       END {
+         bad = 0; measured = 0
+         for (i = 1; i <= NR; i++) {
+           if (kind[i] != "measure") continue
+           measured++
+           for (j = 1; j <= NR; j++)
+             if (j != i && lock[j] == lock[i] && from[j] < to[i] && from[i] < to[j]) bad++
+         }
+         print measured " measurement holds, " NR - measured " build holds, " bad " overlaps"
+         exit bad > 0 || measured == 0
+       }' "$1"
+}
 # Waits (up to 60 s) until the query prints something other than 0.
 await() {
   for _ in $(seq 1 120); do
@@ -35,12 +52,17 @@ fresh shared
 q="$base/shared"
 "$hetc" jobs submit "$samples/tiny_conv.json" "$samples/tiny_residual.json" --targets vec,cpu --trials 4 \
   --queue "$q" >/dev/null || fail "submit"
+# vec and cpu are both this machine's cores: the two workers take turns.
+export HETC_LOCK_DIR="$work/locks" HETC_MEASURE_LOG="$work/turns.log"
 "$hetc" worker --queue "$q" --targets vec --records "$work/vec.sqlite" --idle-exit 2 --workers 1 \
   >"$work/vec.out" 2>"$work/vec.err" &
 vec_worker=$!
 "$hetc" worker --queue "$q" --targets cpu --records "$work/cpu.sqlite" --idle-exit 2 --workers 1 \
   >"$work/cpu.out" 2>"$work/cpu.err" || { fail "cpu worker"; cat "$work/cpu.err"; }
 wait $vec_worker || { fail "vec worker"; cat "$work/vec.err"; }
+unset HETC_MEASURE_LOG
+check_turns "$work/turns.log" || fail "measurements shared the cores"
+[ "$(cut -d' ' -f5 "$work/turns.log" | sort -u | wc -l)" = 2 ] || fail "the turns log is not of both workers"
 "$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "job 1 is not done"
 [ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state <> 'done'")" = 0 ] || fail "tasks not done"
 counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")

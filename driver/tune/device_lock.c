@@ -1,0 +1,126 @@
+/* Turns on the devices and the cores for the machine's tuning processes
+ * (device_lock.h). */
+#include "tune/device_lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/interrupt.h"
+
+static void lock_folder(char *out, size_t size) {
+  const char *dir = getenv("HETC_LOCK_DIR");
+  const char *runtime = getenv("XDG_RUNTIME_DIR");
+  if (dir && *dir) snprintf(out, size, "%s", dir);
+  else if (runtime && runtime[0] == '/') snprintf(out, size, "%s/hetc-locks", runtime);
+  else snprintf(out, size, "/tmp/hetc-locks-%ld", (long)getuid());
+}
+
+/* The lock file `name` in the folder, opened close-on-exec so that the
+ * measurement workers started from this process do not hold it. */
+static hetc_status_t open_lock_file(const char *folder, const char *name, int *out_fd) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", folder, name);
+  const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open the tuning lock: %s", path, strerror(errno));
+  *out_fd = fd;
+  return NULL;
+}
+
+hetc_status_t hetc_device_lock_open(const char *fingerprint, int is_cpu, hetc_device_lock_t *out) {
+  memset(out, 0, sizeof(*out));
+  out->device_fd = out->cores_fd = -1;
+  out->is_cpu = is_cpu;
+  /* The fingerprint as a file name: letters, digits, '-' and '.' kept. */
+  size_t n = 0;
+  for (const char *p = fingerprint && *fingerprint ? fingerprint : "unnamed"; *p && n + 1 < sizeof(out->device_name);
+       ++p)
+    out->device_name[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                                           *p == '-' || *p == '.'
+                                       ? *p
+                                       : '_');
+  out->device_name[n] = '\0';
+  char folder[900], name[200];
+  lock_folder(folder, sizeof(folder));
+  if (mkdir(folder, 0700) != 0 && errno != EEXIST)
+    return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot make the tuning locks' folder: %s", folder,
+                           strerror(errno));
+  snprintf(name, sizeof(name), "device-%s.lock", out->device_name);
+  HETC_RETURN_IF_ERROR(open_lock_file(folder, name, &out->device_fd));
+  hetc_status_t status = open_lock_file(folder, "cores.lock", &out->cores_fd);
+  if (status) hetc_device_lock_close(out);
+  return status;
+}
+
+void hetc_device_lock_close(hetc_device_lock_t *lock) {
+  if (lock->device_fd >= 0) close(lock->device_fd);
+  if (lock->cores_fd >= 0) close(lock->cores_fd);
+  lock->device_fd = lock->cores_fd = -1;
+}
+
+static int64_t realtime_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* flock without blocking, retried every 5 ms: a blocked flock would not
+ * notice a Ctrl-C. */
+static hetc_status_t take(int fd, int operation) {
+  for (;;) {
+    if (flock(fd, operation | LOCK_NB) == 0) return NULL;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return hetc_status_new(HETC_STATUS_IO_ERROR, "taking a tuning lock: %s", strerror(errno));
+    HETC_RETURN_IF_ERROR(hetc_interrupt_status());
+    const struct timespec pause = {0, 5000000};
+    nanosleep(&pause, NULL);
+  }
+}
+
+hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
+  /* Cores first, then the device: every process takes them in this order,
+   * so two never wait on each other. */
+  if (lock->is_cpu) HETC_RETURN_IF_ERROR(take(lock->cores_fd, LOCK_EX));
+  hetc_status_t status = take(lock->device_fd, LOCK_EX);
+  if (status) {
+    if (lock->is_cpu) flock(lock->cores_fd, LOCK_UN);
+    return status;
+  }
+  lock->held_since_ns = realtime_ns();
+  return NULL;
+}
+
+hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock) {
+  HETC_RETURN_IF_ERROR(take(lock->cores_fd, LOCK_SH));
+  lock->held_since_ns = realtime_ns();
+  return NULL;
+}
+
+void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what) {
+  const char *log = getenv("HETC_MEASURE_LOG");
+  if (log && *log && lock->held_since_ns) {
+    char line[256];
+    const int n = snprintf(line, sizeof(line), "%s %s %lld %lld %ld\n", what,
+                           strcmp(what, "build") && !lock->is_cpu ? lock->device_name : "cores",
+                           (long long)(lock->held_since_ns / 1000), (long long)(realtime_ns() / 1000), (long)getpid());
+    /* Microseconds: exact in the doubles of tools that read the log. One
+     * write of a short line to an O_APPEND file: lines of several
+     * processes do not interleave. */
+    const int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      if (write(fd, line, (size_t)n) != n) { /* a diagnostic: nothing to do */
+      }
+      close(fd);
+    }
+  }
+  lock->held_since_ns = 0;
+  flock(lock->device_fd, LOCK_UN);
+  flock(lock->cores_fd, LOCK_UN);
+}

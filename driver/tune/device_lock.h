@@ -1,0 +1,44 @@
+/* driver/tune/device_lock.h -- turns on the devices and the cores, taken by
+ * every tuning process of one machine (several `hetc tune`s, several
+ * `hetc worker`s): a measurement holds its device alone, and on a CPU
+ * device it also holds the cores alone, which builds share. So two
+ * measurements never share a device, and no build disturbs a CPU
+ * measurement, whichever jobs they belong to.
+ *
+ * The turns are flock(2) locks on files in the lock folder:
+ * $HETC_LOCK_DIR, else $XDG_RUNTIME_DIR/hetc-locks, else
+ * /tmp/hetc-locks-UID. The kernel releases a dead process's locks, so a
+ * killed tuner holds nothing. Waiting polls for hetc_interrupt_signal.
+ *
+ * With $HETC_MEASURE_LOG set, every hold is appended to that file as a
+ * line "measure|build LOCK START END PID" (CLOCK_REALTIME microseconds), for
+ * checking that holds never overlap where they must not. */
+#ifndef HETC_DRIVER_TUNE_DEVICE_LOCK_H_
+#define HETC_DRIVER_TUNE_DEVICE_LOCK_H_
+
+#include <stdint.h>
+
+#include "common/status.h"
+
+typedef struct hetc_device_lock_t {
+  int device_fd; /* the device's lock file; -1 before open */
+  int cores_fd;  /* the cores' lock file */
+  int is_cpu;    /* the device is the machine's cores */
+  char device_name[160];
+  int64_t held_since_ns; /* CLOCK_REALTIME of the current hold; 0: none */
+} hetc_device_lock_t;
+
+/* Opens the lock files of the device `fingerprint` (kind CPU when is_cpu)
+ * in the lock folder, creating it. Close with hetc_device_lock_close. */
+hetc_status_t hetc_device_lock_open(const char *fingerprint, int is_cpu, hetc_device_lock_t *out_lock);
+void hetc_device_lock_close(hetc_device_lock_t *lock);
+
+/* Waits until the device (and, on a CPU, the cores) are this process's
+ * alone; INTERRUPTED when a signal is noted meanwhile. */
+hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock);
+/* Waits for a shared hold of the cores, for builds. */
+hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock);
+/* Ends the hold taken by either. */
+void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what);
+
+#endif /* HETC_DRIVER_TUNE_DEVICE_LOCK_H_ */
