@@ -37,11 +37,13 @@ check_turns() {
          exit bad > 0 || measured == 0
        }' "$1"
 }
-# Waits (up to 60 s) until the query prints something other than 0.
+# Waits (up to 60 s) until the query prints something other than 0. The
+# faults below land while a task is claimed and has a first batch done: its
+# trials are many enough that it lasts seconds, polled every 0.1 s.
 await() {
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 600); do
     [ "$(sql "$1" -c "$2")" != 0 ] && return 0
-    sleep 0.5
+    sleep 0.1
   done
   fail "timed out waiting for: $2"
   return 1
@@ -75,7 +77,7 @@ grep -q "^worker: 9 tasks done, 0 failed, 0 stopped;" "$work/cpu.out" || { fail 
 # ---- SIGKILL in the middle of a task ---------------------------------------------------
 fresh killed
 q="$base/killed"
-"$hetc" jobs submit "$samples/tiny_residual.json" --targets vec --trials 16 --queue "$q" >/dev/null || fail "submit"
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
 "$hetc" worker --queue "$q" --records "$work/killed.sqlite" --lease 2 --batch 2 --workers 1 >/dev/null 2>&1 &
 victim=$!
 await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 4"
@@ -84,7 +86,7 @@ wait $victim 2>/dev/null
 before=$(records "$work/killed.sqlite")
 "$hetc" worker --queue "$q" --records "$work/killed.sqlite" --lease 2 --batch 2 --workers 1 --idle-exit 4 \
   >"$work/killed.out" 2>"$work/killed.err" || { fail "the second worker"; cat "$work/killed.err"; }
-grep -q "claimed (attempt 2), [1-9][0-9]*/16 trials done before" "$work/killed.err" ||
+grep -q "claimed (attempt 2), [1-9][0-9]*/40 trials done before" "$work/killed.err" ||
   { fail "the killed worker's task was not claimed again with its progress"; cat "$work/killed.err"; }
 "$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "the job with a killed worker is not done"
 counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
@@ -96,7 +98,7 @@ stored=$(records "$work/killed.sqlite")
 for fault in terminated restarted; do
   fresh "$fault"
   q="$base/$fault"
-  "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 12 --queue "$q" >/dev/null || fail "submit"
+  "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
   "$hetc" worker --queue "$q" --records "$work/$fault.sqlite" --lease 5 --batch 2 --workers 1 --idle-exit 3 \
     >"$work/$fault.out" 2>"$work/$fault.err" &
   worker=$!
