@@ -119,14 +119,20 @@ static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t
   snprintf(dir, sizeof(dir), "%s/hetc-worker-model-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   hetc_status_t status = NULL;
   if (!mkdtemp(dir)) status = hetc_status_new(HETC_STATUS_IO_ERROR, "a worker's model folder in %s", dir);
-  char *path = status ? NULL : hetc_path_join(dir, strchr(file_name, '/') ? "model" : file_name);
+  /* A name that could leave the folder (a row written by hand) becomes
+   * model.json or model.onnx. */
+  const int plain_name = file_name[0] && file_name[0] != '.' && !strchr(file_name, '/');
+  const char *name = plain_name ? file_name : is_json ? "model.json" : "model.onnx";
+  char *path = status ? NULL : hetc_path_join(dir, name);
   if (!status && !path) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a job's model");
   if (!status) status = text ? hetc_file_write_all(path, text, strlen(text)) : hetc_file_write_all(path, content, length);
   PQfreemem(content);
   free(text);
   const char *shapes[16];
   int32_t num_shapes = 0;
-  for (char *entry = strtok(shapes_text, ","); entry && num_shapes < 16; entry = strtok(NULL, ","))
+  char *position = NULL;
+  for (char *entry = strtok_r(shapes_text, ",", &position); entry && num_shapes < 16;
+       entry = strtok_r(NULL, ",", &position))
     shapes[num_shapes++] = entry;
   const hetc_model_load_options_t options = {.struct_size = sizeof(options), .input_shapes = shapes,
                                              .num_input_shapes = num_shapes};
