@@ -885,6 +885,19 @@ typedef struct hetc_job_task_t {
 HETC_API hetc_status_t hetc_queue_job(hetc_queue_t *queue, int64_t job_id, hetc_job_info_t *out_job,
                                       hetc_job_task_t **out_tasks, int32_t *out_count);
 
+/* A worker registered in the queue, as `hetc jobs show` lists them. */
+typedef struct hetc_queue_worker_t {
+  int64_t id;
+  char name[128];     /* host:pid */
+  char targets[256];  /* comma-separated */
+  double heartbeat_age_s; /* since its last heartbeat */
+  char doing[256];    /* "idle", or the task and its trials so far */
+} hetc_queue_worker_t;
+
+/* Every registered worker, oldest first. *out_workers (*out_count
+ * entries) is released with hetc_free. */
+HETC_API hetc_status_t hetc_queue_workers(hetc_queue_t *queue, hetc_queue_worker_t **out_workers, int32_t *out_count);
+
 /* Runs a worker: registers this process in the queue with its targets,
  * then claims tasks one at a time and tunes each (as `hetc tune` tunes one
  * task of a model, into the worker's records store) while a thread renews

@@ -171,6 +171,14 @@ static int show(hetc_queue_t *queue, int64_t job_id) {
     if (*t->message) printf("             %s\n", t->message);
   }
   hetc_free(tasks);
+  hetc_queue_worker_t *workers = NULL;
+  status = hetc_queue_workers(queue, &workers, &count);
+  if (status) return hetc_cli_report(status);
+  printf("workers: %d\n", (int)count);
+  for (int32_t k = 0; k < count; ++k)
+    printf("  %-24s  %-20s  heartbeat %5.1f s ago  %s\n", workers[k].name, workers[k].targets,
+           workers[k].heartbeat_age_s, workers[k].doing);
+  hetc_free(workers);
   return HETC_EXIT_OK;
 }
 

@@ -117,6 +117,34 @@ hetc_status_t hetc_queue_report(hetc_queue_t *queue, int64_t worker_id, int64_t 
   return NULL;
 }
 
+hetc_status_t hetc_queue_workers(hetc_queue_t *queue, hetc_queue_worker_t **out_workers, int32_t *out_count) {
+  *out_workers = NULL;
+  *out_count = 0;
+  PGresult *result;
+  HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "listing workers",
+                                    "SELECT id, name, array_to_string(targets, ','), "
+                                    "extract(epoch FROM now() - heartbeat_at), doing FROM hetc_workers ORDER BY id",
+                                    0, NULL, &result));
+  const int rows = PQntuples(result);
+  hetc_queue_worker_t *workers = calloc((size_t)rows + 1, sizeof(*workers));
+  if (!workers) {
+    PQclear(result);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "listing workers");
+  }
+  for (int row = 0; row < rows; ++row) {
+    hetc_queue_worker_t *w = &workers[row];
+    w->id = hetc_pg_int(result, row, 0);
+    snprintf(w->name, sizeof(w->name), "%s", hetc_pg_text(result, row, 1));
+    snprintf(w->targets, sizeof(w->targets), "%s", hetc_pg_text(result, row, 2));
+    w->heartbeat_age_s = hetc_pg_double(result, row, 3);
+    snprintf(w->doing, sizeof(w->doing), "%s", hetc_pg_text(result, row, 4));
+  }
+  PQclear(result);
+  *out_workers = workers;
+  *out_count = rows;
+  return NULL;
+}
+
 hetc_status_t hetc_queue_worker_leave(hetc_queue_t *queue, int64_t worker_id) {
   char id[32];
   id_text(worker_id, id, sizeof(id));

@@ -64,6 +64,8 @@ hetc_status_t hetc_queue_report(hetc_queue_t *queue, int64_t worker_id, int64_t 
                                 double best_seconds, hetc_queue_outcome_t outcome, const char *message,
                                 int *out_still_ours);
 
+/* hetc_queue_workers (hetc.h) lists the registered workers. */
+
 /* Gives the worker's claimed tasks back (queued again, their progress
  * kept) and removes the worker: a clean stop. */
 hetc_status_t hetc_queue_worker_leave(hetc_queue_t *queue, int64_t worker_id);

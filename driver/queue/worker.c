@@ -148,10 +148,10 @@ static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t
 typedef struct task_run_t {
   hetc_queue_t *queue;
   int64_t worker_id;
+  int32_t lease_s;
   const hetc_queue_claim_t *claim;
   heartbeat_t *heartbeat;
   int lost; /* the task stopped being ours */
-  hetc_status_t failure;
 } task_run_t;
 
 static int after_batch(void *user_data, int32_t trials_done, double best_seconds) {
@@ -170,6 +170,9 @@ static int after_batch(void *user_data, int32_t trials_done, double best_seconds
            (int)run->claim->model_index, (int)run->claim->task_number, run->claim->target, (int)trials_done,
            (int)run->claim->trials);
   say_doing(run->heartbeat, run->claim->task_id, doing);
+  /* Said at once, not at the next beat: `hetc jobs show` follows it. */
+  if (ours) hetc_status_free(hetc_queue_worker_heartbeat(run->queue, run->worker_id, run->claim->task_id,
+                                                         run->lease_s, doing));
   run->lost = !ours;
   return run->lost;
 }
@@ -199,7 +202,7 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
     w->model_job = claim->job_id;
     w->model_index = claim->model_index;
   }
-  task_run_t run = {w->queue, w->worker_id, claim, &w->heartbeat, 0, NULL};
+  task_run_t run = {w->queue, w->worker_id, w->heartbeat.lease_s, claim, &w->heartbeat, 0};
   hetc_tune_options_t tune = hetc_tune_default_options();
   if (!status && !hetc_search_kind_from_name(w->search, &tune.search))
     status = hetc_status_new(HETC_STATUS_BAD_INPUT, "job %lld: search '%s' is not built in", (long long)claim->job_id,
@@ -341,6 +344,7 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
     snprintf(doing, sizeof(doing), "job %lld, model %d, task %d on %s: starting", (long long)claim.job_id,
              (int)claim.model_index, (int)claim.task_number, claim.target);
     say_doing(&w.heartbeat, claim.task_id, doing);
+    hetc_status_free(hetc_queue_worker_heartbeat(queue, w.worker_id, claim.task_id, lease_s, doing));
     status = tune_claim(&w, &claim);
     say_doing(&w.heartbeat, 0, "idle");
     idle_since = time(NULL);

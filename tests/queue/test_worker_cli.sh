@@ -1,8 +1,10 @@
 #!/bin/sh
 # `hetc worker` against the tests' own PostgreSQL server (pg_server.sh):
-# - two workers with different targets share a job and finish it: every
-#   task done, and the trials the queue counts are exactly the records the
-#   workers' stores hold (none lost, none twice);
+# - two submitters at once, then three workers (two on vec, one on cpu)
+#   share the jobs and finish them: every task done once, the trials the
+#   queue counts are exactly the records the workers' stores hold (none
+#   lost, none twice), no measurement overlapped another hold of the cores
+#   (HETC_MEASURE_LOG), and `hetc jobs show` listed each worker's task;
 # - a worker killed with SIGKILL in the middle of a task: its lease runs
 #   out, another worker claims the task again (attempt 2) and goes on from
 #   the records the first one wrote; the job completes with no record twice;
@@ -49,29 +51,48 @@ await() {
   return 1
 }
 
-# ---- two workers, two targets, one job ---------------------------------------------
+# ---- two submitters, three workers (vec, vec, cpu) ---------------------------------------
 fresh shared
 q="$base/shared"
-"$hetc" jobs submit "$samples/tiny_conv.json" "$samples/tiny_residual.json" --targets vec,cpu --trials 4 \
-  --queue "$q" >/dev/null || fail "submit"
-# vec and cpu are both this machine's cores: the two workers take turns.
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec,cpu --trials 4 --queue "$q" >/dev/null &
+submitter=$!
+"$hetc" jobs submit "$samples/tiny_residual.json" --targets vec,cpu --trials 4 --queue "$q" >/dev/null ||
+  fail "second submit"
+wait $submitter || fail "first submit"
+# vec and cpu are both this machine's cores: the three workers take turns.
 export HETC_LOCK_DIR="$work/locks" HETC_MEASURE_LOG="$work/turns.log"
-"$hetc" worker --queue "$q" --targets vec --records "$work/vec.sqlite" --idle-exit 2 --workers 1 \
-  >"$work/vec.out" 2>"$work/vec.err" &
-vec_worker=$!
-"$hetc" worker --queue "$q" --targets cpu --records "$work/cpu.sqlite" --idle-exit 2 --workers 1 \
-  >"$work/cpu.out" 2>"$work/cpu.err" || { fail "cpu worker"; cat "$work/cpu.err"; }
-wait $vec_worker || { fail "vec worker"; cat "$work/vec.err"; }
+for w in vec1:vec vec2:vec cpu1:cpu; do
+  "$hetc" worker --queue "$q" --targets "${w#*:}" --records "$work/${w%%:*}.sqlite" --idle-exit 2 --workers 1 \
+    >"$work/${w%%:*}.out" 2>"$work/${w%%:*}.err" &
+  eval "pid_${w%%:*}=\$!"
+done
+# While they work, `hetc jobs show` lists each worker and what it does.
+for _ in $(seq 1 300); do
+  "$hetc" jobs show 1 --queue "$q" >"$work/show" 2>&1
+  grep -q '^workers: 3$' "$work/show" && grep -q ': \(starting\|[0-9]*/4 trials\)$' "$work/show" && break
+  sleep 0.1
+done
+grep -q '^workers: 3$' "$work/show" || { fail "jobs show: not 3 workers"; cat "$work/show"; }
+grep -q 'heartbeat .* s ago  job [12], model 0, task [0-9]* on \(vec\|cpu\): \(starting\|[0-9]*/4 trials\)$' "$work/show" ||
+  { fail "jobs show: no worker's task and trials"; cat "$work/show"; }
+done_tasks=0
+for w in vec1 vec2 cpu1; do
+  eval "wait \$pid_$w" || { fail "worker $w"; cat "$work/$w.err"; }
+  n=$(sed -n 's/^worker: \([0-9]*\) tasks done, 0 failed, 0 stopped;.*/\1/p' "$work/$w.out")
+  [ -n "$n" ] || { fail "worker $w's summary"; cat "$work/$w.out"; }
+  done_tasks=$((done_tasks + ${n:-0}))
+done
+[ "$done_tasks" = 18 ] || fail "the workers did $done_tasks tasks, the jobs have 18"
 unset HETC_MEASURE_LOG
 check_turns "$work/turns.log" || fail "measurements shared the cores"
-[ "$(cut -d' ' -f5 "$work/turns.log" | sort -u | wc -l)" = 2 ] || fail "the turns log is not of both workers"
-"$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "job 1 is not done"
+[ "$(cut -d' ' -f5 "$work/turns.log" | sort -u | wc -l)" -ge 2 ] || fail "the turns log is not of several workers"
+for job in 1 2; do
+  "$hetc" jobs wait $job --queue "$q" --timeout 5 >/dev/null || fail "job $job is not done"
+done
 [ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state <> 'done'")" = 0 ] || fail "tasks not done"
 counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
-stored=$(($(records "$work/vec.sqlite") + $(records "$work/cpu.sqlite")))
+stored=$(($(records "$work/vec1.sqlite") + $(records "$work/vec2.sqlite") + $(records "$work/cpu1.sqlite")))
 [ "$counted" = "$stored" ] || fail "the queue counts $counted trials, the stores hold $stored records"
-grep -q "^worker: 9 tasks done, 0 failed, 0 stopped;" "$work/vec.out" || { fail "vec worker's summary"; cat "$work/vec.out"; }
-grep -q "^worker: 9 tasks done, 0 failed, 0 stopped;" "$work/cpu.out" || { fail "cpu worker's summary"; cat "$work/cpu.out"; }
 [ "$(sql "$q" -c "SELECT count(*) FROM hetc_workers")" = 0 ] || fail "workers left their rows behind"
 
 # ---- SIGKILL in the middle of a task ---------------------------------------------------
