@@ -113,15 +113,18 @@ static void softplus(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_SOFTPLU
 static void exp_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_EXP, "exp"); }
 static void log_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_LOG, "log"); }
 
-static void div_broadcast(check_workload_t *out) {
+/* A binary op whose second input broadcasts over H and W. */
+static void binary_broadcast(check_workload_t *out, int32_t binary, const char *name, const char *symbol) {
   out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
-  out->workload.binary = HETC_PLUGIN_BINARY_DIV;
+  out->workload.binary = binary;
   out->inputs[0] = tensor(4, 1, 6, 3, 3);
   out->inputs[1] = tensor(4, 1, 6, 1, 1);
   out->workload.output = out->inputs[0];
   set_inputs(out, 2);
-  snprintf(out->label, sizeof(out->label), "elementwise div 1x6x3x3 / 1x6x1x1 (broadcast)");
+  snprintf(out->label, sizeof(out->label), "elementwise %s 1x6x3x3 %s 1x6x1x1 (broadcast)", name, symbol);
 }
+
+static void div_broadcast(check_workload_t *out) { binary_broadcast(out, HETC_PLUGIN_BINARY_DIV, "div", "/"); }
 
 static void add(check_workload_t *out) {
   out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
@@ -132,15 +135,7 @@ static void add(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "elementwise add 1x3x4x5 + 1x3x4x5");
 }
 
-static void mul_broadcast(check_workload_t *out) {
-  out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
-  out->workload.binary = HETC_PLUGIN_BINARY_MUL;
-  out->inputs[0] = tensor(4, 1, 6, 3, 3);
-  out->inputs[1] = tensor(4, 1, 6, 1, 1);
-  out->workload.output = out->inputs[0];
-  set_inputs(out, 2);
-  snprintf(out->label, sizeof(out->label), "elementwise mul 1x6x3x3 * 1x6x1x1 (broadcast)");
-}
+static void mul_broadcast(check_workload_t *out) { binary_broadcast(out, HETC_PLUGIN_BINARY_MUL, "mul", "*"); }
 
 static void softmax(check_workload_t *out) {
   out->workload.op = HETC_PLUGIN_OP_SOFTMAX;

@@ -117,6 +117,10 @@ int hetc_cli_input_shape(hetc_cli_args_t *args, hetc_cli_model_t *model);
 hetc_status_t hetc_cli_model_load(hetc_cli_model_t *model, hetc_model_t **out_model);
 #define HETC_CLI_INPUT_SHAPE_USAGE "  --input-shape NAME=DIMS[,...]  shapes of an ONNX model's symbolic inputs (e.g. input=1x3x224x224)\n"
 
+/* Seconds since the epoch as UTC, 2026-11-27T15:53:59Z (the number itself
+ * where the time cannot be written), into out. */
+void hetc_cli_format_time(int64_t seconds, char *out, size_t size);
+
 int hetc_cli_tasks(int argc, char **argv);
 int hetc_cli_import(int argc, char **argv);
 int hetc_cli_plugin_check(int argc, char **argv);

@@ -78,13 +78,6 @@ static int parse_arguments(const char *subcommand, int argc, char **argv, argume
   return !args.failed;
 }
 
-static void format_time(int64_t timestamp, char *out, size_t size) {
-  time_t seconds = (time_t)timestamp;
-  struct tm utc;
-  if (!gmtime_r(&seconds, &utc) || !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &utc))
-    snprintf(out, size, "%lld", (long long)timestamp);
-}
-
 static int submit(hetc_queue_t *queue, arguments_t *a) {
   hetc_model_t *models[MAX_MODELS] = {0};
   const char *shapes[MAX_MODELS];
@@ -133,7 +126,7 @@ static int list(hetc_queue_t *queue) {
   for (int32_t k = 0; k < count; ++k) {
     const hetc_job_info_t *j = &jobs[k];
     char when[32], tasks[32], trials[48];
-    format_time(j->submitted_at, when, sizeof(when));
+    hetc_cli_format_time(j->submitted_at, when, sizeof(when));
     snprintf(tasks, sizeof(tasks), "%d/%d", (int)j->tasks_done, (int)j->tasks);
     snprintf(trials, sizeof(trials), "%lld/%lld", (long long)j->trials_done, (long long)j->trials);
     printf("%6lld  %-9s  %-20s  %9s  %15s  %-24s  %s\n", (long long)j->id, state_names[j->state], when, tasks, trials,
@@ -151,7 +144,7 @@ static int show(hetc_queue_t *queue, int64_t job_id) {
   hetc_status_t status = hetc_queue_job(queue, job_id, &job, &tasks, &count);
   if (status) return hetc_cli_report(status);
   char when[32];
-  format_time(job.submitted_at, when, sizeof(when));
+  hetc_cli_format_time(job.submitted_at, when, sizeof(when));
   printf("job %lld: %s, priority %d, submitted %s by %s\n", (long long)job.id, state_names[job.state],
          (int)job.priority, when, job.submitter);
   printf("models: %s; targets: %s; tasks %d/%d done; trials %lld/%lld\n", job.models, job.targets,

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
 
@@ -58,14 +57,6 @@ static int parse_arguments(const char *subcommand, int argc, char **argv, argume
   return !args.failed;
 }
 
-static void format_time(int64_t timestamp, char *out, size_t size) {
-  time_t seconds = (time_t)timestamp;
-  struct tm utc;
-  if (!gmtime_r(&seconds, &utc) || !strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &utc)) {
-    snprintf(out, size, "%lld", (long long)timestamp);
-  }
-}
-
 /* "0.812 ms (5 runs)" or "compile_host: first line of the message". */
 static void format_result(const hetc_record_t *r, char *out, size_t size) {
   if (r->error == HETC_RECORD_OK) {
@@ -89,7 +80,7 @@ static hetc_status_t list_records(hetc_records_t *store, const hetc_record_filte
   for (int32_t i = 0; i < list.count; ++i) {
     const hetc_record_t *r = &list.items[i];
     char when[32], result[160];
-    format_time(r->timestamp, when, sizeof(when));
+    hetc_cli_format_time(r->timestamp, when, sizeof(when));
     format_result(r, result, sizeof(result));
     printf("%s  %s  %s v%u  #%lld %s  %s  | %s | %s\n", when, r->target, r->template_name,
            r->template_version, (long long)r->config_index, r->config_json, result,

@@ -13,15 +13,7 @@ hetc_status_t hetc_queue_worker_register(hetc_queue_t *queue, const char *const 
   *out_worker_id = 0;
   char name[160], array[1024];
   hetc_queue_process_name(name, sizeof(name));
-  size_t used = (size_t)snprintf(array, sizeof(array), "{");
-  for (int32_t k = 0; k < num_targets; ++k) {
-    if (strpbrk(targets[k], "\"\\{},") || !*targets[k])
-      return hetc_status_new(HETC_STATUS_BAD_INPUT, "'%s' is not a target name", targets[k]);
-    used += (size_t)snprintf(array + used, used < sizeof(array) ? sizeof(array) - used : 0, "%s\"%s\"", k ? "," : "",
-                             targets[k]);
-  }
-  if (used + 2 > sizeof(array)) return hetc_status_new(HETC_STATUS_BAD_INPUT, "too many targets for one worker");
-  snprintf(array + used, sizeof(array) - used, "}");
+  HETC_RETURN_IF_ERROR(hetc_pg_name_array(targets, num_targets, "target", array, sizeof(array)));
   const char *params[3] = {name, array, devices ? devices : ""};
   PGresult *result;
   HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "registering a worker",

@@ -9,6 +9,7 @@
 #include "common/fileio.h"
 #include "plugins/registry.h"
 #include "queue/queue.h"
+#include "tune/search.h"
 
 #define MAX_JOB_MODELS 64
 #define MAX_JOB_TARGETS 16
@@ -100,7 +101,8 @@ static hetc_status_t check_spec(const hetc_job_spec_t *spec) {
   if (spec->priority < -1000 || spec->priority > 1000)
     return hetc_status_new(HETC_STATUS_BAD_INPUT, "a priority must be -1000 to 1000");
   const char *search = spec->search ? spec->search : "model";
-  if (strcmp(search, "model") && strcmp(search, "random") && strcmp(search, "grid") && strcmp(search, "genetic"))
+  hetc_search_kind_t kind;
+  if (!hetc_search_kind_from_name(search, &kind))
     return hetc_status_new(HETC_STATUS_BAD_INPUT, "unknown search '%s' (model, random, grid or genetic)", search);
   for (int32_t k = 0; k < spec->num_targets; ++k)
     for (int32_t j = 0; j < k; ++j)
@@ -150,31 +152,19 @@ static hetc_status_t insert_tasks(hetc_queue_t *queue, const char *job_id, int32
   return status;
 }
 
-/* The targets as a PostgreSQL array literal: {"a","b"} (target names hold
- * no quotes or backslashes: plugin names are identifiers). */
-static void targets_array(const hetc_job_spec_t *spec, char *out, size_t size) {
-  size_t n = (size_t)snprintf(out, size, "{");
-  for (int32_t k = 0; k < spec->num_targets && n < size; ++k)
-    n += (size_t)snprintf(out + n, size - n, "%s\"%s\"", k ? "," : "", spec->targets[k]);
-  if (n < size) snprintf(out + n, size - n, "}");
-}
-
 hetc_status_t hetc_queue_submit(hetc_context_t *context, hetc_queue_t *queue, const hetc_job_spec_t *spec,
                                 int64_t *out_job_id) {
   *out_job_id = 0;
   HETC_RETURN_IF_ERROR(check_spec(spec));
-  for (int32_t k = 0; k < spec->num_targets; ++k) {
-    if (strpbrk(spec->targets[k], "\"\\{},") || !*spec->targets[k])
-      return hetc_status_new(HETC_STATUS_BAD_INPUT, "'%s' is not a target name", spec->targets[k]);
-    HETC_RETURN_IF_ERROR(check_target(queue, context, spec->targets[k]));
-  }
+  char targets[4096];
+  HETC_RETURN_IF_ERROR(hetc_pg_name_array(spec->targets, spec->num_targets, "target", targets, sizeof(targets)));
+  for (int32_t k = 0; k < spec->num_targets; ++k) HETC_RETURN_IF_ERROR(check_target(queue, context, spec->targets[k]));
   const int32_t trials = spec->trials ? spec->trials : 200;
-  char submitter[160], trials_text[16], priority[16], seed[32], targets[MAX_JOB_TARGETS * 40];
+  char submitter[160], trials_text[16], priority[16], seed[32];
   hetc_queue_process_name(submitter, sizeof(submitter));
   snprintf(trials_text, sizeof(trials_text), "%d", (int)trials);
   snprintf(priority, sizeof(priority), "%d", (int)spec->priority);
   snprintf(seed, sizeof(seed), "%" PRIu64, spec->seed ? spec->seed : 1);
-  targets_array(spec, targets, sizeof(targets));
   const char *params[6] = {submitter, targets, trials_text, spec->search ? spec->search : "model", seed, priority};
   PGresult *result = NULL;
   HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "submitting a job", "BEGIN", 0, NULL, NULL));

@@ -150,6 +150,18 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
                          line, gone ? " (the connection to the server is lost)" : "");
 }
 
+hetc_status_t hetc_pg_name_array(const char *const *names, int32_t count, const char *what, char *out, size_t size) {
+  size_t used = (size_t)snprintf(out, size, "{");
+  for (int32_t k = 0; k < count; ++k) {
+    if (!*names[k] || strpbrk(names[k], "\"\\{},"))
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "'%s' is not a %s name", names[k], what);
+    used += (size_t)snprintf(out + used, used < size ? size - used : 0, "%s\"%s\"", k ? "," : "", names[k]);
+  }
+  if (used + 2 > size) return hetc_status_new(HETC_STATUS_BAD_INPUT, "too many %s names", what);
+  snprintf(out + used, size - used, "}");
+  return NULL;
+}
+
 long long hetc_pg_int(const PGresult *result, int row, int column) {
   return PQgetisnull(result, row, column) ? 0 : strtoll(PQgetvalue(result, row, column), NULL, 10);
 }

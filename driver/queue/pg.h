@@ -52,6 +52,12 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
                                   const char *const *params, const int *lengths, const int *formats,
                                   PGresult **out_result);
 
+/* `names` as a PostgreSQL text-array literal, {"a","b"}, in out. BAD_INPUT
+ * for an empty name or one with a quote, backslash, brace or comma ("'x,y'
+ * is not a WHAT name": the names are identifiers), or names that do not
+ * fit `size`. */
+hetc_status_t hetc_pg_name_array(const char *const *names, int32_t count, const char *what, char *out, size_t size);
+
 /* The integer, text or double in row `row`, column `column` of a result
  * (0, "" or 0.0 for SQL NULL). Borrowed from the result for text. */
 long long hetc_pg_int(const PGresult *result, int row, int column);
