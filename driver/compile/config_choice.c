@@ -38,7 +38,7 @@ hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_cho
   *out = NULL;
   char *path = records_path ? strdup(records_path) : hetc_records_default_path();
   struct stat st;
-  if (!path || (!records_path && stat(path, &st) != 0)) {
+  if (!path || (!records_path && !hetc_records_names_server(path) && stat(path, &st) != 0)) {
     free(path);
     return NULL;
   }
@@ -48,15 +48,17 @@ hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_cho
    * (the plan it chose, transfer costs), where the file can be written. */
   hetc_status_t status = c ? hetc_records_open_as(path, HETC_RECORDS_CACHE, &c->store)
                            : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
-  /* The tuner saves its global model as <store>.model. */
-  size_t size = strlen(path) + 8;
-  char *model_path = status ? NULL : malloc(size);
-  if (model_path) snprintf(model_path, size, "%s.model", path);
-  if (!status && model_path && stat(model_path, &st) == 0) {
+  /* The global model the tuner kept with the store. */
+  char *model = NULL;
+  size_t model_bytes = 0;
+  int found = 0;
+  if (!status) status = hetc_records_get_model(c->store, &model, &model_bytes, &found);
+  if (!status && found) {
     status = hetc_transfer_model_create(HETC_FEATURE_COUNT, NULL, &c->model);
-    if (!status) status = hetc_transfer_model_load_global(c->model, model_path);
+    if (!status)
+      status = hetc_transfer_model_load_global_bytes(c->model, hetc_records_model_name(c->store), model, model_bytes);
   }
-  free(model_path);
+  free(model);
   free(path);
   if (status) {
     hetc_config_chooser_free(c);

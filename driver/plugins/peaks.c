@@ -126,7 +126,7 @@ static hetc_records_t *open_store(hetc_registry_t *registry) {
   struct stat st;
   if (!path) {
     /* No home: nowhere to keep anything, which is not worth a warning. */
-  } else if (mode < HETC_PEAKS_RECORD_CREATE && stat(path, &st) != 0) {
+  } else if (mode < HETC_PEAKS_RECORD_CREATE && !hetc_records_names_server(path) && stat(path, &st) != 0) {
     /* Only a store that exists. */
   } else {
     /* Reading leaves the file as it is; recording writes an existing store

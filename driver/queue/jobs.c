@@ -20,7 +20,7 @@ hetc_status_t hetc_queue_open(const char *uri, hetc_queue_t **out_queue) {
   *out_queue = NULL;
   hetc_queue_t *queue = calloc(1, sizeof(*queue));
   if (!queue) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "opening the queue");
-  hetc_status_t status = hetc_pg_connect(uri, &queue->pg);
+  hetc_status_t status = hetc_pg_connect(uri, NULL, &queue->pg);
   if (!status) status = hetc_queue_schema_ensure(&queue->pg);
   if (!status && !(queue->uri = strdup(uri))) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "opening the queue");
   if (status) {

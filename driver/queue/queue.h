@@ -3,7 +3,7 @@
 #ifndef HETC_DRIVER_QUEUE_QUEUE_H_
 #define HETC_DRIVER_QUEUE_QUEUE_H_
 
-#include "queue/pg.h"
+#include "common/pg.h"
 
 /* The version of the queue's tables this build reads and writes, kept in
  * hetc_meta under 'queue_schema'. */

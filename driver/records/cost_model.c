@@ -405,7 +405,10 @@ static hetc_status_t write_file_atomically(const char *path, const void *head, s
   return hetc_output_file_commit(output);
 }
 
-hetc_status_t hetc_cost_model_save(const hetc_cost_model_t *model, const char *path) {
+hetc_status_t hetc_cost_model_to_bytes(const hetc_cost_model_t *model, const char *path, char **out_bytes,
+                                       size_t *out_length) {
+  *out_bytes = NULL;
+  *out_length = 0;
   if (!model || !path)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "cost model: nothing to save");
   char *payload = NULL;
@@ -437,8 +440,25 @@ hetc_status_t hetc_cost_model_save(const hetc_cost_model_t *model, const char *p
                COST_MODEL_MAGIC " %d features %d trained %d bytes %zu fnv1a64 %016" PRIx64 "\n",
                COST_MODEL_FORMAT_VERSION, model->num_features, trained, payload_bytes,
                hetc_fnv1a64(payload, payload_bytes, HETC_FNV1A64_OFFSET));
-  status = write_file_atomically(path, header, (size_t)header_bytes, payload, payload_bytes);
+  char *bytes = malloc((size_t)header_bytes + payload_bytes + 1);
+  if (!bytes) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: saving the cost model", path);
+  if (bytes) {
+    memcpy(bytes, header, (size_t)header_bytes);
+    if (payload_bytes) memcpy(bytes + header_bytes, payload, payload_bytes);
+    bytes[(size_t)header_bytes + payload_bytes] = '\0';
+    *out_bytes = bytes;
+    *out_length = (size_t)header_bytes + payload_bytes;
+  }
   free(payload);
+  return status;
+}
+
+hetc_status_t hetc_cost_model_save(const hetc_cost_model_t *model, const char *path) {
+  char *bytes = NULL;
+  size_t length = 0;
+  HETC_RETURN_IF_ERROR(hetc_cost_model_to_bytes(model, path, &bytes, &length));
+  hetc_status_t status = write_file_atomically(path, bytes, length, NULL, 0);
+  free(bytes);
   return status;
 }
 
@@ -497,7 +517,14 @@ hetc_status_t hetc_cost_model_load_with_options(const char *path, int32_t num_fe
   char *data = NULL;
   size_t length = 0;
   HETC_RETURN_IF_ERROR(hetc_file_read_all(path, COST_MODEL_MAX_FILE_BYTES, &data, &length));
+  hetc_status_t status = hetc_cost_model_from_bytes(path, data, length, num_features, options, out_model);
+  free(data);
+  return status;
+}
 
+hetc_status_t hetc_cost_model_from_bytes(const char *path, const char *data, size_t length, int32_t num_features,
+                                         const hetc_cost_model_options_t *options, hetc_cost_model_t **out_model) {
+  *out_model = NULL;
   hetc_status_t status = NULL;
   hetc_cost_model_t *model = NULL;
   BoosterHandle booster = NULL;
@@ -560,6 +587,5 @@ hetc_status_t hetc_cost_model_load_with_options(const char *path, int32_t num_fe
 cleanup:
   if (booster) XGBoosterFree(booster);
   hetc_cost_model_free(model);
-  free(data);
   return status;
 }

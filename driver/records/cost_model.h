@@ -109,4 +109,15 @@ hetc_status_t hetc_cost_model_load_with_options(const char *path, int32_t num_fe
                                                 const hetc_cost_model_options_t *options,
                                                 hetc_cost_model_t **out_model);
 
+/* The bytes hetc_cost_model_save writes (header and trees), in
+ * *out_bytes (the caller frees them; NUL-terminated, the NUL not counted in
+ * *out_length), for a store that keeps them elsewhere than in a file.
+ * `path` names the model in messages. */
+hetc_status_t hetc_cost_model_to_bytes(const hetc_cost_model_t *model, const char *path, char **out_bytes,
+                                       size_t *out_length);
+/* hetc_cost_model_load_with_options from those bytes (the caller's);
+ * `path` names them in messages. */
+hetc_status_t hetc_cost_model_from_bytes(const char *path, const char *data, size_t length, int32_t num_features,
+                                         const hetc_cost_model_options_t *options, hetc_cost_model_t **out_model);
+
 #endif /* HETC_DRIVER_RECORDS_COST_MODEL_H_ */

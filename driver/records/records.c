@@ -18,6 +18,7 @@
 #include "hetc/hetc.h"
 #include "common/interrupt.h"
 #include "records/json_text.h"
+#include "records/records_sql.h"
 
 /* Who holds a claim (hetc_records_claim): this process, told apart from
  * any other that ever ran, on this machine or another sharing the file. */
@@ -28,8 +29,9 @@ typedef struct owner_t {
 } owner_t;
 
 struct hetc_records_t {
-  sqlite3 *db;
-  char *path; /* owned */
+  hetc_sql_t db;
+  char *path; /* owned: the file, or the server's URI without its password */
+  char *model_name; /* owned: how messages name the store's cost model */
   hetc_records_mode_t mode;
   int64_t version; /* the file's schema version */
   int writable;    /* opened read-write and holding the current schema */
@@ -198,6 +200,7 @@ static const char insert_sql[] =
 /* ------------------------------------------------------------------------ */
 
 static hetc_status_code_t code_for_sqlite(int rc) {
+  if (rc == HETC_SQL_LOST) return HETC_STATUS_UNAVAILABLE;
   switch (rc & 0xff) {
     case SQLITE_NOMEM: return HETC_STATUS_OUT_OF_MEMORY;
     case SQLITE_BUSY:
@@ -219,24 +222,44 @@ static hetc_status_t sqlite_failure(const hetc_records_t *store, int rc, const c
   if ((rc & 0xff) == SQLITE_BUSY && hetc_interrupt_signal())
     return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: interrupted while waiting for another writer",
                            store->path, doing);
-  const char *message = store->db ? sqlite3_errmsg(store->db) : sqlite3_errstr(rc);
-  if ((rc & 0xff) == SQLITE_BUSY)
+  const char *message = store->db.lite || hetc_sql_is_pg(&store->db) ? hetc_sql_errmsg(&store->db) : sqlite3_errstr(rc);
+  if (rc == HETC_SQL_LOST)
+    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: %s (the connection to the server is lost)", store->path,
+                           doing, message);
+  if ((rc & 0xff) == SQLITE_BUSY && !hetc_sql_is_pg(&store->db))
     return hetc_status_new(HETC_STATUS_UNAVAILABLE, "%s: %s: %s (another process held it for %g s)", store->path,
                            doing, message, store->busy_timeout_s);
   return hetc_status_new(code_for_sqlite(rc), "%s: %s: %s", store->path, doing, message);
 }
+
+/* A write whose connection to the server was lost (the server restarted,
+ * the backend was terminated) took its transaction with it: none of it
+ * happened, or (lost during COMMIT) all of it did, and every write here is
+ * safe to make twice. It is made once more, on a new connection
+ * (hetc_pg_query waits for the server to come back). */
+#define WRITE_AGAIN_IF_LOST(store, call)                                       \
+  do {                                                                         \
+    (store)->db.lost = 0;                                                      \
+    hetc_status_t once_ = (call);                                              \
+    if (once_ && (store)->db.lost) {                                           \
+      hetc_status_free(once_);                                                 \
+      (store)->db.lost = 0;                                                    \
+      once_ = (call);                                                          \
+    }                                                                          \
+    return once_;                                                              \
+  } while (0)
 
 static hetc_status_t out_of_memory(const char *doing) {
   return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "records store: %s", doing);
 }
 
 static hetc_status_t exec(hetc_records_t *store, const char *sql, const char *doing) {
-  int rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
+  int rc = hetc_sql_exec(&store->db, sql);
   return rc == SQLITE_OK ? NULL : sqlite_failure(store, rc, doing);
 }
 
-static hetc_status_t prepare(hetc_records_t *store, const char *sql, sqlite3_stmt **out_stmt) {
-  int rc = sqlite3_prepare_v2(store->db, sql, -1, out_stmt, NULL);
+static hetc_status_t prepare(hetc_records_t *store, const char *sql, hetc_sql_stmt_t **out_stmt) {
+  int rc = hetc_sql_prepare(&store->db, sql, out_stmt);
   return rc == SQLITE_OK ? NULL : sqlite_failure(store, rc, "preparing a query");
 }
 
@@ -250,7 +273,8 @@ static hetc_status_t require_writable(const hetc_records_t *store, const char *d
  * waiting writer goes through the busy handler instead of failing at once
  * when its read lock cannot be upgraded. */
 static hetc_status_t begin_write(hetc_records_t *store) {
-  return exec(store, "BEGIN IMMEDIATE", "starting a write");
+  int rc = hetc_sql_begin_write(&store->db);
+  return rc == SQLITE_OK ? NULL : sqlite_failure(store, rc, "starting a write");
 }
 
 static hetc_status_t end_write(hetc_records_t *store, hetc_status_t status) {
@@ -258,7 +282,7 @@ static hetc_status_t end_write(hetc_records_t *store, hetc_status_t status) {
     status = exec(store, "COMMIT", "committing");
     if (!status) return NULL;
   }
-  sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+  hetc_sql_exec(&store->db, "ROLLBACK");
   return status;
 }
 
@@ -377,21 +401,21 @@ typedef struct identity_t {
   int64_t objects; /* tables and indexes in the file */
 } identity_t;
 
-static int read_integer(sqlite3 *db, const char *sql, int64_t *out_value) {
-  sqlite3_stmt *stmt = NULL;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
+static int read_integer(hetc_sql_t *db, const char *sql, int64_t *out_value) {
+  hetc_sql_stmt_t *stmt = NULL;
+  int rc = hetc_sql_prepare(db, sql, &stmt);
   if (rc == SQLITE_OK) {
-    rc = sqlite3_step(stmt);
+    rc = hetc_sql_step(stmt);
     if (rc == SQLITE_ROW) {
-      *out_value = sqlite3_column_int64(stmt, 0);
+      *out_value = hetc_sql_column_int64(stmt, 0);
       rc = SQLITE_OK;
     }
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   return rc;
 }
 
-static int read_identity(sqlite3 *db, identity_t *out) {
+static int read_identity(hetc_sql_t *db, identity_t *out) {
   int rc = read_integer(db, "PRAGMA application_id", &out->application_id);
   if (rc == SQLITE_OK) rc = read_integer(db, "PRAGMA user_version", &out->user_version);
   if (rc == SQLITE_OK) rc = read_integer(db, "SELECT count(*) FROM sqlite_master", &out->objects);
@@ -405,7 +429,7 @@ static int is_fresh(const identity_t *identity) {
 /* Refuses files that are not ours before anything is written to them (not
  * even the journal mode). */
 static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_identity) {
-  int rc = read_identity(store->db, out_identity);
+  int rc = read_identity(&store->db, out_identity);
   if ((rc & 0xff) == SQLITE_NOTADB) {
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: not a hetc records database (not an SQLite file)", store->path);
@@ -438,18 +462,23 @@ static hetc_status_t check_tables(hetc_records_t *store) {
   for (size_t t = 0; t < sizeof(expected_tables) / sizeof(expected_tables[0]); ++t) {
     const table_columns_t *expected = &expected_tables[t];
     if (expected->since > store->version) continue;
-    sqlite3_stmt *stmt = NULL;
-    HETC_RETURN_IF_ERROR(prepare(store, "SELECT name FROM pragma_table_info(?1)", &stmt));
-    sqlite3_bind_text(stmt, 1, expected->table, -1, SQLITE_STATIC);
+    hetc_sql_stmt_t *stmt = NULL;
+    HETC_RETURN_IF_ERROR(prepare(store,
+                                 hetc_sql_is_pg(&store->db)
+                                     ? "SELECT column_name FROM information_schema.columns"
+                                       " WHERE table_schema = current_schema() AND table_name = ?1"
+                                     : "SELECT name FROM pragma_table_info(?1)",
+                                 &stmt));
+    hetc_sql_bind_text(stmt, 1, expected->table);
     uint32_t present = 0; /* bit c: columns[c] is there */
     int rc, rows = 0;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-      const char *name = (const char *)sqlite3_column_text(stmt, 0);
+    while ((rc = hetc_sql_step(stmt)) == SQLITE_ROW) {
+      const char *name = (const char *)hetc_sql_column_text(stmt, 0);
       ++rows;
       for (int c = 0; name && expected->columns[c]; ++c)
         if (!strcmp(name, expected->columns[c])) present |= 1u << c;
     }
-    sqlite3_finalize(stmt);
+    hetc_sql_finalize(stmt);
     if (rc != SQLITE_DONE) return sqlite_failure(store, rc, "reading the schema");
     if (rows == 0)
       return hetc_status_new(HETC_STATUS_BAD_INPUT,
@@ -484,15 +513,15 @@ static hetc_status_t create_tables(hetc_records_t *store) {
  * may refuse it at once (SQLITE_BUSY) rather than wait: it is tried again
  * until the busy timeout. */
 static hetc_status_t use_wal(hetc_records_t *store) {
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store, "PRAGMA journal_mode", &stmt));
-  int rc = sqlite3_step(stmt);
-  int is_wal = rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) &&
-               !strcmp((const char *)sqlite3_column_text(stmt, 0), "wal");
-  sqlite3_finalize(stmt);
+  int rc = hetc_sql_step(stmt);
+  int is_wal = rc == SQLITE_ROW && hetc_sql_column_text(stmt, 0) &&
+               !strcmp((const char *)hetc_sql_column_text(stmt, 0), "wal");
+  hetc_sql_finalize(stmt);
   if (rc != SQLITE_ROW) return sqlite_failure(store, rc, "reading the journal mode");
   for (int attempts = 0; !is_wal; ++attempts) {
-    rc = sqlite3_exec(store->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+    rc = hetc_sql_exec(&store->db, "PRAGMA journal_mode = WAL");
     if (rc == SQLITE_OK) break;
     if ((rc & 0xff) != SQLITE_BUSY || !busy_wait(store, attempts))
       return sqlite_failure(store, rc, "setting the journal mode");
@@ -556,12 +585,12 @@ static int create_store_file(hetc_records_t *store, hetc_status_t *out_status) {
   memset(&maker, 0, sizeof(maker));
   maker.path = store->path; /* messages name the store, not the temporary */
   maker.busy_timeout_s = store->busy_timeout_s;
-  int rc = sqlite3_open_v2(temp, &maker.db, SQLITE_OPEN_READWRITE, NULL);
+  int rc = sqlite3_open_v2(temp, &maker.db.lite, SQLITE_OPEN_READWRITE, NULL);
   hetc_status_t status = rc == SQLITE_OK ? NULL : sqlite_failure(&maker, rc, "creating the records store");
   if (!status) status = exec(&maker, "PRAGMA journal_mode = WAL", "creating the records store");
   if (!status) status = exec(&maker, "BEGIN", "creating the records store");
   if (!status) status = end_write(&maker, create_tables(&maker));
-  sqlite3_close(maker.db); /* the last connection: the -wal and -shm go */
+  sqlite3_close(maker.db.lite); /* the last connection: the -wal and -shm go */
   int linked = 1;
   if (!status && link(temp, store->path) != 0 && errno != EEXIST) {
     if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == ENOSYS) {
@@ -596,16 +625,135 @@ static char *immutable_uri(const char *path) {
 }
 
 static hetc_status_t connect(hetc_records_t *store, const char *name, int flags) {
-  int rc = sqlite3_open_v2(name, &store->db, flags, NULL);
+  int rc = sqlite3_open_v2(name, &store->db.lite, flags, NULL);
   if (rc != SQLITE_OK) {
     hetc_status_t status =
         hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open the records store: %s", store->path,
-                        store->db ? sqlite3_errmsg(store->db) : sqlite3_errstr(rc));
-    sqlite3_close(store->db);
-    store->db = NULL;
+                        store->db.lite ? sqlite3_errmsg(store->db.lite) : sqlite3_errstr(rc));
+    sqlite3_close(store->db.lite);
+    store->db.lite = NULL;
     return status;
   }
-  sqlite3_busy_handler(store->db, busy_wait, store);
+  sqlite3_busy_handler(store->db.lite, busy_wait, store);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A store on a PostgreSQL server                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The store's tables on a server live in a schema of their own, beside
+ * the queue's tables (api/queue-format.md) and whatever else the database
+ * holds. Every connection has it as its search path, so the queries are
+ * the same as on a file. */
+#define SERVER_SCHEMA "hetc_records"
+/* What a file keeps in its header (application id, user version), a server
+ * keeps in a table. */
+static const char server_meta_sql[] =
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO meta VALUES ('application', 'hetc records');";
+/* The global cost model trained on the store (hetc_records_put_model),
+ * which beside a file is the file PATH.model. */
+static const char server_models_sql[] =
+    "CREATE TABLE cost_models (name TEXT PRIMARY KEY, model TEXT NOT NULL, timestamp INTEGER NOT NULL,"
+    " hetc_version TEXT NOT NULL);";
+/* The order a selection's rows were written in, which SQLite keeps as
+ * rowid. */
+static const char server_selections_order_sql[] = "ALTER TABLE selections ADD COLUMN rowid BIGSERIAL;";
+
+/* The schema's SQL in PostgreSQL's types: 64-bit integers and doubles,
+ * where SQLite's INTEGER and REAL are both. The caller frees it. */
+static char *server_types(const char *sql) {
+  static const char *const from[] = {"INTEGER PRIMARY KEY", "INTEGER", "REAL"};
+  static const char *const to[] = {"BIGSERIAL PRIMARY KEY", "BIGINT", "DOUBLE PRECISION"};
+  hetc_json_text_t out = {0};
+  char piece[2] = {0, 0};
+  for (const char *p = sql; *p;) {
+    size_t k = 0;
+    while (k < 3 && strncmp(p, from[k], strlen(from[k])) != 0) ++k;
+    if (k < 3 && p > sql && p[-1] == ' ') {
+      hetc_json_text_raw(&out, to[k]);
+      p += strlen(from[k]);
+    } else {
+      piece[0] = *p++;
+      hetc_json_text_raw(&out, piece);
+    }
+  }
+  return hetc_json_text_take(&out);
+}
+
+static hetc_status_t read_server_meta(hetc_records_t *store, const char *key, int64_t *out_value, int *out_found) {
+  hetc_sql_stmt_t *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store, "SELECT value FROM meta WHERE key = ?1", &stmt));
+  hetc_sql_bind_text(stmt, 1, key);
+  int rc = hetc_sql_step(stmt);
+  *out_found = rc == SQLITE_ROW;
+  if (*out_found) {
+    const char *text = (const char *)hetc_sql_column_text(stmt, 0);
+    *out_value = !strcmp(key, "application") ? !strcmp(text ? text : "", "hetc records") : strtoll(text ? text : "", NULL, 10);
+  }
+  hetc_sql_finalize(stmt);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? NULL : sqlite_failure(store, rc, "reading the schema version");
+}
+
+/* Makes the tables in one transaction under the write lock; whoever gets
+ * it first makes them, and the others find them made. */
+static hetc_status_t create_on_server(hetc_records_t *store) {
+  char version_sql[96];
+  snprintf(version_sql, sizeof(version_sql), "INSERT INTO meta VALUES ('schema_version', '%d');",
+           HETC_RECORDS_SCHEMA_VERSION);
+  const char *const steps[] = {schema_sql, transfers_sql, peaks_sql, selections_sql, one_per_config_sql,
+                               claims_sql, server_selections_order_sql, server_models_sql, server_meta_sql,
+                               version_sql};
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  hetc_status_t status = exec(store, "CREATE SCHEMA IF NOT EXISTS " SERVER_SCHEMA, "creating the records store");
+  int64_t made = 0;
+  if (!status && read_integer(&store->db,
+                              "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" SERVER_SCHEMA
+                              "' AND table_name = 'meta'",
+                              &made) != SQLITE_OK)
+    status = sqlite_failure(store, SQLITE_ERROR, "creating the records store");
+  for (size_t k = 0; !status && !made && k < sizeof(steps) / sizeof(steps[0]); ++k) {
+    char *sql = server_types(steps[k]);
+    status = sql ? exec(store, sql, "creating the records store") : out_of_memory("creating the records store");
+    free(sql);
+  }
+  return end_write(store, status);
+}
+
+/* Opens the store the URI names (records.h's errors, with the URI, its
+ * password left out, as the store's name). */
+static hetc_status_t open_on_server(hetc_records_t *store, const char *uri) {
+  HETC_RETURN_IF_ERROR(hetc_pg_connect(uri, "-c search_path=" SERVER_SCHEMA, &store->db.pg));
+  char *shown = join3(store->db.pg.shown_uri, "", "");
+  if (!shown) return out_of_memory("opening");
+  free(store->path);
+  store->path = shown;
+  int64_t made = 0;
+  int rc = read_integer(&store->db,
+                        "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" SERVER_SCHEMA
+                        "' AND table_name = 'meta'",
+                        &made);
+  if (rc != SQLITE_OK) return sqlite_failure(store, rc, "opening the records store");
+  if (!made && store->mode != HETC_RECORDS_CREATE)
+    return hetc_status_new(HETC_STATUS_NOT_FOUND,
+                           "%s: no records store there (hetc tune and hetc records import create one)", store->path);
+  if (!made) HETC_RETURN_IF_ERROR(create_on_server(store));
+  int64_t ours = 0, version = 0;
+  int found = 0;
+  HETC_RETURN_IF_ERROR(read_server_meta(store, "application", &ours, &found));
+  if (!found || !ours)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                           "%s: not a hetc records database (schema " SERVER_SCHEMA " belongs to another application)",
+                           store->path);
+  HETC_RETURN_IF_ERROR(read_server_meta(store, "schema_version", &version, &found));
+  if (version != HETC_RECORDS_SCHEMA_VERSION)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: records schema version %lld, this hetc reads version %d%s",
+                           store->path, (long long)version, HETC_RECORDS_SCHEMA_VERSION,
+                           version > HETC_RECORDS_SCHEMA_VERSION ? " (written by a newer hetc)" : "");
+  store->version = version;
+  HETC_RETURN_IF_ERROR(check_tables(store));
+  store->writable = store->mode != HETC_RECORDS_READ;
   return NULL;
 }
 
@@ -629,6 +777,18 @@ hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, h
                   : hetc_status_new(HETC_STATUS_NOT_FOUND,
                                     "no records store: set HETC_RECORDS, XDG_DATA_HOME or HOME, or "
                                     "name one with --records");
+    goto fail;
+  }
+  if (hetc_pg_is_uri(store->path)) {
+    status = open_on_server(store, store->path);
+    if (!status && !(store->model_name = join3(store->path, " (cost model)", "")))
+      status = out_of_memory("opening");
+    if (status) goto fail;
+    *out_store = store;
+    return NULL;
+  }
+  if (!(store->model_name = join3(store->path, ".model", ""))) {
+    status = out_of_memory("opening");
     goto fail;
   }
 
@@ -664,17 +824,17 @@ hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, h
   status = connect(store, store->path,
                    mode == HETC_RECORDS_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   if (status) goto fail;
-  if (!reading && sqlite3_db_readonly(store->db, "main") == 1) {
+  if (!reading && sqlite3_db_readonly(store->db.lite, "main") == 1) {
     status = hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot write the records store (no permission)",
                              store->path);
     goto fail;
   }
   identity_t identity;
-  int rc = read_identity(store->db, &identity);
+  int rc = read_identity(&store->db, &identity);
   if (reading && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN)) {
     char *uri = immutable_uri(store->path);
-    sqlite3_close(store->db);
-    store->db = NULL;
+    sqlite3_close(store->db.lite);
+    store->db.lite = NULL;
     status = uri ? connect(store, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI) : out_of_memory("opening");
     free(uri);
     if (status) goto fail;
@@ -697,7 +857,7 @@ hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, h
   status = check_tables(store);
   if (status) goto fail;
   store->writable = store->version == HETC_RECORDS_SCHEMA_VERSION && mode != HETC_RECORDS_READ &&
-                    sqlite3_db_readonly(store->db, "main") == 0;
+                    sqlite3_db_readonly(store->db.lite, "main") == 0;
   *out_store = store;
   return NULL;
 fail:
@@ -711,12 +871,16 @@ void hetc_records_close(hetc_records_t *store) {
   if (!store) return;
   /* Claims left behind would expire with this process anyway. */
   if (store->claimed) hetc_status_free(release_claims(store));
-  sqlite3_close(store->db); /* every statement is finalized where it was made */
+  sqlite3_close(store->db.lite); /* every statement is finalized where it was made */
+  hetc_pg_close(&store->db.pg);
   free(store->path);
+  free(store->model_name);
   free(store);
 }
 
 const char *hetc_records_path(const hetc_records_t *store) { return store->path; }
+
+int hetc_records_names_server(const char *path) { return hetc_pg_is_uri(path); }
 
 int hetc_records_writable(const hetc_records_t *store) { return store && store->writable; }
 
@@ -738,62 +902,62 @@ static char *costs_text(const hetc_record_t *record) {
 
 /* Binds ?1..?17 of insert_sql. The texts are the caller's and must outlive
  * the statement's next step (SQLITE_STATIC). */
-static int bind_record(sqlite3_stmt *stmt, const hetc_record_t *r, const char *config,
+static int bind_record(hetc_sql_stmt_t *stmt, const hetc_record_t *r, const char *config,
                        const char *costs) {
   int rc = SQLITE_OK;
 #define BIND(call)                        \
   do {                                    \
     if (rc == SQLITE_OK) rc = (call);     \
   } while (0)
-  BIND(sqlite3_bind_text(stmt, 1, r->target, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_text(stmt, 2, r->plugin_version, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_text(stmt, 3, r->device_kind, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_text(stmt, 4, r->device_fingerprint, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_text(stmt, 5, r->template_name, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_int64(stmt, 6, r->template_version));
-  BIND(sqlite3_bind_text(stmt, 7, r->workload_key, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_int64(stmt, 8, r->config_index));
-  BIND(sqlite3_bind_text(stmt, 9, config, -1, SQLITE_STATIC));
-  BIND(sqlite3_bind_text(stmt, 10, costs, -1, SQLITE_STATIC));
+  BIND(hetc_sql_bind_text(stmt, 1, r->target));
+  BIND(hetc_sql_bind_text(stmt, 2, r->plugin_version));
+  BIND(hetc_sql_bind_text(stmt, 3, r->device_kind));
+  BIND(hetc_sql_bind_text(stmt, 4, r->device_fingerprint));
+  BIND(hetc_sql_bind_text(stmt, 5, r->template_name));
+  BIND(hetc_sql_bind_int64(stmt, 6, r->template_version));
+  BIND(hetc_sql_bind_text(stmt, 7, r->workload_key));
+  BIND(hetc_sql_bind_int64(stmt, 8, r->config_index));
+  BIND(hetc_sql_bind_text(stmt, 9, config));
+  BIND(hetc_sql_bind_text(stmt, 10, costs));
   double median = hetc_record_median_cost(r);
-  BIND(isfinite(median) ? sqlite3_bind_double(stmt, 11, median) : sqlite3_bind_null(stmt, 11));
-  BIND(sqlite3_bind_int(stmt, 12, (int)r->error));
-  BIND(r->error_message ? sqlite3_bind_text(stmt, 13, r->error_message, -1, SQLITE_STATIC)
-                        : sqlite3_bind_null(stmt, 13));
-  BIND(sqlite3_bind_double(stmt, 14, r->build_seconds));
-  BIND(sqlite3_bind_double(stmt, 15, r->total_seconds));
-  BIND(sqlite3_bind_int64(stmt, 16, r->timestamp));
-  BIND(sqlite3_bind_text(stmt, 17, r->hetc_version, -1, SQLITE_STATIC));
+  BIND(isfinite(median) ? hetc_sql_bind_double(stmt, 11, median) : hetc_sql_bind_null(stmt, 11));
+  BIND(hetc_sql_bind_int64(stmt, 12, (int)r->error));
+  BIND(r->error_message ? hetc_sql_bind_text(stmt, 13, r->error_message)
+                        : hetc_sql_bind_null(stmt, 13));
+  BIND(hetc_sql_bind_double(stmt, 14, r->build_seconds));
+  BIND(hetc_sql_bind_double(stmt, 15, r->total_seconds));
+  BIND(hetc_sql_bind_int64(stmt, 16, r->timestamp));
+  BIND(hetc_sql_bind_text(stmt, 17, r->hetc_version));
 #undef BIND
   return rc;
 }
 
 /* Binds a config's key, ?1..?6 of KEY_WHERE, from a record's identity and
  * the canonical config text (the caller's, as in bind_record). */
-static int bind_key(sqlite3_stmt *stmt, const hetc_record_t *r, const char *config) {
-  int rc = sqlite3_bind_text(stmt, 1, r->target, -1, SQLITE_STATIC);
-  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 2, r->device_fingerprint, -1, SQLITE_STATIC);
-  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 3, r->workload_key, -1, SQLITE_STATIC);
-  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 4, r->template_name, -1, SQLITE_STATIC);
-  if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 5, r->template_version);
-  if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 6, config, -1, SQLITE_STATIC);
+static int bind_key(hetc_sql_stmt_t *stmt, const hetc_record_t *r, const char *config) {
+  int rc = hetc_sql_bind_text(stmt, 1, r->target);
+  if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 2, r->device_fingerprint);
+  if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 3, r->workload_key);
+  if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 4, r->template_name);
+  if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 5, r->template_version);
+  if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 6, config);
   return rc;
 }
 
 /* Runs a statement that returns no rows (after binding); SQLite's failure
  * as a status. */
-static hetc_status_t step_done(hetc_records_t *store, sqlite3_stmt *stmt, int rc, const char *doing) {
-  if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-  sqlite3_reset(stmt);
-  sqlite3_clear_bindings(stmt);
+static hetc_status_t step_done(hetc_records_t *store, hetc_sql_stmt_t *stmt, int rc, const char *doing) {
+  if (rc == SQLITE_OK) rc = hetc_sql_step(stmt);
+  hetc_sql_reset(stmt);
+  hetc_sql_clear_bindings(stmt);
   return rc == SQLITE_DONE ? NULL : sqlite_failure(store, rc, doing);
 }
 
 /* The statements of one adding transaction. */
 typedef struct adder_t {
   hetc_records_t *store;
-  sqlite3_stmt *insert;
-  sqlite3_stmt *unclaim; /* a recorded config needs no claim */
+  hetc_sql_stmt_t *insert;
+  hetc_sql_stmt_t *unclaim; /* a recorded config needs no claim */
 } adder_t;
 
 static hetc_status_t adder_begin(hetc_records_t *store, adder_t *out) {
@@ -804,8 +968,8 @@ static hetc_status_t adder_begin(hetc_records_t *store, adder_t *out) {
   hetc_status_t status = prepare(store, insert_sql, &out->insert);
   if (!status) status = prepare(store, "DELETE FROM claims" KEY_WHERE, &out->unclaim);
   if (status) {
-    sqlite3_finalize(out->insert);
-    sqlite3_finalize(out->unclaim);
+    hetc_sql_finalize(out->insert);
+    hetc_sql_finalize(out->unclaim);
     memset(out, 0, sizeof(*out));
     status = end_write(store, status);
   }
@@ -816,8 +980,8 @@ static hetc_status_t adder_begin(hetc_records_t *store, adder_t *out) {
  * returns it. */
 static hetc_status_t adder_end(adder_t *adder, hetc_status_t status) {
   if (!adder->store) return status;
-  sqlite3_finalize(adder->insert);
-  sqlite3_finalize(adder->unclaim);
+  hetc_sql_finalize(adder->insert);
+  hetc_sql_finalize(adder->unclaim);
   status = end_write(adder->store, status);
   memset(adder, 0, sizeof(*adder));
   return status;
@@ -825,9 +989,9 @@ static hetc_status_t adder_end(adder_t *adder, hetc_status_t status) {
 
 static void adder_abandon(adder_t *adder) {
   if (!adder->store) return;
-  sqlite3_finalize(adder->insert);
-  sqlite3_finalize(adder->unclaim);
-  sqlite3_exec(adder->store->db, "ROLLBACK", NULL, NULL, NULL);
+  hetc_sql_finalize(adder->insert);
+  hetc_sql_finalize(adder->unclaim);
+  hetc_sql_exec(&adder->store->db, "ROLLBACK");
   memset(adder, 0, sizeof(*adder));
 }
 
@@ -844,7 +1008,7 @@ static hetc_status_t adder_add(adder_t *adder, const hetc_record_t *record, int3
   if (!costs) status = out_of_memory("adding records");
   if (!status) status = step_done(adder->store, adder->insert, bind_record(adder->insert, record, config, costs),
                                   "adding a record");
-  if (!status) *out_added = sqlite3_changes(adder->store->db) > 0;
+  if (!status) *out_added = hetc_sql_changes(&adder->store->db) > 0;
   if (!status) status = step_done(adder->store, adder->unclaim, bind_key(adder->unclaim, record, config),
                                   "releasing a claim");
   free(config);
@@ -852,8 +1016,8 @@ static hetc_status_t adder_add(adder_t *adder, const hetc_record_t *record, int3
   return status;
 }
 
-static hetc_status_t add_records(hetc_records_t *store, const hetc_record_t *records, int32_t count,
-                                 int32_t *out_added) {
+static hetc_status_t add_records_once(hetc_records_t *store, const hetc_record_t *records, int32_t count,
+                                      int32_t *out_added) {
   if (out_added) *out_added = 0;
   if (count < 0 || (count > 0 && !records)) {
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "records store: bad record array");
@@ -870,6 +1034,11 @@ static hetc_status_t add_records(hetc_records_t *store, const hetc_record_t *rec
   status = adder_end(&adder, status);
   if (!status && out_added) *out_added = added;
   return status;
+}
+
+static hetc_status_t add_records(hetc_records_t *store, const hetc_record_t *records, int32_t count,
+                                 int32_t *out_added) {
+  WRITE_AGAIN_IF_LOST(store, add_records_once(store, records, count, out_added));
 }
 
 hetc_status_t hetc_records_add(hetc_records_t *store, const hetc_record_t *records,
@@ -939,20 +1108,23 @@ static int owner_alive(const owner_t *self, const char *host, int64_t pid, int64
   return running >= 0 && running == start;
 }
 
-hetc_status_t hetc_records_claim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count,
-                                 hetc_claim_t *out_claims) {
+static hetc_status_t claim_once(hetc_records_t *store, const hetc_record_t *candidates, int32_t count,
+                                hetc_claim_t *out_claims) {
   for (int32_t i = 0; i < count; ++i) out_claims[i] = HETC_CLAIM_BUSY;
   if (count <= 0) return NULL;
   HETC_RETURN_IF_ERROR(require_writable(store, "claiming configs"));
   HETC_RETURN_IF_ERROR(begin_write(store));
-  sqlite3_stmt *recorded = NULL, *held = NULL, *take = NULL;
+  hetc_sql_stmt_t *recorded = NULL, *held = NULL, *take = NULL;
   hetc_status_t status = prepare(store, "SELECT 1 FROM records" KEY_WHERE, &recorded);
   if (!status)
     status = prepare(store, "SELECT owner_host, owner_pid, owner_start, claimed_at FROM claims" KEY_WHERE, &held);
   if (!status)
     status = prepare(store,
-                     "INSERT OR REPLACE INTO claims (" CONFIG_KEY_COLUMNS
-                     ", owner_host, owner_pid, owner_start, claimed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     "INSERT INTO claims (" CONFIG_KEY_COLUMNS
+                     ", owner_host, owner_pid, owner_start, claimed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                     " ON CONFLICT (" CONFIG_KEY_COLUMNS ") DO UPDATE SET owner_host = excluded.owner_host,"
+                     " owner_pid = excluded.owner_pid, owner_start = excluded.owner_start,"
+                     " claimed_at = excluded.claimed_at",
                      &take);
   int taken = 0;
   for (int32_t i = 0; !status && i < count; ++i) {
@@ -963,36 +1135,36 @@ hetc_status_t hetc_records_claim(hetc_records_t *store, const hetc_record_t *can
       break;
     }
     int rc = bind_key(recorded, &candidates[i], config);
-    if (rc == SQLITE_OK) rc = sqlite3_step(recorded);
+    if (rc == SQLITE_OK) rc = hetc_sql_step(recorded);
     int is_recorded = rc == SQLITE_ROW;
-    sqlite3_reset(recorded);
+    hetc_sql_reset(recorded);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) status = sqlite_failure(store, rc, "claiming configs");
     int busy = 0;
     if (!status && !is_recorded) {
       rc = bind_key(held, &candidates[i], config);
-      if (rc == SQLITE_OK) rc = sqlite3_step(held);
+      if (rc == SQLITE_OK) rc = hetc_sql_step(held);
       /* A claim of ours (a batch given up and proposed again) is taken anew. */
       if (rc == SQLITE_ROW)
-        busy = owner_alive(&store->owner, (const char *)sqlite3_column_text(held, 0), sqlite3_column_int64(held, 1),
-                           sqlite3_column_int64(held, 2), sqlite3_column_int64(held, 3)) == 1;
-      sqlite3_reset(held);
+        busy = owner_alive(&store->owner, (const char *)hetc_sql_column_text(held, 0), hetc_sql_column_int64(held, 1),
+                           hetc_sql_column_int64(held, 2), hetc_sql_column_int64(held, 3)) == 1;
+      hetc_sql_reset(held);
       if (rc != SQLITE_ROW && rc != SQLITE_DONE) status = sqlite_failure(store, rc, "claiming configs");
     }
     if (!status && !is_recorded && !busy) {
       rc = bind_key(take, &candidates[i], config);
-      if (rc == SQLITE_OK) rc = sqlite3_bind_text(take, 7, store->owner.host, -1, SQLITE_STATIC);
-      if (rc == SQLITE_OK) rc = sqlite3_bind_int64(take, 8, store->owner.pid);
-      if (rc == SQLITE_OK) rc = sqlite3_bind_int64(take, 9, store->owner.start);
-      if (rc == SQLITE_OK) rc = sqlite3_bind_int64(take, 10, (sqlite3_int64)time(NULL));
+      if (rc == SQLITE_OK) rc = hetc_sql_bind_text(take, 7, store->owner.host);
+      if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(take, 8, store->owner.pid);
+      if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(take, 9, store->owner.start);
+      if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(take, 10, (int64_t)time(NULL));
       status = step_done(store, take, rc, "claiming configs");
       taken = 1;
     }
     if (!status) out_claims[i] = is_recorded ? HETC_CLAIM_RECORDED : busy ? HETC_CLAIM_BUSY : HETC_CLAIM_TAKEN;
     free(config);
   }
-  sqlite3_finalize(recorded);
-  sqlite3_finalize(held);
-  sqlite3_finalize(take);
+  hetc_sql_finalize(recorded);
+  hetc_sql_finalize(held);
+  hetc_sql_finalize(take);
   status = end_write(store, status);
   if (status) {
     for (int32_t i = 0; i < count; ++i) out_claims[i] = HETC_CLAIM_BUSY;
@@ -1002,11 +1174,16 @@ hetc_status_t hetc_records_claim(hetc_records_t *store, const hetc_record_t *can
   return status;
 }
 
-hetc_status_t hetc_records_unclaim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count) {
+hetc_status_t hetc_records_claim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count,
+                                 hetc_claim_t *out_claims) {
+  WRITE_AGAIN_IF_LOST(store, claim_once(store, candidates, count, out_claims));
+}
+
+static hetc_status_t unclaim_once(hetc_records_t *store, const hetc_record_t *candidates, int32_t count) {
   if (count <= 0 || !store->claimed) return NULL;
   HETC_RETURN_IF_ERROR(require_writable(store, "releasing claims"));
   HETC_RETURN_IF_ERROR(begin_write(store));
-  sqlite3_stmt *drop = NULL;
+  hetc_sql_stmt_t *drop = NULL;
   hetc_status_t status = prepare(store,
                                  "DELETE FROM claims" KEY_WHERE " AND owner_host = ?7 AND owner_pid = ?8"
                                  " AND owner_start = ?9",
@@ -1016,28 +1193,32 @@ hetc_status_t hetc_records_unclaim(hetc_records_t *store, const hetc_record_t *c
     status = hetc_record_config_canonical(candidates[i].config_json, &config);
     if (status) break;
     int rc = bind_key(drop, &candidates[i], config);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(drop, 7, store->owner.host, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 8, store->owner.pid);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 9, store->owner.start);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_text(drop, 7, store->owner.host);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(drop, 8, store->owner.pid);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(drop, 9, store->owner.start);
     status = step_done(store, drop, rc, "releasing claims");
     free(config);
   }
-  sqlite3_finalize(drop);
+  hetc_sql_finalize(drop);
   return end_write(store, status);
+}
+
+hetc_status_t hetc_records_unclaim(hetc_records_t *store, const hetc_record_t *candidates, int32_t count) {
+  WRITE_AGAIN_IF_LOST(store, unclaim_once(store, candidates, count));
 }
 
 static hetc_status_t release_claims(hetc_records_t *store) {
   HETC_RETURN_IF_ERROR(begin_write(store));
-  sqlite3_stmt *drop = NULL;
+  hetc_sql_stmt_t *drop = NULL;
   hetc_status_t status =
       prepare(store, "DELETE FROM claims WHERE owner_host = ?1 AND owner_pid = ?2 AND owner_start = ?3", &drop);
   if (!status) {
-    int rc = sqlite3_bind_text(drop, 1, store->owner.host, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 2, store->owner.pid);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(drop, 3, store->owner.start);
+    int rc = hetc_sql_bind_text(drop, 1, store->owner.host);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(drop, 2, store->owner.pid);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(drop, 3, store->owner.start);
     status = step_done(store, drop, rc, "releasing claims");
   }
-  sqlite3_finalize(drop);
+  hetc_sql_finalize(drop);
   status = end_write(store, status);
   if (!status) store->claimed = 0;
   return status;
@@ -1071,17 +1252,17 @@ static const struct {
 /* "PATH: record id N is damaged: WHAT" (BAD_INPUT): a row that another
  * writer (a shared server, a hand edit, another tool) left so that no
  * record can be made of it. */
-static hetc_status_t damaged(const hetc_records_t *store, sqlite3_stmt *stmt, const char *what) {
+static hetc_status_t damaged(const hetc_records_t *store, hetc_sql_stmt_t *stmt, const char *what) {
   return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: record id %lld is damaged: %s", store->path,
-                         (long long)sqlite3_column_int64(stmt, ID_COLUMN), what);
+                         (long long)hetc_sql_column_int64(stmt, ID_COLUMN), what);
 }
 
 /* Checks each column's type before anything is read: SQLite converts a
  * NULL or a text silently into 0 or "", which would make up a record. */
-static hetc_status_t check_row_types(const hetc_records_t *store, sqlite3_stmt *stmt) {
+static hetc_status_t check_row_types(const hetc_records_t *store, hetc_sql_stmt_t *stmt) {
   static const char *const type_names[] = {"", "an integer", "a real", "text", "a blob", "NULL"};
   for (int c = 0; c < NUM_RECORD_COLUMNS; ++c) {
-    int type = sqlite3_column_type(stmt, c);
+    int type = hetc_sql_column_type(stmt, c);
     column_kind_t kind = record_columns[c].kind;
     int fits = kind == TEXT           ? type == SQLITE_TEXT
                : kind == TEXT_OR_NULL ? type == SQLITE_TEXT || type == SQLITE_NULL
@@ -1100,13 +1281,13 @@ static hetc_status_t check_row_types(const hetc_records_t *store, sqlite3_stmt *
 
 /* Copies a text column (the caller checked its type); NULL stays NULL. 0
  * when out of memory. */
-static int column_string(sqlite3_stmt *stmt, int column, char **out_text) {
+static int column_string(hetc_sql_stmt_t *stmt, int column, char **out_text) {
   *out_text = NULL;
-  if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return 1;
-  const unsigned char *text = sqlite3_column_text(stmt, column);
+  if (hetc_sql_column_type(stmt, column) == SQLITE_NULL) return 1;
+  const unsigned char *text = hetc_sql_column_text(stmt, column);
   if (!text) return 0;
   /* A text with a NUL inside would be cut short without a word. */
-  size_t length = (size_t)sqlite3_column_bytes(stmt, column);
+  size_t length = (size_t)hetc_sql_column_bytes(stmt, column);
   if (strlen((const char *)text) != length) return -1;
   *out_text = malloc(length + 1);
   if (!*out_text) return 0;
@@ -1130,7 +1311,7 @@ static int parse_costs(const char *costs, hetc_record_t *record) {
 /* Fills *out from a row of RECORD_COLUMNS. A row that breaks what every
  * stored record satisfies (hetc_record_validate) is BAD_INPUT naming the
  * file, the row's id and what is wrong. */
-static hetc_status_t read_record(hetc_records_t *store, sqlite3_stmt *stmt, hetc_record_t *out) {
+static hetc_status_t read_record(hetc_records_t *store, hetc_sql_stmt_t *stmt, hetc_record_t *out) {
   memset(out, 0, sizeof(*out));
   HETC_RETURN_IF_ERROR(check_row_types(store, stmt));
   char *costs = NULL;
@@ -1149,14 +1330,14 @@ static hetc_status_t read_record(hetc_records_t *store, sqlite3_stmt *stmt, hetc
       status = damaged(store, stmt, what);
     }
   }
-  int64_t version = sqlite3_column_int64(stmt, 5);
-  int64_t error = sqlite3_column_int64(stmt, 10);
+  int64_t version = hetc_sql_column_int64(stmt, 5);
+  int64_t error = hetc_sql_column_int64(stmt, 10);
   out->template_version = (uint32_t)version;
-  out->config_index = sqlite3_column_int64(stmt, 7);
+  out->config_index = hetc_sql_column_int64(stmt, 7);
   out->error = (hetc_record_error_t)error;
-  out->build_seconds = sqlite3_column_double(stmt, 12);
-  out->total_seconds = sqlite3_column_double(stmt, 13);
-  out->timestamp = sqlite3_column_int64(stmt, 14);
+  out->build_seconds = hetc_sql_column_double(stmt, 12);
+  out->total_seconds = hetc_sql_column_double(stmt, 13);
+  out->timestamp = hetc_sql_column_int64(stmt, 14);
   if (!status && (version < 0 || version > (int64_t)UINT32_MAX))
     status = damaged(store, stmt, "template_version is outside 0..4294967295");
   if (!status && (error < 0 || error >= HETC_RECORD_ERROR_COUNT))
@@ -1189,26 +1370,26 @@ static void append_filter(hetc_json_text_t *sql, const hetc_record_filter_t *fil
   if (filter->only_ok) hetc_json_text_raw(sql, " AND error = 0");
 }
 
-static int bind_filter(sqlite3_stmt *stmt, const hetc_record_filter_t *filter, int *index) {
+static int bind_filter(hetc_sql_stmt_t *stmt, const hetc_record_filter_t *filter, int *index) {
   if (!filter) return SQLITE_OK;
   const char *texts[] = {filter->target, filter->device_fingerprint, filter->device_kind,
                          filter->workload_key, filter->template_name};
   int rc = SQLITE_OK;
   for (size_t t = 0; rc == SQLITE_OK && t < sizeof(texts) / sizeof(texts[0]); ++t) {
-    if (texts[t]) rc = sqlite3_bind_text(stmt, (*index)++, texts[t], -1, SQLITE_STATIC);
+    if (texts[t]) rc = hetc_sql_bind_text(stmt, (*index)++, texts[t]);
   }
   if (rc == SQLITE_OK && filter->template_version >= 0) {
-    rc = sqlite3_bind_int64(stmt, (*index)++, filter->template_version);
+    rc = hetc_sql_bind_int64(stmt, (*index)++, filter->template_version);
   }
   return rc;
 }
 
 /* Appends every row a prepared statement yields to *list. */
-static hetc_status_t collect_rows(hetc_records_t *store, sqlite3_stmt *stmt,
+static hetc_status_t collect_rows(hetc_records_t *store, hetc_sql_stmt_t *stmt,
                                   hetc_record_list_t *list) {
   int32_t capacity = 0;
   for (;;) {
-    int rc = sqlite3_step(stmt);
+    int rc = hetc_sql_step(stmt);
     if (rc == SQLITE_DONE) return NULL;
     if (rc != SQLITE_ROW) return sqlite_failure(store, rc, "reading records");
     if (list->count == capacity) {
@@ -1230,14 +1411,14 @@ static hetc_status_t run_list_query(hetc_records_t *store, const char *sql,
                                     int64_t limit, hetc_record_list_t *out_list) {
   out_list->count = 0;
   out_list->items = NULL;
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store, sql, &stmt));
   int index = 1;
   int rc = bind_filter(stmt, filter, &index);
-  if (rc == SQLITE_OK && bind_limit) rc = sqlite3_bind_int64(stmt, index++, limit);
+  if (rc == SQLITE_OK && bind_limit) rc = hetc_sql_bind_int64(stmt, index++, limit);
   hetc_status_t status =
       rc == SQLITE_OK ? collect_rows(store, stmt, out_list) : sqlite_failure(store, rc, "binding");
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   if (status) hetc_record_list_free(out_list);
   return status;
 }
@@ -1256,12 +1437,12 @@ hetc_status_t hetc_records_query(hetc_records_t *store, const hetc_record_filter
   out_list->items = NULL;
   HETC_RETURN_IF_ERROR(check_filter(filter));
   hetc_json_text_t sql = {0};
-  hetc_json_text_raw(&sql, "SELECT " RECORD_COLUMNS " FROM records WHERE 1");
+  hetc_json_text_raw(&sql, "SELECT " RECORD_COLUMNS " FROM records WHERE TRUE");
   append_filter(&sql, filter);
   hetc_json_text_raw(&sql, " ORDER BY timestamp, id LIMIT ?");
   char *text = hetc_json_text_take(&sql);
   if (!text) return out_of_memory("querying");
-  int64_t limit = filter && filter->limit > 0 ? filter->limit : -1; /* -1: no limit */
+  int64_t limit = filter && filter->limit > 0 ? filter->limit : INT64_MAX;
   hetc_status_t status = run_list_query(store, text, filter, 1, limit, out_list);
   free(text);
   return status;
@@ -1293,7 +1474,7 @@ hetc_status_t hetc_records_best(hetc_records_t *store, const hetc_record_filter_
   *out_found = 0;
   HETC_RETURN_IF_ERROR(check_filter(filter));
   hetc_json_text_t sql = {0};
-  hetc_json_text_raw(&sql, "SELECT " RECORD_COLUMNS " FROM records WHERE 1" OK_WITH_COSTS);
+  hetc_json_text_raw(&sql, "SELECT " RECORD_COLUMNS " FROM records WHERE TRUE" OK_WITH_COSTS);
   append_filter(&sql, filter);
   hetc_json_text_raw(&sql, BEST_ORDER " LIMIT 1");
   char *text = hetc_json_text_take(&sql);
@@ -1313,9 +1494,9 @@ hetc_status_t hetc_records_best_each(hetc_records_t *store, const hetc_record_fi
   hetc_json_text_raw(&sql,
                      "SELECT " RECORD_COLUMNS " FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY"
                      " target, device_fingerprint, workload_key" BEST_ORDER
-                     ") AS rank FROM records WHERE 1" OK_WITH_COSTS);
+                     ") AS rank FROM records WHERE TRUE" OK_WITH_COSTS);
   append_filter(&sql, filter);
-  hetc_json_text_raw(&sql, ") WHERE rank = 1 ORDER BY target, device_fingerprint, workload_key");
+  hetc_json_text_raw(&sql, ") AS ranked WHERE rank = 1 ORDER BY target, device_fingerprint, workload_key");
   char *text = hetc_json_text_take(&sql);
   if (!text) return out_of_memory("querying");
   hetc_status_t status = run_list_query(store, text, filter, 0, 0, out_list);
@@ -1331,9 +1512,9 @@ hetc_status_t hetc_records_best_configs(hetc_records_t *store, const hetc_record
   hetc_json_text_t sql = {0};
   hetc_json_text_raw(&sql,
                      "SELECT " RECORD_COLUMNS " FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY"
-                     " config_json" BEST_ORDER ") AS rank FROM records WHERE 1" OK_WITH_COSTS);
+                     " config_json" BEST_ORDER ") AS rank FROM records WHERE TRUE" OK_WITH_COSTS);
   append_filter(&sql, filter);
-  hetc_json_text_raw(&sql, ") WHERE rank = 1" BEST_ORDER " LIMIT ?");
+  hetc_json_text_raw(&sql, ") AS ranked WHERE rank = 1" BEST_ORDER " LIMIT ?");
   char *text = hetc_json_text_take(&sql);
   if (!text) return out_of_memory("querying");
   hetc_status_t status = run_list_query(store, text, filter, 1, count, out_list);
@@ -1346,14 +1527,14 @@ hetc_status_t hetc_records_find(hetc_records_t *store, const hetc_record_t *iden
   *out_found = 0;
   char *config = NULL;
   HETC_RETURN_IF_ERROR(hetc_record_config_canonical(identity->config_json, &config));
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   hetc_status_t status = prepare(store, "SELECT " RECORD_COLUMNS " FROM records" KEY_WHERE, &stmt);
   hetc_record_list_t list = {0, NULL};
   if (!status) {
     int rc = bind_key(stmt, identity, config);
     status = rc == SQLITE_OK ? collect_rows(store, stmt, &list) : sqlite_failure(store, rc, "binding");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   free(config);
   if (status) {
     hetc_record_list_free(&list);
@@ -1365,7 +1546,7 @@ hetc_status_t hetc_records_find(hetc_records_t *store, const hetc_record_t *iden
 
 hetc_status_t hetc_records_count(hetc_records_t *store, int64_t *out_count) {
   *out_count = 0;
-  int rc = read_integer(store->db, "SELECT count(*) FROM records", out_count);
+  int rc = read_integer(&store->db, "SELECT count(*) FROM records", out_count);
   return rc == SQLITE_OK ? NULL : sqlite_failure(store, rc, "counting records");
 }
 
@@ -1471,12 +1652,12 @@ static void append_templates(hetc_json_text_t *sql, int32_t num_templates) {
   hetc_json_text_raw(sql, ")");
 }
 
-static int bind_templates(sqlite3_stmt *stmt, const hetc_template_id_t *templates,
+static int bind_templates(hetc_sql_stmt_t *stmt, const hetc_template_id_t *templates,
                           int32_t num_templates, int *index) {
   int rc = SQLITE_OK;
   for (int32_t t = 0; rc == SQLITE_OK && t < num_templates; ++t) {
-    rc = sqlite3_bind_text(stmt, (*index)++, templates[t].name, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, (*index)++, templates[t].version);
+    rc = hetc_sql_bind_text(stmt, (*index)++, templates[t].name);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, (*index)++, templates[t].version);
   }
   return rc;
 }
@@ -1488,7 +1669,7 @@ static int bind_templates(sqlite3_stmt *stmt, const hetc_template_id_t *template
 static hetc_status_t prepare_for_templates(hetc_records_t *store, const char *head,
                                            const char *tail, const char *const *texts,
                                            size_t num_texts, const hetc_template_id_t *templates,
-                                           int32_t num_templates, sqlite3_stmt **out_stmt) {
+                                           int32_t num_templates, hetc_sql_stmt_t **out_stmt) {
   *out_stmt = NULL;
   hetc_json_text_t sql = {0};
   hetc_json_text_raw(&sql, head);
@@ -1496,18 +1677,18 @@ static hetc_status_t prepare_for_templates(hetc_records_t *store, const char *he
   hetc_json_text_raw(&sql, tail);
   char *text = hetc_json_text_take(&sql);
   if (!text) return out_of_memory("looking up records");
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   hetc_status_t status = prepare(store, text, &stmt);
   free(text);
   if (status) return status;
   int index = 1;
   int rc = SQLITE_OK;
   for (size_t i = 0; rc == SQLITE_OK && i < num_texts; ++i)
-    rc = sqlite3_bind_text(stmt, index++, texts[i], -1, SQLITE_STATIC);
+    rc = hetc_sql_bind_text(stmt, index++, texts[i]);
   if (rc == SQLITE_OK) rc = bind_templates(stmt, templates, num_templates, &index);
   if (rc != SQLITE_OK) {
     status = sqlite_failure(store, rc, "binding");
-    sqlite3_finalize(stmt);
+    hetc_sql_finalize(stmt);
     return status;
   }
   *out_stmt = stmt;
@@ -1522,7 +1703,7 @@ static hetc_status_t best_for_templates(hetc_records_t *store, const char *targe
                                         int *out_found) {
   *out_found = 0;
   const char *const texts[] = {fingerprint, workload_key, target};
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare_for_templates(
       store,
       "SELECT " RECORD_COLUMNS " FROM records WHERE device_fingerprint = ?"
@@ -1531,7 +1712,7 @@ static hetc_status_t best_for_templates(hetc_records_t *store, const char *targe
       &stmt));
   hetc_record_list_t list = {0, NULL};
   hetc_status_t status = collect_rows(store, stmt, &list);
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   if (status) {
     hetc_record_list_free(&list);
     return status;
@@ -1552,7 +1733,7 @@ static hetc_status_t nearest_workload(hetc_records_t *store, const char *target,
   *out_found = 0;
   *out_workload = *out_fingerprint = NULL;
   const char *const texts[] = {device_kind, target};
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare_for_templates(
       store,
       "SELECT workload_key, device_fingerprint, MIN(median_cost)"
@@ -1565,11 +1746,11 @@ static hetc_status_t nearest_workload(hetc_records_t *store, const char *target,
   double best_distance = 0, best_cost = 0;
   int best_other_device = 0;
   while (rc == SQLITE_OK) {
-    rc = sqlite3_step(stmt);
+    rc = hetc_sql_step(stmt);
     if (rc != SQLITE_ROW) break;
     rc = SQLITE_OK;
-    const char *key = (const char *)sqlite3_column_text(stmt, 0);
-    const char *device = (const char *)sqlite3_column_text(stmt, 1);
+    const char *key = (const char *)hetc_sql_column_text(stmt, 0);
+    const char *device = (const char *)hetc_sql_column_text(stmt, 1);
     if (!key || !device) {
       rc = SQLITE_NOMEM;
       break;
@@ -1577,7 +1758,7 @@ static hetc_status_t nearest_workload(hetc_records_t *store, const char *target,
     double distance = hetc_workload_key_distance(workload_key, key);
     if (distance < 0) continue;
     int other_device = strcmp(device, fingerprint) != 0;
-    double cost = sqlite3_column_double(stmt, 2);
+    double cost = hetc_sql_column_double(stmt, 2);
     int better = !*out_found || distance < best_distance ||
                  (distance == best_distance && other_device < best_other_device) ||
                  (distance == best_distance && other_device == best_other_device &&
@@ -1604,7 +1785,7 @@ static hetc_status_t nearest_workload(hetc_records_t *store, const char *target,
     *out_workload = *out_fingerprint = NULL;
     *out_found = 0;
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   return status;
 }
 
@@ -1662,7 +1843,7 @@ static const char prune_ok_sql[] =
     "DELETE FROM records WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER ("
     " PARTITION BY target, device_fingerprint, workload_key, template_name, template_version"
     " ORDER BY median_cost IS NULL, median_cost, timestamp, id) AS rank"
-    " FROM records WHERE error = 0) WHERE rank > ?)";
+    " FROM records WHERE error = 0) AS ranked WHERE rank > ?)";
 
 hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *out_removed) {
   if (out_removed) *out_removed = 0;
@@ -1674,16 +1855,16 @@ hetc_status_t hetc_records_prune(hetc_records_t *store, int64_t keep, int64_t *o
   HETC_RETURN_IF_ERROR(begin_write(store));
   int64_t removed = 0;
   hetc_status_t status = exec(store, prune_failed_sql, "pruning failed records");
-  if (!status) removed += sqlite3_changes(store->db);
-  sqlite3_stmt *stmt = NULL;
+  if (!status) removed += hetc_sql_changes(&store->db);
+  hetc_sql_stmt_t *stmt = NULL;
   if (!status) status = prepare(store, prune_ok_sql, &stmt);
   if (!status) {
-    int rc = sqlite3_bind_int64(stmt, 1, keep);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    int rc = hetc_sql_bind_int64(stmt, 1, keep);
+    if (rc == SQLITE_OK) rc = hetc_sql_step(stmt);
     if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "pruning ok records");
-    else removed += sqlite3_changes(store->db);
+    else removed += hetc_sql_changes(&store->db);
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   status = end_write(store, status);
   if (!status && out_removed) *out_removed = removed;
   return status;
@@ -1705,22 +1886,26 @@ hetc_status_t hetc_records_put_transfer(hetc_records_t *store, const char *devic
                            cost->latency_seconds, cost->seconds_per_byte);
   if (!store->writable) return NULL; /* a cache: kept where the store can be written */
   HETC_RETURN_IF_ERROR(begin_write(store));
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   hetc_status_t status = prepare(store,
-                                 "INSERT OR REPLACE INTO transfers (device_fingerprint, direction, latency_seconds,"
-                                 " seconds_per_byte, timestamp, hetc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                 "INSERT INTO transfers (device_fingerprint, direction, latency_seconds,"
+                                 " seconds_per_byte, timestamp, hetc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                                 " ON CONFLICT (device_fingerprint, direction) DO UPDATE SET"
+                                 " latency_seconds = excluded.latency_seconds,"
+                                 " seconds_per_byte = excluded.seconds_per_byte, timestamp = excluded.timestamp,"
+                                 " hetc_version = excluded.hetc_version",
                                  &stmt);
   if (!status) {
-    sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, direction_name(direction), -1, SQLITE_STATIC);
-    sqlite3_bind_double(stmt, 3, cost->latency_seconds);
-    sqlite3_bind_double(stmt, 4, cost->seconds_per_byte);
-    sqlite3_bind_int64(stmt, 5, (sqlite3_int64)time(NULL));
-    sqlite3_bind_text(stmt, 6, HETC_VERSION_STRING, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
+    hetc_sql_bind_text(stmt, 1, device_fingerprint);
+    hetc_sql_bind_text(stmt, 2, direction_name(direction));
+    hetc_sql_bind_double(stmt, 3, cost->latency_seconds);
+    hetc_sql_bind_double(stmt, 4, cost->seconds_per_byte);
+    hetc_sql_bind_int64(stmt, 5, (int64_t)time(NULL));
+    hetc_sql_bind_text(stmt, 6, HETC_VERSION_STRING);
+    int rc = hetc_sql_step(stmt);
     if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "storing a transfer cost");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   return end_write(store, status);
 }
 
@@ -1729,23 +1914,23 @@ hetc_status_t hetc_records_get_transfer(hetc_records_t *store, const char *devic
                                         int *out_found) {
   *out_found = 0;
   if (store->version < 2) return NULL; /* a store read as it is: no table yet */
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT latency_seconds, seconds_per_byte FROM transfers"
                                " WHERE device_fingerprint = ?1 AND direction = ?2",
                                &stmt));
-  sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
-  sqlite3_bind_text(stmt, 2, direction_name(direction), -1, SQLITE_STATIC);
+  hetc_sql_bind_text(stmt, 1, device_fingerprint);
+  hetc_sql_bind_text(stmt, 2, direction_name(direction));
   hetc_status_t status = NULL;
-  int rc = sqlite3_step(stmt);
+  int rc = hetc_sql_step(stmt);
   if (rc == SQLITE_ROW) {
-    out_cost->latency_seconds = sqlite3_column_double(stmt, 0);
-    out_cost->seconds_per_byte = sqlite3_column_double(stmt, 1);
+    out_cost->latency_seconds = hetc_sql_column_double(stmt, 0);
+    out_cost->seconds_per_byte = hetc_sql_column_double(stmt, 1);
     *out_found = 1;
   } else if (rc != SQLITE_DONE) {
     status = sqlite_failure(store, rc, "reading a transfer cost");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   return status;
 }
 
@@ -1757,22 +1942,22 @@ static hetc_status_t read_peak(hetc_records_t *store, const char *device_fingerp
                                int *out_found) {
   *out_found = 0;
   if (store->version < 3) return NULL; /* a store read as it is: no table yet */
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT peak_gflops, runs, timestamp FROM peaks WHERE device_fingerprint = ?1",
                                &stmt));
-  sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
+  hetc_sql_bind_text(stmt, 1, device_fingerprint);
   hetc_status_t status = NULL;
-  int rc = sqlite3_step(stmt);
+  int rc = hetc_sql_step(stmt);
   if (rc == SQLITE_ROW) {
-    out_peak->gflops = sqlite3_column_double(stmt, 0);
-    out_peak->runs = sqlite3_column_int64(stmt, 1);
-    out_peak->timestamp = sqlite3_column_int64(stmt, 2);
+    out_peak->gflops = hetc_sql_column_double(stmt, 0);
+    out_peak->runs = hetc_sql_column_int64(stmt, 1);
+    out_peak->timestamp = hetc_sql_column_int64(stmt, 2);
     *out_found = 1;
   } else if (rc != SQLITE_DONE) {
     status = sqlite_failure(store, rc, "reading a device peak");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   return status;
 }
 
@@ -1784,10 +1969,12 @@ static const char note_peak_sql[] =
     " VALUES (?1, ?2, ?3, 1, ?4, ?5)"
     " ON CONFLICT (device_fingerprint) DO UPDATE SET"
     " target = excluded.target,"
-    " runs = runs + 1,"
-    " timestamp = CASE WHEN excluded.peak_gflops > peak_gflops THEN excluded.timestamp ELSE timestamp END,"
-    " hetc_version = CASE WHEN excluded.peak_gflops > peak_gflops THEN excluded.hetc_version ELSE hetc_version END,"
-    " peak_gflops = max(peak_gflops, excluded.peak_gflops)";
+    " runs = peaks.runs + 1,"
+    " timestamp = CASE WHEN excluded.peak_gflops > peaks.peak_gflops THEN excluded.timestamp ELSE peaks.timestamp END,"
+    " hetc_version = CASE WHEN excluded.peak_gflops > peaks.peak_gflops THEN excluded.hetc_version"
+    " ELSE peaks.hetc_version END,"
+    " peak_gflops = CASE WHEN excluded.peak_gflops > peaks.peak_gflops THEN excluded.peak_gflops"
+    " ELSE peaks.peak_gflops END";
 
 hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_fingerprint, const char *target,
                                      double gflops, hetc_kept_peak_t *out_peak) {
@@ -1812,18 +1999,18 @@ hetc_status_t hetc_records_note_peak(hetc_records_t *store, const char *device_f
     return NULL;
   }
   HETC_RETURN_IF_ERROR(begin_write(store));
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   hetc_status_t status = prepare(store, note_peak_sql, &stmt);
   if (!status) {
-    sqlite3_bind_text(stmt, 1, device_fingerprint, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, target ? target : "", -1, SQLITE_STATIC);
-    sqlite3_bind_double(stmt, 3, gflops);
-    sqlite3_bind_int64(stmt, 4, (sqlite3_int64)time(NULL));
-    sqlite3_bind_text(stmt, 5, HETC_VERSION_STRING, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
+    hetc_sql_bind_text(stmt, 1, device_fingerprint);
+    hetc_sql_bind_text(stmt, 2, target ? target : "");
+    hetc_sql_bind_double(stmt, 3, gflops);
+    hetc_sql_bind_int64(stmt, 4, (int64_t)time(NULL));
+    hetc_sql_bind_text(stmt, 5, HETC_VERSION_STRING);
+    int rc = hetc_sql_step(stmt);
     if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "keeping a device peak");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   hetc_kept_peak_t kept = {0, 0, 0};
   int found = 0;
   if (!status) status = read_peak(store, device_fingerprint, &kept, &found);
@@ -1857,18 +2044,18 @@ void hetc_selection_free(hetc_selection_t *selection) {
   }
 }
 
-hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *model_key, const char *targets,
-                                         const hetc_selection_t *selection) {
+static hetc_status_t put_selection_once(hetc_records_t *store, const char *model_key, const char *targets,
+                                        const hetc_selection_t *selection) {
   if (!store->writable) return NULL; /* a cache: kept where the store can be written */
   HETC_RETURN_IF_ERROR(begin_write(store));
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   hetc_status_t status = prepare(store, "DELETE FROM selections WHERE model_key = ?1 AND targets = ?2", &stmt);
   if (!status) {
-    sqlite3_bind_text(stmt, 1, model_key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, targets, -1, SQLITE_STATIC);
-    if (sqlite3_step(stmt) != SQLITE_DONE) status = sqlite_failure(store, sqlite3_errcode(store->db), "replacing a selection");
+    hetc_sql_bind_text(stmt, 1, model_key);
+    hetc_sql_bind_text(stmt, 2, targets);
+    if (hetc_sql_step(stmt) != SQLITE_DONE) status = sqlite_failure(store, SQLITE_ERROR, "replacing a selection");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   stmt = NULL;
   if (!status)
     status = prepare(store,
@@ -1878,29 +2065,34 @@ hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *mode
                      &stmt);
   for (int32_t i = 0; !status && i < selection->count; ++i) {
     const hetc_selection_entry_t *e = &selection->entries[i];
-    sqlite3_reset(stmt);
-    sqlite3_bind_text(stmt, 1, model_key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, targets, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 3, e->node, -1, SQLITE_STATIC);
-    sqlite3_bind_int(stmt, 4, e->device);
-    sqlite3_bind_text(stmt, 5, e->template_name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(stmt, 6, e->template_version);
-    if (e->config_json) sqlite3_bind_text(stmt, 7, e->config_json, -1, SQLITE_STATIC);
-    else sqlite3_bind_null(stmt, 7);
-    sqlite3_bind_text(stmt, 8, e->source, -1, SQLITE_STATIC);
-    sqlite3_bind_double(stmt, 9, selection->predicted_seconds);
-    sqlite3_bind_int64(stmt, 10, selection->records);
-    sqlite3_bind_int64(stmt, 11, (sqlite3_int64)time(NULL));
-    sqlite3_bind_text(stmt, 12, HETC_VERSION_STRING, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
+    hetc_sql_reset(stmt);
+    hetc_sql_bind_text(stmt, 1, model_key);
+    hetc_sql_bind_text(stmt, 2, targets);
+    hetc_sql_bind_text(stmt, 3, e->node);
+    hetc_sql_bind_int64(stmt, 4, e->device);
+    hetc_sql_bind_text(stmt, 5, e->template_name);
+    hetc_sql_bind_int64(stmt, 6, e->template_version);
+    if (e->config_json) hetc_sql_bind_text(stmt, 7, e->config_json);
+    else hetc_sql_bind_null(stmt, 7);
+    hetc_sql_bind_text(stmt, 8, e->source);
+    hetc_sql_bind_double(stmt, 9, selection->predicted_seconds);
+    hetc_sql_bind_int64(stmt, 10, selection->records);
+    hetc_sql_bind_int64(stmt, 11, (int64_t)time(NULL));
+    hetc_sql_bind_text(stmt, 12, HETC_VERSION_STRING);
+    int rc = hetc_sql_step(stmt);
     if (rc != SQLITE_DONE) status = sqlite_failure(store, rc, "storing a selection");
   }
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   return end_write(store, status);
 }
 
-static char *column_text_copy(sqlite3_stmt *stmt, int column) {
-  const unsigned char *text = sqlite3_column_text(stmt, column);
+hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *model_key, const char *targets,
+                                         const hetc_selection_t *selection) {
+  WRITE_AGAIN_IF_LOST(store, put_selection_once(store, model_key, targets, selection));
+}
+
+static char *column_text_copy(hetc_sql_stmt_t *stmt, int column) {
+  const unsigned char *text = hetc_sql_column_text(stmt, column);
   return text ? strdup((const char *)text) : NULL;
 }
 
@@ -1908,18 +2100,18 @@ hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *mode
                                          hetc_selection_t *out_selection) {
   memset(out_selection, 0, sizeof(*out_selection));
   if (store->version < 4) return NULL; /* a store read as it is: no table yet */
-  sqlite3_stmt *stmt = NULL;
+  hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT node, device, template_name, template_version, config_json, source,"
                                " predicted_seconds, records FROM selections WHERE model_key = ?1 AND targets = ?2"
                                " ORDER BY rowid",
                                &stmt));
-  sqlite3_bind_text(stmt, 1, model_key, -1, SQLITE_STATIC);
-  sqlite3_bind_text(stmt, 2, targets, -1, SQLITE_STATIC);
+  hetc_sql_bind_text(stmt, 1, model_key);
+  hetc_sql_bind_text(stmt, 2, targets);
   hetc_status_t status = NULL;
   int rc;
   int32_t capacity = 0;
-  while (!status && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+  while (!status && (rc = hetc_sql_step(stmt)) == SQLITE_ROW) {
     if (out_selection->count == capacity) {
       capacity = capacity ? 2 * capacity : 64;
       hetc_selection_entry_t *grown =
@@ -1933,17 +2125,91 @@ hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *mode
     hetc_selection_entry_t *e = &out_selection->entries[out_selection->count++];
     memset(e, 0, sizeof(*e));
     e->node = column_text_copy(stmt, 0);
-    e->device = sqlite3_column_int(stmt, 1);
+    e->device = (int)hetc_sql_column_int64(stmt, 1);
     e->template_name = column_text_copy(stmt, 2);
-    e->template_version = (uint32_t)sqlite3_column_int64(stmt, 3);
+    e->template_version = (uint32_t)hetc_sql_column_int64(stmt, 3);
     e->config_json = column_text_copy(stmt, 4);
     e->source = column_text_copy(stmt, 5);
-    out_selection->predicted_seconds = sqlite3_column_double(stmt, 6);
-    out_selection->records = sqlite3_column_int64(stmt, 7);
+    out_selection->predicted_seconds = hetc_sql_column_double(stmt, 6);
+    out_selection->records = hetc_sql_column_int64(stmt, 7);
     if (!e->node || !e->template_name || !e->source) status = out_of_memory("reading a selection");
   }
   if (!status && rc != SQLITE_DONE) status = sqlite_failure(store, rc, "reading a selection");
-  sqlite3_finalize(stmt);
+  hetc_sql_finalize(stmt);
   if (status) hetc_selection_free(out_selection);
   return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The cost model                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A model larger than this is not one hetc wrote. */
+#define MAX_MODEL_BYTES (512u << 20)
+
+const char *hetc_records_model_name(const hetc_records_t *store) { return store->model_name; }
+
+static hetc_status_t put_model_once(hetc_records_t *store, const char *bytes, size_t length) {
+  if (!store->writable) return NULL; /* kept only where the store can be written */
+  if (!hetc_sql_is_pg(&store->db)) {
+    hetc_output_file_t *output = NULL;
+    HETC_RETURN_IF_ERROR(hetc_output_file_open(store->model_name, &output));
+    if (fwrite(bytes, 1, length, hetc_output_stream(output)) != length) {
+      hetc_status_t status = hetc_file_write_failure(store->model_name, "write failed", errno);
+      hetc_output_file_abandon(output);
+      return status;
+    }
+    return hetc_output_file_commit(output);
+  }
+  if (memchr(bytes, '\0', length))
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: a model with a NUL byte", store->model_name);
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  hetc_sql_stmt_t *stmt = NULL;
+  hetc_status_t status = prepare(store,
+                                 "INSERT INTO cost_models (name, model, timestamp, hetc_version)"
+                                 " VALUES ('global', ?1, ?2, ?3) ON CONFLICT (name) DO UPDATE SET"
+                                 " model = excluded.model, timestamp = excluded.timestamp,"
+                                 " hetc_version = excluded.hetc_version",
+                                 &stmt);
+  if (!status) {
+    char *text = strndup(bytes, length);
+    int rc = text ? hetc_sql_bind_text(stmt, 1, text) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 2, (int64_t)time(NULL));
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 3, HETC_VERSION_STRING);
+    status = step_done(store, stmt, rc, "storing the cost model");
+    free(text);
+  }
+  hetc_sql_finalize(stmt);
+  return end_write(store, status);
+}
+
+hetc_status_t hetc_records_get_model(hetc_records_t *store, char **out_bytes, size_t *out_length, int *out_found) {
+  *out_bytes = NULL;
+  *out_length = 0;
+  *out_found = 0;
+  if (!hetc_sql_is_pg(&store->db)) {
+    if (access(store->model_name, F_OK) != 0) return NULL;
+    HETC_RETURN_IF_ERROR(hetc_file_read_all(store->model_name, MAX_MODEL_BYTES, out_bytes, out_length));
+    *out_found = 1;
+    return NULL;
+  }
+  hetc_sql_stmt_t *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store, "SELECT model FROM cost_models WHERE name = 'global'", &stmt));
+  int rc = hetc_sql_step(stmt);
+  hetc_status_t status = NULL;
+  if (rc == SQLITE_ROW) {
+    const char *text = (const char *)hetc_sql_column_text(stmt, 0);
+    *out_length = (size_t)hetc_sql_column_bytes(stmt, 0);
+    *out_bytes = text ? strndup(text, *out_length) : NULL;
+    if (!*out_bytes) status = out_of_memory("reading the cost model");
+    *out_found = !status;
+  } else if (rc != SQLITE_DONE) {
+    status = sqlite_failure(store, rc, "reading the cost model");
+  }
+  hetc_sql_finalize(stmt);
+  return status;
+}
+
+hetc_status_t hetc_records_put_model(hetc_records_t *store, const char *bytes, size_t length) {
+  WRITE_AGAIN_IF_LOST(store, put_model_once(store, bytes, length));
 }

@@ -56,6 +56,12 @@
  * them is set (no home). The caller frees the result. */
 char *hetc_records_default_path(void);
 
+/* 1 when `path` is a PostgreSQL URI (postgresql:// or postgres://): the
+ * store is on that server, in the schema hetc_records, and every call
+ * below behaves as on a file, with the URI (its password left out) as the
+ * store's name. */
+int hetc_records_names_server(const char *path);
+
 /* hetc_records_open_as(path, HETC_RECORDS_CREATE, out_store). */
 hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store);
 /* 1 when records and caches written through `store` reach the file (opened
@@ -255,5 +261,18 @@ hetc_status_t hetc_records_put_selection(hetc_records_t *store, const char *mode
  * hetc_selection_free. */
 hetc_status_t hetc_records_get_selection(hetc_records_t *store, const char *model_key, const char *targets,
                                          hetc_selection_t *out_selection);
+
+/* The global cost model trained on the store's records (the tuner's
+ * transfer learning, records/transfer_learning.h), kept with the store so
+ * that the next process, on this machine or another sharing the store,
+ * starts from it: beside a file as PATH.model (replaced atomically), on a
+ * server in the store's cost_models table. hetc_records_model_name says
+ * how messages name it (borrowed from the store). A store that cannot be
+ * written keeps nothing. */
+hetc_status_t hetc_records_put_model(hetc_records_t *store, const char *bytes, size_t length);
+/* The kept model: *out_bytes (the caller frees it; NUL-terminated) and
+ * *out_length, and *out_found 1; or *out_found 0 when there is none. */
+hetc_status_t hetc_records_get_model(hetc_records_t *store, char **out_bytes, size_t *out_length, int *out_found);
+const char *hetc_records_model_name(const hetc_records_t *store);
 
 #endif /* HETC_DRIVER_RECORDS_RECORDS_H_ */

@@ -114,6 +114,21 @@ hetc_status_t hetc_transfer_model_save_global(const hetc_transfer_model_t *m, co
   return hetc_cost_model_save(m->global, path);
 }
 
+hetc_status_t hetc_transfer_model_global_bytes(const hetc_transfer_model_t *m, const char *name, char **out_bytes,
+                                               size_t *out_length) {
+  if (!m) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "transfer model: no model");
+  return hetc_cost_model_to_bytes(m->global, name, out_bytes, out_length);
+}
+
+hetc_status_t hetc_transfer_model_load_global_bytes(hetc_transfer_model_t *m, const char *name, const char *bytes,
+                                                    size_t length) {
+  if (!m) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "transfer model: no model");
+  hetc_cost_model_t *global = NULL;
+  HETC_RETURN_IF_ERROR(hetc_cost_model_from_bytes(name, bytes, length, m->num_features, &m->options, &global));
+  transfer_replace_global(m, global);
+  return NULL;
+}
+
 hetc_status_t hetc_transfer_model_load_global(hetc_transfer_model_t *m, const char *path) {
   if (!m) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "transfer model: no model");
   hetc_cost_model_t *global = NULL;

@@ -74,4 +74,12 @@ hetc_status_t hetc_transfer_model_save_global(const hetc_transfer_model_t *m, co
  * drops the task model, as fit_global does. On failure m is unchanged. */
 hetc_status_t hetc_transfer_model_load_global(hetc_transfer_model_t *m, const char *path);
 
+/* The same through bytes (hetc_cost_model_to_bytes, _from_bytes), for a
+ * store that keeps the model in its database; `name` names it in
+ * messages. */
+hetc_status_t hetc_transfer_model_global_bytes(const hetc_transfer_model_t *m, const char *name, char **out_bytes,
+                                               size_t *out_length);
+hetc_status_t hetc_transfer_model_load_global_bytes(hetc_transfer_model_t *m, const char *name, const char *bytes,
+                                                    size_t length);
+
 #endif /* HETC_DRIVER_RECORDS_TRANSFER_LEARNING_H_ */

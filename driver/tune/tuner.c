@@ -214,11 +214,18 @@ static hetc_status_t fit_global(hetc_tuner_t *tuner) {
   return status;
 }
 
-static char *model_path(const hetc_tuner_t *tuner) {
-  size_t size = strlen(tuner->records_path) + 16;
-  char *path = malloc(size);
-  if (path) snprintf(path, size, "%s.model", tuner->records_path);
-  return path;
+/* The global model the store keeps (hetc_records_put_model); NOT_FOUND
+ * when it keeps none. */
+static hetc_status_t load_kept_model(hetc_tuner_t *tuner) {
+  char *bytes = NULL;
+  size_t length = 0;
+  int found = 0;
+  hetc_status_t status = hetc_records_get_model(tuner->store, &bytes, &length, &found);
+  if (!status && !found) status = hetc_status_new(HETC_STATUS_NOT_FOUND, "no model");
+  if (!status)
+    status = hetc_transfer_model_load_global_bytes(tuner->model, hetc_records_model_name(tuner->store), bytes, length);
+  free(bytes);
+  return status;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -260,15 +267,14 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
   /* Device peaks (the dev_peak_gflops feature, the end table's fraction of
    * peak) are the best the store keeps for each device, this run's
    * measurement folded in, before any feature row is computed. */
-  if (!status) hetc_registry_keep_peaks(t->registry, t->records_path, HETC_PEAKS_RECORD);
+  /* The path as given, not the store's name: a server's URI keeps its
+   * password there. */
+  if (!status) hetc_registry_keep_peaks(t->registry, t->options.records_path, HETC_PEAKS_RECORD);
   if (!status) status = hetc_transfer_model_create(HETC_FEATURE_COUNT, NULL, &t->model);
   if (!status && t->options.transfer) {
     /* A saved global model spares a new process the retraining; without
      * one, the store trains it now. */
-    char *path = model_path(t);
-    hetc_status_t loaded = path && access(path, R_OK) == 0 ? hetc_transfer_model_load_global(t->model, path)
-                                                           : hetc_status_new(HETC_STATUS_NOT_FOUND, "no model");
-    free(path);
+    hetc_status_t loaded = load_kept_model(t);
     if (loaded) {
       hetc_status_free(loaded);
       status = fit_global(t);
@@ -664,7 +670,10 @@ static int32_t gather(const hetc_record_t *records, int32_t count, const batch_s
 static hetc_status_t rescue_batch(const hetc_tuner_t *tuner, const hetc_record_t *records, int32_t count,
                                   hetc_status_t failure) {
   char path[4096];
-  snprintf(path, sizeof(path), "%s.unsaved-%lld.jsonl", tuner->records_path, (long long)getpid());
+  /* Beside a file; for a store on a server, in the working directory. */
+  snprintf(path, sizeof(path), "%s.unsaved-%lld.jsonl",
+           hetc_records_names_server(tuner->records_path) ? "hetc-records" : tuner->records_path,
+           (long long)getpid());
   FILE *file = fopen(path, "a");
   int written = file != NULL;
   for (int32_t i = 0; written && i < count; ++i) {
@@ -962,10 +971,12 @@ static hetc_status_t refresh_global(hetc_tuner_t *tuner) {
   if (count > tuner->global_records && (double)count >= GLOBAL_REFIT_GROWTH * (double)tuner->global_records)
     HETC_RETURN_IF_ERROR(fit_global(tuner));
   if (!tuner->global_unsaved) return NULL;
-  char *path = model_path(tuner);
-  if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-  hetc_status_t status = hetc_transfer_model_save_global(tuner->model, path);
-  free(path);
+  char *bytes = NULL;
+  size_t length = 0;
+  hetc_status_t status =
+      hetc_transfer_model_global_bytes(tuner->model, hetc_records_model_name(tuner->store), &bytes, &length);
+  if (!status) status = hetc_records_put_model(tuner->store, bytes, length);
+  free(bytes);
   if (!status) tuner->global_unsaved = 0;
   return status;
 }

@@ -3,7 +3,12 @@
  * every field survives the store and a file round trip, best and lookup
  * pick what they document, malformed files give their exact messages and
  * import nothing, files that are not stores are refused by name, four
- * processes write one store at once, and prune keeps exactly its rule. */
+ * processes write one store at once, and prune keeps exactly its rule.
+ *
+ * Built with RECORDS_ON_SERVER (test_records_server), the tests that hold
+ * for any store run again on the tests' PostgreSQL server
+ * ($HETC_PG_SERVER_DIR, tests/queue/pg_server.sh): each store a test names
+ * is a new database there. Exit 77 (skipped) without a server. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "common/fileio.h"
@@ -29,11 +35,41 @@
 #define W_SMALL "conv2d n1 c64 h28 w28 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
 #define W_1X1 "conv2d n1 c64 h56 w56 k64 r1x1 s1x1 p0,0,0,0 d1x1 g1 +bias+relu f32"
 
+#ifdef RECORDS_ON_SERVER
+static char server_uri[512]; /* the server's URI up to the database */
+static int test_number;      /* databases are named after the test */
+
+static void ignore_notice(void *arg, const char *message) {
+  (void)arg;
+  (void)message;
+}
+
+/* Runs `statement` in `database`; the first column of its first row (0
+ * when it returns none). */
+static int64_t server_sql(const char *database, const char *statement) {
+  char uri[700];
+  snprintf(uri, sizeof(uri), "%s/%s", server_uri, database);
+  PGconn *conn = PQconnectdb(uri);
+  assert_int_equal(PQstatus(conn), CONNECTION_OK);
+  PQsetNoticeProcessor(conn, ignore_notice, NULL);
+  PGresult *result = PQexec(conn, statement);
+  if (PQresultStatus(result) != PGRES_COMMAND_OK && PQresultStatus(result) != PGRES_TUPLES_OK)
+    fail_msg("%s: %s", statement, PQresultErrorMessage(result));
+  int64_t value = PQntuples(result) > 0 ? strtoll(PQgetvalue(result, 0, 0), NULL, 10) : 0;
+  PQclear(result);
+  PQfinish(conn);
+  return value;
+}
+#endif
+
 /* A fresh directory per test under /tmp, removed afterwards. */
 static char dir[256];
 
 static int setup(void **state) {
   (void)state;
+#ifdef RECORDS_ON_SERVER
+  ++test_number;
+#endif
   snprintf(dir, sizeof(dir), "/tmp/hetc-records-XXXXXX");
   return mkdtemp(dir) ? 0 : -1;
 }
@@ -44,10 +80,30 @@ static int teardown(void **state) {
   return 0;
 }
 
+
+/* A file in the test's directory; on the server, a store name (*.sqlite)
+ * is a new database of this test's instead. */
 static const char *in_dir(const char *name) {
-  static char paths[4][512];
+  static char paths[4][700];
   static int next = 0;
   char *path = paths[next++ % 4];
+#ifdef RECORDS_ON_SERVER
+  const size_t length = strlen(name);
+  if (length > 7 && !strcmp(name + length - 7, ".sqlite")) {
+    char database[96], statement[160];
+    int n = snprintf(database, sizeof(database), "t%d_", test_number);
+    for (size_t k = 0; k + 7 < length && n + 1 < (int)sizeof(database); ++k)
+      database[n++] = (name[k] >= 'a' && name[k] <= 'z') || (name[k] >= '0' && name[k] <= '9') ? name[k] : '_';
+    database[n] = '\0';
+    snprintf(statement, sizeof(statement), "SELECT count(*) FROM pg_database WHERE datname = '%s'", database);
+    if (!server_sql("postgres", statement)) {
+      snprintf(statement, sizeof(statement), "CREATE DATABASE %s", database);
+      server_sql("postgres", statement);
+    }
+    snprintf(path, sizeof(paths[0]), "%s/%s", server_uri, database);
+    return path;
+  }
+#endif
   snprintf(path, sizeof(paths[0]), "%s/%s", dir, name);
   return path;
 }
@@ -708,7 +764,15 @@ static void jsonl_malformed_lines(void **state) {
 /* Files that are not stores                                                */
 /* ------------------------------------------------------------------------ */
 
+/* Runs `sql` on the store's own database (on the server, in its schema),
+ * as another program would. */
 static void sqlite_exec_file(const char *path, const char *sql) {
+#ifdef RECORDS_ON_SERVER
+  char statement[1024];
+  snprintf(statement, sizeof(statement), "SET search_path = hetc_records; %s", sql);
+  server_sql(strrchr(path, '/') + 1, statement);
+  return;
+#endif
   sqlite3 *db = NULL;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
   assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
@@ -758,6 +822,10 @@ static void not_a_records_database(void **state) {
 #define OLDER_THAN_5 "DROP TABLE claims; DROP INDEX records_by_config; "
 
 static int64_t schema_version(const char *path) {
+#ifdef RECORDS_ON_SERVER
+  return server_sql(strrchr(path, '/') + 1,
+                    "SELECT value::bigint FROM hetc_records.meta WHERE key = 'schema_version'");
+#endif
   sqlite3 *db = NULL;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
   sqlite3_stmt *stmt = NULL;
@@ -849,7 +917,9 @@ static void selections_round_trip(void **state) {
   hetc_records_t *store = NULL;
   assert_ok(hetc_records_open(path, &store));
   hetc_records_close(store);
+#ifndef RECORDS_ON_SERVER /* a file of version 3, which a server never held */
   sqlite_exec_file(path, "DROP TABLE selections; " OLDER_THAN_5 "PRAGMA user_version = 3");
+#endif
   assert_ok(hetc_records_open(path, &store));
   hetc_selection_entry_t entries[2] = {
       {"conv1", 0, "cpu_conv2d_nchwc", 2, "{\"tile_ic\":[8]}", "tuned"},
@@ -1749,6 +1819,9 @@ static void claims_between_processes(void **state) {
     hetc_records_close(store);
   }
   /* Nothing is left claimed: adding released them, closing the rest. */
+#ifdef RECORDS_ON_SERVER
+  assert_int_equal(server_sql(strrchr(path, '/') + 1, "SELECT count(*) FROM hetc_records.claims"), 0);
+#else
   sqlite3 *db = NULL;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
   sqlite3_stmt *stmt = NULL;
@@ -1757,6 +1830,7 @@ static void claims_between_processes(void **state) {
   assert_int_equal(sqlite3_column_int(stmt, 0), 0);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+#endif
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1787,7 +1861,11 @@ static void import_is_linear(void **state) {
   const char *file = in_dir("many.jsonl");
   double seconds[2];
   for (int k = 0; k < 2; ++k) {
+#ifdef RECORDS_ON_SERVER
+    const int count = 5000 * (k + 1); /* a round trip each */
+#else
     const int count = 20000 * (k + 1);
+#endif
     write_one_workload(file, k ? "cpu:b" : "cpu:a", count);
     hetc_records_t *store = NULL;
     assert_ok(hetc_records_open(in_dir(k ? "many-b.sqlite" : "many-a.sqlite"), &store));
@@ -1836,6 +1914,42 @@ static void a_full_disk_is_not_bad_input(void **state) {
   assert_int_equal(count_records(in_dir("full.sqlite")), 2000);
 }
 
+#ifdef RECORDS_ON_SERVER
+/* What holds for any store, on the server: every field round-trips, the
+ * queries, lookups, caches, claims between processes, four writers at
+ * once, prune's rule and a linear import. */
+int main(void) {
+  const char *server = getenv("HETC_PG_SERVER_DIR");
+  char uri_file[1024];
+  snprintf(uri_file, sizeof(uri_file), "%s/uri", server ? server : ".");
+  FILE *f = fopen(uri_file, "r");
+  if (!f || !fgets(server_uri, sizeof(server_uri), f)) {
+    printf("SKIP: no PostgreSQL server for the tests (%s)\n", uri_file);
+    if (f) fclose(f);
+    return 77;
+  }
+  fclose(f);
+  server_uri[strcspn(server_uri, "\n")] = '\0';
+  *strrchr(server_uri, '/') = '\0';
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(add_query_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(add_rejects_invalid_records, setup, teardown),
+      cmocka_unit_test_setup_teardown(best_is_lowest_median, setup, teardown),
+      cmocka_unit_test_setup_teardown(lookup_exact_nearest_none, setup, teardown),
+      cmocka_unit_test_setup_teardown(jsonl_round_trip_byte_identical, setup, teardown),
+      cmocka_unit_test_setup_teardown(jsonl_malformed_lines, setup, teardown),
+      cmocka_unit_test_setup_teardown(selections_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(peaks_keep_the_best, setup, teardown),
+      cmocka_unit_test_setup_teardown(concurrent_peaks, setup, teardown),
+      cmocka_unit_test_setup_teardown(transfers_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(concurrent_writers, setup, teardown),
+      cmocka_unit_test_setup_teardown(prune_keeps_its_rule, setup, teardown),
+      cmocka_unit_test_setup_teardown(claims_between_processes, setup, teardown),
+      cmocka_unit_test_setup_teardown(import_is_linear, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(error_names),
@@ -1870,3 +1984,4 @@ int main(void) {
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
+#endif

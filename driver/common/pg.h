@@ -1,4 +1,4 @@
-/* driver/queue/pg.h -- connections to the PostgreSQL server that holds the
+/* driver/common/pg.h -- connections to the PostgreSQL server that holds the
  * tuning queue (api/queue-format.md), on libpq: a URI checked before it is
  * used, messages that name it without its password, and statements whose
  * failures become hetc statuses. Internal to libhetc. */
@@ -29,9 +29,11 @@ int hetc_pg_is_uri(const char *uri);
 /* Connects to `uri` (postgresql://... or postgres://...). BAD_INPUT naming
  * the URI: one libpq cannot parse, one of another scheme, a server that
  * cannot be reached in HETC_PG_CONNECT_TIMEOUT_S or that refuses the
- * login or the database. *out (the caller's) is filled on success; close
- * it with hetc_pg_close. */
-hetc_status_t hetc_pg_connect(const char *uri, hetc_pg_t *out);
+ * login or the database. `options` (NULL: none) are the server settings
+ * of libpq's `options` keyword ("-c search_path=x"), kept when the
+ * connection is made again. *out (the caller's) is filled on success;
+ * close it with hetc_pg_close. */
+hetc_status_t hetc_pg_connect(const char *uri, const char *options, hetc_pg_t *out);
 void hetc_pg_close(hetc_pg_t *pg);
 
 /* Runs `sql` with `count` text parameters (NULL is SQL NULL). The result
@@ -52,6 +54,15 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
                                   const char *const *params, const int *lengths, const int *formats,
                                   PGresult **out_result);
 
+/* The statement of hetc_pg_exec_binary, connecting again as it does, as
+ * libpq's result (NULL when out of memory), failed or not: the caller
+ * checks it with hetc_pg_succeeded and frees it with PQclear. */
+PGresult *hetc_pg_query(hetc_pg_t *pg, const char *sql, int count, const char *const *params, const int *lengths,
+                        const int *formats);
+int hetc_pg_succeeded(const PGresult *result);
+/* A failed result's message (or the connection's) on one line, in out. */
+void hetc_pg_failure_text(const hetc_pg_t *pg, const PGresult *result, char *out, size_t size);
+
 /* `names` as a PostgreSQL text-array literal, {"a","b"}, in out. BAD_INPUT
  * for an empty name or one with a quote, backslash, brace or comma ("'x,y'
  * is not a WHAT name": the names are identifiers), or names that do not
@@ -64,4 +75,4 @@ long long hetc_pg_int(const PGresult *result, int row, int column);
 const char *hetc_pg_text(const PGresult *result, int row, int column);
 double hetc_pg_double(const PGresult *result, int row, int column);
 
-#endif /* HETC_DRIVER_QUEUE_PG_H_ */
+#endif /* HETC_DRIVER_COMMON_PG_H_ */

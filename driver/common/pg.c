@@ -1,5 +1,5 @@
-/* Connections to the queue's PostgreSQL server (pg.h). */
-#include "queue/pg.h"
+/* Connections to a PostgreSQL server (pg.h). */
+#include "common/pg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static void one_line(const char *message, char *out, size_t size) {
   out[n] = '\0';
 }
 
-hetc_status_t hetc_pg_connect(const char *uri, hetc_pg_t *out) {
+hetc_status_t hetc_pg_connect(const char *uri, const char *options, hetc_pg_t *out) {
   memset(out, 0, sizeof(*out));
   if (!uri || !*uri) return hetc_status_new(HETC_STATUS_BAD_INPUT, "an empty queue URI");
   char *shown = shown_uri(uri);
@@ -70,8 +70,9 @@ hetc_status_t hetc_pg_connect(const char *uri, hetc_pg_t *out) {
    * overrides the defaults before it. */
   char timeout[16];
   snprintf(timeout, sizeof(timeout), "%d", HETC_PG_CONNECT_TIMEOUT_S);
-  const char *const keywords[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
-  const char *const values[] = {timeout, "hetc", "UTF8", uri, NULL};
+  const char *const keywords[] = {"connect_timeout", "application_name", "client_encoding", "dbname",
+                                  options ? "options" : NULL, NULL};
+  const char *const values[] = {timeout, "hetc", "UTF8", uri, options, NULL};
   PGconn *conn = PQconnectdbParams(keywords, values, 1);
   if (!conn || PQstatus(conn) != CONNECTION_OK) {
     one_line(conn ? PQerrorMessage(conn) : "out of memory", line, sizeof(line));
@@ -121,10 +122,8 @@ hetc_status_t hetc_pg_exec(hetc_pg_t *pg, const char *what, const char *sql, int
   return hetc_pg_exec_binary(pg, what, sql, count, params, NULL, NULL, out_result);
 }
 
-hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *sql, int count,
-                                  const char *const *params, const int *lengths, const int *formats,
-                                  PGresult **out_result) {
-  if (out_result) *out_result = NULL;
+PGresult *hetc_pg_query(hetc_pg_t *pg, const char *sql, int count, const char *const *params, const int *lengths,
+                        const int *formats) {
   PGresult *result = PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
   ExecStatusType kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (kind != PGRES_COMMAND_OK && kind != PGRES_TUPLES_OK && PQstatus(pg->conn) != CONNECTION_OK &&
@@ -136,16 +135,36 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
   if (kind == PGRES_COMMAND_OK || kind == PGRES_TUPLES_OK) {
     if (!strcmp(sql, "BEGIN")) pg->in_transaction = 1;
     else if (!strcmp(sql, "COMMIT") || !strcmp(sql, "ROLLBACK")) pg->in_transaction = 0;
+  } else if (PQstatus(pg->conn) != CONNECTION_OK) {
+    pg->in_transaction = 0; /* a lost connection took its transaction with it */
+  }
+  return result;
+}
+
+int hetc_pg_succeeded(const PGresult *result) {
+  const ExecStatusType kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  return kind == PGRES_COMMAND_OK || kind == PGRES_TUPLES_OK;
+}
+
+void hetc_pg_failure_text(const hetc_pg_t *pg, const PGresult *result, char *out, size_t size) {
+  one_line(result ? PQresultErrorMessage(result) : PQerrorMessage(pg->conn), out, size);
+  if (!out[0]) one_line(PQerrorMessage(pg->conn), out, size);
+}
+
+hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *sql, int count,
+                                  const char *const *params, const int *lengths, const int *formats,
+                                  PGresult **out_result) {
+  if (out_result) *out_result = NULL;
+  PGresult *result = hetc_pg_query(pg, sql, count, params, lengths, formats);
+  if (hetc_pg_succeeded(result)) {
     if (out_result) *out_result = result;
     else PQclear(result);
     return NULL;
   }
   char line[1024];
-  one_line(result ? PQresultErrorMessage(result) : PQerrorMessage(pg->conn), line, sizeof(line));
+  hetc_pg_failure_text(pg, result, line, sizeof(line));
   PQclear(result);
   const int gone = PQstatus(pg->conn) != CONNECTION_OK;
-  /* A lost connection took its transaction with it. */
-  if (gone) pg->in_transaction = 0;
   return hetc_status_new(gone ? HETC_STATUS_UNAVAILABLE : HETC_STATUS_INTERNAL, "%s: %s: %s%s", pg->shown_uri, what,
                          line, gone ? " (the connection to the server is lost)" : "");
 }
