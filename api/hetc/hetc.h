@@ -911,7 +911,7 @@ typedef struct hetc_worker_options_t {
   size_t struct_size;
   const char *const *targets; /* NULL: every ready plugin of the context */
   int32_t num_targets;
-  const char *records_path;   /* the store tasks are tuned into; NULL: the per-user store */
+  const char *records_path;   /* the store tasks are tuned into; NULL: the queue's database */
   int32_t lease_s;            /* how long a claim outlives the last heartbeat; 0: 60 */
   double idle_exit_s;         /* return after this long with nothing to claim; 0: wait on */
   int32_t build_workers;      /* parallel builds; 0: the online cores */

@@ -12,7 +12,7 @@ static const char usage[] =
     "                   [--workers N] [--batch N] [-q]\n"
     "The queue is --queue URI (postgresql://USER@HOST:PORT/DATABASE), else $HETC_QUEUE.\n"
     "--targets: what this worker tunes for (default: every ready plugin here)\n"
-    "--records PATH: the store tasks are tuned into (default as `hetc tune`)\n"
+    "--records PATH: the store tasks are tuned into (default: the queue's database, shared by every worker)\n"
     "--lease S: how long a claim outlives this worker's last heartbeat, 1 to 86400 (default 60)\n"
     "--idle-exit S: stop after S seconds with nothing to claim (default: wait for work until a signal)\n"
     "--workers N: parallel builds, 1 to 64 (default: the online cores); --batch N: 1 to 256 (default 16)\n"

@@ -160,8 +160,8 @@ static int after_batch(void *user_data, int32_t trials_done, double best_seconds
   hetc_status_t status = hetc_queue_report(run->queue, run->worker_id, run->claim->task_id, trials_done, best_seconds,
                                            HETC_QUEUE_GOING, NULL, &ours);
   if (status) {
-    /* The server is away: keep tuning (the records are local); the
-     * report at the end tries again. */
+    /* The server is away: keep tuning (a store on it waits for it to come
+     * back); the report at the end tries again. */
     hetc_status_free(status);
     return 0;
   }
@@ -207,7 +207,10 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
   if (!status && !hetc_search_kind_from_name(w->search, &tune.search))
     status = hetc_status_new(HETC_STATUS_BAD_INPUT, "job %lld: search '%s' is not built in", (long long)claim->job_id,
                              w->search);
-  tune.records_path = w->options->records_path;
+  /* By default every worker tunes into the queue's own database, so that
+   * a task claimed again goes on from what any machine measured, and the
+   * cost model trained there serves them all. */
+  tune.records_path = w->options->records_path ? w->options->records_path : w->queue->uri;
   tune.trials = claim->trials;
   tune.seed = w->seed;
   if (w->options->batch) tune.batch = w->options->batch;

@@ -2213,3 +2213,43 @@ hetc_status_t hetc_records_get_model(hetc_records_t *store, char **out_bytes, si
 hetc_status_t hetc_records_put_model(hetc_records_t *store, const char *bytes, size_t length) {
   WRITE_AGAIN_IF_LOST(store, put_model_once(store, bytes, length));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Measurement holds                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A log beside the records that no query of theirs reads, made by the
+ * first writer that needs it: a store of this schema without it is whole. */
+static const char holds_sql[] =
+    "CREATE TABLE IF NOT EXISTS measurements ("
+    " lock TEXT NOT NULL,"
+    " host TEXT NOT NULL,"
+    " pid INTEGER NOT NULL,"
+    " started_us INTEGER NOT NULL,"
+    " ended_us INTEGER NOT NULL)";
+
+static hetc_status_t note_holds_once(hetc_records_t *store, const hetc_measure_hold_t *holds, int32_t count) {
+  HETC_RETURN_IF_ERROR(begin_write(store));
+  char *create = hetc_sql_is_pg(&store->db) ? server_types(holds_sql) : strdup(holds_sql);
+  hetc_status_t status = create ? exec(store, create, "keeping measurement holds") : out_of_memory("keeping holds");
+  free(create);
+  hetc_sql_stmt_t *stmt = NULL;
+  if (!status)
+    status = prepare(store, "INSERT INTO measurements (lock, host, pid, started_us, ended_us) VALUES (?1, ?2, ?3, ?4, ?5)",
+                     &stmt);
+  for (int32_t i = 0; !status && i < count; ++i) {
+    int rc = hetc_sql_bind_text(stmt, 1, holds[i].lock);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 2, store->owner.host);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 3, store->owner.pid);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 4, holds[i].started_us);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 5, holds[i].ended_us);
+    status = step_done(store, stmt, rc, "keeping measurement holds");
+  }
+  hetc_sql_finalize(stmt);
+  return end_write(store, status);
+}
+
+hetc_status_t hetc_records_note_holds(hetc_records_t *store, const hetc_measure_hold_t *holds, int32_t count) {
+  if (count <= 0 || !store->writable) return NULL;
+  WRITE_AGAIN_IF_LOST(store, note_holds_once(store, holds, count));
+}

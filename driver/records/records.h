@@ -275,4 +275,16 @@ hetc_status_t hetc_records_put_model(hetc_records_t *store, const char *bytes, s
 hetc_status_t hetc_records_get_model(hetc_records_t *store, char **out_bytes, size_t *out_length, int *out_found);
 const char *hetc_records_model_name(const hetc_records_t *store);
 
+/* When a tuner held a device to measure (tune/device_lock.h): the store
+ * keeps every hold in its table `measurements`, with the machine and the
+ * process, so that anyone can check that no two measurements shared a
+ * device, across every tuner and worker that wrote to the store. */
+typedef struct hetc_measure_hold_t {
+  char lock[160];               /* the device's lock: its name, or "cores" for a CPU device */
+  int64_t started_us, ended_us; /* CLOCK_REALTIME microseconds */
+} hetc_measure_hold_t;
+/* Adds `count` holds of this process in one transaction (the table is made
+ * on first use). A store that cannot be written keeps nothing. */
+hetc_status_t hetc_records_note_holds(hetc_records_t *store, const hetc_measure_hold_t *holds, int32_t count);
+
 #endif /* HETC_DRIVER_RECORDS_RECORDS_H_ */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,13 +104,47 @@ hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock) {
   return NULL;
 }
 
+/* The measurement holds this process ended and no tuner has written yet. */
+#define MAX_KEPT_HOLDS 4096
+static pthread_mutex_t kept_mutex = PTHREAD_MUTEX_INITIALIZER;
+static hetc_measure_hold_t kept[MAX_KEPT_HOLDS];
+static int32_t kept_count;
+static int64_t kept_dropped;
+
+static void keep_hold(const char *lock_name, int64_t started_us, int64_t ended_us) {
+  pthread_mutex_lock(&kept_mutex);
+  if (kept_count < MAX_KEPT_HOLDS) {
+    hetc_measure_hold_t *hold = &kept[kept_count++];
+    snprintf(hold->lock, sizeof(hold->lock), "%s", lock_name);
+    hold->started_us = started_us;
+    hold->ended_us = ended_us;
+  } else {
+    ++kept_dropped;
+  }
+  pthread_mutex_unlock(&kept_mutex);
+}
+
+int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max, int64_t *out_dropped) {
+  pthread_mutex_lock(&kept_mutex);
+  const int32_t n = kept_count < max ? kept_count : max;
+  memcpy(out, kept, (size_t)n * sizeof(*out));
+  memmove(kept, kept + n, (size_t)(kept_count - n) * sizeof(*kept));
+  kept_count -= n;
+  if (out_dropped) *out_dropped = kept_dropped;
+  kept_dropped = 0;
+  pthread_mutex_unlock(&kept_mutex);
+  return n;
+}
+
 void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what) {
+  const char *held = strcmp(what, "build") && !lock->is_cpu ? lock->device_name : "cores";
+  const int64_t ended_us = realtime_ns() / 1000;
+  if (lock->held_since_ns && strcmp(what, "build")) keep_hold(held, lock->held_since_ns / 1000, ended_us);
   const char *log = getenv("HETC_MEASURE_LOG");
   if (log && *log && lock->held_since_ns) {
     char line[256];
-    const int n = snprintf(line, sizeof(line), "%s %s %lld %lld %ld\n", what,
-                           strcmp(what, "build") && !lock->is_cpu ? lock->device_name : "cores",
-                           (long long)(lock->held_since_ns / 1000), (long long)(realtime_ns() / 1000), (long)getpid());
+    const int n = snprintf(line, sizeof(line), "%s %s %lld %lld %ld\n", what, held,
+                           (long long)(lock->held_since_ns / 1000), (long long)ended_us, (long)getpid());
     /* Microseconds: exact in the doubles of tools that read the log. One
      * write of a short line to an O_APPEND file: lines of several
      * processes do not interleave. */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/status.h"
+#include "records/records.h"
 
 typedef struct hetc_device_lock_t {
   int device_fd; /* the device's lock file; -1 before open */
@@ -40,5 +41,13 @@ hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock);
 hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock);
 /* Ends the hold taken by either. */
 void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what);
+
+/* A measurement's hold (records/records.h) is kept by this process until
+ * the tuner writes it to the records store with the batch it measured
+ * (hetc_records_note_holds). Moves up to `max` of the holds ended since the last call into `out`
+ * (oldest first) and returns how many. Holds beyond the process's buffer
+ * (4096) before a call are counted in *out_dropped (may be NULL). Any
+ * thread. */
+int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max, int64_t *out_dropped);
 
 #endif /* HETC_DRIVER_TUNE_DEVICE_LOCK_H_ */

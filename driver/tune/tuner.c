@@ -14,6 +14,7 @@
 #include "plugins/registry.h"
 #include "space/space_override.h"
 #include "space/task_space.h"
+#include "tune/device_lock.h"
 #include "records/config_json.h"
 #include "records/features.h"
 #include "common/interrupt.h"
@@ -696,6 +697,19 @@ static hetc_status_t rescue_batch(const hetc_tuner_t *tuner, const hetc_record_t
   return told;
 }
 
+/* Writes the measurement holds of the batch (tune/device_lock.h) to the
+ * store beside its records. */
+static hetc_status_t keep_holds(hetc_tuner_t *tuner) {
+  enum { AT_ONCE = 256 };
+  hetc_measure_hold_t *holds = malloc(AT_ONCE * sizeof(*holds));
+  if (!holds) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
+  hetc_status_t status = NULL;
+  for (int32_t n; !status && (n = hetc_device_lock_take_holds(holds, AT_ONCE, NULL)) > 0;)
+    status = hetc_records_note_holds(tuner->store, holds, n);
+  free(holds);
+  return status;
+}
+
 /* Adds what this batch measured to the store (releasing those claims) and
  * gives back the claims on what it dropped. */
 static hetc_status_t keep_batch(hetc_tuner_t *tuner, const hetc_record_t *records, int32_t count,
@@ -712,6 +726,7 @@ static hetc_status_t keep_batch(hetc_tuner_t *tuner, const hetc_record_t *record
     status = hetc_records_unclaim(tuner->store, subset, n);
   }
   free(subset);
+  if (!status) status = keep_holds(tuner);
   return status;
 }
 

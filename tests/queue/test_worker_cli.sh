@@ -1,13 +1,17 @@
 #!/bin/sh
 # `hetc worker` against the tests' own PostgreSQL server (pg_server.sh):
 # - two submitters at once, then three workers (two on vec, one on cpu)
-#   share the jobs and finish them: every task done once, the trials the
-#   queue counts are exactly the records the workers' stores hold (none
-#   lost, none twice), no measurement overlapped another hold of the cores
+#   share the jobs and finish them, tuning into the queue's database (the
+#   records store they share): every task done once, the trials the queue
+#   counts and the trials the workers measured are exactly the records the
+#   store holds (none lost, none twice), no two measurements the store
+#   logged overlapped on a device, no measurement overlapped a build
 #   (HETC_MEASURE_LOG), and `hetc jobs show` listed each worker's task;
-# - a worker killed with SIGKILL in the middle of a task: its lease runs
-#   out, another worker claims the task again (attempt 2) and goes on from
-#   the records the first one wrote; the job completes with no record twice;
+# - a worker killed with SIGKILL during a build, and one killed during a
+#   measurement (told apart by the holds on the cores' lock): its lease
+#   runs out, another worker claims the task again (attempt 2) and goes on
+#   from the records the first one wrote; the job completes with the
+#   queue's trials equal to the store's records;
 # - a worker whose connections are cut (pg_terminate_backend), and one
 #   whose server restarts, in the middle of a task: each connects again and
 #   finishes the job, with the queue's trials equal to its records;
@@ -22,6 +26,13 @@ set -u
 hetc=$1 samples=$2 server=$3 work=$4
 . "$(dirname "$0")/common.sh"
 records() { "$hetc" records list --records "$1" 2>/dev/null | tail -n +2 | grep -c .; }
+# The measurements the store logged (hetc_records.measurements) that
+# overlap another on the same device of the same machine.
+overlaps() {
+  sql "$1" -c "SELECT count(*) FROM hetc_records.measurements a JOIN hetc_records.measurements b
+    ON a.lock = b.lock AND a.host = b.host AND (a.pid, a.started_us) <> (b.pid, b.started_us)
+    AND a.started_us < b.ended_us AND b.started_us < a.ended_us"
+}
 # Every measurement's hold in the log (HETC_MEASURE_LOG) overlaps no other
 # hold of its lock: no two measurements on one device, no build beside a
 # CPU measurement. Prints the count.
@@ -62,7 +73,7 @@ wait $submitter || fail "first submit"
 # vec and cpu are both this machine's cores: the three workers take turns.
 export HETC_LOCK_DIR="$work/locks" HETC_MEASURE_LOG="$work/turns.log"
 for w in vec1:vec vec2:vec cpu1:cpu; do
-  "$hetc" worker --queue "$q" --targets "${w#*:}" --records "$work/${w%%:*}.sqlite" --idle-exit 2 --workers 1 \
+  "$hetc" worker --queue "$q" --targets "${w#*:}" --idle-exit 2 --workers 1 \
     >"$work/${w%%:*}.out" 2>"$work/${w%%:*}.err" &
   eval "pid_${w%%:*}=\$!"
 done
@@ -75,12 +86,14 @@ done
 grep -q '^workers: 3$' "$work/show" || { fail "jobs show: not 3 workers"; cat "$work/show"; }
 grep -q 'heartbeat .* s ago  job [12], model 0, task [0-9]* on \(vec\|cpu\): \(starting\|[0-9]*/4 trials\)$' "$work/show" ||
   { fail "jobs show: no worker's task and trials"; cat "$work/show"; }
-done_tasks=0
+done_tasks=0 measured=0
 for w in vec1 vec2 cpu1; do
   eval "wait \$pid_$w" || { fail "worker $w"; cat "$work/$w.err"; }
   n=$(sed -n 's/^worker: \([0-9]*\) tasks done, 0 failed, 0 stopped;.*/\1/p' "$work/$w.out")
   [ -n "$n" ] || { fail "worker $w's summary"; cat "$work/$w.out"; }
   done_tasks=$((done_tasks + ${n:-0}))
+  m=$(sed -n 's/^worker: .*; \([0-9]*\) trials measured$/\1/p' "$work/$w.out")
+  measured=$((measured + ${m:-0}))
 done
 [ "$done_tasks" = 18 ] || fail "the workers did $done_tasks tasks, the jobs have 18"
 unset HETC_MEASURE_LOG
@@ -91,42 +104,63 @@ for job in 1 2; do
 done
 [ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state <> 'done'")" = 0 ] || fail "tasks not done"
 counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
-stored=$(($(records "$work/vec1.sqlite") + $(records "$work/vec2.sqlite") + $(records "$work/cpu1.sqlite")))
-[ "$counted" = "$stored" ] || fail "the queue counts $counted trials, the stores hold $stored records"
+stored=$(records "$q")
+[ "$counted" = "$stored" ] || fail "the queue counts $counted trials, the store holds $stored records"
+[ "$measured" = "$stored" ] || fail "the workers measured $measured trials, the store holds $stored records"
+held=$(sql "$q" -c "SELECT count(*) || ' measurements by ' || count(DISTINCT pid) || ' workers' FROM hetc_records.measurements")
+case $held in 0\ *|*\ by\ 1\ workers) fail "the store logged $held" ;; esac
+[ "$(overlaps "$q")" = 0 ] || fail "the store logged $(overlaps "$q") overlapping measurements"
+[ "$(sql "$q" -c "SELECT count(*) FROM hetc_records.cost_models")" = 1 ] || fail "no cost model kept in the store"
 [ "$(sql "$q" -c "SELECT count(*) FROM hetc_workers")" = 0 ] || fail "workers left their rows behind"
 
-# ---- SIGKILL in the middle of a task ---------------------------------------------------
-fresh killed
-q="$base/killed"
-"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
-"$hetc" worker --queue "$q" --records "$work/killed.sqlite" --lease 2 --batch 2 --workers 1 >/dev/null 2>&1 &
-victim=$!
-await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 4"
-kill -9 $victim
-wait $victim 2>/dev/null
-before=$(records "$work/killed.sqlite")
-"$hetc" worker --queue "$q" --records "$work/killed.sqlite" --lease 2 --batch 2 --workers 1 --idle-exit 4 \
-  >"$work/killed.out" 2>"$work/killed.err" || { fail "the second worker"; cat "$work/killed.err"; }
-grep -q "claimed (attempt 2), [1-9][0-9]*/40 trials done before" "$work/killed.err" ||
-  { fail "the killed worker's task was not claimed again with its progress"; cat "$work/killed.err"; }
-"$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "the job with a killed worker is not done"
-counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
-stored=$(records "$work/killed.sqlite")
-[ "$counted" = "$stored" ] || fail "after a kill the queue counts $counted trials, the store holds $stored records"
-[ "$before" -ge 4 ] || fail "the killed worker had stored $before records"
+# ---- SIGKILL during a build, then during a measurement -----------------------------------
+# A build holds the cores' lock shared, a measurement on vec (the cores)
+# holds it alone: flock(1) from outside tells which the worker is in.
+cores="$work/kill-locks/cores.lock"
+in_build() { ! flock -n -x "$cores" true 2>/dev/null && flock -n -s "$cores" true 2>/dev/null; }
+in_measurement() { [ -e "$cores" ] && ! flock -n -s "$cores" true 2>/dev/null; }
+for phase in build measurement; do
+  fresh "killed_$phase"
+  q="$base/killed_$phase"
+  "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
+  HETC_LOCK_DIR="$work/kill-locks" "$hetc" worker --queue "$q" --lease 2 --batch 2 --workers 1 >/dev/null 2>&1 &
+  victim=$!
+  await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 4"
+  caught=0
+  for _ in $(seq 1 3000); do
+    if in_$phase; then
+      kill -9 $victim
+      caught=1
+      break
+    fi
+  done
+  [ $caught = 1 ] || { fail "never saw the worker in a $phase"; kill -9 $victim; }
+  wait $victim 2>/dev/null
+  before=$(records "$q")
+  HETC_LOCK_DIR="$work/kill-locks" "$hetc" worker --queue "$q" --lease 2 --batch 2 --workers 1 --idle-exit 4 \
+    >"$work/killed.out" 2>"$work/killed.err" || { fail "$phase: the second worker"; cat "$work/killed.err"; }
+  grep -q "claimed (attempt 2), [1-9][0-9]*/40 trials done before" "$work/killed.err" ||
+    { fail "$phase: the killed worker's task was not claimed again with its progress"; cat "$work/killed.err"; }
+  "$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "$phase: the job with a killed worker is not done"
+  counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
+  stored=$(records "$q")
+  [ "$counted" = "$stored" ] || fail "killed in a $phase: the queue counts $counted trials, the store holds $stored records"
+  [ "$before" -ge 4 ] || fail "killed in a $phase: the killed worker had stored $before records"
+  [ "$(overlaps "$q")" = 0 ] || fail "killed in a $phase: overlapping measurements"
+done
 
 # ---- connections cut, then the server restarted, in the middle of a task -----------------
 for fault in terminated restarted; do
   fresh "$fault"
   q="$base/$fault"
   "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
-  "$hetc" worker --queue "$q" --records "$work/$fault.sqlite" --lease 5 --batch 2 --workers 1 --idle-exit 3 \
+  "$hetc" worker --queue "$q" --lease 5 --batch 2 --workers 1 --idle-exit 3 \
     >"$work/$fault.out" 2>"$work/$fault.err" &
   worker=$!
   await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 2"
   if [ "$fault" = terminated ]; then
     cut=$(sql "$uri" -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'terminated' AND application_name = 'hetc'")
-    [ "$cut" -ge 2 ] || fail "terminated $cut of the worker's connections, expected its 2"
+    [ "$cut" -ge 3 ] || fail "terminated $cut of the worker's connections, expected its 3 (queue, heartbeat, store)"
   else
     sh "$(dirname "$0")/pg_server.sh" restart "$server" || fail "restarting the server"
   fi
@@ -134,7 +168,7 @@ for fault in terminated restarted; do
   grep -q "^worker: 3 tasks done, 0 failed, 0 stopped;" "$work/$fault.out" ||
     { fail "$fault: summary"; cat "$work/$fault.out" "$work/$fault.err"; }
   counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
-  stored=$(records "$work/$fault.sqlite")
+  stored=$(records "$q")
   [ "$counted" = "$stored" ] || fail "$fault: the queue counts $counted trials, the store holds $stored records"
 done
 
