@@ -774,6 +774,21 @@ HETC_API const char *hetc_tuner_records_path(const hetc_tuner_t *tuner);
  * the tuner's overhead. */
 HETC_API double hetc_tuner_overhead_seconds(const hetc_tuner_t *tuner);
 
+/* Several tuning jobs at once on one machine (`hetc tune a.json b.json`):
+ * each job is a child process running a tuner, started with the
+ * environment variable HETC_TUNE_TURNS_FD naming its end of a socketpair
+ * (AF_UNIX, SOCK_STREAM); the parent calls this with its ends. Every stage
+ * of a job that needs the machine asks for its turn there first: builds
+ * and the cost model's work share the cores, a measurement holds its
+ * device alone (on a CPU device, the cores too). Turns are granted in the
+ * order asked, a waiting turn holding back the later ones it conflicts
+ * with, so that no job starves and one job builds while another measures
+ * on another device; a job waiting for its turn holds nothing. A job that
+ * dies gives back what it held. Returns when every job's socket has closed,
+ * with each job reaped: out_statuses[k] is pids[k]'s waitpid status. */
+#define HETC_TUNE_TURNS_FD "HETC_TUNE_TURNS_FD"
+HETC_API hetc_status_t hetc_tune_serve_turns(const int *sockets, const int *pids, int32_t count, int *out_statuses);
+
 /* Graph-level selection alone (`hetc tune` ends with it): chooses the plan
  * of `model` on the options' targets as hetc_compile would, over the
  * records' candidates, and keeps it in the records store for the next
@@ -917,6 +932,11 @@ typedef struct hetc_worker_options_t {
   int32_t build_workers;      /* parallel builds; 0: the online cores */
   int32_t batch;              /* candidates per round; 0: 16 */
   FILE *progress;             /* a line per task claimed and ended; NULL: quiet */
+  /* Simulation (the scaling benchmark): a records store replayed as every
+   * target's device, each batch taking the time its records took, asleep;
+   * each job's records are kept under a device of its own, "simulated:
+   * job N". NULL: measure for real. */
+  const char *simulate_path;
 } hetc_worker_options_t;
 
 typedef struct hetc_worker_summary_t {
@@ -924,6 +944,10 @@ typedef struct hetc_worker_summary_t {
   int32_t tasks_failed;
   int32_t tasks_stopped; /* lease lost or job cancelled */
   int64_t trials;        /* measured by this worker */
+  /* How long the tasks' claims took (the claiming statement's round
+   * trip), over the claims that got a task. */
+  int32_t claims;
+  double claim_p50_s, claim_p95_s, claim_max_s;
 } hetc_worker_summary_t;
 
 HETC_API hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue,

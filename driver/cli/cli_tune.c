@@ -1,20 +1,27 @@
 /* `hetc tune MODEL.json --targets T[,T...]`: tunes every task of a model
- * and keeps the records (README.md, "Tuning"), ending with a summary table. */
+ * and keeps the records (README.md, "Tuning"), ending with a summary table.
+ * Several models are several jobs, run at once by child processes whose
+ * builds, model updates and measurements take turns through the scheduler
+ * of libhetc (hetc_tune_serve_turns). */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
 #define MAX_TARGETS 16
 #define MAX_TASK_NUMBERS 4096
+#define MAX_MODELS 64
 
 static const char usage_text[] =
-    "usage: hetc tune MODEL.json|MODEL.onnx --targets T[,T...] [--records PATH] [--trials N]\n"
+    "usage: hetc tune MODEL.json|MODEL.onnx [MODEL...] --targets T[,T...] [--records PATH] [--trials N]\n"
     "           [--early-stopping N] [--budget SECONDS] [--search model|random|grid|genetic]\n"
     "           [--batch N] [--no-transfer] [--overrides FILE] [--simulate STORE]\n"
     "           [--check] [--workers N] [--build-timeout S] [--run-timeout S] [--seed N]\n"
@@ -28,7 +35,9 @@ static const char usage_text[] =
     "  --build-timeout S    above 0, at most 86400 (default 60)\n"
     "  --run-timeout S      above 0, at most 86400 (default 30)\n"
     "  --seed N             0 to 9223372036854775807 (default 1)\n"
-    "  --tasks LIST         only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n" HETC_CLI_INPUT_SHAPE_USAGE;
+    "  --tasks LIST         only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n"
+    "  several models       up to 64, tuned at once as jobs that take turns on the devices and cores\n"
+    HETC_CLI_INPUT_SHAPE_USAGE;
 
 /* Reads "1,3,5-8" into `numbers`: digits only, each number 1 to 1000000
  * and once. The count, or -1 after printing why. */
@@ -74,7 +83,10 @@ static hetc_status_t select_plan(const hetc_model_t *model, const char *const *t
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
   const hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets,
-                                          .progress = tuning->progress != NULL,
+                                          /* A job's lines go through its named stream, and
+                                           * compile's per-node lines would not: a job is
+                                           * told by its "costing" line alone. */
+                                          .progress = tuning->progress == stderr,
                                           .records_path = tuning->records_path};
   if (tuning->progress) fprintf(tuning->progress, "graph-level selection: costing every candidate in the model\n");
   hetc_status_t status = hetc_context_create(&context);
@@ -121,49 +133,9 @@ static void report_interrupted(const hetc_tuner_t *tuner, hetc_status_t status, 
   fprintf(stderr, "; the same command resumes the run\n");
 }
 
-int hetc_cli_tune(int argc, char **argv) {
-  hetc_tuner_options_t options = {.records_path = NULL}; /* 0: the library's defaults */
-  const char *tasks_arg = NULL;
-  static int32_t task_numbers[MAX_TASK_NUMBERS];
-  long long trials = 0, early_stopping = 0, batch = 0, workers = 0, seed = 1;
-  int search = -1, no_transfer = 0, check = 0, quiet = 0;
-  hetc_cli_targets_t targets = {.text = NULL};
-  hetc_cli_model_t model_arg = {0};
-  hetc_cli_args_t args;
-  hetc_cli_args_init(&args, "tune", usage_text, argc, argv);
-  while (hetc_cli_args_next(&args))
-    (void)(hetc_cli_targets(&args, "--targets", MAX_TARGETS, &targets) ||
-           hetc_cli_text(&args, "--records", "a path", &options.records_path) ||
-           hetc_cli_text(&args, "--overrides", "a path", &options.overrides_path) ||
-           hetc_cli_text(&args, "--simulate", "a path", &options.simulate_path) ||
-           hetc_cli_count(&args, "--trials", 1, 1000000, &trials) ||
-           hetc_cli_count(&args, "--early-stopping", 0, 1000000, &early_stopping) ||
-           hetc_cli_count(&args, "--batch", 1, 256, &batch) || hetc_cli_count(&args, "--workers", 1, 64, &workers) ||
-           hetc_cli_count(&args, "--seed", 0, INT64_MAX, &seed) ||
-           hetc_cli_seconds(&args, "--build-timeout", 86400, &options.build_timeout_s) ||
-           hetc_cli_seconds(&args, "--run-timeout", 86400, &options.run_timeout_s) ||
-           hetc_cli_seconds(&args, "--budget", 31536000, &options.time_budget_s) ||
-           hetc_cli_choice(&args, "--search", "model|random|grid|genetic", &search) ||
-           hetc_cli_text(&args, "--tasks", "task numbers such as 1,3,5-8", &tasks_arg) ||
-           hetc_cli_flag(&args, "--no-transfer", &no_transfer) || hetc_cli_flag(&args, "--check", &check) ||
-           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_input_shape(&args, &model_arg) || hetc_cli_positional(&args, "MODEL.json", &model_arg.path));
-  if (tasks_arg && !args.failed) {
-    options.num_task_numbers = parse_task_list(&args, tasks_arg, task_numbers, MAX_TASK_NUMBERS);
-    options.task_numbers = task_numbers;
-  }
-  if (!model_arg.path) hetc_cli_error(&args, "no MODEL.json given");
-  if (!targets.text) hetc_cli_error(&args, "--targets is required");
-  if (args.failed) return HETC_EXIT_USAGE;
-  static const char *const search_names[] = {"model", "random", "grid", "genetic"};
-  options.search = search >= 0 ? search_names[search] : NULL;
-  options.trials = (int32_t)trials;
-  options.early_stopping = (int32_t)early_stopping;
-  options.batch = (int32_t)batch;
-  options.build_workers = (int32_t)workers;
-  options.seed = (uint64_t)seed;
-  options.no_transfer = no_transfer;
-  options.check = check;
-  options.progress = quiet ? NULL : stderr;
+/* Tunes one model (model->path) and selects its plan: the exit status. */
+static int tune_model(hetc_cli_model_t *model_arg, hetc_tuner_options_t *options_in, const hetc_cli_targets_t *targets) {
+  hetc_tuner_options_t options = *options_in;
   hetc_model_t *model = NULL;
   hetc_tuner_t *tuner = NULL;
   hetc_tune_task_result_t *results = NULL;
@@ -173,10 +145,10 @@ int hetc_cli_tune(int argc, char **argv) {
   /* Ctrl-C stops the run between batches or drops the batch in flight,
    * and says what was kept. */
   hetc_interrupt_watch();
-  hetc_status_t status = hetc_cli_model_load(&model_arg, &model);
+  hetc_status_t status = hetc_cli_model_load(model_arg, &model);
   if (!status && !hetc_interrupt_signal()) status = hetc_tuner_open(&options, &tuner);
   if (!status && !hetc_interrupt_signal())
-    status = hetc_tuner_tune_graph(tuner, model, targets.names, targets.count, &results, &count);
+    status = hetc_tuner_tune_graph(tuner, model, targets->names, targets->count, &results, &count);
   const int signal_number = hetc_interrupt_signal();
   if (signal_number) {
     report_interrupted(tuner, status, signal_number);
@@ -203,11 +175,172 @@ int hetc_cli_tune(int argc, char **argv) {
              "no plan was kept (hetc compile chooses one)\n",
              (long long)kept, kept == 1 ? "" : "s", kept == 1 ? "is" : "are", hetc_tuner_records_path(tuner));
     hetc_interrupt_set_last_words(last_words);
-    status = select_plan(model, targets.names, targets.count, &options);
+    status = select_plan(model, targets->names, targets->count, &options);
   }
   hetc_interrupt_unwatch();
   hetc_free(results);
   hetc_tuner_free(tuner);
   hetc_model_free(model);
   return hetc_cli_report(status);
+}
+
+/* A job's progress stream: each line whole on stderr, after "[NAME] ". */
+typedef struct prefixed_t {
+  char prefix[96];
+  char line[4096];
+  size_t length;
+} prefixed_t;
+
+static void prefixed_flush(prefixed_t *p) {
+  if (!p->length) return;
+  char out[4200];
+  const int n = snprintf(out, sizeof(out), "%s%.*s", p->prefix, (int)p->length, p->line);
+  if (write(2, out, (size_t)(n < (int)sizeof(out) ? n : (int)sizeof(out) - 1)) < 0) { /* stderr is gone */
+  }
+  p->length = 0;
+}
+
+static ssize_t prefixed_write(void *cookie, const char *data, size_t size) {
+  prefixed_t *p = cookie;
+  for (size_t k = 0; k < size; ++k) {
+    if (p->length < sizeof(p->line)) p->line[p->length++] = data[k];
+    if (data[k] == '\n') prefixed_flush(p);
+  }
+  return (ssize_t)size;
+}
+
+static int prefixed_close(void *cookie) {
+  prefixed_flush(cookie);
+  return 0;
+}
+
+/* The job of models[k], in a child process: its summary goes to `out`
+ * (the parent prints it after every job), its progress to stderr with the
+ * model's file name before each line, its turns through `socket`. */
+static int run_job(hetc_cli_model_t *model_arg, const char *path, hetc_tuner_options_t *options,
+                   const hetc_cli_targets_t *targets, FILE *out, int socket) {
+  char fd_text[16];
+  snprintf(fd_text, sizeof(fd_text), "%d", socket);
+  setenv(HETC_TUNE_TURNS_FD, fd_text, 1);
+  fflush(stdout);
+  if (dup2(fileno(out), 1) < 0) return HETC_EXIT_FAILURE;
+  static prefixed_t prefix;
+  const char *base = strrchr(path, '/');
+  snprintf(prefix.prefix, sizeof(prefix.prefix), "[%s] ", base ? base + 1 : path);
+  const cookie_io_functions_t functions = {.write = prefixed_write, .close = prefixed_close};
+  FILE *progress = options->progress ? fopencookie(&prefix, "w", functions) : NULL;
+  if (progress) options->progress = progress;
+  model_arg->path = path;
+  const int code = tune_model(model_arg, options, targets);
+  fflush(stdout);
+  if (progress) fclose(progress);
+  return code;
+}
+
+/* Tunes every model at once, as jobs (tune/turns.h), then prints each
+ * job's summary in the order given. The exit status is the first job's
+ * that failed. */
+static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int32_t count,
+                     hetc_tuner_options_t *options, const hetc_cli_targets_t *targets) {
+  int sockets[MAX_MODELS], pids[MAX_MODELS], statuses[MAX_MODELS];
+  FILE *outs[MAX_MODELS];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int32_t started = 0;
+  for (; started < count; ++started) {
+    int pair[2];
+    outs[started] = tmpfile();
+    if (!outs[started] || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      fprintf(stderr, "hetc: cannot start the job of %s: %s\n", paths[started], strerror(errno));
+      if (outs[started]) fclose(outs[started]);
+      break;
+    }
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(pair[0]);
+      for (int32_t k = 0; k < started; ++k) close(sockets[k]);
+      _exit(run_job(model_arg, paths[started], options, targets, outs[started], pair[1]));
+    }
+    close(pair[1]);
+    if (pid < 0) {
+      fprintf(stderr, "hetc: cannot start the job of %s: %s\n", paths[started], strerror(errno));
+      close(pair[0]);
+      fclose(outs[started]);
+      break;
+    }
+    sockets[started] = pair[0];
+    pids[started] = (int)pid;
+  }
+  hetc_status_t status = started ? hetc_tune_serve_turns(sockets, pids, started, statuses) : NULL;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  int code = started < count ? HETC_EXIT_FAILURE : 0;
+  for (int32_t k = 0; k < started; ++k) {
+    printf("%s== %s ==\n", k ? "\n" : "", paths[k]);
+    fflush(stdout);
+    rewind(outs[k]);
+    char buffer[8192];
+    for (size_t n; (n = fread(buffer, 1, sizeof(buffer), outs[k])) > 0;) fwrite(buffer, 1, n, stdout);
+    fclose(outs[k]);
+    const int job_code = status                  ? HETC_EXIT_FAILURE
+                         : WIFEXITED(statuses[k]) ? WEXITSTATUS(statuses[k])
+                                                  : 128 + WTERMSIG(statuses[k]);
+    if (job_code && !code) code = job_code;
+  }
+  printf("\ntuned %d models as jobs at once in %.1f s\n", (int)started,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  if (status) code = hetc_cli_report(status);
+  return code;
+}
+
+int hetc_cli_tune(int argc, char **argv) {
+  hetc_tuner_options_t options = {.records_path = NULL}; /* 0: the library's defaults */
+  const char *tasks_arg = NULL;
+  static int32_t task_numbers[MAX_TASK_NUMBERS];
+  long long trials = 0, early_stopping = 0, batch = 0, workers = 0, seed = 1;
+  int search = -1, no_transfer = 0, check = 0, quiet = 0;
+  hetc_cli_targets_t targets = {.text = NULL};
+  hetc_cli_model_t model_arg = {0};
+  const char *paths[MAX_MODELS + 1] = {NULL};
+  int32_t num_paths = 0;
+  hetc_cli_args_t args;
+  hetc_cli_args_init(&args, "tune", usage_text, argc, argv);
+  while (hetc_cli_args_next(&args))
+    (void)(hetc_cli_targets(&args, "--targets", MAX_TARGETS, &targets) ||
+           hetc_cli_text(&args, "--records", "a path", &options.records_path) ||
+           hetc_cli_text(&args, "--overrides", "a path", &options.overrides_path) ||
+           hetc_cli_text(&args, "--simulate", "a path", &options.simulate_path) ||
+           hetc_cli_count(&args, "--trials", 1, 1000000, &trials) ||
+           hetc_cli_count(&args, "--early-stopping", 0, 1000000, &early_stopping) ||
+           hetc_cli_count(&args, "--batch", 1, 256, &batch) || hetc_cli_count(&args, "--workers", 1, 64, &workers) ||
+           hetc_cli_count(&args, "--seed", 0, INT64_MAX, &seed) ||
+           hetc_cli_seconds(&args, "--build-timeout", 86400, &options.build_timeout_s) ||
+           hetc_cli_seconds(&args, "--run-timeout", 86400, &options.run_timeout_s) ||
+           hetc_cli_seconds(&args, "--budget", 31536000, &options.time_budget_s) ||
+           hetc_cli_choice(&args, "--search", "model|random|grid|genetic", &search) ||
+           hetc_cli_text(&args, "--tasks", "task numbers such as 1,3,5-8", &tasks_arg) ||
+           hetc_cli_flag(&args, "--no-transfer", &no_transfer) || hetc_cli_flag(&args, "--check", &check) ||
+           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_input_shape(&args, &model_arg) ||
+           (num_paths <= MAX_MODELS && hetc_cli_positional(&args, "MODEL.json", &paths[num_paths]) && ++num_paths));
+  if (tasks_arg && !args.failed) {
+    options.num_task_numbers = parse_task_list(&args, tasks_arg, task_numbers, MAX_TASK_NUMBERS);
+    options.task_numbers = task_numbers;
+  }
+  if (num_paths > MAX_MODELS) hetc_cli_error(&args, "at most %d models at once", MAX_MODELS);
+  if (!num_paths && !args.failed) hetc_cli_error(&args, "no MODEL.json given");
+  if (!targets.text) hetc_cli_error(&args, "--targets is required");
+  if (args.failed) return HETC_EXIT_USAGE;
+  static const char *const search_names[] = {"model", "random", "grid", "genetic"};
+  options.search = search >= 0 ? search_names[search] : NULL;
+  options.trials = (int32_t)trials;
+  options.early_stopping = (int32_t)early_stopping;
+  options.batch = (int32_t)batch;
+  options.build_workers = (int32_t)workers;
+  options.seed = (uint64_t)seed;
+  options.no_transfer = no_transfer;
+  options.check = check;
+  options.progress = quiet ? NULL : stderr;
+  if (num_paths > 1) return tune_jobs(&model_arg, paths, num_paths, &options, &targets);
+  model_arg.path = paths[0];
+  return tune_model(&model_arg, &options, &targets);
 }

@@ -9,17 +9,19 @@
 
 static const char usage[] =
     "usage: hetc worker [--queue URI] [--targets T[,T...]] [--records PATH] [--lease S] [--idle-exit S]\n"
-    "                   [--workers N] [--batch N] [-q]\n"
+    "                   [--workers N] [--batch N] [--simulate STORE] [-q]\n"
     "The queue is --queue URI (postgresql://USER@HOST:PORT/DATABASE), else $HETC_QUEUE.\n"
     "--targets: what this worker tunes for (default: every ready plugin here)\n"
     "--records PATH: the store tasks are tuned into (default: the queue's database, shared by every worker)\n"
     "--lease S: how long a claim outlives this worker's last heartbeat, 1 to 86400 (default 60)\n"
     "--idle-exit S: stop after S seconds with nothing to claim (default: wait for work until a signal)\n"
     "--workers N: parallel builds, 1 to 64 (default: the online cores); --batch N: 1 to 256 (default 16)\n"
+    "--simulate STORE: replay STORE's records as every device, each batch taking the time it took (asleep),\n"
+    "                  each job's records kept under a device of its own (the scaling benchmark)\n"
     "Ctrl-C stops after the batch in flight and gives the task back.\n";
 
 int hetc_cli_worker(int argc, char **argv) {
-  const char *queue_uri = NULL, *records = NULL;
+  const char *queue_uri = NULL, *records = NULL, *simulate = NULL;
   hetc_cli_targets_t targets;
   memset(&targets, 0, sizeof(targets));
   long long lease = 0, workers = 0, batch = 0;
@@ -30,6 +32,7 @@ int hetc_cli_worker(int argc, char **argv) {
   while (hetc_cli_args_next(&args))
     (void)(hetc_cli_text(&args, "--queue", "a PostgreSQL URI", &queue_uri) ||
            hetc_cli_targets(&args, "--targets", 16, &targets) || hetc_cli_text(&args, "--records", "a path", &records) ||
+           hetc_cli_text(&args, "--simulate", "a records store", &simulate) ||
            hetc_cli_count(&args, "--lease", 1, 86400, &lease) ||
            hetc_cli_seconds(&args, "--idle-exit", 31536000, &idle_exit) ||
            hetc_cli_count(&args, "--workers", 1, 64, &workers) || hetc_cli_count(&args, "--batch", 1, 256, &batch) ||
@@ -54,6 +57,7 @@ int hetc_cli_worker(int argc, char **argv) {
       .build_workers = (int32_t)workers,
       .batch = (int32_t)batch,
       .progress = quiet ? NULL : stderr,
+      .simulate_path = simulate,
   };
   hetc_worker_summary_t summary;
   memset(&summary, 0, sizeof(summary));
@@ -62,6 +66,9 @@ int hetc_cli_worker(int argc, char **argv) {
   hetc_interrupt_unwatch();
   printf("worker: %d tasks done, %d failed, %d stopped; %lld trials measured\n", (int)summary.tasks_done,
          (int)summary.tasks_failed, (int)summary.tasks_stopped, (long long)summary.trials);
+  if (summary.claims > 0)
+    printf("worker: %d claims took %.1f ms (median), %.1f ms (95th percentile), %.1f ms at most\n",
+           (int)summary.claims, 1e3 * summary.claim_p50_s, 1e3 * summary.claim_p95_s, 1e3 * summary.claim_max_s);
   hetc_context_destroy(context);
   hetc_queue_close(queue);
   return hetc_cli_report(status);

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "common/interrupt.h"
 #include "plugins/registry.h"
@@ -211,6 +212,13 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
    * a task claimed again goes on from what any machine measured, and the
    * cost model trained there serves them all. */
   tune.records_path = w->options->records_path ? w->options->records_path : w->queue->uri;
+  char simulated[64];
+  if (w->options->simulate_path) {
+    snprintf(simulated, sizeof(simulated), "simulated:job %lld", (long long)claim->job_id);
+    tune.simulate_path = w->options->simulate_path;
+    tune.simulate_in_time = 1;
+    tune.simulate_fingerprint = simulated;
+  }
   tune.trials = claim->trials;
   tune.seed = w->seed;
   if (w->options->batch) tune.batch = w->options->batch;
@@ -266,6 +274,11 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
 }
 
 /* ---- the loop ------------------------------------------------------------------ */
+
+static int compare_seconds(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
 
 /* The worker's targets: the options', else every ready plugin with a
  * device. Names point into the context or the options. */
@@ -326,11 +339,24 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
     fflush(options->progress);
   }
   time_t idle_since = time(NULL);
+  double *claim_seconds = NULL;
+  int32_t claim_capacity = 0;
   while (!status && !hetc_interrupt_signal()) {
     hetc_queue_claim_t claim;
     int claimed = 0;
+    const double asked = hetc_now_seconds();
     status = hetc_queue_claim(queue, w.worker_id, lease_s, &claim, &claimed);
     if (status) break;
+    if (claimed && w.summary.claims == claim_capacity) {
+      claim_capacity = claim_capacity ? 2 * claim_capacity : 64;
+      double *grown = realloc(claim_seconds, sizeof(double) * (size_t)claim_capacity);
+      if (!grown) {
+        status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "worker");
+        break;
+      }
+      claim_seconds = grown;
+    }
+    if (claimed) claim_seconds[w.summary.claims++] = hetc_now_seconds() - asked;
     if (!claimed) {
       if (options->idle_exit_s > 0 && difftime(time(NULL), idle_since) >= options->idle_exit_s) break;
       say_doing(&w.heartbeat, 0, "idle");
@@ -368,6 +394,13 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
   if (!status) status = left;
   else hetc_status_free(left);
   if (!status && hetc_interrupt_signal()) status = hetc_interrupt_status();
+  if (w.summary.claims > 0) {
+    qsort(claim_seconds, (size_t)w.summary.claims, sizeof(double), compare_seconds);
+    w.summary.claim_p50_s = claim_seconds[(w.summary.claims - 1) / 2];
+    w.summary.claim_p95_s = claim_seconds[(int32_t)(0.95 * (w.summary.claims - 1))];
+    w.summary.claim_max_s = claim_seconds[w.summary.claims - 1];
+  }
+  free(claim_seconds);
   *out_summary = w.summary;
   return status;
 }

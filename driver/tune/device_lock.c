@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/interrupt.h"
+#include "tune/turns.h"
 
 static void lock_folder(char *out, size_t size) {
   const char *dir = getenv("HETC_LOCK_DIR");
@@ -86,12 +87,18 @@ static hetc_status_t take(int fd, int operation) {
 }
 
 hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
-  /* Cores first, then the device: every process takes them in this order,
-   * so two never wait on each other. */
-  if (lock->is_cpu) HETC_RETURN_IF_ERROR(take(lock->cores_fd, LOCK_EX));
-  hetc_status_t status = take(lock->device_fd, LOCK_EX);
+  /* The scheduler's turn first (a job of `hetc tune a.json b.json`), then
+   * the machine's locks: cores first, then the device, in this order in
+   * every process, so two never wait on each other. */
+  lock->turn = hetc_turn_ask('m', lock->is_cpu, lock->device_name) ? 'm' : 0;
+  hetc_status_t status = lock->is_cpu ? take(lock->cores_fd, LOCK_EX) : NULL;
+  if (!status) {
+    status = take(lock->device_fd, LOCK_EX);
+    if (status && lock->is_cpu) flock(lock->cores_fd, LOCK_UN);
+  }
   if (status) {
-    if (lock->is_cpu) flock(lock->cores_fd, LOCK_UN);
+    if (lock->turn) hetc_turn_end('m', lock->is_cpu, lock->device_name);
+    lock->turn = 0;
     return status;
   }
   lock->held_since_ns = realtime_ns();
@@ -99,7 +106,13 @@ hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
 }
 
 hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock) {
-  HETC_RETURN_IF_ERROR(take(lock->cores_fd, LOCK_SH));
+  lock->turn = hetc_turn_ask('c', 0, "cores") ? 'c' : 0;
+  hetc_status_t status = take(lock->cores_fd, LOCK_SH);
+  if (status) {
+    if (lock->turn) hetc_turn_end('c', 0, "cores");
+    lock->turn = 0;
+    return status;
+  }
   lock->held_since_ns = realtime_ns();
   return NULL;
 }
@@ -158,4 +171,20 @@ void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what) {
   lock->held_since_ns = 0;
   flock(lock->device_fd, LOCK_UN);
   flock(lock->cores_fd, LOCK_UN);
+  if (lock->turn == 'm') hetc_turn_end('m', lock->is_cpu, lock->device_name);
+  if (lock->turn == 'c') hetc_turn_end('c', 0, "cores");
+  lock->turn = 0;
+}
+
+/* The model's work holds the cores as a build does, through a lock of
+ * its own (one tuner per process works at a time). */
+static hetc_device_lock_t cpu_work_lock = {.device_fd = -1, .cores_fd = -1};
+
+hetc_status_t hetc_device_lock_cpu_work_begin(void) {
+  if (cpu_work_lock.cores_fd < 0) HETC_RETURN_IF_ERROR(hetc_device_lock_open("cores", 1, &cpu_work_lock));
+  return hetc_device_lock_build(&cpu_work_lock);
+}
+
+void hetc_device_lock_cpu_work_end(void) {
+  if (cpu_work_lock.cores_fd >= 0) hetc_device_lock_release(&cpu_work_lock, "build");
 }

@@ -1,9 +1,11 @@
 /* driver/tune/device_lock.h -- turns on the devices and the cores, taken by
  * every tuning process of one machine (several `hetc tune`s, several
  * `hetc worker`s): a measurement holds its device alone, and on a CPU
- * device it also holds the cores alone, which builds share. So two
- * measurements never share a device, and no build disturbs a CPU
- * measurement, whichever jobs they belong to.
+ * device it also holds the cores alone, which builds and the tuner's model
+ * work share. So two measurements never share a device, and no build
+ * disturbs a CPU measurement, whichever jobs they belong to. The jobs of
+ * one `hetc tune a.json b.json` also ask its scheduler for their turns
+ * first (turns.h), which grants them fairly.
  *
  * The turns are flock(2) locks on files in the lock folder:
  * $HETC_LOCK_DIR, else $XDG_RUNTIME_DIR/hetc-locks, else
@@ -27,6 +29,7 @@ typedef struct hetc_device_lock_t {
   int is_cpu;    /* the device is the machine's cores */
   char device_name[160];
   int64_t held_since_ns; /* CLOCK_REALTIME of the current hold; 0: none */
+  char turn;             /* the scheduler's turn held with it (turns.h): 'm', 'c' or 0 */
 } hetc_device_lock_t;
 
 /* Opens the lock files of the device `fingerprint` (kind CPU when is_cpu)
@@ -41,6 +44,12 @@ hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock);
 hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock);
 /* Ends the hold taken by either. */
 void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what);
+
+/* The tuner's own CPU work between batches (the cost model's fits and
+ * proposals) holds the cores as a build does, so that it never runs beside
+ * a measurement on a CPU device, of this process or another. */
+hetc_status_t hetc_device_lock_cpu_work_begin(void);
+void hetc_device_lock_cpu_work_end(void);
 
 /* A measurement's hold (records/records.h) is kept by this process until
  * the tuner writes it to the records store with the batch it measured

@@ -525,7 +525,8 @@ static hetc_status_t load_replay(task_t *task) {
   if (task->num_replay == 0)
     return hetc_status_new(HETC_STATUS_NOT_FOUND, "%s: the replayed records hold nothing for %s on '%s'",
                            task->tuner->options.simulate_path, task->key, hetc_entry_name(task->entry));
-  task->fingerprint = task->replay_records[0]->device_fingerprint;
+  task->fingerprint = task->tuner->options.simulate_fingerprint ? task->tuner->options.simulate_fingerprint
+                                                                 : task->replay_records[0]->device_fingerprint;
   return NULL;
 }
 
@@ -551,7 +552,18 @@ static hetc_status_t record_identity(task_t *task, int32_t t, const hetc_space_c
 }
 
 /* Answers a batch from the replayed records instead of measuring. */
+/* Sleeps `seconds`, waking early for a signal (common/interrupt.h). */
+static void wait_as_measured(double seconds) {
+  const double until = hetc_now_seconds() + seconds;
+  for (double left = seconds; left > 0 && !hetc_interrupt_signal(); left = until - hetc_now_seconds()) {
+    const double step = left < 0.1 ? left : 0.1;
+    const struct timespec pause = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+    nanosleep(&pause, NULL);
+  }
+}
+
 static void replay_batch(const task_t *task, const int64_t *points, int32_t count, hetc_record_t *records) {
+  double longest_build = 0, measuring = 0;
   for (int32_t i = 0; i < count; ++i) {
     const hetc_record_t *from = task->replay_records[replay_find(task, points[i])];
     hetc_record_t *rec = &records[i];
@@ -561,7 +573,10 @@ static void replay_batch(const task_t *task, const int64_t *points, int32_t coun
     rec->error_message = from->error_message ? strdup(from->error_message) : NULL;
     rec->build_seconds = from->build_seconds;
     rec->total_seconds = from->total_seconds;
+    if (from->build_seconds > longest_build) longest_build = from->build_seconds;
+    if (from->total_seconds > from->build_seconds) measuring += from->total_seconds - from->build_seconds;
   }
+  if (task->tuner->options.simulate_in_time) wait_as_measured(longest_build + measuring);
 }
 
 static void print_progress(const task_t *task, const char *label, double current, double best, int32_t done,
@@ -858,24 +873,29 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
     int stopping = tuner->options.early_stopping;
     if (stopping > 0 && since_best >= stopping) break;
     if (stop_at > 0 && run_best >= stop_at) break;
+    /* The model's fit and the search's proposals are CPU work: they take
+     * the cores as builds do, never beside a CPU measurement. */
+    const int working = !tuner->replay;
+    if (working) status = hetc_device_lock_cpu_work_begin();
+    if (status) break;
     if (tuner->options.search == HETC_SEARCH_MODEL) {
       float *grown = realloc(labels, sizeof(float) * (size_t)(task.own.count + 1));
-      if (!grown) {
+      if (grown) {
+        labels = grown;
+        rows_labels(&task.own, labels);
+        status = hetc_transfer_model_fit_task(tuner->model, task.own.features, labels, task.own.count);
+      } else {
         status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-        break;
       }
-      labels = grown;
-      rows_labels(&task.own, labels);
-      status = hetc_transfer_model_fit_task(tuner->model, task.own.features, labels, task.own.count);
-      if (status) break;
     }
     int32_t want = tuner->options.batch < wanted - done ? tuner->options.batch : wanted - done;
     int64_t points[MAX_BATCH];
     int32_t got = 0;
-    while (num_defaults > 0 && got < want) points[got++] = defaults[--num_defaults];
+    while (!status && num_defaults > 0 && got < want) points[got++] = defaults[--num_defaults];
     int32_t searched = 0;
-    if (got < want) status = hetc_search_next_batch(search, want - got, points + got, &searched);
+    if (!status && got < want) status = hetc_search_next_batch(search, want - got, points + got, &searched);
     got += searched;
+    if (working) hetc_device_lock_cpu_work_end();
     if (status || got == 0) break;
     for (int32_t i = 0; i < got && !status; ++i) {
       hetc_record_clear(&records[i]);
@@ -983,8 +1003,13 @@ hetc_status_t hetc_tuner_tune_task(hetc_tuner_t *tuner, const char *target, cons
 static hetc_status_t refresh_global(hetc_tuner_t *tuner) {
   int64_t count = 0;
   HETC_RETURN_IF_ERROR(hetc_records_count(tuner->store, &count));
-  if (count > tuner->global_records && (double)count >= GLOBAL_REFIT_GROWTH * (double)tuner->global_records)
-    HETC_RETURN_IF_ERROR(fit_global(tuner));
+  if (count > tuner->global_records && (double)count >= GLOBAL_REFIT_GROWTH * (double)tuner->global_records) {
+    /* CPU work, as the per-task fits (hetc_tuner_tune_task). */
+    if (!tuner->replay) HETC_RETURN_IF_ERROR(hetc_device_lock_cpu_work_begin());
+    hetc_status_t fitted = fit_global(tuner);
+    if (!tuner->replay) hetc_device_lock_cpu_work_end();
+    HETC_RETURN_IF_ERROR(fitted);
+  }
   if (!tuner->global_unsaved) return NULL;
   char *bytes = NULL;
   size_t length = 0;

@@ -27,6 +27,14 @@ typedef struct hetc_tune_options_t {
    * replayed records' best (0: run all trials). Searchers are compared by
    * the trials this takes. */
   double simulate_stop_fraction;
+  /* Simulation: a replayed batch takes the time it took when it was
+   * measured (its longest build, then each candidate's measurement in
+   * turn), spent asleep, as a machine waiting on its device would. */
+  int32_t simulate_in_time;
+  /* Simulation: the device fingerprint the records written are kept
+   * under (NULL: the replayed records'), so that simulated devices do not
+   * share records. */
+  const char *simulate_fingerprint;
   hetc_search_kind_t search;  /* default HETC_SEARCH_MODEL */
   int32_t trials;             /* per task; default 200 */
   int32_t early_stopping;     /* stop a task after this many trials without improvement; 0: never */

@@ -9,6 +9,9 @@
 # Without the server binaries (Debian's postgresql) `start` writes no URI and
 # says why; every test that needs the server then skips (exit 77). As root
 # (CI), the server runs as the postgres user: PostgreSQL will not run as root.
+# $HETC_PG_SERVER_OPTIONS ("-c max_connections=400 -c fsync=on") is added to
+# the server's settings, after the tests' own (fsync off: the tests' data is
+# thrown away).
 set -u
 if [ $# -ne 2 ]; then
   echo "usage: $0 start|stop|restart DIR" >&2
@@ -35,7 +38,7 @@ cluster_of() { cat "$dir/cluster" 2>/dev/null; }
 
 start_on() { # CLUSTER PORT
   as_server_user "$bindir/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 60 \
-    -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200" \
+    -o "-p $2 -k $1 -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200 ${HETC_PG_SERVER_OPTIONS:-}" \
     start >/dev/null 2>&1
 }
 

@@ -1,0 +1,82 @@
+#!/bin/sh
+# Scaling of the tuning queue beyond this machine, by simulation: 1, 4, 16
+# and 64 workers in simulation mode (`hetc worker --simulate STORE`: a
+# records store replayed as the device, each batch taking, asleep, the
+# build and run times its records took) against one PostgreSQL server of
+# the benchmark's own, each worker tuning into the queue's database (the
+# shared records store) with its own connections, claims, heartbeats and
+# reports. Prints, per worker count: trials per second, its ratio to
+# linear scaling from one worker, and the claims' latency (the median of
+# the workers' medians, the worst 95th percentile and the worst claim).
+#
+# usage: tests/bench/queue/scale.sh BUILD_DIR [COUNTS]     (not in CI)
+#   COUNTS: worker counts, default "1 4 16 64"
+# Environment: TRIALS (per task, default 64), REPLAY_TRIALS (tuned for real
+# into the replayed store per task, default 64), TASKS_PER_WORKER
+# (default 20), HETC_PG_SERVER_OPTIONS (the server's settings; the default
+# here raises max_connections to 400 and keeps fsync on).
+set -u
+build=$(cd "$1" && pwd)
+counts=${2:-"1 4 16 64"}
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../../.." && pwd)
+hetc=$build/bin/hetc
+trials=${TRIALS:-64}
+replay_trials=${REPLAY_TRIALS:-64}
+per_worker=${TASKS_PER_WORKER:-20}
+model=$source_dir/samples/tiny_residual.json
+work=$(mktemp -d /tmp/hetc-scale-XXXXXX)
+server=$work/server
+export HETC_PG_SERVER_OPTIONS=${HETC_PG_SERVER_OPTIONS:-"-c max_connections=400 -c fsync=on -c full_page_writes=on"}
+export HETC_LOCK_DIR=$work/locks
+trap 'sh "$source_dir/tests/queue/pg_server.sh" stop "$server" >/dev/null 2>&1; rm -rf "$work"' EXIT
+sh "$source_dir/tests/queue/pg_server.sh" start "$server" >/dev/null || exit 1
+[ -s "$server/uri" ] || { echo "no PostgreSQL server: $(cat "$server/why" 2>/dev/null)"; exit 1; }
+uri=$(cat "$server/uri")
+base=${uri%/*}
+sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+
+# The replayed device: every task of the model tuned for real once.
+"$hetc" tune "$model" --targets vec --trials "$replay_trials" --search random --records "$work/replay.sqlite" -q \
+  >"$work/replay.out" 2>&1 || { cat "$work/replay.out"; exit 1; }
+tasks_per_job=$("$hetc" tasks "$model" | sed -n 's/.* nodes after fusion, \([0-9]*\) tasks$/\1/p')
+printf 'replayed store: %s records of %s tasks (vec, this machine); %s trials per simulated task\n' \
+  "$("$hetc" records list --records "$work/replay.sqlite" | tail -1 | cut -d' ' -f1)" "$tasks_per_job" "$trials"
+printf '%8s  %6s  %7s  %9s  %10s  %8s  %14s  %13s  %12s\n' workers jobs tasks trials seconds 'trials/s' \
+  'vs linear' 'claim p50 ms' 'p95 ms (max)'
+single=""
+for n in $counts; do
+  db=scale_$n
+  sql "$uri" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+  q=$base/$db
+  jobs=$(( (n * per_worker + tasks_per_job - 1) / tasks_per_job ))
+  for j in $(seq 1 "$jobs"); do
+    "$hetc" jobs submit "$model" --targets vec --trials "$trials" --search random --queue "$q" >/dev/null || exit 1
+  done
+  start=$(date +%s.%N)
+  for w in $(seq 1 "$n"); do
+    "$hetc" worker --queue "$q" --targets vec --simulate "$work/replay.sqlite" --idle-exit 3 --workers 1 -q \
+      >"$work/w$w.out" 2>"$work/w$w.err" &
+  done
+  # Polled every 0.1 s: the end is when the last task is done.
+  while [ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state NOT IN ('done', 'failed')")" != 0 ]; do
+    sleep 0.1
+  done
+  end=$(date +%s.%N)
+  wait
+  done_trials=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
+  tasks=$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state = 'done'")
+  failed=$(cat "$work"/w*.err | grep -c 'failed\|error' || true)
+  stats=$(cat "$work"/w*.out | sed -n 's/^worker: [0-9]* claims took \([0-9.]*\) ms (median), \([0-9.]*\) ms (95th percentile), \([0-9.]*\) ms at most$/\1 \2 \3/p' |
+    sort -n | awk '{ m[NR] = $1; if ($2 > p95) p95 = $2; if ($3 > mx) mx = $3 }
+      END { printf "%.1f %.1f %.1f", m[int((NR + 1) / 2)], p95, mx }')
+  line=$(awk -v n="$n" -v t="$done_trials" -v s="$start" -v e="$end" -v single="$single" -v st="$stats" \
+    -v jobs="$jobs" -v tasks="$tasks" 'BEGIN {
+      split(st, c, " "); secs = e - s; tps = t / secs
+      ratio = single == "" ? 1 : tps / (n * single)
+      printf "%8d  %6d  %7d  %9d  %10.1f  %8.1f  %13.2fx  %13s  %5s (%s)\n", n, jobs, tasks, t, secs, tps, ratio, c[1], c[2], c[3] }')
+  echo "$line"
+  [ "$failed" = 0 ] || echo "  ($failed lines of the workers' stderr say failed or error: $work kept)"
+  [ -z "$single" ] && single=$(echo "$line" | awk -v n="$n" '{ print $6 / n }')
+  rm -f "$work"/w*.out "$work"/w*.err
+done

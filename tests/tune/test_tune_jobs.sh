@@ -1,0 +1,96 @@
+#!/bin/sh
+# `hetc tune a.json b.json`: several models tuned at once as jobs whose
+# builds, model work and measurements take turns through one scheduler:
+# - both jobs finish, each job's summary is printed in the order given, the
+#   store holds exactly the trials the summaries count, every progress line
+#   names its model, and the jobs ran at once (their measurements
+#   interleave) without a measurement overlapping any other hold of the
+#   cores (HETC_MEASURE_LOG) or another measurement in the store's log;
+# - a missing model fails its job (exit 2, its message) while the other
+#   job is tuned and its plan kept;
+# - a job killed with SIGKILL gives back its turns: the other job finishes
+#   and the run exits 128 + 9.
+# usage: test_tune_jobs.sh HETC SAMPLES_DIR WORK_DIR
+set -u
+hetc=$1 samples=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+export HETC_LOCK_DIR="$work/locks"
+# Every measurement's hold overlaps no other hold of its lock; prints
+# "N measurement holds, M build holds, K overlaps".
+check_turns() {
+  awk '{ kind[NR] = $1; lock[NR] = $2; from[NR] = $3; to[NR] = $4 }
+       END {
+         bad = 0; measured = 0
+         for (i = 1; i <= NR; i++) {
+           if (kind[i] != "measure") continue
+           measured++
+           for (j = 1; j <= NR; j++)
+             if (j != i && lock[j] == lock[i] && from[j] < to[i] && from[i] < to[j]) bad++
+         }
+         print measured " measurement holds, " NR - measured " build holds, " bad " overlaps"
+         exit bad > 0 || measured == 0
+       }' "$1"
+}
+
+# ---- two jobs at once --------------------------------------------------------------------
+HETC_MEASURE_LOG="$work/turns.log" "$hetc" tune "$samples/tiny_conv.json" "$samples/tiny_residual.json" \
+  --targets vec,cpu --trials 6 --records "$work/r.sqlite" >"$work/out" 2>"$work/err" ||
+  { fail "two jobs: exit status $?"; cat "$work/err"; }
+[ "$(grep '^== ' "$work/out")" = "== $samples/tiny_conv.json ==
+== $samples/tiny_residual.json ==" ] || { fail "two jobs: the summaries' headers"; cat "$work/out"; }
+grep -q '^tuned 2 models as jobs at once in [0-9.]* s$' "$work/out" || fail "two jobs: no last line"
+[ "$(grep -c '^tuned [0-9]* tasks in ' "$work/out")" = 2 ] || fail "two jobs: not two summaries"
+[ "$(grep -c 'kept in the records for hetc compile' "$work/out")" = 2 ] || fail "two jobs: not two plans kept"
+grep -v '^\[tiny_conv.json\] \|^\[tiny_residual.json\] ' "$work/err" | grep -q . &&
+  { fail "two jobs: progress lines without their model's name"; cat "$work/err"; }
+summed=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { s += $6 } END { print s }' "$work/out")
+stored=$("$hetc" records list --records "$work/r.sqlite" | tail -1 | cut -d' ' -f1)
+[ "$summed" = "$stored" ] || fail "two jobs: the summaries count $summed trials, the store holds $stored records"
+check_turns "$work/turns.log" >"$work/turns" || { fail "two jobs: measurements shared the cores"; cat "$work/turns"; }
+# At once: each job measured before the other's last measurement.
+awk '$1 == "measure" { if (!($5 in first) || $3 < first[$5]) first[$5] = $3; if ($4 > last[$5]) last[$5] = $4 }
+     END { n = 0; for (p in first) { pid[++n] = p }
+           exit !(n == 2 && first[pid[1]] < last[pid[2]] && first[pid[2]] < last[pid[1]]) }' "$work/turns.log" ||
+  fail "two jobs: one ran after the other"
+[ "$(sqlite3 "$work/r.sqlite" "SELECT count(DISTINCT pid) FROM measurements")" = 2 ] ||
+  fail "two jobs: the store's log is not of two jobs"
+[ "$(sqlite3 "$work/r.sqlite" "SELECT count(*) FROM measurements a JOIN measurements b ON a.lock = b.lock
+  AND (a.pid, a.started_us) <> (b.pid, b.started_us) AND a.started_us < b.ended_us AND b.started_us < a.ended_us")" = 0 ] ||
+  fail "two jobs: the store logged overlapping measurements"
+
+# ---- a missing model fails its job alone ----------------------------------------------------
+"$hetc" tune "$samples/tiny_conv.json" "$work/missing.json" --targets vec --trials 2 --records "$work/m.sqlite" \
+  >"$work/out" 2>"$work/err"
+status=$?
+[ $status = 2 ] || fail "a missing model: exit status $status, expected 2"
+grep -q "^hetc: $work/missing.json: cannot open: No such file or directory$" "$work/err" ||
+  { fail "a missing model: its message"; cat "$work/err"; }
+[ "$(grep -c 'kept in the records for hetc compile' "$work/out")" = 1 ] || { fail "a missing model: the other job"; cat "$work/out"; }
+
+# ---- a job killed ------------------------------------------------------------------------
+"$hetc" tune "$samples/tiny_conv.json" "$samples/tiny_residual.json" --targets vec --trials 40 --batch 2 \
+  --records "$work/k.sqlite" >"$work/out" 2>"$work/err" &
+parent=$!
+# The jobs are the run's children, started in order: the first is tiny_conv's.
+victim=""
+for _ in $(seq 1 300); do
+  victim=$(pgrep -P $parent | sort -n | head -1)
+  [ -n "$victim" ] && grep -q '^\[tiny_conv.json\] ' "$work/err" && break
+  sleep 0.1
+done
+[ -n "$victim" ] && kill -9 "$victim"
+wait $parent
+status=$?
+[ $status = 137 ] || fail "a job killed: exit status $status, expected 137"
+grep -q '^tuned 6 tasks in ' "$work/out" || { fail "a job killed: the other job did not finish"; cat "$work/out"; }
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failures"
+  exit 1
+fi
+echo "PASS: hetc tune with several models"
