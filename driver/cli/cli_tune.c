@@ -19,13 +19,14 @@
 #define MAX_TARGETS 16
 #define MAX_TASK_NUMBERS 4096
 #define MAX_MODELS 64
+#define MAX_JOBS 64 /* models x targets */
 
 static const char usage_text[] =
     "usage: hetc tune MODEL.json|MODEL.onnx [MODEL...] --targets T[,T...] [--records PATH] [--trials N]\n"
     "           [--early-stopping N] [--budget SECONDS] [--search model|random|grid|genetic]\n"
     "           [--batch N] [--no-transfer] [--overrides FILE] [--simulate STORE]\n"
     "           [--check] [--workers N] [--build-timeout S] [--run-timeout S] [--seed N]\n"
-    "           [--tasks LIST] [--quiet]\n"
+    "           [--tasks LIST] [--jobs] [--quiet]\n"
     "  --targets T,...      1 to 16 targets, each once\n"
     "  --trials N           1 to 1000000 (default 200)\n"
     "  --early-stopping N   0 to 1000000 trials without improvement (default 0: never stop early)\n"
@@ -36,7 +37,8 @@ static const char usage_text[] =
     "  --run-timeout S      above 0, at most 86400 (default 30)\n"
     "  --seed N             0 to 9223372036854775807 (default 1)\n"
     "  --tasks LIST         only these tasks, numbered as `hetc tasks` prints them: 1,3,5-8\n"
-    "  several models       up to 64, tuned at once as jobs that take turns on the devices and cores\n"
+    "  --jobs               tune each model on each target as a job of its own, all at once, the jobs\n"
+    "                       taking turns on the devices and cores (so with several models; at most 64)\n"
     HETC_CLI_INPUT_SHAPE_USAGE;
 
 /* Reads "1,3,5-8" into `numbers`: digits only, each number 1 to 1000000
@@ -133,8 +135,10 @@ static void report_interrupted(const hetc_tuner_t *tuner, hetc_status_t status, 
   fprintf(stderr, "; the same command resumes the run\n");
 }
 
-/* Tunes one model (model->path) and selects its plan: the exit status. */
-static int tune_model(hetc_cli_model_t *model_arg, hetc_tuner_options_t *options_in, const hetc_cli_targets_t *targets) {
+/* Tunes one model (model->path) and, when `select`, selects its plan: the
+ * exit status. */
+static int tune_model(hetc_cli_model_t *model_arg, hetc_tuner_options_t *options_in, const hetc_cli_targets_t *targets,
+                      int select) {
   hetc_tuner_options_t options = *options_in;
   hetc_model_t *model = NULL;
   hetc_tuner_t *tuner = NULL;
@@ -165,7 +169,7 @@ static int tune_model(hetc_cli_model_t *model_arg, hetc_tuner_options_t *options
   if (!status)
     print_summary(results, count, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
                   hetc_tuner_overhead_seconds(tuner));
-  if (!status && !options.simulate_path) {
+  if (!status && !options.simulate_path && select) {
     /* Selection cannot stop half-way; its plan is one transaction, so a
      * signal now ends hetc at once with every record kept. */
     char last_words[1024];
@@ -214,44 +218,54 @@ static int prefixed_close(void *cookie) {
   return 0;
 }
 
-/* The job of models[k], in a child process: its summary goes to `out`
- * (the parent prints it after every job), its progress to stderr with the
- * model's file name before each line, its turns through `socket`. */
+static const char *file_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* A job, in a child process: one model on one target. Its summary goes to
+ * `out` (the parent prints it after every job), its progress to stderr
+ * with "[MODEL TARGET] " before each line, its turns through `socket`. */
 static int run_job(hetc_cli_model_t *model_arg, const char *path, hetc_tuner_options_t *options,
-                   const hetc_cli_targets_t *targets, FILE *out, int socket) {
+                   const char *target, FILE *out, int socket) {
   char fd_text[16];
   snprintf(fd_text, sizeof(fd_text), "%d", socket);
   setenv(HETC_TUNE_TURNS_FD, fd_text, 1);
   fflush(stdout);
   if (dup2(fileno(out), 1) < 0) return HETC_EXIT_FAILURE;
   static prefixed_t prefix;
-  const char *base = strrchr(path, '/');
-  snprintf(prefix.prefix, sizeof(prefix.prefix), "[%s] ", base ? base + 1 : path);
+  snprintf(prefix.prefix, sizeof(prefix.prefix), "[%s %s] ", file_name(path), target);
   const cookie_io_functions_t functions = {.write = prefixed_write, .close = prefixed_close};
   FILE *progress = options->progress ? fopencookie(&prefix, "w", functions) : NULL;
   if (progress) options->progress = progress;
   model_arg->path = path;
-  const int code = tune_model(model_arg, options, targets);
+  static hetc_cli_targets_t one;
+  one.names[0] = target;
+  one.count = 1;
+  const int code = tune_model(model_arg, options, &one, 0);
   fflush(stdout);
   if (progress) fclose(progress);
   return code;
 }
 
-/* Tunes every model at once, as jobs (tune/turns.h), then prints each
- * job's summary in the order given. The exit status is the first job's
- * that failed. */
-static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int32_t count,
+/* Tunes every model on every target at once, each pair a job
+ * (hetc_tune_serve_turns), prints each job's summary in the order given,
+ * then selects each model's plan over all the targets. The exit status is
+ * the first failed job's. */
+static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int32_t num_paths,
                      hetc_tuner_options_t *options, const hetc_cli_targets_t *targets) {
-  int sockets[MAX_MODELS], pids[MAX_MODELS], statuses[MAX_MODELS];
-  FILE *outs[MAX_MODELS];
+  const int32_t count = num_paths * targets->count;
+  int sockets[MAX_JOBS], pids[MAX_JOBS], statuses[MAX_JOBS];
+  FILE *outs[MAX_JOBS];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t started = 0;
   for (; started < count; ++started) {
+    const char *path = paths[started / targets->count], *target = targets->names[started % targets->count];
     int pair[2];
     outs[started] = tmpfile();
     if (!outs[started] || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-      fprintf(stderr, "hetc: cannot start the job of %s: %s\n", paths[started], strerror(errno));
+      fprintf(stderr, "hetc: cannot start the job of %s on %s: %s\n", path, target, strerror(errno));
       if (outs[started]) fclose(outs[started]);
       break;
     }
@@ -260,11 +274,11 @@ static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int3
     if (pid == 0) {
       close(pair[0]);
       for (int32_t k = 0; k < started; ++k) close(sockets[k]);
-      _exit(run_job(model_arg, paths[started], options, targets, outs[started], pair[1]));
+      _exit(run_job(model_arg, path, options, target, outs[started], pair[1]));
     }
     close(pair[1]);
     if (pid < 0) {
-      fprintf(stderr, "hetc: cannot start the job of %s: %s\n", paths[started], strerror(errno));
+      fprintf(stderr, "hetc: cannot start the job of %s on %s: %s\n", path, target, strerror(errno));
       close(pair[0]);
       fclose(outs[started]);
       break;
@@ -275,8 +289,9 @@ static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int3
   hetc_status_t status = started ? hetc_tune_serve_turns(sockets, pids, started, statuses) : NULL;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   int code = started < count ? HETC_EXIT_FAILURE : 0;
+  int failed[MAX_MODELS] = {0};
   for (int32_t k = 0; k < started; ++k) {
-    printf("%s== %s ==\n", k ? "\n" : "", paths[k]);
+    printf("%s== %s on %s ==\n", k ? "\n" : "", paths[k / targets->count], targets->names[k % targets->count]);
     fflush(stdout);
     rewind(outs[k]);
     char buffer[8192];
@@ -285,11 +300,29 @@ static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int3
     const int job_code = status                  ? HETC_EXIT_FAILURE
                          : WIFEXITED(statuses[k]) ? WEXITSTATUS(statuses[k])
                                                   : 128 + WTERMSIG(statuses[k]);
+    if (job_code) failed[k / targets->count] = 1;
     if (job_code && !code) code = job_code;
   }
-  printf("\ntuned %d models as jobs at once in %.1f s\n", (int)started,
+  printf("\ntuned %d model%s on %d target%s as %d jobs at once in %.1f s\n", (int)num_paths, num_paths == 1 ? "" : "s",
+         (int)targets->count, targets->count == 1 ? "" : "s", (int)started,
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-  if (status) code = hetc_cli_report(status);
+  if (status) return hetc_cli_report(status);
+  /* Each model's plan, over every target's records, once its jobs are done. */
+  for (int32_t m = 0; m < num_paths && !options->simulate_path && started == count; ++m) {
+    if (failed[m]) continue;
+    printf("%s: ", file_name(paths[m]));
+    fflush(stdout);
+    model_arg->path = paths[m];
+    hetc_model_t *model = NULL;
+    hetc_status_t selected = hetc_cli_model_load(model_arg, &model);
+    if (!selected) selected = select_plan(model, targets->names, targets->count, options);
+    hetc_model_free(model);
+    if (selected) {
+      printf("no plan kept\n");
+      const int select_code = hetc_cli_report(selected);
+      if (!code) code = select_code;
+    }
+  }
   return code;
 }
 
@@ -298,7 +331,7 @@ int hetc_cli_tune(int argc, char **argv) {
   const char *tasks_arg = NULL;
   static int32_t task_numbers[MAX_TASK_NUMBERS];
   long long trials = 0, early_stopping = 0, batch = 0, workers = 0, seed = 1;
-  int search = -1, no_transfer = 0, check = 0, quiet = 0;
+  int search = -1, no_transfer = 0, check = 0, quiet = 0, jobs = 0;
   hetc_cli_targets_t targets = {.text = NULL};
   hetc_cli_model_t model_arg = {0};
   const char *paths[MAX_MODELS + 1] = {NULL};
@@ -320,7 +353,7 @@ int hetc_cli_tune(int argc, char **argv) {
            hetc_cli_choice(&args, "--search", "model|random|grid|genetic", &search) ||
            hetc_cli_text(&args, "--tasks", "task numbers such as 1,3,5-8", &tasks_arg) ||
            hetc_cli_flag(&args, "--no-transfer", &no_transfer) || hetc_cli_flag(&args, "--check", &check) ||
-           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_input_shape(&args, &model_arg) ||
+           hetc_cli_flag(&args, "--quiet|-q", &quiet) || hetc_cli_flag(&args, "--jobs", &jobs) || hetc_cli_input_shape(&args, &model_arg) ||
            (num_paths <= MAX_MODELS && hetc_cli_positional(&args, "MODEL.json", &paths[num_paths]) && ++num_paths));
   if (tasks_arg && !args.failed) {
     options.num_task_numbers = parse_task_list(&args, tasks_arg, task_numbers, MAX_TASK_NUMBERS);
@@ -328,6 +361,9 @@ int hetc_cli_tune(int argc, char **argv) {
   }
   if (num_paths > MAX_MODELS) hetc_cli_error(&args, "at most %d models at once", MAX_MODELS);
   if (!num_paths && !args.failed) hetc_cli_error(&args, "no MODEL.json given");
+  if (!args.failed && targets.text && (num_paths > 1 || jobs) && num_paths * targets.count > MAX_JOBS)
+    hetc_cli_error(&args, "at most %d jobs (models x targets) at once, got %d", MAX_JOBS,
+                   (int)(num_paths * targets.count));
   if (!targets.text) hetc_cli_error(&args, "--targets is required");
   if (args.failed) return HETC_EXIT_USAGE;
   static const char *const search_names[] = {"model", "random", "grid", "genetic"};
@@ -340,7 +376,7 @@ int hetc_cli_tune(int argc, char **argv) {
   options.no_transfer = no_transfer;
   options.check = check;
   options.progress = quiet ? NULL : stderr;
-  if (num_paths > 1) return tune_jobs(&model_arg, paths, num_paths, &options, &targets);
+  if (num_paths > 1 || jobs) return tune_jobs(&model_arg, paths, num_paths, &options, &targets);
   model_arg.path = paths[0];
-  return tune_model(&model_arg, &options, &targets);
+  return tune_model(&model_arg, &options, &targets, 1);
 }

@@ -2223,6 +2223,7 @@ hetc_status_t hetc_records_put_model(hetc_records_t *store, const char *bytes, s
 static const char holds_sql[] =
     "CREATE TABLE IF NOT EXISTS measurements ("
     " lock TEXT NOT NULL,"
+    " device TEXT NOT NULL,"
     " host TEXT NOT NULL,"
     " pid INTEGER NOT NULL,"
     " started_us INTEGER NOT NULL,"
@@ -2235,14 +2236,17 @@ static hetc_status_t note_holds_once(hetc_records_t *store, const hetc_measure_h
   free(create);
   hetc_sql_stmt_t *stmt = NULL;
   if (!status)
-    status = prepare(store, "INSERT INTO measurements (lock, host, pid, started_us, ended_us) VALUES (?1, ?2, ?3, ?4, ?5)",
+    status = prepare(store,
+                     "INSERT INTO measurements (lock, device, host, pid, started_us, ended_us)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                      &stmt);
   for (int32_t i = 0; !status && i < count; ++i) {
     int rc = hetc_sql_bind_text(stmt, 1, holds[i].lock);
-    if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 2, store->owner.host);
-    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 3, store->owner.pid);
-    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 4, holds[i].started_us);
-    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 5, holds[i].ended_us);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 2, holds[i].device);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_text(stmt, 3, store->owner.host);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 4, store->owner.pid);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 5, holds[i].started_us);
+    if (rc == SQLITE_OK) rc = hetc_sql_bind_int64(stmt, 6, holds[i].ended_us);
     status = step_done(store, stmt, rc, "keeping measurement holds");
   }
   hetc_sql_finalize(stmt);

@@ -281,6 +281,7 @@ const char *hetc_records_model_name(const hetc_records_t *store);
  * device, across every tuner and worker that wrote to the store. */
 typedef struct hetc_measure_hold_t {
   char lock[160];               /* the device's lock: its name, or "cores" for a CPU device */
+  char device[160];             /* the device's name (its fingerprint as a file name) */
   int64_t started_us, ended_us; /* CLOCK_REALTIME microseconds */
 } hetc_measure_hold_t;
 /* Adds `count` holds of this process in one transaction (the table is made

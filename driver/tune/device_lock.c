@@ -124,11 +124,12 @@ static hetc_measure_hold_t kept[MAX_KEPT_HOLDS];
 static int32_t kept_count;
 static int64_t kept_dropped;
 
-static void keep_hold(const char *lock_name, int64_t started_us, int64_t ended_us) {
+static void keep_hold(const char *lock_name, const char *device, int64_t started_us, int64_t ended_us) {
   pthread_mutex_lock(&kept_mutex);
   if (kept_count < MAX_KEPT_HOLDS) {
     hetc_measure_hold_t *hold = &kept[kept_count++];
     snprintf(hold->lock, sizeof(hold->lock), "%s", lock_name);
+    snprintf(hold->device, sizeof(hold->device), "%s", device);
     hold->started_us = started_us;
     hold->ended_us = ended_us;
   } else {
@@ -152,12 +153,14 @@ int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max, int64
 void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what) {
   const char *held = strcmp(what, "build") && !lock->is_cpu ? lock->device_name : "cores";
   const int64_t ended_us = realtime_ns() / 1000;
-  if (lock->held_since_ns && strcmp(what, "build")) keep_hold(held, lock->held_since_ns / 1000, ended_us);
+  if (lock->held_since_ns && strcmp(what, "build"))
+    keep_hold(held, lock->device_name, lock->held_since_ns / 1000, ended_us);
   const char *log = getenv("HETC_MEASURE_LOG");
   if (log && *log && lock->held_since_ns) {
     char line[256];
-    const int n = snprintf(line, sizeof(line), "%s %s %lld %lld %ld\n", what, held,
-                           (long long)(lock->held_since_ns / 1000), (long long)ended_us, (long)getpid());
+    const int n = snprintf(line, sizeof(line), "%s %s %lld %lld %ld %s\n", what, held,
+                           (long long)(lock->held_since_ns / 1000), (long long)ended_us, (long)getpid(),
+                           lock->device_name);
     /* Microseconds: exact in the doubles of tools that read the log. One
      * write of a short line to an O_APPEND file: lines of several
      * processes do not interleave. */

@@ -13,7 +13,7 @@
  * killed tuner holds nothing. Waiting polls for hetc_interrupt_signal.
  *
  * With $HETC_MEASURE_LOG set, every hold is appended to that file as a
- * line "measure|build LOCK START END PID" (CLOCK_REALTIME microseconds), for
+ * line "measure|build LOCK START END PID DEVICE" (CLOCK_REALTIME microseconds), for
  * checking that holds never overlap where they must not. */
 #ifndef HETC_DRIVER_TUNE_DEVICE_LOCK_H_
 #define HETC_DRIVER_TUNE_DEVICE_LOCK_H_
