@@ -9,8 +9,9 @@ packages=(
   libcjson-dev        # model and manifest JSON
   libcmocka-dev       # unit tests
   libsqlite3-dev      # the tuning records store
+  sqlite3             # its command line: the tests and benchmarks read stores with it
   libpq-dev           # the tuning queue on PostgreSQL (libpq)
-  postgresql          # a PostgreSQL server for the queue's tests (initdb, pg_ctl)
+  postgresql          # a PostgreSQL server for the queue and server-store tests (initdb, pg_ctl, psql)
   libdnnl-dev         # oneDNN: the reference's cross-check and the benchmarks' yardstick
   ocl-icd-opencl-dev  # oneDNN's CMake package asks for OpenCL
   clang libclang-rt-14-dev  # libFuzzer for the fuzz targets
