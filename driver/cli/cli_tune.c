@@ -286,7 +286,12 @@ static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int3
     sockets[started] = pair[0];
     pids[started] = (int)pid;
   }
+  /* Ctrl-C reaches the jobs too: each stops and says what it kept, and
+   * this process goes on until they have, to print their summaries. */
+  hetc_interrupt_watch();
   hetc_status_t status = started ? hetc_tune_serve_turns(sockets, pids, started, statuses) : NULL;
+  const int signal_number = hetc_interrupt_signal();
+  hetc_interrupt_unwatch();
   clock_gettime(CLOCK_MONOTONIC, &t1);
   int code = started < count ? HETC_EXIT_FAILURE : 0;
   int failed[MAX_MODELS] = {0};
@@ -307,6 +312,7 @@ static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int3
          (int)targets->count, targets->count == 1 ? "" : "s", (int)started,
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   if (status) return hetc_cli_report(status);
+  if (signal_number) return 128 + signal_number;
   /* Each model's plan, over every target's records, once its jobs are done. */
   for (int32_t m = 0; m < num_paths && !options->simulate_path && started == count; ++m) {
     if (failed[m]) continue;
