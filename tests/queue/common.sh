@@ -2,7 +2,8 @@
 # and work set: skips (exit 77) without the tests' PostgreSQL server
 # (pg_server.sh), else sets uri (its postgres database) and base (the URI
 # without a database), makes an empty $work, and defines fail, sql (psql
-# without notices) and fresh (a new, empty database NAME).
+# without notices), fresh (a new, empty database NAME) and expect (a hetc
+# command's exit status and exact stderr).
 if [ ! -s "$server/uri" ]; then
   echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
   exit 77
@@ -17,3 +18,13 @@ fail() {
 }
 sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
 fresh() { sql "$uri" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" || fail "CREATE DATABASE $1"; }
+# expect STATUS STDERR -- ARGS...: exit status and exact stderr.
+expect() {
+  want_status=$1 want_message=$2
+  shift 3
+  "$hetc" "$@" >"$work/out" 2>"$work/err"
+  status=$?
+  [ "$status" -eq "$want_status" ] || fail "hetc $*: exit status $status, expected $want_status"
+  if [ -n "$want_message" ]; then printf '%s\n' "$want_message" >"$work/want"; else : >"$work/want"; fi
+  cmp -s "$work/want" "$work/err" || { fail "hetc $*: stderr differs"; diff "$work/want" "$work/err"; }
+}

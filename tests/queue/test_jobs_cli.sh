@@ -17,16 +17,6 @@ set -u
 hetc=$1 samples=$2 server=$3 work=$4
 . "$(dirname "$0")/common.sh"
 
-# expect STATUS STDERR -- ARGS...: exit status and exact stderr.
-expect() {
-  want_status=$1 want_message=$2
-  shift 3
-  "$hetc" "$@" >"$work/out" 2>"$work/err"
-  status=$?
-  [ "$status" -eq "$want_status" ] || fail "hetc $*: exit status $status, expected $want_status"
-  if [ -n "$want_message" ]; then printf '%s\n' "$want_message" >"$work/want"; else : >"$work/want"; fi
-  cmp -s "$work/want" "$work/err" || { fail "hetc $*: stderr differs"; diff "$work/want" "$work/err"; }
-}
 # expect_usage STDERR_LINE -- ARGS...: exit status 2, the message, then the usage.
 expect_usage() {
   want_message=$1

@@ -19,17 +19,6 @@ set -u
 hetc=$1 samples=$2 server=$3 work=$4
 . "$(dirname "$0")/common.sh"
 
-# expect STATUS STDERR -- ARGS...: exit status and exact stderr.
-expect() {
-  want_status=$1 want_message=$2
-  shift 3
-  "$hetc" "$@" >"$work/out" 2>"$work/err"
-  status=$?
-  [ "$status" -eq "$want_status" ] || fail "hetc $*: exit status $status, expected $want_status"
-  printf '%s\n' "$want_message" >"$work/want"
-  cmp -s "$work/want" "$work/err" || { fail "hetc $*: stderr differs"; diff "$work/want" "$work/err"; }
-}
-
 fresh tuned
 store="$base/tuned"
 "$hetc" tune "$samples/tiny_residual.json" --targets vec --trials 6 --records "$store" -q >"$work/tune.out" 2>&1 ||

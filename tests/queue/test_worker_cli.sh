@@ -33,23 +33,8 @@ overlaps() {
     ON a.lock = b.lock AND a.host = b.host AND (a.pid, a.started_us) <> (b.pid, b.started_us)
     AND a.started_us < b.ended_us AND b.started_us < a.ended_us"
 }
-# Every measurement's hold in the log (HETC_MEASURE_LOG) overlaps no other
-# hold of its lock: no two measurements on one device, no build beside a
-# CPU measurement. Prints the count.
-check_turns() {
-  awk '{ kind[NR] = $1; lock[NR] = $2; from[NR] = $3; to[NR] = $4 }
-       END {
-         bad = 0; measured = 0
-         for (i = 1; i <= NR; i++) {
-           if (kind[i] != "measure") continue
-           measured++
-           for (j = 1; j <= NR; j++)
-             if (j != i && lock[j] == lock[i] && from[j] < to[i] && from[i] < to[j]) bad++
-         }
-         print measured " measurement holds, " NR - measured " build holds, " bad " overlaps"
-         exit bad > 0 || measured == 0
-       }' "$1"
-}
+# The turns log's check (check_turns.awk says what it checks).
+check_turns() { awk -f "$(dirname "$0")/../tune/check_turns.awk" "$1"; }
 # Waits (up to 60 s) until the query prints something other than 0. The
 # faults below land while a task is claimed and has a first batch done: its
 # trials are many enough that it lasts seconds, polled every 0.1 s.
@@ -139,13 +124,18 @@ for phase in build measurement; do
   before=$(records "$q")
   HETC_LOCK_DIR="$work/kill-locks" "$hetc" worker --queue "$q" --lease 2 --batch 2 --workers 1 --idle-exit 4 \
     >"$work/killed.out" 2>"$work/killed.err" || { fail "$phase: the second worker"; cat "$work/killed.err"; }
-  grep -q "claimed (attempt 2), [1-9][0-9]*/40 trials done before" "$work/killed.err" ||
-    { fail "$phase: the killed worker's task was not claimed again with its progress"; cat "$work/killed.err"; }
+  # Its progress as last reported (0 when killed before the task's first
+  # report); what it stored is the store's, which the second worker finds.
+  grep -q "claimed (attempt 2), [0-9]*/40 trials done before" "$work/killed.err" ||
+    { fail "$phase: the killed worker's task was not claimed again"; cat "$work/killed.err"; }
   "$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "$phase: the job with a killed worker is not done"
   counted=$(sql "$q" -c "SELECT sum(trials_done) FROM hetc_tasks")
   stored=$(records "$q")
   [ "$counted" = "$stored" ] || fail "killed in a $phase: the queue counts $counted trials, the store holds $stored records"
   [ "$before" -ge 4 ] || fail "killed in a $phase: the killed worker had stored $before records"
+  again=$(sed -n 's/^worker: .*; \([0-9]*\) trials measured$/\1/p' "$work/killed.out")
+  [ "$((stored - before))" = "$again" ] ||
+    fail "killed in a $phase: the second worker measured $again trials, the store gained $((stored - before))"
   [ "$(overlaps "$q")" = 0 ] || fail "killed in a $phase: overlapping measurements"
 done
 
