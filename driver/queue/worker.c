@@ -15,7 +15,9 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/interrupt.h"
+#include "plugins/peaks.h"
 #include "plugins/registry.h"
+#include "records/records.h"
 #include "queue/claims.h"
 #include "tune/search.h"
 #include "tune/tuner.h"
@@ -190,6 +192,10 @@ typedef struct worker_state_t {
   int32_t model_index;
   char search[16];
   uint64_t seed;
+  /* The plugins, opened once: opening them measures every device's peak;
+   * and the records store, one connection for every task. */
+  hetc_registry_t *registry;
+  hetc_records_t *store;
   hetc_worker_summary_t summary;
 } worker_state_t;
 
@@ -218,6 +224,8 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
     tune.simulate_path = w->options->simulate_path;
     tune.simulate_in_time = 1;
     tune.simulate_fingerprint = simulated;
+    /* Simulated records teach a cost model nothing worth its fits. */
+    tune.transfer = 0;
   }
   tune.trials = claim->trials;
   tune.seed = w->seed;
@@ -227,6 +235,8 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
   tune.num_task_numbers = 1;
   tune.after_batch = after_batch;
   tune.after_batch_data = &run;
+  tune.registry = w->registry;
+  tune.store = w->store;
   hetc_tuner_t *tuner = NULL;
   if (!status) status = hetc_tuner_create(&tune, &tuner);
   hetc_tune_task_result_t *results = NULL;
@@ -321,6 +331,14 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
   const char *targets[MAX_WORKER_TARGETS];
   int32_t num_targets = 0;
   HETC_RETURN_IF_ERROR(worker_targets(&w, targets, &num_targets));
+  const char *records_path = options->records_path ? options->records_path : queue->uri;
+  HETC_RETURN_IF_ERROR(hetc_records_open(records_path, &w.store));
+  hetc_status_t opened = hetc_registry_open(&w.registry);
+  if (opened) {
+    hetc_records_close(w.store);
+    return opened;
+  }
+  hetc_registry_keep_peaks(w.registry, records_path, HETC_PEAKS_RECORD);
   const int32_t lease_s = options->lease_s ? options->lease_s : HETC_QUEUE_LEASE_S;
   HETC_RETURN_IF_ERROR(hetc_queue_worker_register(queue, targets, num_targets, "", &w.worker_id));
   w.heartbeat.worker_id = w.worker_id;
@@ -390,6 +408,8 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
   pthread_cond_destroy(&w.heartbeat.wake);
   pthread_mutex_destroy(&w.heartbeat.lock);
   hetc_model_free(w.model);
+  hetc_registry_free(w.registry);
+  hetc_records_close(w.store);
   hetc_status_t left = hetc_queue_worker_leave(queue, w.worker_id);
   if (!status) status = left;
   else hetc_status_free(left);

@@ -258,19 +258,21 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
   }
   /* With no path the store opens the per-user one, creating its directory. */
   if (!status) {
-    status = hetc_records_open(t->options.records_path, &t->store);
+    if (t->options.store) t->store = t->options.store;
+    else status = hetc_records_open(t->options.records_path, &t->store);
     if (status && t->options.records_path && !t->options.records_path[0])
       status = hetc_status_annotate(status, "--records");
   }
   if (!status && !(t->records_path = strdup(hetc_records_path(t->store))))
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-  if (!status) status = hetc_registry_open(&t->registry);
+  if (!status && t->options.registry) t->registry = t->options.registry;
+  else if (!status) status = hetc_registry_open(&t->registry);
   /* Device peaks (the dev_peak_gflops feature, the end table's fraction of
    * peak) are the best the store keeps for each device, this run's
    * measurement folded in, before any feature row is computed. */
   /* The path as given, not the store's name: a server's URI keeps its
    * password there. */
-  if (!status) hetc_registry_keep_peaks(t->registry, t->options.records_path, HETC_PEAKS_RECORD);
+  if (!status && !t->options.registry) hetc_registry_keep_peaks(t->registry, t->options.records_path, HETC_PEAKS_RECORD);
   if (!status) status = hetc_transfer_model_create(HETC_FEATURE_COUNT, NULL, &t->model);
   if (!status && t->options.transfer) {
     /* A saved global model spares a new process the retraining; without
@@ -297,9 +299,9 @@ void hetc_tuner_free(hetc_tuner_t *t) {
   for (int32_t i = 0; i < MAX_MEASURERS; ++i) hetc_measurer_free(t->measurers[i].measurer);
   hetc_transfer_model_free(t->model);
   hetc_space_overrides_free(t->overrides);
-  hetc_registry_free(t->registry);
+  if (t->registry != t->options.registry) hetc_registry_free(t->registry);
   hetc_records_close(t->replay);
-  hetc_records_close(t->store);
+  if (t->store != t->options.store) hetc_records_close(t->store);
   free(t->records_path);
   free(t);
 }

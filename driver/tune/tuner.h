@@ -56,6 +56,14 @@ typedef struct hetc_tune_options_t {
    * lease was lost or whose job was cancelled. NULL: never called. */
   int (*after_batch)(void *user_data, int32_t trials_done, double best_seconds);
   void *after_batch_data;
+  /* The plugins to tune with, borrowed, their peaks already kept by their
+   * owner (a worker that tunes task after task opens them once: opening
+   * them measures every device's peak); NULL: the tuner opens its own. */
+  struct hetc_registry_t *registry;
+  /* The records store, borrowed and opened for writing by the owner (a
+   * worker keeps one connection for all its tasks); NULL: the tuner opens
+   * records_path. */
+  struct hetc_records_t *store;
 } hetc_tune_options_t;
 
 /* Defaults as documented above, transfer on, quiet. */

@@ -11,9 +11,12 @@
 #
 # usage: tests/bench/queue/scale.sh BUILD_DIR [COUNTS]     (not in CI)
 #   COUNTS: worker counts, default "1 4 16 64"
-# Environment: TRIALS (per task, default 64), REPLAY_TRIALS (tuned for real
-# into the replayed store per task, default 64), TASKS_PER_WORKER
-# (default 20), HETC_PG_SERVER_OPTIONS (the server's settings; the default
+# Environment: MODEL (default samples/resnet18.json) and TARGET (default
+# cpu), tuned for real once into the replayed store (REPLAY_TRIALS per task,
+# random search, default 64: their recorded build and run times are what
+# the simulated workers spend); TRIALS (per simulated task, default 64),
+# TASKS_PER_WORKER (default 8), REPLAY (a replayed store to use, or to
+# keep the one made here in), HETC_PG_SERVER_OPTIONS (the server's settings; the default
 # here raises max_connections to 400 and keeps fsync on).
 set -u
 build=$(cd "$1" && pwd)
@@ -23,8 +26,9 @@ source_dir=$(cd "$here/../../.." && pwd)
 hetc=$build/bin/hetc
 trials=${TRIALS:-64}
 replay_trials=${REPLAY_TRIALS:-64}
-per_worker=${TASKS_PER_WORKER:-20}
-model=$source_dir/samples/tiny_residual.json
+per_worker=${TASKS_PER_WORKER:-8}
+model=${MODEL:-$source_dir/samples/resnet18.json}
+target=${TARGET:-cpu}
 work=$(mktemp -d /tmp/hetc-scale-XXXXXX)
 server=$work/server
 export HETC_PG_SERVER_OPTIONS=${HETC_PG_SERVER_OPTIONS:-"-c max_connections=400 -c fsync=on -c full_page_writes=on"}
@@ -34,14 +38,26 @@ sh "$source_dir/tests/queue/pg_server.sh" start "$server" >/dev/null || exit 1
 [ -s "$server/uri" ] || { echo "no PostgreSQL server: $(cat "$server/why" 2>/dev/null)"; exit 1; }
 uri=$(cat "$server/uri")
 base=${uri%/*}
-sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+# The server's own psql: Debian's /usr/bin/psql is a Perl wrapper, whose
+# start-up in the poll below would take CPU from the workers.
+psql=$(pg_config --bindir 2>/dev/null)/psql
+[ -x "$psql" ] || psql=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1)
+[ -x "$psql" ] || psql=psql
+sql() { PGOPTIONS='-c client_min_messages=warning' "$psql" -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
 
-# The replayed device: every task of the model tuned for real once.
-"$hetc" tune "$model" --targets vec --trials "$replay_trials" --search random --records "$work/replay.sqlite" -q \
-  >"$work/replay.out" 2>&1 || { cat "$work/replay.out"; exit 1; }
+# The replayed device: every task of the model tuned for real once (or
+# the store $REPLAY names, kept from an earlier run).
+if [ -n "${REPLAY:-}" ] && [ -s "$REPLAY" ]; then
+  cp "$REPLAY" "$work/replay.sqlite"
+else
+  "$hetc" tune "$model" --targets "$target" --trials "$replay_trials" --search random \
+    --records "$work/replay.sqlite" -q >"$work/replay.out" 2>&1 || { cat "$work/replay.out"; exit 1; }
+  [ -n "${REPLAY:-}" ] && cp "$work/replay.sqlite" "$REPLAY"
+fi
 tasks_per_job=$("$hetc" tasks "$model" | sed -n 's/.* nodes after fusion, \([0-9]*\) tasks$/\1/p')
-printf 'replayed store: %s records of %s tasks (vec, this machine); %s trials per simulated task\n' \
-  "$("$hetc" records list --records "$work/replay.sqlite" | tail -1 | cut -d' ' -f1)" "$tasks_per_job" "$trials"
+printf 'replayed store: %s records of %s tasks (%s on %s, this machine; %s s of builds and runs per trial on average); %s trials per simulated task\n' \
+  "$("$hetc" records list --records "$work/replay.sqlite" | tail -1 | cut -d' ' -f1)" "$tasks_per_job" \
+  "$(basename "$model")" "$target" "$(sqlite3 "$work/replay.sqlite" "SELECT round(avg(total_seconds), 3) FROM records")" "$trials"
 printf '%8s  %6s  %7s  %9s  %10s  %8s  %14s  %13s  %12s\n' workers jobs tasks trials seconds 'trials/s' \
   'vs linear' 'claim p50 ms' 'p95 ms (max)'
 single=""
@@ -51,16 +67,16 @@ for n in $counts; do
   q=$base/$db
   jobs=$(( (n * per_worker + tasks_per_job - 1) / tasks_per_job ))
   for j in $(seq 1 "$jobs"); do
-    "$hetc" jobs submit "$model" --targets vec --trials "$trials" --search random --queue "$q" >/dev/null || exit 1
+    "$hetc" jobs submit "$model" --targets "$target" --trials "$trials" --search random --queue "$q" >/dev/null || exit 1
   done
   start=$(date +%s.%N)
   for w in $(seq 1 "$n"); do
-    "$hetc" worker --queue "$q" --targets vec --simulate "$work/replay.sqlite" --idle-exit 3 --workers 1 -q \
+    "$hetc" worker --queue "$q" --targets "$target" --simulate "$work/replay.sqlite" --idle-exit 3 --workers 1 -q \
       >"$work/w$w.out" 2>"$work/w$w.err" &
   done
-  # Polled every 0.1 s: the end is when the last task is done.
+  # Polled every 0.25 s: the end is when the last task is done.
   while [ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state NOT IN ('done', 'failed')")" != 0 ]; do
-    sleep 0.1
+    sleep 0.25
   done
   end=$(date +%s.%N)
   wait
