@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +16,12 @@ static int turns_fd = -2; /* -2: not looked up yet; -1: not a job */
 
 static int job_socket(void) {
   if (turns_fd == -2) {
+    /* A process the job started inherits the variable but not the socket
+     * (close-on-exec): whatever that number names there is not it. */
     const char *value = getenv(HETC_TUNE_TURNS_FD);
+    struct stat st;
     turns_fd = value && *value ? atoi(value) : -1;
+    if (turns_fd >= 0 && (fstat(turns_fd, &st) != 0 || !S_ISSOCK(st.st_mode))) turns_fd = -1;
   }
   return turns_fd;
 }
