@@ -42,14 +42,15 @@ hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id
                       3, renew, NULL);
 }
 
-hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, hetc_queue_claim_t *out_claim,
-                               int *out_claimed) {
+hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, int64_t loaded_job,
+                               hetc_queue_claim_t *out_claim, int *out_claimed) {
   memset(out_claim, 0, sizeof(*out_claim));
   *out_claimed = 0;
-  char id[32], lease[16];
+  char id[32], lease[16], loaded[32];
   id_text(worker_id, id, sizeof(id));
+  id_text(loaded_job, loaded, sizeof(loaded));
   snprintf(lease, sizeof(lease), "%d", (int)lease_s);
-  const char *params[2] = {id, lease};
+  const char *params[3] = {id, lease, loaded};
   /* SKIP LOCKED: a row another worker is claiming is passed over, not
    * waited for, so claims do not queue behind each other. */
   static const char sql[] =
@@ -59,11 +60,11 @@ hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t l
            "            WHERE NOT j.cancelled "
            "              AND t.target = ANY (SELECT unnest(targets) FROM hetc_workers WHERE id = $1) "
            "              AND (t.state = 'queued' OR (t.state = 'claimed' AND t.lease_until < now())) "
-           "            ORDER BY j.priority DESC, j.id, t.model_index, t.task_number, t.id "
+           "            ORDER BY j.priority DESC, j.id = $3::bigint DESC, j.id, t.model_index, t.task_number, t.id "
            "            LIMIT 1 FOR UPDATE OF t SKIP LOCKED) "
            "RETURNING id, job_id, model_index, task_number, target, workload_key, trials, trials_done, attempts";
   PGresult *result;
-  HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "claiming a task", sql, 2, params, &result));
+  HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "claiming a task", sql, 3, params, &result));
   if (PQntuples(result) == 1) {
     out_claim->task_id = hetc_pg_int(result, 0, 0);
     out_claim->job_id = hetc_pg_int(result, 0, 1);

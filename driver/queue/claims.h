@@ -43,10 +43,11 @@ hetc_status_t hetc_queue_worker_heartbeat(hetc_queue_t *queue, int64_t worker_id
 
 /* Claims the next task for one of the worker's targets, leased for
  * lease_s seconds: of a job not cancelled, queued or with an expired
- * lease, highest priority first, then oldest job, then model and task
+ * lease, highest priority first, then the job `loaded_job` (whose model
+ * the worker has loaded; 0: none), then oldest job, then model and task
  * order. *out_claimed is 0 when there is none. */
-hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, hetc_queue_claim_t *out_claim,
-                               int *out_claimed);
+hetc_status_t hetc_queue_claim(hetc_queue_t *queue, int64_t worker_id, int32_t lease_s, int64_t loaded_job,
+                               hetc_queue_claim_t *out_claim, int *out_claimed);
 
 /* Where a reported task stands. */
 typedef enum hetc_queue_outcome_t {

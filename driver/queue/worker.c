@@ -363,7 +363,7 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
     hetc_queue_claim_t claim;
     int claimed = 0;
     const double asked = hetc_now_seconds();
-    status = hetc_queue_claim(queue, w.worker_id, lease_s, &claim, &claimed);
+    status = hetc_queue_claim(queue, w.worker_id, lease_s, w.model ? w.model_job : 0, &claim, &claimed);
     if (status) break;
     if (claimed && w.summary.claims == claim_capacity) {
       claim_capacity = claim_capacity ? 2 * claim_capacity : 64;

@@ -96,7 +96,7 @@ static int64_t worker(hetc_queue_t *queue, const char *targets_csv) {
 
 static int claim(hetc_queue_t *queue, int64_t worker_id, hetc_queue_claim_t *out) {
   int claimed = 0;
-  assert_null(hetc_queue_claim(queue, worker_id, HETC_QUEUE_LEASE_S, out, &claimed));
+  assert_null(hetc_queue_claim(queue, worker_id, HETC_QUEUE_LEASE_S, 0, out, &claimed));
   return claimed;
 }
 
@@ -114,7 +114,7 @@ static void *claim_all(void *arg) {
   hetc_queue_claim_t claim_data;
   int claimed = 1;
   while (claimed && c->count < 64) {
-    hetc_status_t status = hetc_queue_claim(c->queue, c->worker_id, HETC_QUEUE_LEASE_S, &claim_data, &claimed);
+    hetc_status_t status = hetc_queue_claim(c->queue, c->worker_id, HETC_QUEUE_LEASE_S, 0, &claim_data, &claimed);
     if (status) {
       hetc_status_free(status);
       break;
@@ -238,6 +238,28 @@ static void test_priority_and_cancel(void **state) {
   hetc_queue_close(queue);
 }
 
+/* Among jobs of one priority, a worker goes on with the job whose model it
+ * has loaded before it takes an older job's task; a higher priority still
+ * comes first. */
+static void test_loaded_job_goes_first(void **state) {
+  (void)state;
+  hetc_queue_t *queue = fresh_queue("claims_loaded");
+  const int64_t older = submit(queue, "vec", 0), newer = submit(queue, "vec", 0);
+  const int64_t w = worker(queue, "vec");
+  hetc_queue_claim_t c;
+  int claimed = 0;
+  assert_null(hetc_queue_claim(queue, w, HETC_QUEUE_LEASE_S, newer, &c, &claimed));
+  assert_true(claimed);
+  assert_int_equal(c.job_id, newer);
+  assert_true(claim(queue, w, &c));
+  assert_int_equal(c.job_id, older);
+  const int64_t urgent = submit(queue, "vec", 9);
+  assert_null(hetc_queue_claim(queue, w, HETC_QUEUE_LEASE_S, newer, &c, &claimed));
+  assert_true(claimed);
+  assert_int_equal(c.job_id, urgent);
+  hetc_queue_close(queue);
+}
+
 static void test_leave_gives_tasks_back(void **state) {
   (void)state;
   hetc_queue_t *queue = fresh_queue("claims_leave");
@@ -278,6 +300,7 @@ int main(void) {
       cmocka_unit_test(test_claims_are_exclusive),     cmocka_unit_test(test_claims_only_the_workers_targets),
       cmocka_unit_test(test_expired_lease_passes_the_task_on), cmocka_unit_test(test_heartbeat_renews_leases),
       cmocka_unit_test(test_priority_and_cancel),      cmocka_unit_test(test_leave_gives_tasks_back),
+      cmocka_unit_test(test_loaded_job_goes_first),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   hetc_context_destroy(context);
