@@ -85,10 +85,7 @@ static hetc_status_t select_plan(const hetc_model_t *model, const char *const *t
   hetc_context_t *context = NULL;
   hetc_compile_report_t report;
   const hetc_compile_options_t options = {.targets = targets, .num_targets = num_targets,
-                                          /* A job's lines go through its named stream, and
-                                           * compile's per-node lines would not: a job is
-                                           * told by its "costing" line alone. */
-                                          .progress = tuning->progress == stderr,
+                                          .progress = tuning->progress != NULL,
                                           .records_path = tuning->records_path};
   if (tuning->progress) fprintf(tuning->progress, "graph-level selection: costing every candidate in the model\n");
   hetc_status_t status = hetc_context_create(&context);

@@ -375,6 +375,17 @@ hetc_status_t hetc_output_file_commit(hetc_output_file_t *output) {
   return status;
 }
 
+hetc_status_t hetc_file_replace(const char *path, const void *data, size_t bytes) {
+  hetc_output_file_t *output = NULL;
+  HETC_RETURN_IF_ERROR(hetc_output_file_open(path, &output));
+  hetc_status_t status = hetc_output_file_write(output, data, bytes);
+  if (status) {
+    hetc_output_file_abandon(output);
+    return status;
+  }
+  return hetc_output_file_commit(output);
+}
+
 void hetc_output_file_abandon(hetc_output_file_t *output) {
   if (!output) return;
   fclose(output->stream);

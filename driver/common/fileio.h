@@ -46,6 +46,11 @@ hetc_status_t hetc_file_read_all(const char *path, size_t max_bytes, char **out_
  * about JSON files cJSON refused. */
 void hetc_text_position(const char *text, size_t length, size_t offset, int *out_line, int *out_column);
 
+/* Writes `bytes` as the whole new content of `path`, replaced atomically
+ * (hetc_output_file_t): a reader sees the old file or the new, never a
+ * torn one. */
+hetc_status_t hetc_file_replace(const char *path, const void *data, size_t bytes);
+
 /* Writes `bytes` to `path` (created or truncated): for files inside a
  * directory hetc has just created, such as a package being written. */
 hetc_status_t hetc_file_write_all(const char *path, const void *data, size_t bytes);

@@ -37,8 +37,7 @@ const char *hetc_config_source_name(hetc_config_source_t source) {
 hetc_status_t hetc_config_chooser_open(const char *records_path, hetc_config_chooser_t **out) {
   *out = NULL;
   char *path = records_path ? strdup(records_path) : hetc_records_default_path();
-  struct stat st;
-  if (!path || (!records_path && !hetc_records_names_server(path) && stat(path, &st) != 0)) {
+  if (!path || (!records_path && !hetc_records_may_exist(path))) {
     free(path);
     return NULL;
   }

@@ -1053,9 +1053,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
    * a store is never created here. */
   hetc_records_t *store = NULL;
   char *transfers_path = status ? NULL : r->records_path ? strdup(r->records_path) : hetc_records_default_path();
-  struct stat transfers_stat;
-  if (transfers_path && (r->records_path || hetc_records_names_server(transfers_path) ||
-                         stat(transfers_path, &transfers_stat) == 0)) {
+  if (transfers_path && (r->records_path || hetc_records_may_exist(transfers_path))) {
     hetc_status_t opened = hetc_records_open_as(transfers_path, HETC_RECORDS_CACHE, &store);
     if (opened) {
       fprintf(stderr, "hetc: warning: transfer costs are measured, not kept: %s\n", hetc_status_message(opened));

@@ -123,10 +123,9 @@ static hetc_records_t *open_store(hetc_registry_t *registry) {
   const int mode = registry->peaks_mode;
   char *path = registry->peaks_path ? strdup(registry->peaks_path) : hetc_records_default_path();
   hetc_records_t *store = NULL;
-  struct stat st;
   if (!path) {
     /* No home: nowhere to keep anything, which is not worth a warning. */
-  } else if (mode < HETC_PEAKS_RECORD_CREATE && !hetc_records_names_server(path) && stat(path, &st) != 0) {
+  } else if (mode < HETC_PEAKS_RECORD_CREATE && !hetc_records_may_exist(path)) {
     /* Only a store that exists. */
   } else {
     /* Reading leaves the file as it is; recording writes an existing store

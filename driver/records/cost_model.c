@@ -388,23 +388,6 @@ cleanup:
 /* ------------------------------------------------------------------------ */
 /* Saving and loading. */
 
-/* Writes head then body as the whole new content of `path`, replaced
- * atomically (fileio.h, hetc_output_file_t): a tuner reading the model while
- * another saves it sees the old model or the new. */
-static hetc_status_t write_file_atomically(const char *path, const void *head, size_t head_bytes,
-                                           const void *body, size_t body_bytes) {
-  hetc_output_file_t *output = NULL;
-  HETC_RETURN_IF_ERROR(hetc_output_file_open(path, &output));
-  FILE *stream = hetc_output_stream(output);
-  if (fwrite(head, 1, head_bytes, stream) != head_bytes ||
-      (body_bytes && fwrite(body, 1, body_bytes, stream) != body_bytes)) {
-    hetc_status_t status = hetc_file_write_failure(path, "write failed", errno);
-    hetc_output_file_abandon(output);
-    return status;
-  }
-  return hetc_output_file_commit(output);
-}
-
 hetc_status_t hetc_cost_model_to_bytes(const hetc_cost_model_t *model, const char *path, char **out_bytes,
                                        size_t *out_length) {
   *out_bytes = NULL;
@@ -457,7 +440,9 @@ hetc_status_t hetc_cost_model_save(const hetc_cost_model_t *model, const char *p
   char *bytes = NULL;
   size_t length = 0;
   HETC_RETURN_IF_ERROR(hetc_cost_model_to_bytes(model, path, &bytes, &length));
-  hetc_status_t status = write_file_atomically(path, bytes, length, NULL, 0);
+  /* Replaced atomically: a tuner reading the model while another saves it
+   * sees the old model or the new. */
+  hetc_status_t status = hetc_file_replace(path, bytes, length);
   free(bytes);
   return status;
 }

@@ -35,6 +35,7 @@ struct hetc_records_t {
   hetc_records_mode_t mode;
   int64_t version; /* the file's schema version */
   int writable;    /* opened read-write and holding the current schema */
+  int holds_table; /* this handle made sure the measurements table exists */
   int claimed;     /* this handle made claims: closing releases them */
   double busy_timeout_s; /* HETC_RECORDS_BUSY_TIMEOUT_MS, or the variable's */
   double busy_since;
@@ -682,18 +683,25 @@ static char *server_types(const char *sql) {
   return hetc_json_text_take(&out);
 }
 
-static hetc_status_t read_server_meta(hetc_records_t *store, const char *key, int64_t *out_value, int *out_found) {
+/* The value of `key` in the store's meta table, in out ("" when there is
+ * none). */
+static hetc_status_t read_server_meta(hetc_records_t *store, const char *key, char *out, size_t size) {
   hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store, "SELECT value FROM meta WHERE key = ?1", &stmt));
   hetc_sql_bind_text(stmt, 1, key);
   int rc = hetc_sql_step(stmt);
-  *out_found = rc == SQLITE_ROW;
-  if (*out_found) {
-    const char *text = (const char *)hetc_sql_column_text(stmt, 0);
-    *out_value = !strcmp(key, "application") ? !strcmp(text ? text : "", "hetc records") : strtoll(text ? text : "", NULL, 10);
-  }
+  const char *text = rc == SQLITE_ROW ? (const char *)hetc_sql_column_text(stmt, 0) : NULL;
+  snprintf(out, size, "%s", text ? text : "");
   hetc_sql_finalize(stmt);
   return rc == SQLITE_ROW || rc == SQLITE_DONE ? NULL : sqlite_failure(store, rc, "reading the schema version");
+}
+
+/* Whether the server holds a store: the meta table of its schema. */
+static int made_on_server(hetc_records_t *store, int64_t *out_made) {
+  return read_integer(&store->db,
+                      "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" SERVER_SCHEMA
+                      "' AND table_name = 'meta'",
+                      out_made);
 }
 
 /* Makes the tables in one transaction under the write lock; whoever gets
@@ -708,11 +716,8 @@ static hetc_status_t create_on_server(hetc_records_t *store) {
   HETC_RETURN_IF_ERROR(begin_write(store));
   hetc_status_t status = exec(store, "CREATE SCHEMA IF NOT EXISTS " SERVER_SCHEMA, "creating the records store");
   int64_t made = 0;
-  if (!status && read_integer(&store->db,
-                              "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" SERVER_SCHEMA
-                              "' AND table_name = 'meta'",
-                              &made) != SQLITE_OK)
-    status = sqlite_failure(store, SQLITE_ERROR, "creating the records store");
+  const int rc = status ? SQLITE_OK : made_on_server(store, &made);
+  if (rc != SQLITE_OK) status = sqlite_failure(store, rc, "creating the records store");
   for (size_t k = 0; !status && !made && k < sizeof(steps) / sizeof(steps[0]); ++k) {
     char *sql = server_types(steps[k]);
     status = sql ? exec(store, sql, "creating the records store") : out_of_memory("creating the records store");
@@ -730,23 +735,20 @@ static hetc_status_t open_on_server(hetc_records_t *store, const char *uri) {
   free(store->path);
   store->path = shown;
   int64_t made = 0;
-  int rc = read_integer(&store->db,
-                        "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" SERVER_SCHEMA
-                        "' AND table_name = 'meta'",
-                        &made);
+  int rc = made_on_server(store, &made);
   if (rc != SQLITE_OK) return sqlite_failure(store, rc, "opening the records store");
   if (!made && store->mode != HETC_RECORDS_CREATE)
     return hetc_status_new(HETC_STATUS_NOT_FOUND,
                            "%s: no records store there (hetc tune and hetc records import create one)", store->path);
   if (!made) HETC_RETURN_IF_ERROR(create_on_server(store));
-  int64_t ours = 0, version = 0;
-  int found = 0;
-  HETC_RETURN_IF_ERROR(read_server_meta(store, "application", &ours, &found));
-  if (!found || !ours)
+  char value[64];
+  HETC_RETURN_IF_ERROR(read_server_meta(store, "application", value, sizeof(value)));
+  if (strcmp(value, "hetc records") != 0)
     return hetc_status_new(HETC_STATUS_BAD_INPUT,
                            "%s: not a hetc records database (schema " SERVER_SCHEMA " belongs to another application)",
                            store->path);
-  HETC_RETURN_IF_ERROR(read_server_meta(store, "schema_version", &version, &found));
+  HETC_RETURN_IF_ERROR(read_server_meta(store, "schema_version", value, sizeof(value)));
+  const int64_t version = strtoll(value, NULL, 10);
   if (version != HETC_RECORDS_SCHEMA_VERSION)
     return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: records schema version %lld, this hetc reads version %d%s",
                            store->path, (long long)version, HETC_RECORDS_SCHEMA_VERSION,
@@ -881,6 +883,11 @@ void hetc_records_close(hetc_records_t *store) {
 const char *hetc_records_path(const hetc_records_t *store) { return store->path; }
 
 int hetc_records_names_server(const char *path) { return hetc_pg_is_uri(path); }
+
+int hetc_records_may_exist(const char *path) {
+  struct stat st;
+  return hetc_records_names_server(path) || stat(path, &st) == 0;
+}
 
 int hetc_records_writable(const hetc_records_t *store) { return store && store->writable; }
 
@@ -2151,16 +2158,7 @@ const char *hetc_records_model_name(const hetc_records_t *store) { return store-
 
 static hetc_status_t put_model_once(hetc_records_t *store, const char *bytes, size_t length) {
   if (!store->writable) return NULL; /* kept only where the store can be written */
-  if (!hetc_sql_is_pg(&store->db)) {
-    hetc_output_file_t *output = NULL;
-    HETC_RETURN_IF_ERROR(hetc_output_file_open(store->model_name, &output));
-    if (fwrite(bytes, 1, length, hetc_output_stream(output)) != length) {
-      hetc_status_t status = hetc_file_write_failure(store->model_name, "write failed", errno);
-      hetc_output_file_abandon(output);
-      return status;
-    }
-    return hetc_output_file_commit(output);
-  }
+  if (!hetc_sql_is_pg(&store->db)) return hetc_file_replace(store->model_name, bytes, length);
   if (memchr(bytes, '\0', length))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: a model with a NUL byte", store->model_name);
   HETC_RETURN_IF_ERROR(begin_write(store));
@@ -2231,9 +2229,12 @@ static const char holds_sql[] =
 
 static hetc_status_t note_holds_once(hetc_records_t *store, const hetc_measure_hold_t *holds, int32_t count) {
   HETC_RETURN_IF_ERROR(begin_write(store));
-  char *create = hetc_sql_is_pg(&store->db) ? server_types(holds_sql) : strdup(holds_sql);
-  hetc_status_t status = create ? exec(store, create, "keeping measurement holds") : out_of_memory("keeping holds");
-  free(create);
+  hetc_status_t status = NULL;
+  if (!store->holds_table) {
+    char *create = hetc_sql_is_pg(&store->db) ? server_types(holds_sql) : strdup(holds_sql);
+    status = create ? exec(store, create, "keeping measurement holds") : out_of_memory("keeping holds");
+    free(create);
+  }
   hetc_sql_stmt_t *stmt = NULL;
   if (!status)
     status = prepare(store,
@@ -2250,7 +2251,9 @@ static hetc_status_t note_holds_once(hetc_records_t *store, const hetc_measure_h
     status = step_done(store, stmt, rc, "keeping measurement holds");
   }
   hetc_sql_finalize(stmt);
-  return end_write(store, status);
+  status = end_write(store, status);
+  if (!status) store->holds_table = 1;
+  return status;
 }
 
 hetc_status_t hetc_records_note_holds(hetc_records_t *store, const hetc_measure_hold_t *holds, int32_t count) {

@@ -61,6 +61,10 @@ char *hetc_records_default_path(void);
  * below behaves as on a file, with the URI (its password left out) as the
  * store's name. */
 int hetc_records_names_server(const char *path);
+/* 1 when `path` names a server, whose store opening tells, or a file that
+ * exists: what readers that never create a store check before opening
+ * the per-user one. */
+int hetc_records_may_exist(const char *path);
 
 /* hetc_records_open_as(path, HETC_RECORDS_CREATE, out_store). */
 hetc_status_t hetc_records_open(const char *path, hetc_records_t **out_store);

@@ -86,6 +86,13 @@ static hetc_status_t take(int fd, int operation) {
   }
 }
 
+/* Gives the scheduler's turn back, if one is held (turns.h). */
+static void end_turn(hetc_device_lock_t *lock) {
+  if (lock->turn == 'm') hetc_turn_end('m', lock->is_cpu, lock->device_name);
+  if (lock->turn == 'c') hetc_turn_end('c', 0, "cores");
+  lock->turn = 0;
+}
+
 hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
   /* The scheduler's turn first (a job of `hetc tune a.json b.json`), then
    * the machine's locks: cores first, then the device, in this order in
@@ -97,8 +104,7 @@ hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
     if (status && lock->is_cpu) flock(lock->cores_fd, LOCK_UN);
   }
   if (status) {
-    if (lock->turn) hetc_turn_end('m', lock->is_cpu, lock->device_name);
-    lock->turn = 0;
+    end_turn(lock);
     return status;
   }
   lock->held_since_ns = realtime_ns();
@@ -109,20 +115,19 @@ hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock) {
   lock->turn = hetc_turn_ask('c', 0, "cores") ? 'c' : 0;
   hetc_status_t status = take(lock->cores_fd, LOCK_SH);
   if (status) {
-    if (lock->turn) hetc_turn_end('c', 0, "cores");
-    lock->turn = 0;
+    end_turn(lock);
     return status;
   }
   lock->held_since_ns = realtime_ns();
   return NULL;
 }
 
-/* The measurement holds this process ended and no tuner has written yet. */
+/* The measurement holds this process ended and no tuner has written yet
+ * (the tuner takes them after every batch, one hold each). */
 #define MAX_KEPT_HOLDS 4096
 static pthread_mutex_t kept_mutex = PTHREAD_MUTEX_INITIALIZER;
 static hetc_measure_hold_t kept[MAX_KEPT_HOLDS];
 static int32_t kept_count;
-static int64_t kept_dropped;
 
 static void keep_hold(const char *lock_name, const char *device, int64_t started_us, int64_t ended_us) {
   pthread_mutex_lock(&kept_mutex);
@@ -132,20 +137,16 @@ static void keep_hold(const char *lock_name, const char *device, int64_t started
     snprintf(hold->device, sizeof(hold->device), "%s", device);
     hold->started_us = started_us;
     hold->ended_us = ended_us;
-  } else {
-    ++kept_dropped;
   }
   pthread_mutex_unlock(&kept_mutex);
 }
 
-int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max, int64_t *out_dropped) {
+int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max) {
   pthread_mutex_lock(&kept_mutex);
   const int32_t n = kept_count < max ? kept_count : max;
   memcpy(out, kept, (size_t)n * sizeof(*out));
   memmove(kept, kept + n, (size_t)(kept_count - n) * sizeof(*kept));
   kept_count -= n;
-  if (out_dropped) *out_dropped = kept_dropped;
-  kept_dropped = 0;
   pthread_mutex_unlock(&kept_mutex);
   return n;
 }
@@ -174,9 +175,7 @@ void hetc_device_lock_release(hetc_device_lock_t *lock, const char *what) {
   lock->held_since_ns = 0;
   flock(lock->device_fd, LOCK_UN);
   flock(lock->cores_fd, LOCK_UN);
-  if (lock->turn == 'm') hetc_turn_end('m', lock->is_cpu, lock->device_name);
-  if (lock->turn == 'c') hetc_turn_end('c', 0, "cores");
-  lock->turn = 0;
+  end_turn(lock);
 }
 
 /* The model's work holds the cores as a build does, through a lock of

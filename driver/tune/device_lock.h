@@ -53,10 +53,10 @@ void hetc_device_lock_cpu_work_end(void);
 
 /* A measurement's hold (records/records.h) is kept by this process until
  * the tuner writes it to the records store with the batch it measured
- * (hetc_records_note_holds). Moves up to `max` of the holds ended since the last call into `out`
- * (oldest first) and returns how many. Holds beyond the process's buffer
- * (4096) before a call are counted in *out_dropped (may be NULL). Any
- * thread. */
-int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max, int64_t *out_dropped);
+ * (hetc_records_note_holds). Moves up to `max` of the holds ended since
+ * the last call into `out` (oldest first) and returns how many. Holds
+ * beyond the process's buffer (4096, where a tuner takes one per batch)
+ * are not kept. Any thread. */
+int32_t hetc_device_lock_take_holds(hetc_measure_hold_t *out, int32_t max);
 
 #endif /* HETC_DRIVER_TUNE_DEVICE_LOCK_H_ */

@@ -553,7 +553,6 @@ static hetc_status_t record_identity(task_t *task, int32_t t, const hetc_space_c
   return NULL;
 }
 
-/* Answers a batch from the replayed records instead of measuring. */
 /* Sleeps `seconds`, waking early for a signal (common/interrupt.h). */
 static void wait_as_measured(double seconds) {
   const double until = hetc_now_seconds() + seconds;
@@ -564,6 +563,7 @@ static void wait_as_measured(double seconds) {
   }
 }
 
+/* Answers a batch from the replayed records instead of measuring. */
 static void replay_batch(const task_t *task, const int64_t *points, int32_t count, hetc_record_t *records) {
   double longest_build = 0, measuring = 0;
   for (int32_t i = 0; i < count; ++i) {
@@ -721,7 +721,7 @@ static hetc_status_t keep_holds(hetc_tuner_t *tuner) {
   hetc_measure_hold_t *holds = malloc(AT_ONCE * sizeof(*holds));
   if (!holds) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
   hetc_status_t status = NULL;
-  for (int32_t n; !status && (n = hetc_device_lock_take_holds(holds, AT_ONCE, NULL)) > 0;)
+  for (int32_t n; !status && (n = hetc_device_lock_take_holds(holds, AT_ONCE)) > 0;)
     status = hetc_records_note_holds(tuner->store, holds, n);
   free(holds);
   return status;
