@@ -340,7 +340,12 @@ hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *queue, cons
   }
   hetc_registry_keep_peaks(w.registry, records_path, HETC_PEAKS_RECORD);
   const int32_t lease_s = options->lease_s ? options->lease_s : HETC_QUEUE_LEASE_S;
-  HETC_RETURN_IF_ERROR(hetc_queue_worker_register(queue, targets, num_targets, "", &w.worker_id));
+  hetc_status_t registered = hetc_queue_worker_register(queue, targets, num_targets, "", &w.worker_id);
+  if (registered) {
+    hetc_registry_free(w.registry);
+    hetc_records_close(w.store);
+    return registered;
+  }
   w.heartbeat.worker_id = w.worker_id;
   w.heartbeat.lease_s = lease_s;
   snprintf(w.heartbeat.doing, sizeof(w.heartbeat.doing), "idle");
