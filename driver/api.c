@@ -20,11 +20,15 @@ hetc_status_t hetc_model_load_with_options(const char *path, const hetc_model_lo
   memset(&known, 0, sizeof(known));
   if (options) memcpy(&known, options, options->struct_size < sizeof(known) ? options->struct_size : sizeof(known));
   const size_t length = strlen(path);
-  if (length > 5 && !strcmp(path + length - 5, ".onnx")) return hetc_onnx_import_file(path, &known, out_model);
+  if (length > 5 && !strcmp(path + length - 5, ".onnx")) {
+    hetc_status_t status = hetc_onnx_import_file(path, &known, out_model);
+    if (!status && known.shapes_only) hetc_graph_drop_weights(*out_model);
+    return status;
+  }
   if (known.num_input_shapes)
     return hetc_status_new(HETC_STATUS_BAD_INPUT, "--input-shape: %s is a model.json, whose inputs have fixed shapes "
                            "(the option is for ONNX models)", path);
-  return hetc_model_load_file(path, out_model);
+  return known.shapes_only ? hetc_model_load_file_shapes_only(path, out_model) : hetc_model_load_file(path, out_model);
 }
 
 hetc_status_t hetc_model_load(const char *path, hetc_model_t **out_model) {

@@ -113,6 +113,13 @@ typedef struct hetc_model_load_options_t {
    * `message` is borrowed for the call. */
   void (*note)(void *user, const char *message);
   void *note_user;
+  /* 1: the shapes only, no weights: a model.json's "weights" is checked
+   * for its form but neither read nor made, an ONNX file's initializers
+   * are dropped once imported. Enough to list the model's tasks and tune
+   * them (what a tuning worker loads), at a fraction of the load's time
+   * and memory; hetc_compile, hetc_compile_select, hetc_compare_model and
+   * hetc_model_save refuse such a model (INVALID_ARGUMENT). */
+  int32_t shapes_only;
 } hetc_model_load_options_t;
 
 /* hetc_model_load with options (NULL: the defaults). */

@@ -221,6 +221,7 @@ static hetc_status_t measure_entry(comparison_t *c, int32_t i, int32_t d) {
 
 static hetc_status_t measure_tasks(comparison_t *c) {
   hetc_compare_result_t *r = c->result;
+  HETC_RETURN_IF_ERROR(hetc_graph_require_weights(c->model, "compared"));
   HETC_RETURN_IF_ERROR(hetc_graph_clone(c->model, &c->graph));
   HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
   HETC_RETURN_IF_ERROR(hetc_graph_extract_tasks(c->graph, &c->tasks));

@@ -565,6 +565,7 @@ static hetc_status_t add_target(compiler_t *c, hetc_registry_t *registry, const 
 static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_graph_t *graph,
                            const char *const *targets, int32_t num_targets) {
   if (num_targets < 1) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no targets given");
+  HETC_RETURN_IF_ERROR(hetc_graph_require_weights(graph, "compiled"));
   HETC_RETURN_IF_ERROR(hetc_graph_clone(graph, &c->graph));
   HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
   c->plan = calloc(1, sizeof(hetc_plan_t));

@@ -141,12 +141,23 @@ typedef struct hetc_graph_t {
   int32_t num_outputs;
   int32_t *outputs;     /* owned; value ids */
   char **output_names;  /* owned; names as the model wrote them */
+  /* Loaded without weights (hetc_model_load_options_t's shapes_only):
+   * every param has its shape and NULL data. */
+  int shapes_only;
 } hetc_graph_t;
 
 void hetc_graph_free(hetc_graph_t *graph);
 
 /* Frees what a node owns (not the node itself). */
 void hetc_node_release(hetc_node_t *node);
+
+/* Frees every param's data, keeping its shape: the graph becomes
+ * shapes_only. */
+void hetc_graph_drop_weights(hetc_graph_t *graph);
+
+/* NULL when `graph` has its weights; else INVALID_ARGUMENT saying that a
+ * model loaded with shapes only cannot be `doing` ("compiled"). */
+hetc_status_t hetc_graph_require_weights(const hetc_graph_t *graph, const char *doing);
 
 /* Deep copy. *out_graph is owned by the caller. */
 hetc_status_t hetc_graph_clone(const hetc_graph_t *graph,

@@ -136,11 +136,13 @@ static void batch_norm_scale_shift(const hetc_node_t *bn, int64_t c, double *sca
   *shift = beta - mean * *scale;
 }
 
-static hetc_status_t ensure_bias(hetc_node_t *node) {
+/* A graph of shapes only (graph->shapes_only) gets the bias's shape, no
+ * data. */
+static hetc_status_t ensure_bias(const hetc_graph_t *graph, hetc_node_t *node) {
   if (node->attrs.has_bias) return NULL;
   int64_t channels = node->attrs.channels;
-  float *bias = calloc((size_t)channels, sizeof(float));
-  if (!bias) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  float *bias = graph->shapes_only ? NULL : calloc((size_t)channels, sizeof(float));
+  if (!bias && !graph->shapes_only) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
   node->params[HETC_PARAM_BIAS] = (hetc_param_t){1, {channels}, channels, bias};
   node->attrs.has_bias = 1;
   return NULL;
@@ -159,11 +161,11 @@ hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
     if (conv->op != HETC_OP_CONV2D || conv->epilogue.activation || conv->epilogue.has_residual ||
         sole_consumer(&r, conv->output) != b)
       continue;
-    if ((status = ensure_bias(conv))) break;
+    if ((status = ensure_bias(graph, conv))) break;
     const hetc_param_t *weight = &conv->params[HETC_PARAM_WEIGHT];
     int64_t per_channel = weight->count / conv->attrs.channels;
     float *bias = conv->params[HETC_PARAM_BIAS].data;
-    for (int64_t k = 0; k < conv->attrs.channels; ++k) {
+    for (int64_t k = 0; !graph->shapes_only && k < conv->attrs.channels; ++k) {
       double scale, shift;
       batch_norm_scale_shift(bn, k, &scale, &shift);
       for (int64_t i = 0; i < per_channel; ++i)
@@ -181,14 +183,17 @@ hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph) {
     hetc_node_t *node = &graph->nodes[b];
     if (node->op != HETC_OP_BATCH_NORM) continue;
     int64_t channels = graph->values[node->inputs[0]].type.shape[1];
-    float *weight = malloc(sizeof(float) * (size_t)channels);
-    float *bias = malloc(sizeof(float) * (size_t)channels);
-    if (!weight || !bias) {
-      free(weight);
-      free(bias);
-      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+    float *weight = NULL, *bias = NULL;
+    if (!graph->shapes_only) {
+      weight = malloc(sizeof(float) * (size_t)channels);
+      bias = malloc(sizeof(float) * (size_t)channels);
+      if (!weight || !bias) {
+        free(weight);
+        free(bias);
+        return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+      }
     }
-    for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t c = 0; !graph->shapes_only && c < channels; ++c) {
       double scale, shift;
       batch_norm_scale_shift(node, c, &scale, &shift);
       weight[c] = (float)scale;
@@ -224,8 +229,8 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k) {
   int32_t next = sole_consumer(r, node->output);
   if (next >= 0 && graph->nodes[next].op == HETC_OP_BIAS_ADD) {
     hetc_node_t *bias_add = &graph->nodes[next];
-    HETC_RETURN_IF_ERROR(ensure_bias(node));
-    for (int64_t c = 0; c < node->attrs.channels; ++c)
+    HETC_RETURN_IF_ERROR(ensure_bias(graph, node));
+    for (int64_t c = 0; !graph->shapes_only && c < node->attrs.channels; ++c)
       node->params[HETC_PARAM_BIAS].data[c] += bias_add->params[HETC_PARAM_BIAS].data[c];
     HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
     next = sole_consumer(r, node->output);

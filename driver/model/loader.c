@@ -28,6 +28,7 @@ typedef struct loader_t {
   const char *base_dir;
   hetc_graph_t *graph;
   int32_t *json_index; /* node (topological order) -> index in /nodes */
+  int shapes_only;     /* the weights are checked for their form, not loaded */
 } loader_t;
 
 static hetc_status_t fail(const loader_t *L, const char *path, const char *format, ...)
@@ -510,6 +511,10 @@ static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
   if (file) {
     if (!cJSON_IsString(file) || file->valuestring[0] == 0 || strlen(file->valuestring) > 4096)
       return fail(L, "/weights/file", "expected a file name, got %s", GOT(file));
+    if (L->shapes_only) {
+      hetc_weights_shapes_only(L->graph);
+      return NULL;
+    }
     char *path = hetc_path_join(L->base_dir, file->valuestring);
     if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
     /* A file that cannot be opened (missing, a directory, a FIFO) is the
@@ -532,6 +537,10 @@ static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
   if (!seed) return fail(L, "/weights", "missing required key \"seed\"");
   int64_t seed_value = 0;
   HETC_RETURN_IF_ERROR(get_int(L, seed, "/weights/seed", 0, (INT64_C(1) << 53) - 1, &seed_value));
+  if (L->shapes_only) {
+    hetc_weights_shapes_only(L->graph);
+    return NULL;
+  }
   return hetc_weights_init_random(L->graph, (uint64_t)seed_value);
 }
 
@@ -723,9 +732,9 @@ static hetc_status_t parse_and_load(const char *text, size_t length, loader_t *L
   return status;
 }
 
-hetc_status_t hetc_model_load_buffer(const char *text, size_t length, const char *display_name,
-                                     const char *base_dir, hetc_graph_t **out_graph) {
-  loader_t L = {display_name, base_dir, calloc(1, sizeof(hetc_graph_t)), NULL};
+static hetc_status_t load_buffer(const char *text, size_t length, const char *display_name, const char *base_dir,
+                                 int shapes_only, hetc_graph_t **out_graph) {
+  loader_t L = {display_name, base_dir, calloc(1, sizeof(hetc_graph_t)), NULL, shapes_only};
   if (!L.graph) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
   if (memchr(text, 0, length)) {
     hetc_graph_free(L.graph);
@@ -746,7 +755,12 @@ hetc_status_t hetc_model_load_buffer(const char *text, size_t length, const char
   return NULL;
 }
 
-hetc_status_t hetc_model_load_file(const char *path, hetc_graph_t **out_graph) {
+hetc_status_t hetc_model_load_buffer(const char *text, size_t length, const char *display_name,
+                                     const char *base_dir, hetc_graph_t **out_graph) {
+  return load_buffer(text, length, display_name, base_dir, 0, out_graph);
+}
+
+static hetc_status_t load_file(const char *path, int shapes_only, hetc_graph_t **out_graph) {
   char *text = NULL;
   size_t length = 0;
   hetc_status_t status = hetc_file_read_all(path, HETC_MODEL_MAX_FILE_BYTES, &text, &length);
@@ -756,8 +770,16 @@ hetc_status_t hetc_model_load_file(const char *path, hetc_graph_t **out_graph) {
     free(text);
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
   }
-  status = hetc_model_load_buffer(text, length, path, base_dir, out_graph);
+  status = load_buffer(text, length, path, base_dir, shapes_only, out_graph);
   free(base_dir);
   free(text);
   return status;
+}
+
+hetc_status_t hetc_model_load_file(const char *path, hetc_graph_t **out_graph) {
+  return load_file(path, 0, out_graph);
+}
+
+hetc_status_t hetc_model_load_file_shapes_only(const char *path, hetc_graph_t **out_graph) {
+  return load_file(path, 1, out_graph);
 }

@@ -17,6 +17,9 @@
 
 /* Loads `path`. *out_graph is owned by the caller (hetc_graph_free). */
 hetc_status_t hetc_model_load_file(const char *path, hetc_graph_t **out_graph);
+/* The same without weights: "weights" is checked for its form only, and
+ * the graph is shapes_only (hetc_weights_shapes_only). */
+hetc_status_t hetc_model_load_file_shapes_only(const char *path, hetc_graph_t **out_graph);
 
 /* Loads a model from memory. display_name prefixes messages; a weights
  * file is looked up relative to base_dir. Used by the fuzz target. */
@@ -28,6 +31,10 @@ hetc_status_t hetc_model_load_buffer(const char *text, size_t length,
 /* Fills every node's params with the deterministic random init of
  * api/model-format.md. */
 hetc_status_t hetc_weights_init_random(hetc_graph_t *graph, uint64_t seed);
+
+/* Gives every node's params their shapes and no data: the graph becomes
+ * shapes_only. */
+void hetc_weights_shapes_only(hetc_graph_t *graph);
 
 /* Reads every node's params from a weights file (format in
  * api/model-format.md); `display_name` prefixes messages. */

@@ -197,6 +197,7 @@ static hetc_status_t write_file(const char *path, const void *data, size_t size,
 }
 
 hetc_status_t hetc_model_save(const hetc_graph_t *g, const char *json_path) {
+  HETC_RETURN_IF_ERROR(hetc_graph_require_weights(g, "saved"));
   for (int32_t k = 0; k < g->num_nodes; ++k)
     if (g->nodes[k].epilogue.activation || g->nodes[k].epilogue.has_residual || g->nodes[k].fused_names)
       return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "%s: a graph after fusion has no model.json form", json_path);

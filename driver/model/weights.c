@@ -118,6 +118,16 @@ hetc_status_t hetc_weights_init_random(hetc_graph_t *graph, uint64_t seed) {
   return NULL;
 }
 
+void hetc_weights_shapes_only(hetc_graph_t *graph) {
+  hetc_node_t *node;
+  hetc_param_t shape;
+  FOR_EACH_PARAM(graph, node, slot, shape) {
+    free(node->params[slot].data);
+    node->params[slot] = shape;
+  }
+  graph->shapes_only = 1;
+}
+
 /* ---- weights file ---------------------------------------------------------- */
 
 typedef struct reader_t {

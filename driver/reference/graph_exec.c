@@ -33,6 +33,7 @@ static hetc_status_t run_node(const hetc_graph_t *graph, int32_t k, float **valu
 
 hetc_status_t hetc_reference_run_graph(const hetc_graph_t *graph, const float *const *inputs,
                                        float **out_outputs) {
+  HETC_RETURN_IF_ERROR(hetc_graph_require_weights(graph, "run"));
   float **values = calloc((size_t)graph->num_values, sizeof(float *));
   int32_t *remaining = calloc((size_t)graph->num_values, sizeof(int32_t));
   if (!values || !remaining) {
