@@ -10,8 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/interrupt.h"
@@ -73,8 +71,8 @@ static void say_doing(heartbeat_t *h, int64_t task_id, const char *doing) {
 /* ---- a job's model ---------------------------------------------------------- */
 
 /* Model `model_index` of job `job_id` from the queue, with the job's search
- * and seed. A model.json's weights are replaced by a random init: tuning
- * needs the shapes only, and the weights file stayed with the submitter. */
+ * and seed, loaded with its shapes only: tuning needs no weights (and the
+ * weights file stayed with the submitter). */
 static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t model_index, hetc_model_t **out_model,
                                     char *search, size_t search_size, uint64_t *out_seed) {
   *out_model = NULL;
@@ -103,18 +101,6 @@ static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t
   if (!content) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a job's model");
   const size_t name_length = strlen(file_name);
   const int is_json = name_length > 5 && !strcmp(file_name + name_length - 5, ".json");
-  char *text = NULL;
-  if (is_json) {
-    cJSON *root = cJSON_ParseWithLength((const char *)content, length);
-    cJSON *random = cJSON_CreateObject();
-    if (root && random && cJSON_AddStringToObject(random, "init", "random") && cJSON_AddNumberToObject(random, "seed", 1) &&
-        cJSON_ReplaceItemInObjectCaseSensitive(root, "weights", random)) {
-      random = NULL;
-      text = cJSON_PrintUnformatted(root);
-    }
-    cJSON_Delete(random);
-    cJSON_Delete(root);
-  }
   /* The loader reads files: the model goes through a folder of its own,
    * named as it was submitted (the extension says JSON or ONNX). */
   const char *tmp = getenv("TMPDIR");
@@ -128,9 +114,8 @@ static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t
   const char *name = plain_name ? file_name : is_json ? "model.json" : "model.onnx";
   char *path = status ? NULL : hetc_path_join(dir, name);
   if (!status && !path) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a job's model");
-  if (!status) status = text ? hetc_file_write_all(path, text, strlen(text)) : hetc_file_write_all(path, content, length);
+  if (!status) status = hetc_file_write_all(path, content, length);
   PQfreemem(content);
-  free(text);
   const char *shapes[16];
   int32_t num_shapes = 0;
   char *position = NULL;
@@ -138,7 +123,7 @@ static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t
        entry = strtok_r(NULL, ",", &position))
     shapes[num_shapes++] = entry;
   const hetc_model_load_options_t options = {.struct_size = sizeof(options), .input_shapes = shapes,
-                                             .num_input_shapes = num_shapes};
+                                             .num_input_shapes = num_shapes, .shapes_only = 1};
   if (!status) status = hetc_model_load_with_options(path, &options, out_model);
   if (path) remove(path);
   rmdir(dir);
