@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 int hetc_pg_is_uri(const char *uri) {
@@ -89,8 +90,15 @@ hetc_status_t hetc_pg_connect(const char *uri, const char *options, hetc_pg_t *o
   return NULL;
 }
 
+/* Forgets the prepared statements: a new connection has none. */
+static void forget_prepared(hetc_pg_t *pg) {
+  for (int k = 0; k < pg->num_prepared; ++k) free(pg->prepared[k]);
+  pg->num_prepared = 0;
+}
+
 void hetc_pg_close(hetc_pg_t *pg) {
   if (!pg) return;
+  forget_prepared(pg);
   PQfinish(pg->conn);
   free(pg->shown_uri);
   memset(pg, 0, sizeof(*pg));
@@ -102,6 +110,7 @@ static int reconnect(hetc_pg_t *pg) {
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   double wait = 0.2;
+  forget_prepared(pg);
   for (;;) {
     PQreset(pg->conn);
     if (PQstatus(pg->conn) == CONNECTION_OK) {
@@ -122,14 +131,46 @@ hetc_status_t hetc_pg_exec(hetc_pg_t *pg, const char *what, const char *sql, int
   return hetc_pg_exec_binary(pg, what, sql, count, params, NULL, NULL, out_result);
 }
 
+/* Whether `sql` is worth preparing: a query or a change of rows (not
+ * BEGIN, not a table made once). */
+static int worth_preparing(const char *sql) {
+  static const char *const verbs[] = {"SELECT", "INSERT", "UPDATE", "DELETE", "WITH"};
+  sql += strspn(sql, " \n\t");
+  for (size_t k = 0; k < sizeof(verbs) / sizeof(verbs[0]); ++k)
+    if (!strncasecmp(sql, verbs[k], strlen(verbs[k]))) return 1;
+  return 0;
+}
+
+/* Runs `sql` once: as the statement prepared for it on this connection,
+ * prepared now if it is new and worth it; else parsed anew. */
+static PGresult *run_once(hetc_pg_t *pg, const char *sql, int count, const char *const *params, const int *lengths,
+                          const int *formats) {
+  int k = 0;
+  while (k < pg->num_prepared && strcmp(pg->prepared[k], sql) != 0) ++k;
+  char name[24];
+  snprintf(name, sizeof(name), "hetc_%d", k);
+  if (k == pg->num_prepared) {
+    char *copy = k < HETC_PG_PREPARED_MAX && worth_preparing(sql) ? strdup(sql) : NULL;
+    if (!copy) return PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
+    PGresult *prepared = PQprepare(pg->conn, name, sql, count, NULL);
+    if (!hetc_pg_succeeded(prepared)) {
+      free(copy);
+      return prepared; /* the statement's failure (a syntax error, a lost connection) */
+    }
+    PQclear(prepared);
+    pg->prepared[pg->num_prepared++] = copy;
+  }
+  return PQexecPrepared(pg->conn, name, count, params, lengths, formats, 0);
+}
+
 PGresult *hetc_pg_query(hetc_pg_t *pg, const char *sql, int count, const char *const *params, const int *lengths,
                         const int *formats) {
-  PGresult *result = PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
+  PGresult *result = run_once(pg, sql, count, params, lengths, formats);
   ExecStatusType kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (kind != PGRES_COMMAND_OK && kind != PGRES_TUPLES_OK && PQstatus(pg->conn) != CONNECTION_OK &&
       !pg->in_transaction && reconnect(pg)) {
     PQclear(result);
-    result = PQexecParams(pg->conn, sql, count, NULL, params, lengths, formats, 0);
+    result = run_once(pg, sql, count, params, lengths, formats);
     kind = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   }
   if (kind == PGRES_COMMAND_OK || kind == PGRES_TUPLES_OK) {

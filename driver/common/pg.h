@@ -17,10 +17,19 @@
  * fails. */
 #define HETC_PG_RECONNECT_S 120
 
+/* How many statements a connection keeps prepared. */
+#define HETC_PG_PREPARED_MAX 128
+
 typedef struct hetc_pg_t {
   PGconn *conn;
   char *shown_uri;    /* the URI as messages name it: no password */
   int in_transaction; /* between a BEGIN and its COMMIT or ROLLBACK */
+  /* The texts of the statements prepared on this connection (owned),
+   * statement k named "hetc_k": a statement run again is neither parsed
+   * nor planned again, which at many workers is most of the server's
+   * work. */
+  char *prepared[HETC_PG_PREPARED_MAX];
+  int num_prepared;
 } hetc_pg_t;
 
 /* Whether `uri` asks for PostgreSQL: postgresql:// or postgres://. */
@@ -54,7 +63,8 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
                                   const char *const *params, const int *lengths, const int *formats,
                                   PGresult **out_result);
 
-/* The statement of hetc_pg_exec_binary, connecting again as it does, as
+/* The statement of hetc_pg_exec_binary, connecting again as it does (and
+ * prepared on the connection the first time: see hetc_pg_t), as
  * libpq's result (NULL when out of memory), failed or not: the caller
  * checks it with hetc_pg_succeeded and frees it with PQclear. */
 PGresult *hetc_pg_query(hetc_pg_t *pg, const char *sql, int count, const char *const *params, const int *lengths,
