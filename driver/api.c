@@ -22,7 +22,7 @@ hetc_status_t hetc_model_load_with_options(const char *path, const hetc_model_lo
   const size_t length = strlen(path);
   if (length > 5 && !strcmp(path + length - 5, ".onnx")) {
     hetc_status_t status = hetc_onnx_import_file(path, &known, out_model);
-    if (!status && known.shapes_only) hetc_graph_drop_weights(*out_model);
+    if (!status && known.shapes_only) hetc_weights_shapes_only(*out_model);
     return status;
   }
   if (known.num_input_shapes)

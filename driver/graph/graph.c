@@ -92,15 +92,6 @@ static void *dup_bytes(const void *src, size_t bytes, int *failed) {
   return copy;
 }
 
-void hetc_graph_drop_weights(hetc_graph_t *graph) {
-  for (int32_t k = 0; k < graph->num_nodes; ++k)
-    for (int p = 0; p < HETC_PARAM_SLOTS; ++p) {
-      free(graph->nodes[k].params[p].data);
-      graph->nodes[k].params[p].data = NULL;
-    }
-  graph->shapes_only = 1;
-}
-
 hetc_status_t hetc_graph_require_weights(const hetc_graph_t *graph, const char *doing) {
   if (!graph->shapes_only) return NULL;
   return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,

@@ -151,10 +151,6 @@ void hetc_graph_free(hetc_graph_t *graph);
 /* Frees what a node owns (not the node itself). */
 void hetc_node_release(hetc_node_t *node);
 
-/* Frees every param's data, keeping its shape: the graph becomes
- * shapes_only. */
-void hetc_graph_drop_weights(hetc_graph_t *graph);
-
 /* NULL when `graph` has its weights; else INVALID_ARGUMENT saying that a
  * model loaded with shapes only cannot be `doing` ("compiled"). */
 hetc_status_t hetc_graph_require_weights(const hetc_graph_t *graph, const char *doing);

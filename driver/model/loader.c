@@ -498,7 +498,9 @@ static hetc_status_t check_liveness(loader_t *L) {
 
 /* ---- weights source ------------------------------------------------------- */
 
-static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
+/* The form of "weights": *out_file is the file's name, or NULL for the
+ * random init with *out_seed. */
+static hetc_status_t weights_source(loader_t *L, const cJSON *weights, const char **out_file, int64_t *out_seed) {
   static const char *const keys[] = {"file", "init", "seed", NULL};
   char got[80];
   if (!cJSON_IsObject(weights)) return fail(L, "/weights", "expected an object, got %s", GOT(weights));
@@ -511,37 +513,40 @@ static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
   if (file) {
     if (!cJSON_IsString(file) || file->valuestring[0] == 0 || strlen(file->valuestring) > 4096)
       return fail(L, "/weights/file", "expected a file name, got %s", GOT(file));
-    if (L->shapes_only) {
-      hetc_weights_shapes_only(L->graph);
-      return NULL;
-    }
-    char *path = hetc_path_join(L->base_dir, file->valuestring);
-    if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
-    /* A file that cannot be opened (missing, a directory, a FIFO) is the
-     * fault of the /weights/file value; name it like every other
-     * rejection. What is wrong inside the file names the file. */
-    int fd = -1;
-    hetc_status_t status = hetc_file_open_regular(path, &fd, NULL);
-    if (status) {
-      free(path);
-      return hetc_status_annotate(status, "%s: /weights/file", L->file);
-    }
-    close(fd);
-    status = hetc_weights_load_file(L->graph, path, path);
-    free(path);
-    return status;
+    *out_file = file->valuestring;
+    return NULL;
   }
   if (!init) return fail(L, "/weights", "missing required key \"file\" or \"init\"");
   if (!cJSON_IsString(init) || strcmp(init->valuestring, "random") != 0)
     return fail(L, "/weights/init", "expected \"random\", got %s", GOT(init));
   if (!seed) return fail(L, "/weights", "missing required key \"seed\"");
-  int64_t seed_value = 0;
-  HETC_RETURN_IF_ERROR(get_int(L, seed, "/weights/seed", 0, (INT64_C(1) << 53) - 1, &seed_value));
+  return get_int(L, seed, "/weights/seed", 0, (INT64_C(1) << 53) - 1, out_seed);
+}
+
+static hetc_status_t load_weights(loader_t *L, const cJSON *weights) {
+  const char *file = NULL;
+  int64_t seed = 0;
+  HETC_RETURN_IF_ERROR(weights_source(L, weights, &file, &seed));
   if (L->shapes_only) {
     hetc_weights_shapes_only(L->graph);
     return NULL;
   }
-  return hetc_weights_init_random(L->graph, (uint64_t)seed_value);
+  if (!file) return hetc_weights_init_random(L->graph, (uint64_t)seed);
+  char *path = hetc_path_join(L->base_dir, file);
+  if (!path) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "model loader");
+  /* A file that cannot be opened (missing, a directory, a FIFO) is the
+   * fault of the /weights/file value; name it like every other
+   * rejection. What is wrong inside the file names the file. */
+  int fd = -1;
+  hetc_status_t status = hetc_file_open_regular(path, &fd, NULL);
+  if (status) {
+    free(path);
+    return hetc_status_annotate(status, "%s: /weights/file", L->file);
+  }
+  close(fd);
+  status = hetc_weights_load_file(L->graph, path, path);
+  free(path);
+  return status;
 }
 
 /* ---- the whole document --------------------------------------------------- */

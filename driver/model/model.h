@@ -32,8 +32,8 @@ hetc_status_t hetc_model_load_buffer(const char *text, size_t length,
  * api/model-format.md. */
 hetc_status_t hetc_weights_init_random(hetc_graph_t *graph, uint64_t seed);
 
-/* Gives every node's params their shapes and no data: the graph becomes
- * shapes_only. */
+/* Gives every node's params their shapes and no data (freeing what they
+ * had): the graph becomes shapes_only. */
 void hetc_weights_shapes_only(hetc_graph_t *graph);
 
 /* Reads every node's params from a weights file (format in

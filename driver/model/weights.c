@@ -119,12 +119,14 @@ hetc_status_t hetc_weights_init_random(hetc_graph_t *graph, uint64_t seed) {
 }
 
 void hetc_weights_shapes_only(hetc_graph_t *graph) {
+  for (int32_t k = 0; k < graph->num_nodes; ++k)
+    for (int slot = 0; slot < HETC_PARAM_SLOTS; ++slot) {
+      free(graph->nodes[k].params[slot].data);
+      graph->nodes[k].params[slot].data = NULL;
+    }
   hetc_node_t *node;
   hetc_param_t shape;
-  FOR_EACH_PARAM(graph, node, slot, shape) {
-    free(node->params[slot].data);
-    node->params[slot] = shape;
-  }
+  FOR_EACH_PARAM(graph, node, slot, shape) node->params[slot] = shape;
   graph->shapes_only = 1;
 }
 
