@@ -467,6 +467,7 @@ hetc_status_t hetc_onnx_import_buffer(const uint8_t *data, size_t length, const 
   memset(&im, 0, sizeof(im));
   im.file.display_name = display_name;
   im.file.base_dir = base_dir;
+  im.file.shapes_only = options && options->shapes_only;
   im.opset = opset;
   im.graph = calloc(1, sizeof(hetc_graph_t));
   if (!status && !im.graph) status = out_of_memory();

@@ -231,17 +231,19 @@ hetc_status_t hetc_onnx_tensor_decode(const Onnx__TensorProto *t, const hetc_onn
   hetc_status_t status = NULL;
   const uint8_t *raw = NULL;
   uint8_t *external_bytes = NULL;
-  if (external) {
+  /* Left as zeros: the weights are dropped once the graph is imported. */
+  const int unread = external && file->shapes_only && is_float && out->count > HETC_ONNX_MAX_RANK;
+  if (external && !unread) {
     status = read_external(t, file, expected, &external_bytes);
     raw = external_bytes;
-  } else if (t->has_raw_data) {
+  } else if (!external && t->has_raw_data) {
     if (typed) status = hetc_status_new(HETC_STATUS_BAD_INPUT, "has both raw_data and typed values");
     else if (t->raw_data.len != expected) status = size_mismatch(out, "raw_data", t->raw_data.len, "bytes");
     else raw = t->raw_data.data;
   }
   if (!status && raw) {
     for (int64_t k = 0; k < out->count; ++k) store_raw(out, k, type, raw + (size_t)k * bytes);
-  } else if (!status) {
+  } else if (!status && !unread) {
     /* The typed field each type is stored in (onnx.proto's comments). */
     switch (type) {
       case T_FLOAT:

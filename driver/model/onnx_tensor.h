@@ -38,6 +38,11 @@ int64_t hetc_onnx_const_get_int(const hetc_onnx_const_t *c, int64_t k);
 typedef struct hetc_onnx_file_t {
   const char *display_name; /* the model file, as messages name it */
   const char *base_dir;     /* its folder; external data must stay inside */
+  /* Loading the shapes only: external float tensors of more than
+   * HETC_ONNX_MAX_RANK values are left as zeros, unread. They are weights:
+   * the float values the import's structure depends on are one value (a
+   * clip bound, a pad value) or one per axis (resize scales). */
+  int shapes_only;
 } hetc_onnx_file_t;
 
 /* Decodes a TensorProto: typed fields, raw_data (little-endian) or external

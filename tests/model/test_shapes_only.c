@@ -1,8 +1,9 @@
 /* Models loaded with their shapes only (hetc_model_load_options_t's
  * shapes_only, what a tuning worker loads): the same tasks as the model
- * with its weights, no weight data at all, a weights file neither needed
- * nor read but "weights" still checked for its form, and the exact refusal
- * of everything that needs the weights. */
+ * with its weights, no weight data at all, a weights file (or an ONNX
+ * file's external data) neither needed nor read but "weights" still
+ * checked for its form, and the exact refusal of everything that needs the
+ * weights. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
 #include <setjmp.h>
@@ -129,18 +130,46 @@ static void test_onnx(void **state) {
   hetc_model_free(full);
 }
 
+/* A copy of `name` (under the source folder) in the work folder, alone;
+ * its path in `to`. */
+static void copy_alone(const char *name, char *to, size_t size) {
+  char from[4300];
+  snprintf(from, sizeof(from), "%s/%s", source_dir, name);
+  const char *base = strrchr(name, '/');
+  snprintf(to, size, "%s/%s", work, base ? base + 1 : name);
+  char *text = NULL;
+  size_t length = 0;
+  assert_null(hetc_file_read_all(from, 1 << 24, &text, &length));
+  assert_null(hetc_file_write_all(to, text, length));
+  free(text);
+}
+
+/* An ONNX file whose weights are external data that stayed behind (a job
+ * on a worker elsewhere) loads with its shapes only, and fails whole. */
+static void test_onnx_external_data_not_read(void **state) {
+  (void)state;
+  char alone[4300], beside[4300];
+  copy_alone("tests/onnx/corpus/conv_external_data.onnx", alone, sizeof(alone));
+  snprintf(beside, sizeof(beside), "%s/tests/onnx/corpus/conv_external_data.onnx", source_dir);
+  hetc_model_t *model = NULL;
+  hetc_status_t status = load(alone, 0, &model);
+  assert_int_equal(hetc_status_code(status), HETC_STATUS_BAD_INPUT);
+  assert_non_null(strstr(hetc_status_message(status), "cannot be opened"));
+  hetc_status_free(status);
+  hetc_model_t *shapes = load_ok(alone, 1), *full = load_ok(beside, 0);
+  assert_true(check_params(shapes, full) > 0);
+  check_same_tasks(shapes, full);
+  hetc_model_free(shapes);
+  hetc_model_free(full);
+}
+
 /* A model.json whose weights file is not there loads with its shapes only
  * (the file is not read) and fails to load whole. */
 static void test_weights_file_not_read(void **state) {
   (void)state;
   char from[4300], to[4300];
   snprintf(from, sizeof(from), "%s/samples/tiny_weights.json", source_dir);
-  snprintf(to, sizeof(to), "%s/tiny_weights.json", work);
-  char *text = NULL;
-  size_t length = 0;
-  assert_null(hetc_file_read_all(from, 1 << 20, &text, &length));
-  assert_null(hetc_file_write_all(to, text, length));
-  free(text);
+  copy_alone("samples/tiny_weights.json", to, sizeof(to));
   hetc_model_t *model = NULL;
   hetc_status_t status = load(to, 0, &model);
   assert_int_equal(hetc_status_code(status), HETC_STATUS_IO_ERROR);
@@ -220,6 +249,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_tasks_as_with_weights),
       cmocka_unit_test(test_onnx),
+      cmocka_unit_test(test_onnx_external_data_not_read),
       cmocka_unit_test(test_weights_file_not_read),
       cmocka_unit_test(test_weights_form_checked),
       cmocka_unit_test(test_refusals),

@@ -18,7 +18,8 @@
 # - a job cancelled while a worker tunes it: the task stops after its batch
 #   and nothing more of the job is claimed;
 # - a bad job (its stored model is not a model) fails its tasks with the
-#   message and the worker goes on with the next job;
+#   message and the worker goes on with the next jobs, one of them an ONNX
+#   model whose weights are external data that stayed with the submitter;
 # - a worker whose targets no job needs claims nothing.
 # usage: test_worker_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
 # Exit 77 (skipped) without a server.
@@ -177,11 +178,15 @@ grep -q "^worker: 0 tasks done, 0 failed, 1 stopped;" "$work/cancelled.out" ||
 [ "$(sql "$q" -c "SELECT count(*) FROM hetc_tasks WHERE state <> 'queued' AND attempts > 0")" -le 1 ] ||
   fail "tasks of a cancelled job were claimed"
 
-# ---- a bad job, then a good one; a worker with nothing to do ------------------------------
+# ---- a bad job, then good ones; a worker with nothing to do -------------------------------
+# The third job's weights are ONNX external data, which stays with the
+# submitter: the worker tunes it from the model file alone.
 fresh bad
 q="$base/bad"
 "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 2 --queue "$q" >/dev/null || fail "submit"
 "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 2 --queue "$q" >/dev/null || fail "submit"
+"$hetc" jobs submit "$samples/../tests/onnx/corpus/conv_external_data.onnx" --targets vec --trials 2 --queue "$q" \
+  >/dev/null || fail "submit"
 sql "$q" -c "UPDATE hetc_job_models SET content = 'not a model' WHERE job_id = 1"
 "$hetc" worker --queue "$q" --targets cpu --idle-exit 1 --records "$work/idle.sqlite" >"$work/idle.out" 2>/dev/null ||
   fail "a worker with nothing to do"
@@ -189,11 +194,13 @@ grep -q "^worker: 0 tasks done, 0 failed, 0 stopped; 0 trials measured$" "$work/
   { fail "idle worker's summary"; cat "$work/idle.out"; }
 "$hetc" worker --queue "$q" --records "$work/bad.sqlite" --idle-exit 1 --workers 1 >"$work/bad.out" 2>"$work/bad.err" ||
   { fail "the worker of a bad job"; cat "$work/bad.err"; }
-grep -q "^worker: 3 tasks done, 3 failed, 0 stopped;" "$work/bad.out" || { fail "bad job: summary"; cat "$work/bad.out"; }
+grep -q "^worker: 4 tasks done, 3 failed, 0 stopped;" "$work/bad.out" || { fail "bad job: summary"; cat "$work/bad.out"; }
 "$hetc" jobs show 1 --queue "$q" >"$work/bad.show"
 [ "$(grep -c ' failed ' "$work/bad.show")" = 3 ] || { fail "bad job: tasks not failed"; cat "$work/bad.show"; }
 grep -q "job 1, model 0: .*tiny_conv.json" "$work/bad.show" || { fail "bad job: no message"; cat "$work/bad.show"; }
-"$hetc" jobs wait 2 --queue "$q" --timeout 5 >/dev/null || fail "the good job after a bad one is not done"
+for job in 2 3; do
+  "$hetc" jobs wait $job --queue "$q" --timeout 5 >/dev/null || fail "good job $job after a bad one is not done"
+done
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failures"
