@@ -71,8 +71,8 @@ static void say_doing(heartbeat_t *h, int64_t task_id, const char *doing) {
 /* ---- a job's model ---------------------------------------------------------- */
 
 /* Model `model_index` of job `job_id` from the queue, with the job's search
- * and seed, loaded with its shapes only: tuning needs no weights (and the
- * weights file stayed with the submitter). */
+ * and seed, loaded with its shapes only: tuning needs no weights (and a
+ * weights file or an ONNX file's external data stayed with the submitter). */
 static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t model_index, hetc_model_t **out_model,
                                     char *search, size_t search_size, uint64_t *out_seed) {
   *out_model = NULL;
