@@ -19,6 +19,7 @@
 #include <libpq-fe.h>
 
 #include "common/pg.h"
+#include "pg_test_server.h"
 
 static char uri[512];
 
@@ -143,17 +144,7 @@ static void test_past_the_limit(void **state) {
 }
 
 int main(void) {
-  const char *dir = getenv("HETC_PG_SERVER_DIR");
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/uri", dir ? dir : ".");
-  FILE *f = fopen(path, "r");
-  if (!f || !fgets(uri, sizeof(uri), f)) {
-    printf("SKIP: no PostgreSQL server for the tests (%s)\n", path);
-    if (f) fclose(f);
-    return 77;
-  }
-  fclose(f);
-  uri[strcspn(uri, "\n")] = '\0';
+  if (!pg_test_server_uri(uri, sizeof(uri))) return 77;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_prepared_once_per_connection),
       cmocka_unit_test(test_failures_keep_their_message),

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
+#include "pg_test_server.h"
 #include "queue/claims.h"
 
 static char base_uri[512]; /* the server's URI up to the database */
@@ -278,17 +279,7 @@ static void test_leave_gives_tasks_back(void **state) {
 }
 
 int main(void) {
-  const char *dir = getenv("HETC_PG_SERVER_DIR");
-  char path[1024];
-  snprintf(path, sizeof(path), "%s/uri", dir ? dir : ".");
-  FILE *f = fopen(path, "r");
-  if (!f || !fgets(base_uri, sizeof(base_uri), f)) {
-    printf("SKIP: no PostgreSQL server for the tests (%s)\n", path);
-    if (f) fclose(f);
-    return 77;
-  }
-  fclose(f);
-  base_uri[strcspn(base_uri, "\n")] = '\0';
+  if (!pg_test_server_uri(base_uri, sizeof(base_uri))) return 77;
   char *last_slash = strrchr(base_uri, '/');
   if (last_slash) *last_slash = '\0';
   hetc_status_t status = hetc_context_create(&context);

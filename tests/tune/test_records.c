@@ -28,6 +28,9 @@
 #include "common/fileio.h"
 #include "records/records.h"
 #include "records/records_jsonl.h"
+#ifdef RECORDS_ON_SERVER
+#include "pg_test_server.h"
+#endif
 
 #define W_BIG "conv2d n1 c64 h56 w56 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
 #define W_QUERY "conv2d n1 c64 h52 w52 k64 r3x3 s1x1 p1,1,1,1 d1x1 g1 +bias+relu f32"
@@ -1919,17 +1922,7 @@ static void a_full_disk_is_not_bad_input(void **state) {
  * queries, lookups, caches, claims between processes, four writers at
  * once, prune's rule and a linear import. */
 int main(void) {
-  const char *server = getenv("HETC_PG_SERVER_DIR");
-  char uri_file[1024];
-  snprintf(uri_file, sizeof(uri_file), "%s/uri", server ? server : ".");
-  FILE *f = fopen(uri_file, "r");
-  if (!f || !fgets(server_uri, sizeof(server_uri), f)) {
-    printf("SKIP: no PostgreSQL server for the tests (%s)\n", uri_file);
-    if (f) fclose(f);
-    return 77;
-  }
-  fclose(f);
-  server_uri[strcspn(server_uri, "\n")] = '\0';
+  if (!pg_test_server_uri(server_uri, sizeof(server_uri))) return 77;
   *strrchr(server_uri, '/') = '\0';
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(add_query_round_trip, setup, teardown),
