@@ -60,6 +60,12 @@ static void size_driver_threads(void) {
   setenv("POCL_MAX_PTHREAD_COUNT", count, 0);
 }
 
+int32_t ocl_driver_keeps_builds(const char *platform_name) {
+  if (strcmp(platform_name, "Portable Computing Language") != 0) return 0;
+  const char *kernel_cache = getenv("POCL_KERNEL_CACHE");
+  return !kernel_cache || kernel_cache[0] != '0';
+}
+
 static const char *vendors_directory(void);
 
 static hetc_plugin_status_t no_platform(void) {
@@ -221,6 +227,7 @@ static hetc_plugin_status_t open_device(ocl_device_t *dev, cl_platform_id platfo
   }
   if (!dev->name || !dev->fingerprint)
     s = ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
+  else dev->driver_keeps_builds = ocl_driver_keeps_builds(dev->platform_name);
   free(device_name);
   free(driver);
   if (s) return s;

@@ -69,6 +69,12 @@ typedef struct ocl_device_t {
   char *fingerprint;      /* platform | device | driver version */
   char *platform_name;
   char *device_version;
+  /* The driver keeps every build in a cache of its own (PoCL's kcache,
+   * unless POCL_KERNEL_CACHE=0), so the plugin's disk cache is not used:
+   * asking PoCL for a program's binary builds every kernel a second time,
+   * for any work-group size (40% of a cold build's time), and a later
+   * process's build of the same source hits PoCL's cache anyway. */
+  int32_t driver_keeps_builds;
 } ocl_device_t;
 
 struct ocl_program_cache_t;
@@ -272,6 +278,9 @@ hetc_plugin_status_t ocl_pack_param(const hetc_plugin_workload_t *wl, int kind, 
 /* Features (features.c)                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Whether the driver of platform `platform_name` keeps its builds itself
+ * (ocl_device_t.driver_keeps_builds); reads POCL_KERNEL_CACHE. */
+int32_t ocl_driver_keeps_builds(const char *platform_name);
 /* The plugin's part of a schema-1 feature row; returns the count to
  * report, or -1 for a template without features. Pure. */
 int32_t ocl_features_fill(const hetc_plugin_workload_t *wl, int kind, const ocl_config_t *cfg,
@@ -303,7 +312,8 @@ typedef struct ocl_program_cache_t {
 void ocl_program_cache_init(ocl_program_cache_t *cache);
 void ocl_program_cache_fini(ocl_program_cache_t *cache);
 /* A built program for `source` on `dev`: from memory, from `binary` when
- * given (a package's), from the disk cache, or built from source. A
+ * given (a package's), from the disk cache (not for a device whose driver
+ * keeps its builds), or built from source. A
  * failed build is BUILD_FAILED with the device compiler's log. */
 hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *dev,
                                      const char *source, size_t length,

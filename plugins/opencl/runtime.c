@@ -4,7 +4,9 @@
  * Disk cache: ${XDG_CACHE_HOME:-$HOME/.cache}/hetc/opencl/<key>.bin, where
  * the key hashes the source, the build options and the device fingerprint
  * (platform, device, driver version): a new driver never loads an old
- * binary. A cache entry that fails to load is rebuilt from source. */
+ * binary. A cache entry that fails to load is rebuilt from source. A
+ * driver that keeps its own builds (ocl_device_t.driver_keeps_builds) gets
+ * no disk cache from the plugin. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,9 +175,10 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
    * threads building the same source both succeed; the second keeps the
    * first's program. */
   cl_program program = binary ? build_from_binary(dev, binary, binary_length) : NULL;
+  const int use_disk = cache->dir && !dev->driver_keeps_builds;
   char path[4200] = "";
   int from_disk = 0;
-  if (!program && cache->dir) {
+  if (!program && use_disk) {
     disk_path(cache, key, path, sizeof(path));
     size_t n = 0;
     unsigned char *cached = (unsigned char *)hpc_read_file(path, &n);
@@ -198,7 +201,7 @@ hetc_plugin_status_t ocl_program_get(ocl_program_cache_t *cache, ocl_device_t *d
   made->context = dev->context;
   made->program = program;
   made->refs = 1;
-  if (cache->dir && !from_disk) {
+  if (use_disk && !from_disk) {
     size_t n = 0;
     unsigned char *bin = ocl_program_binary(made, &n);
     if (bin) {

@@ -3,7 +3,8 @@
  * rejects fails with BUILD_FAILED and the compiler's log as the message; a
  * source built once is served from memory, and after a new cache instance
  * from the disk cache (the program binary, keyed by source and device
- * fingerprint). Skips (exit 77) without an OpenCL device. */
+ * fingerprint) unless the driver keeps its builds itself (PoCL). Skips
+ * (exit 77) without an OpenCL device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,10 +49,10 @@ static void build_log_is_the_message(void **state) {
   hetc_status_free(s);
 }
 
-static void programs_are_cached(void **state) {
-  (void)state;
-  char source[256];
-  snprintf(source, sizeof(source), "__kernel void twice(__global float *x) { x[get_global_id(0)] *= %d.0f; }\n",
+/* Builds a kernel unique to this process and test (`tag`) twice: the
+ * second comes from memory. Returns the program's key. */
+static uint64_t build_twice(const char *tag, char *source, size_t size) {
+  snprintf(source, size, "__kernel void %s(__global float *x) { x[get_global_id(0)] *= %d.0f; }\n", tag,
            (int)getpid());
   ocl_program_t *first = NULL, *second = NULL;
   assert_null(ocl_program_get(&cache, &devices[0], source, strlen(source), NULL, 0, &first));
@@ -61,12 +62,24 @@ static void programs_are_cached(void **state) {
   const uint64_t key = first->key;
   ocl_program_release(&cache, second);
   ocl_program_release(&cache, first);
+  return key;
+}
+
+static void disk_path_of(uint64_t key, char *path, size_t size) {
+  snprintf(path, size, "%s/%016llx.bin", cache.dir, (unsigned long long)key);
+}
+
+static void programs_are_cached(void **state) {
+  (void)state;
   if (!cache.dir) {
-    printf("SKIP part: no disk cache here\n");
-    return;
+    printf("SKIP: no disk cache here\n");
+    skip();
   }
-  char path[4200];
-  snprintf(path, sizeof(path), "%s/%016llx.bin", cache.dir, (unsigned long long)key);
+  /* As if the driver kept no builds of its own, whatever it is. */
+  const int32_t keeps = devices[0].driver_keeps_builds;
+  devices[0].driver_keeps_builds = 0;
+  char source[256], path[4200];
+  disk_path_of(build_twice("twice", source, sizeof(source)), path, sizeof(path));
   assert_int_equal(access(path, R_OK), 0);
   /* A fresh cache (another process) takes the binary from disk. */
   ocl_program_cache_t other;
@@ -80,6 +93,41 @@ static void programs_are_cached(void **state) {
   ocl_program_release(&other, loaded);
   ocl_program_cache_fini(&other);
   remove(path);
+  devices[0].driver_keeps_builds = keeps;
+}
+
+/* A driver that keeps its builds gets nothing written to the disk cache
+ * (PoCL would build every kernel again for its binary). */
+static void builds_the_driver_keeps_are_not_on_disk(void **state) {
+  (void)state;
+  if (!cache.dir) {
+    printf("SKIP: no disk cache here\n");
+    skip();
+  }
+  const int32_t keeps = devices[0].driver_keeps_builds;
+  devices[0].driver_keeps_builds = 1;
+  char source[256], path[4200];
+  disk_path_of(build_twice("kept", source, sizeof(source)), path, sizeof(path));
+  assert_int_not_equal(access(path, F_OK), 0);
+  devices[0].driver_keeps_builds = keeps;
+}
+
+/* PoCL keeps its builds unless POCL_KERNEL_CACHE turns its cache off;
+ * other platforms are not assumed to. */
+static void pocl_keeps_builds_unless_told_not_to(void **state) {
+  (void)state;
+  const char *was = getenv("POCL_KERNEL_CACHE");
+  char *saved = was ? strdup(was) : NULL;
+  unsetenv("POCL_KERNEL_CACHE");
+  assert_int_equal(ocl_driver_keeps_builds("Portable Computing Language"), 1);
+  assert_int_equal(ocl_driver_keeps_builds("NVIDIA CUDA"), 0);
+  setenv("POCL_KERNEL_CACHE", "0", 1);
+  assert_int_equal(ocl_driver_keeps_builds("Portable Computing Language"), 0);
+  setenv("POCL_KERNEL_CACHE", "1", 1);
+  assert_int_equal(ocl_driver_keeps_builds("Portable Computing Language"), 1);
+  if (saved) setenv("POCL_KERNEL_CACHE", saved, 1);
+  else unsetenv("POCL_KERNEL_CACHE");
+  free(saved);
 }
 
 int main(void) {
@@ -95,6 +143,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(build_log_is_the_message),
       cmocka_unit_test(programs_are_cached),
+      cmocka_unit_test(builds_the_driver_keeps_are_not_on_disk),
+      cmocka_unit_test(pocl_keeps_builds_unless_told_not_to),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   ocl_devices_free(devices, num_devices);
