@@ -544,7 +544,11 @@ static hetc_plugin_status_t ocl_artifact_emit(hetc_plugin_instance_t *instance, 
   hetc_plugin_status_t s = NULL;
   if (!cl_path || !bin_path) s = ocl_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "opencl: out of memory");
   if (!s) s = hetc_kit_write_file(cl_path, artifact->source, artifact->source_length);
-  if (!s) {
+  /* No binary from a driver that keeps its builds (PoCL): asking for it
+   * builds every kernel again for any work-group size, and a launch from
+   * it still builds the kernel for its own size, so the binary saves
+   * `hetc run` little of what it costs `hetc compile`. */
+  if (!s && !instance->devices[artifact->device].driver_keeps_builds) {
     size_t length = 0;
     unsigned char *binary = ocl_program_binary(artifact->program, &length);
     if (binary) s = hetc_kit_write_file(bin_path, binary, length);
