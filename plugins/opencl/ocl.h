@@ -70,10 +70,11 @@ typedef struct ocl_device_t {
   char *platform_name;
   char *device_version;
   /* The driver keeps every build in a cache of its own (PoCL's kcache,
-   * unless POCL_KERNEL_CACHE=0), so the plugin's disk cache is not used:
-   * asking PoCL for a program's binary builds every kernel a second time,
-   * for any work-group size (40% of a cold build's time), and a later
-   * process's build of the same source hits PoCL's cache anyway. */
+   * unless POCL_KERNEL_CACHE=0), so no program binary is asked of it, for
+   * the plugin's disk cache or a package: PoCL answers by building every
+   * kernel a second time, for any work-group size (40% of a cold build's
+   * time), and a later process's build of the same source hits PoCL's
+   * cache anyway. */
   int32_t driver_keeps_builds;
 } ocl_device_t;
 
@@ -84,6 +85,9 @@ struct ocl_program_cache_t;
  * UNAVAILABLE with the reason when there are none. */
 hetc_plugin_status_t ocl_devices_open(struct ocl_program_cache_t *cache, ocl_device_t **out_devices,
                                       int32_t *out_count);
+/* Whether the driver of platform `platform_name` keeps its builds itself
+ * (ocl_device_t.driver_keeps_builds); reads POCL_KERNEL_CACHE. */
+int32_t ocl_driver_keeps_builds(const char *platform_name);
 void ocl_devices_free(ocl_device_t *devices, int32_t count);
 /* Cheap, loads no driver: an ICD file is registered, else UNAVAILABLE
  * with why. */
@@ -278,9 +282,6 @@ hetc_plugin_status_t ocl_pack_param(const hetc_plugin_workload_t *wl, int kind, 
 /* Features (features.c)                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Whether the driver of platform `platform_name` keeps its builds itself
- * (ocl_device_t.driver_keeps_builds); reads POCL_KERNEL_CACHE. */
-int32_t ocl_driver_keeps_builds(const char *platform_name);
 /* The plugin's part of a schema-1 feature row; returns the count to
  * report, or -1 for a template without features. Pure. */
 int32_t ocl_features_fill(const hetc_plugin_workload_t *wl, int kind, const ocl_config_t *cfg,
