@@ -1,8 +1,8 @@
 /* Timing kernels in rounds (kernel/kernel_rounds.h), through the vec
- * plugin with its run() counted and held to a set duration: a kernel far slower than the fastest of
- * its group runs in the warm-up round and once more to confirm, and its
- * time is the faster of those two (a kernel that only looked slow runs
- * that once more and stays);
+ * plugin with its run() counted and held to a set duration: a kernel far
+ * slower than the fastest of its group runs in the warm-up round and once
+ * more to confirm, and its time is the faster of those two (a kernel that
+ * only looked slow runs that once more and stays);
  * kernels in no group, and those near their group's fastest, run in every
  * round. */
 #include <setjmp.h>
