@@ -34,6 +34,14 @@ extern "C" {
 #define HETC_API
 #endif
 
+/* A call that never returns NULL, so that a compiler following a failure's
+ * path knows that path returns. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HETC_RETURNS_NONNULL __attribute__((returns_nonnull))
+#else
+#define HETC_RETURNS_NONNULL
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Status                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -77,11 +85,11 @@ HETC_API void hetc_status_free(hetc_status_t status);
 /* Static string naming a code. */
 HETC_API const char *hetc_status_code_name(hetc_status_code_t code);
 /* A status of the caller's own, so that an application reports its
- * failures and hetc's through one type. Never NULL for a failure code (a
- * static out-of-memory status stands in when allocating fails); owned by
- * the caller. */
+ * failures and hetc's through one type. Never NULL: HETC_STATUS_OK is
+ * made HETC_STATUS_INTERNAL, and a static out-of-memory status stands in
+ * when allocating fails; owned by the caller. */
 HETC_API hetc_status_t hetc_status_new(hetc_status_code_t code, const char *format, ...)
-    HETC_PLUGIN_PRINTF(2, 3);
+    HETC_PLUGIN_PRINTF(2, 3) HETC_RETURNS_NONNULL;
 
 /* ------------------------------------------------------------------------ */
 /* Models                                                                   */

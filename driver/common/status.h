@@ -14,7 +14,7 @@
 
 /* hetc_status_new (hetc/hetc.h) with a va_list. */
 hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
-                               va_list args);
+                               va_list args) HETC_RETURNS_NONNULL;
 
 /* Prepends "prefix: " to the message of a failure and returns it; returns
  * NULL unchanged. Used to add the file name or JSON path as an error climbs. */

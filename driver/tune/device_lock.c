@@ -16,19 +16,31 @@
 #include "common/interrupt.h"
 #include "tune/turns.h"
 
-static void lock_folder(char *out, size_t size) {
+/* The folder of the machine's tuning locks; a folder that does not fit a
+ * path is refused rather than cut, since a cut path would name another
+ * folder. */
+static hetc_status_t lock_folder(char *out, size_t size) {
   const char *dir = getenv("HETC_LOCK_DIR");
   const char *runtime = getenv("XDG_RUNTIME_DIR");
-  if (dir && *dir) snprintf(out, size, "%s", dir);
-  else if (runtime && runtime[0] == '/') snprintf(out, size, "%s/hetc-locks", runtime);
-  else snprintf(out, size, "/tmp/hetc-locks-%ld", (long)getuid());
+  int length;
+  if (dir && *dir) length = snprintf(out, size, "%s", dir);
+  else if (runtime && runtime[0] == '/') length = snprintf(out, size, "%s/hetc-locks", runtime);
+  else length = snprintf(out, size, "/tmp/hetc-locks-%ld", (long)getuid());
+  if (length < 0 || (size_t)length >= size)
+    return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                           "the tuning locks' folder (HETC_LOCK_DIR or XDG_RUNTIME_DIR) is longer than %zu bytes",
+                           size - 1);
+  return NULL;
 }
 
 /* The lock file `name` in the folder, opened close-on-exec so that the
  * measurement workers started from this process do not hold it. */
 static hetc_status_t open_lock_file(const char *folder, const char *name, int *out_fd) {
   char path[1024];
-  snprintf(path, sizeof(path), "%s/%s", folder, name);
+  const int length = snprintf(path, sizeof(path), "%s/%s", folder, name);
+  if (length < 0 || (size_t)length >= sizeof(path))
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: the tuning lock's path is longer than %zu bytes", folder,
+                           sizeof(path) - 1);
   const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot open the tuning lock: %s", path, strerror(errno));
@@ -50,7 +62,7 @@ hetc_status_t hetc_device_lock_open(const char *fingerprint, int is_cpu, hetc_de
                                        : '_');
   out->device_name[n] = '\0';
   char folder[900], name[200];
-  lock_folder(folder, sizeof(folder));
+  HETC_RETURN_IF_ERROR(lock_folder(folder, sizeof(folder)));
   if (mkdir(folder, 0700) != 0 && errno != EEXIST)
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot make the tuning locks' folder: %s", folder,
                            strerror(errno));
