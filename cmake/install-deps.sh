@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config python3
+  python3-numpy       # the peers benchmark (tests/bench/peers) and its smoke run
   libcjson-dev        # model and manifest JSON
   libcmocka-dev       # unit tests
   libsqlite3-dev      # the tuning records store

@@ -15,13 +15,6 @@
 #include "package/plan_order.h"
 #include "package/plan.h"
 
-
-/* JSON pointers here are short (a few keys and indices); a truncated one
- * would only shorten an error message, never change what is read. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-#endif
-
 typedef struct reader_t {
   const char *file;
   char path[160];
@@ -39,9 +32,12 @@ static void bad(reader_t *r, const char *format, ...) {
   r->status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: %s: %s", r->file, r->path, message);
 }
 
-/* Sets r->path to the JSON pointer of `key` under `base`. */
+/* Sets r->path to the JSON pointer of `key` under `base`. A key is the
+ * manifest's own text (a knob's name), so a pointer may not fit: it is then
+ * cut and ends in "...", which only shortens an error message. */
 static void at(reader_t *r, const char *base, const char *key) {
-  snprintf(r->path, sizeof(r->path), "%s/%s", base, key);
+  const int length = snprintf(r->path, sizeof(r->path), "%s/%s", base, key);
+  if (length < 0 || (size_t)length >= sizeof(r->path)) memcpy(r->path + sizeof(r->path) - 4, "...", 4);
 }
 
 static const cJSON *field(reader_t *r, const cJSON *object, const char *base, const char *key) {
@@ -268,7 +264,7 @@ static void read_step(reader_t *r, const cJSON *object, int32_t index, hetc_plan
   if (s->artifact_prefix && (strchr(s->artifact_prefix, '/') || s->artifact_prefix[0] == '.' || !s->artifact_prefix[0]))
     bad(r, "expected a plain file prefix");
   s->workspace_bytes = (uint64_t)get_int(r, object, base, "workspace_bytes", 0, INT64_C(1) << 40);
-  char sub[160];
+  char sub[64]; /* "/steps/N/workload" */
   snprintf(sub, sizeof(sub), "%s/workload", base);
   get_workload(r, field(r, object, base, "workload"), sub, s);
   get_config(r, field(r, object, base, "config"), base, s);

@@ -29,7 +29,8 @@ static const char *model(void) {
  * to stdout and stderr in `out`. */
 static int hetc_two_devices(const char *args, char *out, size_t size) {
   char command[4096];
-  snprintf(command, sizeof(command), "%s %s %s 2>&1", TWO_DEVICES, e2e_hetc(), args);
+  const int length = snprintf(command, sizeof(command), "%s %s %s 2>&1", TWO_DEVICES, e2e_hetc(), args);
+  assert_in_range(length, 0, sizeof(command) - 1); /* a cut command would run another one */
   FILE *pipe = popen(command, "r");
   assert_non_null(pipe);
   size_t used = fread(out, 1, size - 1, pipe);

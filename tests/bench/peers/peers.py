@@ -19,9 +19,14 @@ hetc's outputs and onnxruntime's on the same input.
 
 hetc's package is compiled here (`--targets`, `--records`), or taken as it
 is with `--package MODEL=PKG`. With `--records`, a second hetc package is
-compiled for the same targets from no records at all (every kernel at its
+compiled for the same targets without records (every kernel at its
 template's default) and timed in the same rounds, and a second table puts
-the tuned package beside it: tuning must never make a model slower. Peers
+the tuned package beside it: tuning must never make a model slower.
+
+A peer that is not installed in this Python (run.sh installs both in a
+virtual environment of the benchmark's own) is left out, and the run says
+so; with neither, hetc is timed alone, its outputs compared with nothing,
+and no ONNX file is made (the converter needs the onnx package). Peers
 run fp32 with as many intra-op threads as hetc uses (`--threads`, default:
 the online cores); OpenVINO is pinned to f32 precision, since on CPUs with
 AVX512_BF16 it would otherwise pick bf16.
@@ -33,6 +38,7 @@ AVX512_BF16 it would otherwise pick bf16.
 import argparse
 import csv
 import ctypes
+import importlib.util
 import json
 import os
 import re
@@ -46,6 +52,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 DEFAULT_MODELS = "resnet18,resnet50,vgg19,mobilenet_v1,squeezenet"
+PEERS = ("onnxruntime", "openvino")
 
 
 # --------------------------------------------------------------------------
@@ -198,10 +205,24 @@ def percentile(values, q):
     return ordered[rank - 1]
 
 
+def installed_peers():
+    """The peers this Python can import, and a line on those it cannot."""
+    present = [p for p in PEERS if importlib.util.find_spec(p) is not None]
+    missing = [p for p in PEERS if p not in present]
+    if not missing:
+        return present, None
+    return present, (f"peers: {' and '.join(missing)} not installed in {sys.executable}: "
+                     f"{'hetc is timed alone' if not present else 'left out'} "
+                     "(tests/bench/peers/run.sh installs both in a virtual environment of its own)")
+
+
 def compile_hetc(args, model, model_json, out, records):
-    """Compiles with `records` (a store path), returns the predicted latency
-    compile printed (None when it placed nothing)."""
-    command = [args.hetc, "compile", model_json, "--targets", args.targets, "-o", out, "--records", records]
+    """Compiles with `records` (a store path, or None: every kernel at its
+    template's default), returns the predicted latency compile printed
+    (None when it placed nothing)."""
+    command = [args.hetc, "compile", model_json, "--targets", args.targets, "-o", out]
+    if records:
+        command += ["--records", records]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"hetc compile {model} failed:\n{done.stdout}{done.stderr}")
@@ -212,24 +233,23 @@ def compile_hetc(args, model, model_json, out, records):
 def bench_model(args, model, work, rng):
     model_json = os.path.join(REPO, "samples", model + ".json")
     onnx_file = os.path.join(work, model + ".onnx")
-    subprocess.run([sys.executable, os.path.join(HERE, "model_to_onnx.py"), model_json, onnx_file],
-                   check=True)
+    if args.peers:
+        subprocess.run([sys.executable, os.path.join(HERE, "model_to_onnx.py"), model_json, onnx_file],
+                       check=True)
     with open(model_json) as f:
         shape = json.load(f)["inputs"][0]["shape"]
     input_file = os.path.join(work, model + ".input.npy")
     np.save(input_file, rng.uniform(-1, 1, shape).astype(np.float32))
     predicted = None
     package = args.packages.get(model)
-    empty_store = os.path.join(work, "no-records.sqlite")
     if not package:
         package = os.path.join(work, model + ".hetc")
-        predicted = compile_hetc(args, model, model_json, package, args.records or empty_store)
-    contenders = [Contender("hetc", package, input_file, args.threads),
-                  Contender("onnxruntime", onnx_file, input_file, args.threads),
-                  Contender("openvino", onnx_file, input_file, args.threads)]
+        predicted = compile_hetc(args, model, model_json, package, args.records)
+    contenders = [Contender("hetc", package, input_file, args.threads)]
+    contenders += [Contender(peer, onnx_file, input_file, args.threads) for peer in args.peers]
     if args.records:
         default_package = os.path.join(work, model + ".default.hetc")
-        compile_hetc(args, model, model_json, default_package, empty_store)
+        compile_hetc(args, model, model_json, default_package, None)
         contenders.append(Contender("hetc_default", default_package, input_file, args.threads))
     try:
         outputs = {c.kind: np.load(c.ask("out")) for c in contenders}
@@ -249,47 +269,60 @@ def bench_model(args, model, work, rng):
         row[c.kind + "_p90_ms"] = percentile(c.times, 90) * 1e3
         medians = np.array(c.round_medians) * 1e3
         row[c.kind + "_spread_ms"] = float(medians.max() - medians.min())
-    best_peer = min(row["onnxruntime_p50_ms"], row["openvino_p50_ms"])
-    row["ratio"] = best_peer / row["hetc_p50_ms"]
-    # The same ratio round by round, each contender's median of that round:
-    # other tenants of the machine slow it for seconds at a time, and a
-    # round's contenders share those conditions where all runs pooled do not.
     by_kind = {c.kind: np.array(c.round_medians) for c in contenders}
-    per_round = np.minimum(by_kind["onnxruntime"], by_kind["openvino"]) / by_kind["hetc"]
-    row["round_ratio"] = float(np.median(per_round))
-    row["round_ratio_min"], row["round_ratio_max"] = float(per_round.min()), float(per_round.max())
-    reference = outputs["onnxruntime"]
-    row["max_abs_diff"] = float(np.abs(outputs["hetc"] - reference).max())
+    # The reference outputs: onnxruntime's, else OpenVINO's, else none.
+    reference = outputs[args.peers[0]] if args.peers else None
+    row["max_abs_diff"] = float(np.abs(outputs["hetc"] - reference).max()) if args.peers else None
+    if args.peers:
+        row["ratio"] = min(row[p + "_p50_ms"] for p in args.peers) / row["hetc_p50_ms"]
+        # The same ratio round by round, each contender's median of that round:
+        # other tenants of the machine slow it for seconds at a time, and a
+        # round's contenders share those conditions where all runs pooled do not.
+        per_round = np.min([by_kind[p] for p in args.peers], axis=0) / by_kind["hetc"]
+        row["round_ratio"] = float(np.median(per_round))
+        row["round_ratio_min"], row["round_ratio_max"] = float(per_round.min()), float(per_round.max())
     if args.records:
         row["tuned_over_default"] = row["hetc_default_p50_ms"] / row["hetc_p50_ms"]
         per_round = by_kind["hetc_default"] / by_kind["hetc"]
         row["round_tuned_over_default"] = float(np.median(per_round))
         row["round_tuned_over_default_min"] = float(per_round.min())
         row["round_tuned_over_default_max"] = float(per_round.max())
-    row["max_abs_diff_openvino"] = float(np.abs(outputs["openvino"] - reference).max())
-    row["max_abs_output"] = float(np.abs(reference).max())
+    if len(args.peers) == 2:
+        row["max_abs_diff_openvino"] = float(np.abs(outputs["openvino"] - reference).max())
+    row["max_abs_output"] = float(np.abs(reference if args.peers else outputs["hetc"]).max())
     return row
+
+
+def cell(row, key, width, form="{:.2f}"):
+    """A value of the row, right-aligned, or "-" where the row has none (a
+    peer left out)."""
+    value = row.get(key)
+    return ("-" if value is None else form.format(value)).rjust(width)
 
 
 def print_table(rows, args):
     print(f"\nwhole-model latency, batch 1, {args.threads} threads each, "
           f"{args.rounds} rounds of {args.batch} runs (ms; spread: max - min of the round medians)")
+    if len(args.peers) < len(PEERS):
+        print(f"peers timed: {', '.join(args.peers) or 'none'} (the others are not installed; '-' in their columns)")
     header = ("model", "hetc p50", "p90", "spread", "predicted", "ORT p50", "p90", "spread",
               "OV p50", "p90", "spread", "peer/hetc", "by round (min-max)", "max|diff|")
     print("  {:<13} {:>9} {:>8} {:>7} {:>9}  {:>8} {:>8} {:>7}  {:>8} {:>8} {:>7}  {:>9} {:>19} {:>9}".format(
         *header))
     for r in rows:
-        predicted = f"{r['predicted_ms']:.2f}" if r["predicted_ms"] else "-"
-        by_round = f"{r['round_ratio']:.2f}x ({r['round_ratio_min']:.2f}-{r['round_ratio_max']:.2f})"
-        print("  {:<13} {:>9.2f} {:>8.2f} {:>7.2f} {:>9}  {:>8.2f} {:>8.2f} {:>7.2f}  {:>8.2f} {:>8.2f} {:>7.2f}  "
-              "{:>8.2f}x {:>19} {:>9.1e}".format(
-                  r["model"], r["hetc_p50_ms"], r["hetc_p90_ms"], r["hetc_spread_ms"], predicted,
-                  r["onnxruntime_p50_ms"], r["onnxruntime_p90_ms"], r["onnxruntime_spread_ms"],
-                  r["openvino_p50_ms"], r["openvino_p90_ms"], r["openvino_spread_ms"], r["ratio"], by_round,
-                  r["max_abs_diff"]))
+        by_round = "-"
+        if r.get("round_ratio") is not None:
+            by_round = f"{r['round_ratio']:.2f}x ({r['round_ratio_min']:.2f}-{r['round_ratio_max']:.2f})"
+        peers = "  ".join(" ".join(cell(r, f"{p}_{k}_ms", w) for k, w in (("p50", 8), ("p90", 8), ("spread", 7)))
+                          for p in PEERS)
+        print(f"  {r['model']:<13} {cell(r, 'hetc_p50_ms', 9)} {cell(r, 'hetc_p90_ms', 8)} "
+              f"{cell(r, 'hetc_spread_ms', 7)} {cell(r, 'predicted_ms', 9)}  {peers}  "
+              f"{cell(r, 'ratio', 8)}{'x' if r.get('ratio') is not None else ' '} {by_round:>19} "
+              f"{cell(r, 'max_abs_diff', 9, '{:.1e}')}")
     print("peer/hetc: the faster peer's p50 over hetc's (above 1: hetc is faster); by round: the same ratio of "
           "each round's medians, its median over the rounds (min-max), which a machine slowed by other tenants "
-          "for part of the run disturbs less; max|diff|: hetc's outputs against onnxruntime's")
+          "for part of the run disturbs less; max|diff|: hetc's outputs against onnxruntime's (OpenVINO's "
+          "where onnxruntime is left out)")
     if not args.records:
         return
     print(f"\nhetc from the records ({args.records}) against hetc at the templates' defaults, same rounds (ms)")
@@ -334,6 +367,9 @@ def main():
     args = parser.parse_args()
     args.hetc = os.path.abspath(args.hetc)
     args.packages = dict(p.split("=", 1) for p in args.package)
+    args.peers, left_out = installed_peers()
+    if left_out:
+        print(left_out, file=sys.stderr, flush=True)
     os.environ["HETC_LIB_DIR"] = os.path.join(os.path.dirname(os.path.dirname(args.hetc)), "lib")
     work = args.work or tempfile.mkdtemp(prefix="hetc-peers-")
     os.makedirs(work, exist_ok=True)
