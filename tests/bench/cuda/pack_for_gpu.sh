@@ -6,7 +6,11 @@
 #   tests/bench/cuda/pack_for_gpu.sh [BUILD_DIR]      (default: build-gpu)
 #
 # Environment: HETC_GPU_JOBS (parallel build jobs, default nproc),
-# HETC_GPU_MAX_MIB (size .gpu/ may reach before the script fails, default 56).
+# HETC_GPU_MAX_MIB (size .gpu/ may reach before the script fails, default 56),
+# HETC_GPU_PACK (the folder to pack into, default .gpu at the repository
+# root), HETC_GPU_AS_CONFIGURED=1 (build BUILD_DIR as it is configured
+# rather than configure it Release: the test suite's smoke run packs from
+# its own tree this way).
 #
 # Then, with the device tool (one call; see tests/bench/cuda/README.md):
 #   command: bash tests/bench/cuda/run_on_gpu.sh
@@ -35,7 +39,7 @@ cd "$root"
 build=${1:-build-gpu}
 jobs=${HETC_GPU_JOBS:-$(nproc)}
 max_mib=${HETC_GPU_MAX_MIB:-56}
-pack=.gpu
+pack=${HETC_GPU_PACK:-.gpu}
 
 say() { printf 'pack_for_gpu: %s\n' "$*"; }
 die() { printf 'pack_for_gpu: error: %s\n' "$*" >&2; exit 1; }
@@ -45,19 +49,28 @@ for tool in cmake strip ldd gzip objdump sha256sum; do
 done
 
 # .gpu/ is carried to the device machine explicitly; git must not see it.
-exclude=$(git rev-parse --git-path info/exclude)
-mkdir -p "$(dirname "$exclude")"
-if ! grep -qxF '/.gpu/' "$exclude" 2> /dev/null; then
-  echo '/.gpu/' >> "$exclude"
-  say "added /.gpu/ to $exclude"
+if [ "$pack" = .gpu ]; then
+  exclude=$(git rev-parse --git-path info/exclude)
+  mkdir -p "$(dirname "$exclude")"
+  if ! grep -qxF '/.gpu/' "$exclude" 2> /dev/null; then
+    echo '/.gpu/' >> "$exclude"
+    say "added /.gpu/ to $exclude"
+  fi
 fi
 
 # ---- configure and build -------------------------------------------------
-say "configuring $build (Release, HETC_BUILD_BENCH=ON)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHETC_BUILD_TESTS=ON -DHETC_BUILD_BENCH=ON \
-  > "$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; die "cmake configure failed (log above)"; }
-rm -f "$build.configure.log"
+build_type=Release
+if [ "${HETC_GPU_AS_CONFIGURED:-0}" = 1 ]; then
+  [ -f "$build/CMakeCache.txt" ] || die "$build is not a configured build tree (HETC_GPU_AS_CONFIGURED=1)"
+  build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+  say "building $build as it is configured (${build_type:-no build type})"
+else
+  say "configuring $build (Release, HETC_BUILD_BENCH=ON)"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHETC_BUILD_TESTS=ON -DHETC_BUILD_BENCH=ON \
+    > "$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; die "cmake configure failed (log above)"; }
+  rm -f "$build.configure.log"
+fi
 
 targets=(hetc_cli hetc test_template_conformance test_e2e_samples test_cpu_kernels bench_conv_vs_onednn
          hetc_plugin_vec hetc_measure_worker)
@@ -144,7 +157,7 @@ glibcxx_max=$(grep '^GLIBCXX_' <<< "$versions" | sort -t_ -k2 -V | tail -1)
   echo "hetc GPU pack, made by tests/bench/cuda/pack_for_gpu.sh"
   echo "commit:   $(git rev-parse HEAD)$(git diff --quiet HEAD -- 2> /dev/null || echo ' (with uncommitted changes)')"
   echo "made:     $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -m)"
-  echo "build:    $build (Release)"
+  echo "build:    $build (${build_type:-no build type})"
   echo "plugins:  ${plugins[*]}$([ "$have_cuda" = 1 ] || echo '  (NO cuda plugin: the tree had no hetc_plugin_cuda target)')"
   echo "glibc:    needs up to $glibc_max; libstdc++ up to ${glibcxx_max:-none} (GCC 14's, Ubuntu 24.04's, has GLIBCXX_3.4.33)"
   echo
@@ -174,4 +187,6 @@ say "plugins: ${plugins[*]}; carried libraries: $(printf '%s\n' "${!dep_path[@]}
 if [ "$bytes" -gt $((max_mib * 1024 * 1024)) ]; then
   die "$pack/ is over $max_mib MiB"
 fi
-say "next: the device tool's run with command 'bash tests/bench/cuda/run_on_gpu.sh' and carry [\".gpu\"]"
+if [ "$pack" = .gpu ]; then
+  say "next: the device tool's run with command 'bash tests/bench/cuda/run_on_gpu.sh' and carry [\".gpu\"]"
+fi

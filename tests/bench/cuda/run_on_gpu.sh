@@ -43,6 +43,9 @@
 #   HETC_GPU_OPS_ROUNDS    rounds of test_cpu_kernels (default 30, as opencl's)
 #   HETC_GPU_E2E_QUICK=1   e2e on the tiny models only
 #   HETC_GPU_BENCH_REPEAT  timed runs per layer (default 25)
+#   HETC_GPU_BENCH_MODEL   the model of the bench and cudnn stages (default
+#                          samples/resnet50.json)
+#   HETC_GPU_PACK          the packed folder (default .gpu at the root)
 #   HETC_GPU_BENCH_ARGS    more bench_conv_vs_onednn arguments, e.g. '--search 16'
 #   HETC_GPU_CUDNN_ARGS    more cudnn_layers.py arguments, e.g. '--repeat 50'
 #   HETC_GPU_CUDNN_DEVICE  cpu: with a target other than cuda, time PyTorch's
@@ -56,7 +59,8 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root" || exit 1
 export HETC_GPU_ROOT=$root
-export HETC_GPU_PACK=$root/.gpu
+export HETC_GPU_PACK=${HETC_GPU_PACK:-$root/.gpu}
+export HETC_GPU_BENCH_MODEL=${HETC_GPU_BENCH_MODEL:-$root/samples/resnet50.json}
 export HETC_GPU_TARGET=${HETC_GPU_TARGET:-cuda}
 if [ -z "${OUT:-}" ]; then
   OUT=$(mktemp -d /tmp/hetc-gpu-out.XXXXXX)
@@ -123,7 +127,7 @@ stage_bench() {
   # %peak columns use the GPU descriptor's peak (the header says which).
   # shellcheck disable=SC2086
   linebuf "$HETC_GPU_PACK/bin/bench_conv_vs_onednn" --target "$HETC_GPU_TARGET" \
-    --model "$HETC_GPU_ROOT/samples/resnet50.json" --repeat "${HETC_GPU_BENCH_REPEAT:-25}" --no-onednn \
+    --model "$HETC_GPU_BENCH_MODEL" --repeat "${HETC_GPU_BENCH_REPEAT:-25}" --no-onednn \
     ${HETC_GPU_BENCH_ARGS:-} 2>&1 | tee "$OUT/bench_cuda.txt"
   return "${PIPESTATUS[0]}"
 }
@@ -131,13 +135,13 @@ stage_bench() {
 stage_cudnn() {
   # hetc's own task list names and orders the rows, so they join with the
   # bench table by task number.
-  "$HETC_GPU_PACK/bin/hetc" tasks "$HETC_GPU_ROOT/samples/resnet50.json" > "$HETC_GPU_WORK/tasks.txt" ||
+  "$HETC_GPU_PACK/bin/hetc" tasks "$HETC_GPU_BENCH_MODEL" > "$HETC_GPU_WORK/tasks.txt" ||
     { echo "hetc tasks failed"; return 1; }
   local device=cuda
   [ "$HETC_GPU_TARGET" = cuda ] || device=${HETC_GPU_CUDNN_DEVICE:-cuda}
   # shellcheck disable=SC2086
   PYTHONUNBUFFERED=1 python3 "$HETC_GPU_ROOT/tests/bench/cuda/cudnn_layers.py" \
-    --model "$HETC_GPU_ROOT/samples/resnet50.json" --hetc-tasks "$HETC_GPU_WORK/tasks.txt" --device "$device" \
+    --model "$HETC_GPU_BENCH_MODEL" --hetc-tasks "$HETC_GPU_WORK/tasks.txt" --device "$device" \
     --csv "$OUT/cudnn_layers.csv" ${HETC_GPU_CUDNN_ARGS:-} 2>&1 | tee "$OUT/cudnn_layers.txt"
   return "${PIPESTATUS[0]}"
 }

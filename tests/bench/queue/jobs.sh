@@ -32,23 +32,29 @@ mkdir -p "$work"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 comma=$(echo $targets | tr ' ' ',')
 now() { date +%s.%N; }
+# A step that failed is shown and the run goes on, but ends with status 1.
+failed=0
+fail() { echo "$1"; cat "$2"; failed=1; }
 
 tune_a() {
   for t in $targets; do
     HETC_LOCK_DIR=$work/a-locks HETC_MEASURE_LOG=$work/a.log "$hetc" tune "$model" --targets "$t" --trials "$trials" \
-      --records "$work/a.sqlite" -q >"$work/a-$t.out" 2>&1 || { echo "(a) $t failed"; cat "$work/a-$t.out"; }
+      --records "$work/a.sqlite" -q >"$work/a-$t.out" 2>&1 || fail "(a) $t failed" "$work/a-$t.out"
   done
 }
 tune_b() {
   for t in $targets; do
-    HETC_LOCK_DIR=$work/b-locks-$t HETC_MEASURE_LOG=$work/b.log "$hetc" tune "$model" --targets "$t" \
-      --trials "$trials" --records "$work/b-$t.sqlite" -q >"$work/b-$t.out" 2>&1 &
+    (HETC_LOCK_DIR=$work/b-locks-$t HETC_MEASURE_LOG=$work/b.log "$hetc" tune "$model" --targets "$t" \
+      --trials "$trials" --records "$work/b-$t.sqlite" -q >"$work/b-$t.out" 2>&1; echo $? >"$work/b-$t.rc") &
   done
   wait
+  for t in $targets; do
+    [ "$(cat "$work/b-$t.rc")" = 0 ] || fail "(b) $t failed" "$work/b-$t.out"
+  done
 }
 tune_c() {
   HETC_LOCK_DIR=$work/c-locks HETC_MEASURE_LOG=$work/c.log "$hetc" tune "$model" --targets "$comma" --jobs \
-    --trials "$trials" --records "$work/c.sqlite" -q >"$work/c.out" 2>&1 || { echo "(c) failed"; cat "$work/c.out"; }
+    --trials "$trials" --records "$work/c.sqlite" -q >"$work/c.out" 2>&1 || fail "(c) failed" "$work/c.out"
 }
 store_of() { # WAY TARGET
   if [ "$1" = b ]; then echo "$work/b-$2.sqlite"; else echo "$work/$1.sqlite"; fi
@@ -93,14 +99,15 @@ done
 for way in a b c; do
   for t in $targets; do
     "$hetc" compile "$model" --targets "$t" --records "$(store_of $way "$t")" -o "$work/$way-$t.hetc" \
-      >"$work/$way-$t.compile" 2>&1 || { echo "compile ($way) $t failed"; cat "$work/$way-$t.compile"; }
+      >"$work/$way-$t.compile" 2>&1 || fail "compile ($way) $t failed" "$work/$way-$t.compile"
   done
 done
 for round in $(seq 1 "$rounds"); do
   for t in $targets; do
     for way in a b c; do
-      "$hetc" bench "$work/$way-$t.hetc" --runs "$runs" --warmup 3 --random-input 1 2>/dev/null |
-        sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' | head -1 >>"$work/$way-$t.p50"
+      "$hetc" bench "$work/$way-$t.hetc" --runs "$runs" --warmup 3 --random-input 1 >"$work/bench.out" 2>&1 ||
+        fail "bench ($way) $t failed" "$work/bench.out"
+      sed -n 's/.*p50 \([0-9.]*\) ms.*/\1/p' "$work/bench.out" | head -1 >>"$work/$way-$t.p50"
     done
   done
 done
@@ -116,3 +123,4 @@ for t in $targets; do
   done
   printf '\n'
 done
+[ "$failed" = 0 ] || { echo "jobs.sh: some steps failed (above)"; exit 1; }

@@ -68,6 +68,7 @@ printf '%8s  %6s  %7s  %9s  %8s  %8s  %9s  %8s  %9s  %12s  %12s\n' workers jobs 
   'vs linear' 'steady/s' 'vs linear' 'claim p50 ms' 'p95 ms (max)'
 single=""
 single_steady=""
+status=0
 for n in $counts; do
   db=scale_$n
   sql "$uri" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
@@ -106,8 +107,13 @@ for n in $counts; do
       printf "%8d  %6d  %7d  %9d  %8.1f  %8.1f  %8.2fx  %8.1f  %8.2fx  %12s  %5s (%s)\n", n, jobs, tasks, t, secs, tps,
         ratio, steady, steady_ratio, c[1], c[2], c[3] }')
   echo "$line"
-  [ "$failed" = 0 ] || echo "  ($failed lines of the workers' stderr say failed or error: $work kept)"
+  if [ "$failed" != 0 ]; then
+    echo "  ($failed lines of the workers' stderr say failed or error:)"
+    grep -h 'failed\|error' "$work"/w*.err | head -5 | sed 's/^/    /'
+    status=1
+  fi
   [ -z "$single" ] && single=$(echo "$line" | awk -v n="$n" '{ print $6 / n }')
   [ -z "$single_steady" ] && single_steady=$(echo "$line" | awk -v n="$n" '{ print $8 / n }')
   rm -f "$work"/w*.out "$work"/w*.err
 done
+exit "$status"
