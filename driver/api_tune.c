@@ -1,6 +1,17 @@
 /* The public API's tuner (hetc/hetc.h, hetc_tuner_open): the public
  * options, where 0 is the default, made into the tuner's own. */
+#include "plugins/registry.h"
 #include "tune/tuner.h"
+
+hetc_status_t hetc_tune_check(const hetc_model_t *model, const char *const *targets, int32_t num_targets,
+                              const hetc_tuner_options_t *options) {
+  hetc_registry_t *registry = NULL;
+  HETC_RETURN_IF_ERROR(hetc_registry_open(&registry));
+  hetc_status_t status = hetc_tune_check_arguments(registry, model, targets, num_targets, options->task_numbers,
+                                                   options->num_task_numbers);
+  hetc_registry_free(registry);
+  return status;
+}
 
 hetc_status_t hetc_tuner_open(const hetc_tuner_options_t *options, hetc_tuner_t **out_tuner) {
   hetc_tune_options_t tune = hetc_tune_default_options();

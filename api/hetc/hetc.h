@@ -735,6 +735,14 @@ typedef struct hetc_tuner_options_t {
   FILE *progress;          /* progress lines; NULL: quiet */
 } hetc_tuner_options_t;
 
+/* Refuses what hetc_tuner_tune_graph would refuse of these arguments --
+ * a target no plugin serves, a task number (options->task_numbers) beyond
+ * the model's tasks -- with the same status, before anything is opened:
+ * called before hetc_tuner_open, a refused run leaves no store behind.
+ * Only the plugins are loaded, to look the targets up. */
+HETC_API hetc_status_t hetc_tune_check(const hetc_model_t *model, const char *const *targets, int32_t num_targets,
+                                       const hetc_tuner_options_t *options);
+
 /* Opens the records store, the plugins and (with transfer) the cost
  * model. The options' strings and task numbers are borrowed until
  * hetc_tuner_free. A malformed overrides file is BAD_INPUT. */

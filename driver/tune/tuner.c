@@ -1071,6 +1071,30 @@ static hetc_status_t select_tasks(const hetc_tune_options_t *options, int32_t ta
   return NULL;
 }
 
+hetc_status_t hetc_tune_check_arguments(hetc_registry_t *registry, const hetc_graph_t *model,
+                                        const char *const *targets, int32_t num_targets,
+                                        const int32_t *task_numbers, int32_t num_task_numbers) {
+  for (int32_t d = 0; d < num_targets; ++d) {
+    hetc_plugin_entry_t *entry = NULL;
+    int32_t device = -1;
+    HETC_RETURN_IF_ERROR(hetc_registry_target_spec(registry, targets[d], &entry, &device));
+  }
+  if (!task_numbers) return NULL;
+  hetc_graph_t *graph = NULL;
+  hetc_task_list_t *tasks = NULL;
+  HETC_RETURN_IF_ERROR(hetc_graph_clone(model, &graph));
+  hetc_status_t status = hetc_graph_optimize(graph);
+  if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
+  uint8_t *selected = status ? NULL : calloc((size_t)tasks->count + 1, 1);
+  if (!status && !selected) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
+  const hetc_tune_options_t options = {.task_numbers = task_numbers, .num_task_numbers = num_task_numbers};
+  if (!status) status = select_tasks(&options, tasks->count, selected);
+  free(selected);
+  hetc_task_list_free(tasks);
+  hetc_graph_free(graph);
+  return status;
+}
+
 hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *model, const char *const *targets,
                                     int32_t num_targets, hetc_tune_task_result_t **out_results,
                                     int32_t *out_count) {

@@ -79,6 +79,13 @@ hetc_tune_options_t hetc_tune_default_options(void);
  * model. *out_tuner is released with hetc_tuner_free. */
 hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t **out_tuner);
 
+/* What hetc_tuner_tune_graph would refuse of its arguments, without a
+ * tuner: a target the registry serves no plugin for, a task number beyond
+ * the model's tasks (task_numbers may be NULL: every task). */
+hetc_status_t hetc_tune_check_arguments(struct hetc_registry_t *registry, const hetc_graph_t *model,
+                                        const char *const *targets, int32_t num_targets,
+                                        const int32_t *task_numbers, int32_t num_task_numbers);
+
 /* Tunes one workload on `target` until the store holds `trials` trials of
  * it for this device (records found there count: a rerun resumes), the
  * options' early stopping says stop, the space is exhausted, or
