@@ -6,7 +6,9 @@
 #
 #   tests/bench/peers/run.sh --targets cpu,vec --records tuned.sqlite
 #
-# Not part of CI: it needs PyPI (about 200 MB of wheels) and a quiet machine.
+# CI runs peers.py alone on a tiny model (bench_smoke_peers), without the
+# peers; the comparison needs PyPI (about 200 MB of wheels) and a quiet
+# machine.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
