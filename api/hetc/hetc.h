@@ -739,7 +739,8 @@ typedef struct hetc_tuner_options_t {
  * a target no plugin serves, a task number (options->task_numbers) beyond
  * the model's tasks -- with the same status, before anything is opened:
  * called before hetc_tuner_open, a refused run leaves no store behind.
- * Only the plugins are loaded, to look the targets up. */
+ * Only the plugins are loaded, to look the targets up. `model` may be
+ * NULL: the targets alone are checked. */
 HETC_API hetc_status_t hetc_tune_check(const hetc_model_t *model, const char *const *targets, int32_t num_targets,
                                        const hetc_tuner_options_t *options);
 

@@ -247,25 +247,6 @@ static int run_job(hetc_cli_model_t *model_arg, const char *path, hetc_tuner_opt
   return code;
 }
 
-/* Every model of the jobs loaded (its shapes only) and checked with the
- * targets and tasks before any job starts, so that a refused one starts
- * no other job, nor creates the store. */
-static hetc_status_t check_jobs(const hetc_cli_model_t *model_arg, const char *const *paths, int32_t num_paths,
-                                const hetc_tuner_options_t *options, const hetc_cli_targets_t *targets) {
-  hetc_status_t status = NULL;
-  for (int32_t m = 0; m < num_paths && !status; ++m) {
-    const hetc_model_load_options_t load = {.struct_size = sizeof(load),
-                                            .input_shapes = model_arg->shapes,
-                                            .num_input_shapes = model_arg->num_shapes,
-                                            .shapes_only = 1};
-    hetc_model_t *model = NULL;
-    status = hetc_model_load_with_options(paths[m], &load, &model);
-    if (!status) status = hetc_tune_check(model, targets->names, targets->count, options);
-    hetc_model_free(model);
-  }
-  return status;
-}
-
 /* Tunes every model on every target at once, each pair a job
  * (hetc_tune_serve_turns), prints each job's summary in the order given,
  * then selects each model's plan over all the targets. The exit status is
@@ -277,7 +258,11 @@ static int tune_jobs(hetc_cli_model_t *model_arg, const char *const *paths, int3
   FILE *outs[MAX_JOBS];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  hetc_status_t checked = check_jobs(model_arg, paths, num_paths, options, targets);
+  /* The targets, every job's, before any job starts: a run refused for
+   * them starts none, nor creates the store. A model that does not load,
+   * or lacks a task --tasks names, fails its own job (before it opens the
+   * store) while the others go on. */
+  hetc_status_t checked = hetc_tune_check(NULL, targets->names, targets->count, options);
   if (checked) return hetc_cli_report(checked);
   int32_t started = 0;
   for (; started < count; ++started) {

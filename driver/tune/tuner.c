@@ -1079,7 +1079,7 @@ hetc_status_t hetc_tune_check_arguments(hetc_registry_t *registry, const hetc_gr
     int32_t device = -1;
     HETC_RETURN_IF_ERROR(hetc_registry_target_spec(registry, targets[d], &entry, &device));
   }
-  if (!task_numbers) return NULL;
+  if (!model || !task_numbers) return NULL;
   hetc_graph_t *graph = NULL;
   hetc_task_list_t *tasks = NULL;
   HETC_RETURN_IF_ERROR(hetc_graph_clone(model, &graph));

@@ -81,7 +81,8 @@ hetc_status_t hetc_tuner_create(const hetc_tune_options_t *options, hetc_tuner_t
 
 /* What hetc_tuner_tune_graph would refuse of its arguments, without a
  * tuner: a target the registry serves no plugin for, a task number beyond
- * the model's tasks (task_numbers may be NULL: every task). */
+ * the model's tasks (model NULL: the targets only; task_numbers NULL:
+ * every task). */
 hetc_status_t hetc_tune_check_arguments(struct hetc_registry_t *registry, const hetc_graph_t *model,
                                         const char *const *targets, int32_t num_targets,
                                         const int32_t *task_numbers, int32_t num_task_numbers);
