@@ -19,8 +19,8 @@ hetc's outputs and onnxruntime's on the same input.
 
 hetc's package is compiled here (`--targets`, `--records`), or taken as it
 is with `--package MODEL=PKG`. With `--records`, a second hetc package is
-compiled for the same targets without records (every kernel at its
-template's default) and timed in the same rounds, and a second table puts
+compiled for the same targets from an empty store (every kernel at its
+template's default; so is hetc's package without `--records`) and timed in the same rounds, and a second table puts
 the tuned package beside it: tuning must never make a model slower.
 
 A peer that is not installed in this Python (run.sh installs both in a
@@ -216,13 +216,26 @@ def installed_peers():
                      "(tests/bench/peers/run.sh installs both in a virtual environment of its own)")
 
 
+def empty_store(args, work):
+    """A records store with no records, made once in `work` (compile refuses
+    a store that does not exist, and without --records it would read the
+    per-user store): every kernel of a package compiled from it is at its
+    template's default."""
+    store = os.path.join(work, "no-records.sqlite")
+    if not os.path.exists(store):
+        nothing = os.path.join(work, "no-records.jsonl")
+        open(nothing, "w").close()
+        done = subprocess.run([args.hetc, "records", "import", nothing, "--records", store],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"hetc records import (an empty store) failed:\n{done.stdout}{done.stderr}")
+    return store
+
+
 def compile_hetc(args, model, model_json, out, records):
-    """Compiles with `records` (a store path, or None: every kernel at its
-    template's default), returns the predicted latency compile printed
-    (None when it placed nothing)."""
-    command = [args.hetc, "compile", model_json, "--targets", args.targets, "-o", out]
-    if records:
-        command += ["--records", records]
+    """Compiles with `records` (a store path), returns the predicted latency
+    compile printed (None when it placed nothing)."""
+    command = [args.hetc, "compile", model_json, "--targets", args.targets, "-o", out, "--records", records]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"hetc compile {model} failed:\n{done.stdout}{done.stderr}")
@@ -244,12 +257,12 @@ def bench_model(args, model, work, rng):
     package = args.packages.get(model)
     if not package:
         package = os.path.join(work, model + ".hetc")
-        predicted = compile_hetc(args, model, model_json, package, args.records)
+        predicted = compile_hetc(args, model, model_json, package, args.records or empty_store(args, work))
     contenders = [Contender("hetc", package, input_file, args.threads)]
     contenders += [Contender(peer, onnx_file, input_file, args.threads) for peer in args.peers]
     if args.records:
         default_package = os.path.join(work, model + ".default.hetc")
-        compile_hetc(args, model, model_json, default_package, None)
+        compile_hetc(args, model, model_json, default_package, empty_store(args, work))
         contenders.append(Contender("hetc_default", default_package, input_file, args.threads))
     try:
         outputs = {c.kind: np.load(c.ask("out")) for c in contenders}
