@@ -1054,15 +1054,16 @@ static hetc_status_t check_override_templates(hetc_tuner_t *tuner, const hetc_gr
   return status ? hetc_status_recode(status, HETC_STATUS_BAD_INPUT) : NULL;
 }
 
-/* Marks the tasks the options select (all when they name none) and
- * refuses a number beyond the model's tasks. */
-static hetc_status_t select_tasks(const hetc_tune_options_t *options, int32_t task_count, uint8_t *selected) {
-  if (!options->task_numbers) {
+/* Marks the tasks `task_numbers` names (all when it is NULL) and refuses
+ * a number beyond the model's tasks. */
+static hetc_status_t select_tasks(const int32_t *task_numbers, int32_t num_task_numbers, int32_t task_count,
+                                  uint8_t *selected) {
+  if (!task_numbers) {
     memset(selected, 1, (size_t)task_count);
     return NULL;
   }
-  for (int32_t k = 0; k < options->num_task_numbers; ++k) {
-    int32_t number = options->task_numbers[k];
+  for (int32_t k = 0; k < num_task_numbers; ++k) {
+    int32_t number = task_numbers[k];
     if (number < 1 || number > task_count)
       return hetc_status_new(HETC_STATUS_BAD_INPUT, "--tasks: the model has tasks 1 to %d, not %d", task_count,
                              number);
@@ -1087,8 +1088,7 @@ hetc_status_t hetc_tune_check_arguments(hetc_registry_t *registry, const hetc_gr
   if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
   uint8_t *selected = status ? NULL : calloc((size_t)tasks->count + 1, 1);
   if (!status && !selected) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-  const hetc_tune_options_t options = {.task_numbers = task_numbers, .num_task_numbers = num_task_numbers};
-  if (!status) status = select_tasks(&options, tasks->count, selected);
+  if (!status) status = select_tasks(task_numbers, num_task_numbers, tasks->count, selected);
   free(selected);
   hetc_task_list_free(tasks);
   hetc_graph_free(graph);
@@ -1112,7 +1112,8 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
    * by its FLOPs times its node count before anything is measured. */
   uint8_t *selected = status ? NULL : calloc((size_t)tasks->count + 1, 1);
   if (!status && !selected) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
-  if (!status) status = select_tasks(&tuner->options, tasks->count, selected);
+  if (!status)
+    status = select_tasks(tuner->options.task_numbers, tuner->options.num_task_numbers, tasks->count, selected);
   double weight_left = 0;
   for (int32_t i = 0; !status && i < tasks->count; ++i)
     if (selected[i]) weight_left += tasks->tasks[i].flops * tasks->tasks[i].count;
