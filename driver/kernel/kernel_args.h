@@ -9,10 +9,12 @@
 #ifndef HETC_DRIVER_KERNEL_KERNEL_ARGS_H_
 #define HETC_DRIVER_KERNEL_KERNEL_ARGS_H_
 
+#include "graph/graph.h"
 #include "plugins/registry.h"
 
-/* Inputs, params (at most 4), output, workspace. */
-#define HETC_KERNEL_MAX_ARGS 16
+/* Inputs (a concat reads up to HETC_MAX_NODE_INPUTS), params (at most 4),
+ * output, workspace. */
+#define HETC_KERNEL_MAX_ARGS (HETC_MAX_NODE_INPUTS + 4 + 2)
 
 typedef struct hetc_kernel_args_t {
   const hetc_plugin_entry_t *entry;
