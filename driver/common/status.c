@@ -1,5 +1,7 @@
 #include "common/status.h"
 
+#include "common/escape.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,16 @@ hetc_status_t hetc_status_newv(hetc_status_code_t code, const char *format,
   status->is_static = 0;
   vsnprintf(status->storage, (size_t)length + 1, format, args);
   status->message = status->storage;
+  /* A message can quote any input; escape sequences and carriage returns
+   * must not reach the terminal. Lines stay lines: verify lists problems
+   * one a line. */
+  if (hetc_needs_escape(status->storage, "\n\t")) {
+    char *escaped = hetc_escape_controls(status->storage, "\n\t");
+    hetc_status_t replaced = escaped ? hetc_status_new(code, "%s", escaped) : status_out_of_memory();
+    free(escaped);
+    free(status);
+    return replaced;
+  }
   return status;
 }
 
