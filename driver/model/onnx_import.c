@@ -7,8 +7,10 @@
 
 #include "common/fileio.h"
 #include "graph/infer.h"
+#include "model/onnx_depth.h"
 #include "model/onnx_fold.h"
 #include "model/onnx_importer.h"
+#include "model/onnx_schema.h"
 
 #define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
 #define MIN_OPSET 6
@@ -166,7 +168,10 @@ static hetc_status_t add_data_input(hetc_onnx_importer_t *im, const Onnx__ValueI
     type.rank = (int32_t)shape->n_dim;
     for (size_t d = 0; d < shape->n_dim; ++d) {
       const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
-      if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE || dim->dim_value < 1) {
+      if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && dim->dim_value < 1)
+        return BAD("graph input '%s': dimension %zu is %lld; a dimension is 1 or more", name, d,
+                   (long long)dim->dim_value);
+      if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
         const char *symbol = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param
                                  ? dim->dim_param : "?";
         return BAD("graph input '%s': dimension %zu is symbolic ('%s'); give the input's shape with --input-shape "
@@ -234,6 +239,7 @@ static hetc_status_t import_node(hetc_onnx_importer_t *im) {
   if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
     return BAD("domain '%s' is not supported (hetc imports ONNX's default domain)", n->domain);
   if (!n->op_type || !n->op_type[0]) return BAD("the node has no op_type");
+  HETC_RETURN_IF_ERROR(hetc_onnx_check_schema(n, im->opset));
   int all_constant = 1, shape_of_activation = 0;
   for (size_t k = 0; k < n->n_input; ++k) {
     if (!n->input[k][0]) continue; /* an omitted optional input */
@@ -448,6 +454,10 @@ static char *model_name(const char *display_name) {
 hetc_status_t hetc_onnx_import_buffer(const uint8_t *data, size_t length, const char *display_name,
                                      const char *base_dir, const hetc_model_load_options_t *options,
                                      hetc_graph_t **out_graph) {
+  size_t deep_at = 0;
+  if (hetc_onnx_nests_deeper(&onnx__model_proto__descriptor, data, length, HETC_ONNX_MAX_DEPTH, &deep_at))
+    return BAD("%s: byte %zu: messages nest more than %d levels deep (hetc reads at most %d; api/limits.md)",
+               display_name, deep_at, HETC_ONNX_MAX_DEPTH, HETC_ONNX_MAX_DEPTH);
   Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, length, data);
   if (!model)
     return BAD("%s: not an ONNX model (the file does not parse as an ONNX ModelProto: truncated, or another format)",

@@ -1,5 +1,6 @@
 /* ONNX ops onto hetc's graph ops (onnx_importer.h; the mapping is
  * documented in api/model-format.md, "ONNX import"). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,13 +89,14 @@ static hetc_status_t set_param(hetc_onnx_importer_t *im, int32_t node, int slot,
 }
 
 /* A conv2d node over x with `weight` and optional `bias` (both taken, also
- * on failure), named after the current node's output. */
-static hetc_status_t append_conv(hetc_onnx_importer_t *im, int32_t x, const hetc_node_attrs_t *attrs, float *weight,
-                                 int64_t weight_count, float *bias, int32_t *out_value) {
+ * on failure; each count is what its array holds), named after `hint`. */
+static hetc_status_t append_conv(hetc_onnx_importer_t *im, int32_t x, const char *hint, const hetc_node_attrs_t *attrs,
+                                 float *weight, int64_t weight_count, float *bias, int64_t bias_count,
+                                 int32_t *out_value) {
   int32_t node;
-  hetc_status_t status = append(im, HETC_OP_CONV2D, &x, 1, attrs, &node);
+  hetc_status_t status = hetc_onnx_append_node(im, HETC_OP_CONV2D, hint, &x, 1, attrs, &node);
   if (!status) status = set_param(im, node, HETC_PARAM_WEIGHT, weight, weight_count), weight = NULL;
-  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, attrs->channels), bias = NULL;
+  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, bias_count), bias = NULL;
   free(weight);
   free(bias);
   if (!status) *out_value = im->graph->nodes[node].output;
@@ -185,10 +187,18 @@ static hetc_status_t translate_conv(hetc_onnx_importer_t *im) {
   HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &w));
   HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &b));
   if (w->rank != 4) return BAD("input 1 (the weight) has rank %d, not 4", (int)w->rank);
+  if (w->count < 1)
+    return BAD("input 1 (the weight) of shape [%lld,%lld,%lld,%lld] holds no values", (long long)w->dims[0],
+               (long long)w->dims[1], (long long)w->dims[2], (long long)w->dims[3]);
+  if (b && b->count != w->dims[0])
+    return BAD("input 2 (the bias) holds %lld values for %lld output channels", (long long)b->count,
+               (long long)w->dims[0]);
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
   int64_t group = 1;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "group", 1, &group));
-  if (group < 1 || group > w->dims[0]) return BAD("attribute 'group': %lld is not a group count", (long long)group);
+  if (group < 1 || group > w->dims[0] || w->dims[0] % group)
+    return BAD("attribute 'group': %lld does not divide the weight's %lld output channels", (long long)group,
+               (long long)w->dims[0]);
   a.groups = (int32_t)group;
   a.channels = w->dims[0];
   a.has_bias = b != NULL;
@@ -199,7 +209,7 @@ static hetc_status_t translate_conv(hetc_onnx_importer_t *im) {
     return out_of_memory();
   }
   int32_t value;
-  HETC_RETURN_IF_ERROR(append_conv(im, x, &a, weight, w->count, bias, &value));
+  HETC_RETURN_IF_ERROR(append_conv(im, x, im->node->output[0], &a, weight, w->count, bias, b ? b->count : 0, &value));
   return define_output(im, value);
 }
 
@@ -460,53 +470,100 @@ static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
     HETC_RETURN_IF_ERROR(append_unary(im, op, x, im->node->output[0], &value));
     return define_output(im, value);
   }
-  /* Elu with alpha a: (1 - a) relu(x) + a elu(x). */
+  /* Elu with alpha a: relu(x) - a relu(-elu(x)), the positive part and a
+   * times the negative part (exp(x) - 1) of elu. Each is exactly 0 where
+   * the other is not, so a far from 1 costs x none of its digits. */
   char names[4][320];
   int32_t positive, negative;
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[0], 320), &positive));
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_ELU, x, step_name(im, "elu", names[1], 320), &negative));
-  HETC_RETURN_IF_ERROR(append_uniform_affine(im, positive, step_name(im, "kept", names[2], 320), 1 - alpha, 0, &positive));
-  HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[3], 320), alpha, 0, &negative));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "flipped", names[2], 320), -1, 0, &negative));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, negative, step_name(im, "negative", names[3], 320), &negative));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[3], 320), -alpha, 0, &negative));
   HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value));
   return define_output(im, value);
 }
 
-/* x clipped to [low, high] (either may be infinite), through relu or relu6
- * between affine maps: [0, 6] is relu6 and [0, inf) relu themselves;
- * finite bounds map [low, high] onto relu6's [0, 6]; one bound is
- * bound -+ relu(-+(x - bound)). */
+/* add_back + y clamped between 0 and `bound` (either side of 0; an
+ * infinite bound clamps one side only), where y = x - shift: (bound / 6)
+ * relu6((6 / bound) y) scales y but never adds to it, so a bound far from y
+ * costs y none of its digits. */
+static hetc_status_t append_scaled_clamp(hetc_onnx_importer_t *im, int32_t x, double shift, double bound,
+                                         double add_back, const char *hint, int32_t *out_value) {
+  char names[2][320];
+  int32_t y;
+  if (isinf(bound)) { /* relu(y) or -relu(-y) */
+    const double sign = bound > 0 ? 1 : -1;
+    if (sign > 0 && shift == 0 && add_back == 0) return append_unary(im, HETC_OP_RELU, x, hint, out_value);
+    if (sign > 0 && shift == 0) y = x;
+    else HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), sign, -sign * shift, &y));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, y, step_name(im, "clip", names[1], 320), &y));
+    return append_uniform_affine(im, y, hint, sign, add_back, out_value);
+  }
+  HETC_RETURN_IF_ERROR(
+      append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), 6 / bound, -6 * shift / bound, &y));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, y, step_name(im, "clip", names[1], 320), &y));
+  return append_uniform_affine(im, y, hint, bound / 6, add_back, out_value);
+}
+
+/* The same, for any bound. Past 2^64 the scaled y would fall into
+ * subnormals, where it loses digits or flushes to zero: the clamp splits
+ * there, as clamp(y, C) + clamp(y - C, bound - C). The second part is 0
+ * unless y passes C, and then y - C is a multiple of y's last digit, at
+ * least 2^41: scaled, still a normal float. */
+#define CLAMP_SPLIT 18446744073709551616.0 /* 2^64 */
+static hetc_status_t append_clamp(hetc_onnx_importer_t *im, int32_t x, double shift, double bound, double add_back,
+                                  const char *hint, int32_t *out_value) {
+  if (!(fabs(bound) > CLAMP_SPLIT) || isinf(bound))
+    return append_scaled_clamp(im, x, shift, bound, add_back, hint, out_value);
+  char names[2][320];
+  const double split = bound > 0 ? CLAMP_SPLIT : -CLAMP_SPLIT;
+  int32_t near, far;
+  snprintf(names[0], 320, "%s.near", hint);
+  snprintf(names[1], 320, "%s.far", hint);
+  HETC_RETURN_IF_ERROR(append_scaled_clamp(im, x, shift, split, add_back, names[0], &near));
+  HETC_RETURN_IF_ERROR(append_scaled_clamp(im, x, shift + split, bound - split, 0, names[1], &far));
+  return append_binary(im, HETC_OP_ADD, near, far, hint, out_value);
+}
+
+/* x clipped to [low, high] (either may be infinite; low <= high). [0, 6]
+ * is relu6 and [0, inf) relu themselves. Otherwise x is shifted by a bound
+ * only when both bounds lie on one side of 0, where x, when kept, is
+ * farther from 0 than the shift and loses no more than its last digit;
+ * around 0 the clip is the sum of a clamp above 0 and one below. */
 static hetc_status_t append_clip(hetc_onnx_importer_t *im, int32_t x, double low, double high, const char *hint,
                                  int32_t *out_value) {
   char names[3][320];
-  int32_t y;
   if (low == 0 && high == 6) return append_unary(im, HETC_OP_RELU6, x, hint, out_value);
   if (low == 0 && isinf(high)) return append_unary(im, HETC_OP_RELU, x, hint, out_value);
-  if (!isinf(low) && !isinf(high)) {
-    const double width = high - low;
-    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), 6 / width, -6 * low / width, &y));
-    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, y, step_name(im, "clip", names[1], 320), &y));
-    return append_uniform_affine(im, y, hint, width / 6, low, out_value);
+  if (isinf(low) && isinf(high)) {
+    *out_value = x;
+    return NULL;
   }
-  if (!isinf(low)) { /* low + relu(x - low) */
-    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), 1, -low, &y));
-    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, y, step_name(im, "clip", names[1], 320), &y));
-    return append_uniform_affine(im, y, hint, 1, low, out_value);
+  if (low == high) { /* low wherever x is a number: relu6 keeps infinities out of the product by 0 */
+    int32_t y;
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, x, step_name(im, "bounded", names[0], 320), &y));
+    return append_uniform_affine(im, y, hint, 0, low, out_value);
   }
-  if (!isinf(high)) { /* high - relu(high - x) */
-    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "clip_in", names[0], 320), -1, high, &y));
-    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, y, step_name(im, "clip", names[1], 320), &y));
-    return append_uniform_affine(im, y, hint, -1, high, out_value);
-  }
-  return append_uniform_affine(im, x, hint, 1, 0, out_value); /* no bound: a copy */
+  const double shift = low > 0 ? low : high < 0 ? high : 0;
+  if (shift != 0) /* one bound is the shift itself */
+    return append_clamp(im, x, shift, shift == low ? high - low : low - high, shift, hint, out_value);
+  if (low == 0 || high == 0) return append_clamp(im, x, 0, low == 0 ? high : low, 0, hint, out_value);
+  int32_t above, below;
+  HETC_RETURN_IF_ERROR(append_clamp(im, x, 0, high, 0, step_name(im, "above", names[1], 320), &above));
+  HETC_RETURN_IF_ERROR(append_clamp(im, x, 0, low, 0, step_name(im, "below", names[2], 320), &below));
+  return append_binary(im, HETC_OP_ADD, above, below, hint, out_value);
 }
 
 static hetc_status_t translate_clip(hetc_onnx_importer_t *im) {
   int32_t x, value;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  float low = -INFINITY, high = INFINITY;
+  /* An omitted bound is the lowest or the largest float (not an
+   * infinity: an infinite x is clipped to it). */
+  float low = -FLT_MAX, high = FLT_MAX;
   if (im->opset < 11) {
-    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "min", -INFINITY, &low));
-    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "max", INFINITY, &high));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "min", -FLT_MAX, &low));
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "max", FLT_MAX, &high));
   } else {
     const hetc_onnx_const_t *bound;
     HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &bound));
@@ -1037,6 +1094,8 @@ static hetc_status_t pad_matrix(const hetc_onnx_importer_t *im, int64_t n, int64
  * pad value (the input shifted by minus the value first, when it is not
  * 0). Reflect and edge modes: one-hot maps along H and W
  * (append_axis_map). */
+static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], float value);
+
 static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
@@ -1101,27 +1160,58 @@ static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
                                           &padded));
     return define_output(im, padded);
   }
-  char name[320];
-  if (value != 0) HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "shifted", name, 320), 1, -value, &x));
+  return append_constant_pad(im, x, pads, value);
+}
+
+/* A depthwise 1x1 conv over 4-d x by `weight` plus `bias` (0: none) in
+ * every channel, padded by `pads` (hetc's top, left, bottom, right): inside,
+ * weight * x + bias; around, bias alone. */
+static hetc_status_t append_uniform_conv(hetc_onnx_importer_t *im, int32_t x, const int32_t padding[4], float weight,
+                                         float bias, const char *hint, int32_t *out_value) {
+  const int64_t channels = type_of(im, x)->shape[1];
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
-  a.channels = t.shape[1];
-  a.groups = (int32_t)t.shape[1];
+  a.channels = channels;
+  a.groups = (int32_t)channels;
   a.kernel[0] = a.kernel[1] = 1;
-  a.padding[0] = (int32_t)pads[2], a.padding[1] = (int32_t)pads[3];
-  a.padding[2] = (int32_t)pads[6], a.padding[3] = (int32_t)pads[7];
-  a.has_bias = value != 0;
-  float *weight = malloc(sizeof(float) * (size_t)t.shape[1]), *bias = a.has_bias ? malloc(sizeof(float) * (size_t)t.shape[1]) : NULL;
-  if (!weight || (a.has_bias && !bias)) {
-    free(weight), free(bias);
+  memcpy(a.padding, padding, sizeof(a.padding));
+  a.has_bias = bias != 0;
+  float *weights = malloc(sizeof(float) * (size_t)channels), *biases = a.has_bias ? malloc(sizeof(float) * (size_t)channels) : NULL;
+  if (!weights || (a.has_bias && !biases)) {
+    free(weights), free(biases);
     return out_of_memory();
   }
-  for (int64_t c = 0; c < t.shape[1]; ++c) {
-    weight[c] = 1.0f;
-    if (bias) bias[c] = value;
+  for (int64_t c = 0; c < channels; ++c) {
+    weights[c] = weight;
+    if (biases) biases[c] = bias;
   }
-  int32_t padded;
-  HETC_RETURN_IF_ERROR(append_conv(im, x, &a, weight, t.shape[1], bias, &padded));
-  return define_output(im, padded);
+  return append_conv(im, x, hint, &a, weights, channels, biases, biases ? channels : 0, out_value);
+}
+
+/* x padded with `value` (pads: begin of each of 4 dims, then end). x is
+ * padded with zeros, and the value added around it from a second padded
+ * plane that is exactly 0 inside: shifting x by the value and back would
+ * cost x its digits when the value is far larger. That plane is a plane of
+ * ones (relu6 keeps x's infinities out of the product by 0) padded by
+ * weight -value and bias value. An infinite value is the largest float
+ * added twice, which overflows to it. */
+static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], float value) {
+  char names[5][320];
+  const int32_t padding[4] = {(int32_t)pads[2], (int32_t)pads[3], (int32_t)pads[6], (int32_t)pads[7]};
+  int32_t padded, ones, border;
+  const char *hint = im->node->output[0];
+  HETC_RETURN_IF_ERROR(
+      append_uniform_conv(im, x, padding, 1, 0, value == 0 ? hint : step_name(im, "zero_padded", names[0], 320), &padded));
+  if (value == 0) return define_output(im, padded);
+  const float around = isinf(value) ? copysignf(FLT_MAX, value) : value;
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, x, step_name(im, "bounded", names[1], 320), &ones));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, ones, step_name(im, "ones", names[2], 320), 0, 1, &ones));
+  HETC_RETURN_IF_ERROR(append_uniform_conv(im, ones, padding, -around, around, step_name(im, "border", names[3], 320),
+                                           &border));
+  int32_t sum;
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, padded, border,
+                                     isinf(value) ? step_name(im, "finite", names[4], 320) : hint, &sum));
+  if (isinf(value)) HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, sum, border, hint, &sum));
+  return define_output(im, sum);
 }
 
 /* x along `axis` (2 or 3 of a 4-d value) with times - 1 elements of
@@ -1250,7 +1340,7 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
           const int64_t from = (((g * in_per_group + i) * out_per_group + oo) * kh + (kh - 1 - y)) * kw + (kw - 1 - xx);
           weight[((o * in_per_group + i) * kh + y) * kw + xx] = (float)hetc_onnx_const_get(w, from);
         }
-  HETC_RETURN_IF_ERROR(append_conv(im, value, &a, weight, w->count, bias, &value));
+  HETC_RETURN_IF_ERROR(append_conv(im, value, im->node->output[0], &a, weight, w->count, bias, b ? b->count : 0, &value));
   return define_output(im, value);
 }
 
