@@ -1,6 +1,8 @@
 /* Reading NodeProto attributes (onnx_attr.h). */
 #include "model/onnx_attr.h"
 
+#include "common/escape.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -76,7 +78,8 @@ hetc_status_t hetc_onnx_attr_string(const Onnx__NodeProto *node, const char *nam
   const size_t length = a->s.len < size - 1 ? a->s.len : size - 1;
   if (length) memcpy(out, a->s.data, length);
   out[length] = 0;
-  if (strlen(out) != a->s.len)
+  /* Every string hetc knows is printable: another would reach a message. */
+  if (strlen(out) != a->s.len || hetc_needs_escape(out, NULL))
     return hetc_status_new(HETC_STATUS_BAD_INPUT, "attribute '%s': not a string hetc knows", name);
   return NULL;
 }

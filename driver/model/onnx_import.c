@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "common/fileio.h"
 #include "graph/infer.h"
 #include "model/onnx_depth.h"
@@ -196,6 +197,35 @@ static hetc_status_t add_data_input(hetc_onnx_importer_t *im, const Onnx__ValueI
   return NULL;
 }
 
+/* A graph input an initializer fills must declare the initializer's shape
+ * where it declares one: a model whose two disagree was not written for the
+ * weights it holds. */
+static hetc_status_t check_initializer_declaration(const Onnx__ValueInfoProto *info, const hetc_onnx_const_t *value) {
+  const Onnx__TypeProto__Tensor *tensor =
+      info->type && info->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? info->type->tensor_type : NULL;
+  if (!tensor || !tensor->shape) return NULL;
+  const Onnx__TensorShapeProto *shape = tensor->shape;
+  int agrees = shape->n_dim == (size_t)value->rank;
+  for (size_t d = 0; agrees && d < shape->n_dim; ++d)
+    agrees = shape->dim[d]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+             shape->dim[d]->dim_value == value->dims[d];
+  if (agrees) return NULL;
+  char declared[160] = "", held[160] = "";
+  size_t used = 0;
+  for (size_t d = 0; d < shape->n_dim && used < sizeof(declared) - 24; ++d) {
+    const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
+    if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      used += (size_t)snprintf(declared + used, sizeof(declared) - used, d ? ",%lld" : "%lld", (long long)dim->dim_value);
+    else
+      used += (size_t)snprintf(declared + used, sizeof(declared) - used, d ? ",?" : "?");
+  }
+  used = 0;
+  for (int32_t d = 0; d < value->rank && used < sizeof(held) - 24; ++d)
+    used += (size_t)snprintf(held + used, sizeof(held) - used, d ? ",%lld" : "%lld", (long long)value->dims[d]);
+  return BAD("graph input '%s' declares shape [%s], but the initializer of that name holds [%s]",
+             info->name ? info->name : "", declared, held);
+}
+
 /* ---- nodes ------------------------------------------------------------------------ */
 
 static hetc_status_t fold_node(hetc_onnx_importer_t *im) {
@@ -221,6 +251,9 @@ static hetc_status_t fold_node(hetc_onnx_importer_t *im) {
   hetc_onnx_const_t *outputs = calloc(n->n_output, sizeof(hetc_onnx_const_t));
   if (!outputs) return out_of_memory();
   hetc_status_t status = hetc_onnx_fold(n, im->opset, &im->file, inputs, num_inputs, outputs);
+  for (size_t k = 0; !status && k < n->n_output; ++k) im->folded_elements += outputs[k].count;
+  if (!status && im->folded_elements > HETC_ONNX_MAX_FOLDED_ELEMENTS)
+    status = BAD("the constants computed at import hold more than 2^28 (268435456) values in all (api/limits.md)");
   for (size_t k = 0; k < n->n_output; ++k) {
     onnx_value_t *v = NULL;
     if (!status && n->output[k][0] && !(status = hetc_onnx_define(im, n->output[k], &v))) {
@@ -398,12 +431,24 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
     if (converted)
       note(options, "%s: initializer '%s' is %s; hetc converted it to float32", im->file.display_name, name, converted);
   }
-  for (size_t k = 0; k < graph->n_input; ++k) {
+  hetc_name_map_t *input_names = hetc_name_map_create((int32_t)graph->n_input + 1);
+  if (!input_names) return out_of_memory();
+  hetc_status_t input_status = NULL;
+  for (size_t k = 0; k < graph->n_input && !input_status; ++k) {
     const char *name = graph->input[k]->name ? graph->input[k]->name : "";
-    if (hetc_onnx_lookup(im, name)) continue; /* an initializer: a weight */
-    hetc_status_t status = add_data_input(im, graph->input[k], shape_options, num_shape_options);
-    if (status) return hetc_status_annotate(status, "%s", im->file.display_name);
+    if (hetc_name_map_put(input_names, name, (int32_t)k) != (int32_t)k) {
+      input_status = BAD("%s: graph input '%s' is declared twice", im->file.display_name, name);
+      break;
+    }
+    const onnx_value_t *initializer = hetc_onnx_lookup(im, name);
+    if (initializer) /* a weight, listed among the inputs (IR 3) */
+      input_status = check_initializer_declaration(graph->input[k], &initializer->constant);
+    else
+      input_status = add_data_input(im, graph->input[k], shape_options, num_shape_options);
+    if (input_status) input_status = hetc_status_annotate(input_status, "%s", im->file.display_name);
   }
+  hetc_name_map_free(input_names);
+  HETC_RETURN_IF_ERROR(input_status);
   if (!g->num_inputs) return BAD("%s: the graph has no input that an initializer does not fill", im->file.display_name);
   for (int32_t o = 0; o < num_shape_options; ++o)
     if (!shape_options[o].used)
@@ -451,6 +496,62 @@ static char *model_name(const char *display_name) {
   return name;
 }
 
+/* ---- names from the file, as messages print them ------------------------------------ */
+
+/* Replaces *text (allocated by protobuf-c's default allocator, malloc)
+ * by its escaped copy when it holds a control byte; 0 when out of memory.
+ * A field the file leaves out points at a constant default, which holds
+ * none and so is never freed here. */
+static int escape_field(char **text) {
+  if (!*text || !hetc_needs_escape(*text, NULL)) return 1;
+  char *escaped = hetc_escape_controls(*text, NULL);
+  if (!escaped) return 0;
+  free(*text);
+  *text = escaped;
+  return 1;
+}
+
+static int escape_value_infos(Onnx__ValueInfoProto **infos, size_t count) {
+  int ok = 1;
+  for (size_t k = 0; k < count; ++k) {
+    ok &= escape_field(&infos[k]->name);
+    const Onnx__TypeProto *type = infos[k]->type;
+    if (!type || type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !type->tensor_type->shape) continue;
+    const Onnx__TensorShapeProto *shape = type->tensor_type->shape;
+    for (size_t d = 0; d < shape->n_dim; ++d)
+      if (shape->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+        ok &= escape_field(&shape->dim[d]->dim_param);
+  }
+  return ok;
+}
+
+/* Every name of the main graph that a message may quote, escaped (a
+ * newline in an op type would fake another line of output). Names are
+ * escaped alike wherever they appear, so lookups by name still match; two
+ * names become one only when one spells the other's escape, and such a file
+ * is refused for assigning a value twice or computes what it then says. */
+static hetc_status_t escape_names(Onnx__ModelProto *model) {
+  int ok = 1;
+  for (size_t k = 0; k < model->n_opset_import; ++k) ok &= escape_field(&model->opset_import[k]->domain);
+  Onnx__GraphProto *graph = model->graph;
+  if (!graph) return ok ? NULL : out_of_memory();
+  for (size_t k = 0; k < graph->n_node; ++k) {
+    Onnx__NodeProto *n = graph->node[k];
+    ok &= escape_field(&n->name) & escape_field(&n->op_type) & escape_field(&n->domain);
+    for (size_t i = 0; i < n->n_input; ++i) ok &= escape_field(&n->input[i]);
+    for (size_t i = 0; i < n->n_output; ++i) ok &= escape_field(&n->output[i]);
+    for (size_t i = 0; i < n->n_attribute; ++i) ok &= escape_field(&n->attribute[i]->name);
+  }
+  for (size_t k = 0; k < graph->n_initializer; ++k) {
+    Onnx__TensorProto *t = graph->initializer[k];
+    ok &= escape_field(&t->name);
+    for (size_t e = 0; e < t->n_external_data; ++e)
+      ok &= escape_field(&t->external_data[e]->key) & escape_field(&t->external_data[e]->value);
+  }
+  ok &= escape_value_infos(graph->input, graph->n_input) & escape_value_infos(graph->output, graph->n_output);
+  return ok ? NULL : out_of_memory();
+}
+
 hetc_status_t hetc_onnx_import_buffer(const uint8_t *data, size_t length, const char *display_name,
                                      const char *base_dir, const hetc_model_load_options_t *options,
                                      hetc_graph_t **out_graph) {
@@ -462,15 +563,15 @@ hetc_status_t hetc_onnx_import_buffer(const uint8_t *data, size_t length, const 
   if (!model)
     return BAD("%s: not an ONNX model (the file does not parse as an ONNX ModelProto: truncated, or another format)",
                display_name);
-  hetc_status_t status = NULL;
+  hetc_status_t status = escape_names(model);
   int found = 0;
   const int32_t opset = default_domain_opset(model, &found);
-  if (!model->graph || !model->has_ir_version)
+  if (!status && (!model->graph || !model->has_ir_version))
     status = BAD("%s: not an ONNX model (no %s; is it another format?)", display_name,
                  !model->graph ? "graph" : "ir_version");
-  else if (!found)
+  else if (!status && !found)
     status = BAD("%s: the model imports no opset of the default ONNX domain", display_name);
-  else if (opset < MIN_OPSET || opset > MAX_OPSET)
+  else if (!status && (opset < MIN_OPSET || opset > MAX_OPSET))
     status = BAD("%s: opset %d of the default domain is not supported (hetc imports opsets %d to %d)", display_name,
                  (int)opset, MIN_OPSET, MAX_OPSET);
   hetc_onnx_importer_t im;

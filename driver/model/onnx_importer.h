@@ -27,6 +27,7 @@ typedef struct hetc_onnx_importer_t {
   int32_t num_values, max_values;
   hetc_name_map_t *value_index; /* ONNX name -> values[] */
   hetc_name_map_t *hetc_names;  /* hetc names taken (inputs and nodes) */
+  int64_t folded_elements;      /* values of the constants computed so far */
   /* The node being translated, for messages. */
   const Onnx__NodeProto *node;
   int32_t node_index;

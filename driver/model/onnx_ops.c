@@ -1290,6 +1290,11 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
   if (count == 4) memcpy(pads, values, sizeof(pads));
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "output_padding", 2, values, &count));
   if (count == 2) output_padding[0] = values[0], output_padding[1] = values[1];
+  for (int d = 0; d < 2; ++d)
+    if (output_padding[d] < 0 || (output_padding[d] >= strides[d] && output_padding[d] >= dilations[d]))
+      return BAD("attribute 'output_padding': %lld along dim %d must be 0 or more and less than the stride (%lld) or "
+                 "the dilation (%lld)", (long long)output_padding[d], d + 2, (long long)strides[d],
+                 (long long)dilations[d]);
   char auto_pad[32];
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "auto_pad", "NOTSET", auto_pad, sizeof(auto_pad)));
   if (strcmp(auto_pad, "NOTSET") != 0 || hetc_onnx_attr(im->node, "output_shape"))

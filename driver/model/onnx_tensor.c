@@ -34,8 +34,8 @@ hetc_status_t hetc_onnx_const_alloc(hetc_onnx_const_t *c, int is_int, int32_t ra
   int64_t count = 1;
   for (int32_t d = 0; d < rank; ++d) {
     if (dims[d] < 0) return hetc_status_new(HETC_STATUS_BAD_INPUT, "dimension %d is negative (%lld)", (int)d, (long long)dims[d]);
-    if (dims[d] && count > HETC_MAX_TENSOR_ELEMENTS / dims[d])
-      return hetc_status_new(HETC_STATUS_BAD_INPUT, "more than 2^31 elements");
+    if (dims[d] && count > HETC_ONNX_MAX_CONST_ELEMENTS / dims[d])
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "a constant of more than 2^27 (134217728) values (api/limits.md)");
     count *= dims[d];
     c->dims[d] = dims[d];
   }

@@ -25,9 +25,18 @@ typedef struct hetc_onnx_const_t {
   int64_t *i;    /* owned, count values, row-major */
 } hetc_onnx_const_t;
 
+/* Values one constant holds at most, an initializer or one computed at
+ * import (api/limits.md): a CNN's largest weight (VGG's first classifier
+ * layer) holds 102760448. A tiny file can ask for a huge constant
+ * (ConstantOfShape of 40000x40000), so the bound is checked before the
+ * memory is taken. */
+#define HETC_ONNX_MAX_CONST_ELEMENTS (INT64_C(1) << 27)
+/* Values all the constants computed at import hold together, at most. */
+#define HETC_ONNX_MAX_FOLDED_ELEMENTS (INT64_C(1) << 28)
+
 /* Allocates count zeroed values for a tensor of `rank` dims. Fails
  * (BAD_INPUT) on a negative dim, a rank above HETC_ONNX_MAX_RANK or more
- * than HETC_MAX_TENSOR_ELEMENTS values. */
+ * than HETC_ONNX_MAX_CONST_ELEMENTS values. */
 hetc_status_t hetc_onnx_const_alloc(hetc_onnx_const_t *c, int is_int, int32_t rank, const int64_t *dims);
 void hetc_onnx_const_release(hetc_onnx_const_t *c);
 /* Value k as a double / as an int64 (floats truncated toward zero). */

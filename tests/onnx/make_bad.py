@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "bad")
 
 SHAPE = [1, 3, 8, 8]
-IR_FOR_OPSET = {5: 7, 13: 7, 22: 10}  # opset 5 with IR 7: valid, so the opset is the only defect
+IR_FOR_OPSET = {5: 7, 9: 4, 13: 7, 22: 10}  # opset 5 with IR 7: valid, so the opset is the only defect
 
 
 def conv_params():
@@ -172,7 +172,101 @@ def cases():
     add("resize_cubic.onnx", after_conv(
         helper.make_node("Resize", ["conv0_out", "", "scales"], ["output"], name="resize0", mode="cubic"),
         [1, 8, 16, 16], [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]))
+    # -- hardening, round 2 ------------------------------------------------
+    add("deep_nesting.onnx", deep_nesting(3000))
+
+    def conv_with(inputs=None, **attrs):
+        a = dict(dilations=[1, 1], group=1, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+        a.update(attrs)
+        return helper.make_node("Conv", inputs or ["input", "conv0.weight", "conv0.bias"], ["conv0_out"],
+                                name="conv0", **a)
+
+    add("conv_bias_short.onnx", bytes_of(model(inits=[conv_params()[0], numpy_helper.from_array(
+        np.array([0.5], np.float32), "conv0.bias")])))
+    add("conv_zero_channels.onnx", bytes_of(model(inits=[numpy_helper.from_array(
+        np.zeros([0, 3, 3, 3], np.float32), "conv0.weight")], nodes=[
+        conv_with(["input", "conv0.weight"]), relu_node()])))
+    add("conv_four_inputs.onnx", bytes_of(model(nodes=[
+        conv_with(["input", "conv0.weight", "conv0.bias", "conv0.bias"]), relu_node()])))
+    add("relu_two_inputs.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("Relu", ["conv0_out", "conv0_out"], ["output"], name="relu0")])))
+    clip_attrs = helper.make_node("Clip", ["conv0_out"], ["output"], name="clip0", min=-1.0, max=1.0)
+    add("clip_attributes_opset13.onnx", bytes_of(model(nodes=[conv_node(), clip_attrs])))
+    clip_inputs = helper.make_node("Clip", ["conv0_out", "lo", "hi"], ["output"], name="clip0")
+    bounds = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("lo", -1.0), ("hi", 1.0))]
+    add("clip_inputs_opset9.onnx", bytes_of(model(nodes=[conv_node(), clip_inputs],
+                                                  inits=conv_params() + bounds, opsets=[("", 9)])))
+    deconv = helper.make_node("ConvTranspose", ["conv0_out", "deconv.weight"], ["output"], name="deconv0",
+                              strides=[2, 2], output_padding=[2, 2], kernel_shape=[3, 3])
+    deconv_weight = numpy_helper.from_array(np.full([8, 4, 3, 3], 0.1, np.float32), "deconv.weight")
+    add("convtranspose_output_padding.onnx", bytes_of(model(
+        nodes=[conv_node(), deconv], inits=conv_params() + [deconv_weight],
+        outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4, 19, 19])])))
+    add("initializer_declared_shape.onnx", bytes_of(model(inputs=[
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, SHAPE),
+        helper.make_tensor_value_info("conv0.weight", TensorProto.FLOAT, [8, 3, 5, 5])])))
+    add("input_declared_twice.onnx", bytes_of(model(inputs=[
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, SHAPE),
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 4, 4])])))
+    add("input_negative_dim.onnx", bytes_of(model(inputs=[
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, -3, 8, 8])])))
+    add("input_zero_dim.onnx", bytes_of(model(inputs=[
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 0, 8])])))
+
+    def folded(shapes):
+        """ConstantOfShape of each shape (zeros, untouched), then the base model."""
+        nodes, inits = [], conv_params()
+        for k, shape in enumerate(shapes):
+            inits.append(numpy_helper.from_array(np.array(shape, np.int64), "shape%d" % k))
+            nodes.append(helper.make_node("ConstantOfShape", ["shape%d" % k], ["zeros%d" % k], name="zeros%d" % k))
+        nodes.append(helper.make_node("Transpose", ["zeros0"], ["flipped"], name="flip", perm=[1, 0]))
+        return bytes_of(model(nodes=nodes + [conv_node(), relu_node()], inits=inits))
+
+    add("fold_huge.onnx", folded([[40000, 40000]]))
+    add("fold_total.onnx", folded([[1 << 13, 1 << 14]] * 3))
+
+    # Op types, node names and attribute strings that would print as more
+    # than one line or drive the terminal.
+    fake = helper.make_node("Fancy\nhetc: compiled OK\x1b[2J", ["conv0_out"], ["output"], name="evil\r\nnode")
+    add("escaped_op_type.onnx", bytes_of(model(nodes=[conv_node(), fake])))
+    pad = helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="constant\x1b[31m")
+    add("escaped_attribute.onnx", bytes_of(model(
+        nodes=[conv_node(), pad], inits=conv_params() + [numpy_helper.from_array(
+            np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")],
+        outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, 10, 10])])))
     return out
+
+
+def varint(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def field(number, payload):
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def deep_nesting(levels):
+    """The base model with a node whose attribute holds a graph whose node
+    holds an attribute ... `levels` deep, written on the wire directly (onnx's
+    own serializer refuses to nest that far)."""
+    inner = b""
+    for _ in range(levels):
+        node = field(4, b"If") + field(5, field(1, b"g") + varint(20 << 3) + varint(5) + field(6, inner))
+        inner = field(1, node)  # GraphProto.node
+    m = model()
+    attribute = field(1, b"g") + varint(20 << 3) + varint(5) + field(6, inner)
+    data = bytearray(bytes_of(m))
+    # A ModelProto field 7 (graph) may repeat: protobuf merges the second
+    # into the first, appending one more node that carries the nesting.
+    extra_node = field(1, b"deep") + field(4, b"Identity") + field(5, attribute)
+    return bytes(data) + field(7, field(1, extra_node))
 
 
 def generate(outdir):
