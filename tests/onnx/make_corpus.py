@@ -1277,6 +1277,15 @@ def densenet_style(g):
     return g.gemm(y, c, 10, "classifier")
 
 
+@net_case([1, 16, 8, 8], opset=17)
+def densenet_block24(g):
+    """DenseNet-121's third dense block in small: 24 layers (growth 4), so that
+    the last layer's Concat reads 24 inputs and the block's own reads 25, as
+    torchvision's export does (a Concat of that many inputs once failed to
+    compile on any pair of targets)."""
+    return dense_block(g, g.x, 16, 24, 4, "features.denseblock3")[0]
+
+
 @net_case(NET, opset=11)
 def vgg_style(g):
     """Conv3x3+Relu stacks with MaxPool, Flatten, Gemm-Relu-Dropout twice,
