@@ -44,7 +44,20 @@ static const char *kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+static const char *type_name(int type) {
+  switch (type) {
+    case ET_DYN: return "a shared object";
+    case ET_REL: return "a relocatable object";
+    default: return "an ELF file";
+  }
+}
+
 int hpc_elf_problem(const char *path, char *why, size_t why_size) {
+  return hpc_elf_kind_problem(path, ET_DYN, HPC_ELF_HOST, why, why_size);
+}
+
+int hpc_elf_kind_problem(const char *path, int type, int machine, char *why, size_t why_size) {
+  if (machine == HPC_ELF_HOST) machine = HOST_MACHINE;
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     snprintf(why, why_size, "%s: cannot open: %s", path, strerror(errno));
@@ -59,7 +72,7 @@ int hpc_elf_problem(const char *path, char *why, size_t why_size) {
     goto done;
   }
   if (!S_ISREG(info.st_mode)) {
-    snprintf(why, why_size, "%s: is %s, not a shared object", path, kind_of(info.st_mode));
+    snprintf(why, why_size, "%s: is %s, not %s", path, kind_of(info.st_mode), type_name(type));
     goto done;
   }
   const uint64_t size = (uint64_t)info.st_size;
@@ -69,17 +82,19 @@ int hpc_elf_problem(const char *path, char *why, size_t why_size) {
     goto done;
   }
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB ||
-      (HOST_MACHINE != EM_NONE && header.e_machine != HOST_MACHINE)) {
+      (machine != EM_NONE && header.e_machine != machine)) {
     snprintf(why, why_size, "%s: an ELF file for another machine (class %d, machine %d)", path,
              header.e_ident[EI_CLASS], header.e_machine);
     goto done;
   }
-  if (header.e_type != ET_DYN) {
-    snprintf(why, why_size, "%s: an ELF file but not a shared object (type %d)", path, header.e_type);
+  if (type != ET_NONE && header.e_type != type) {
+    snprintf(why, why_size, "%s: an ELF file but not %s (type %d)", path, type_name(type), header.e_type);
     goto done;
   }
-  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 ||
-      !inside(header.e_phoff, (uint64_t)header.e_phnum * sizeof(Elf64_Phdr), size)) {
+  /* A shared object is mapped by its segments; other kinds may have none. */
+  const int segmented = header.e_phnum != 0 || header.e_type == ET_DYN;
+  if (segmented && (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 ||
+      !inside(header.e_phoff, (uint64_t)header.e_phnum * sizeof(Elf64_Phdr), size))) {
     snprintf(why, why_size, "%s: truncated or damaged: its program headers lie outside the file (%llu bytes)",
              path, (unsigned long long)size);
     goto done;
@@ -91,7 +106,7 @@ int hpc_elf_problem(const char *path, char *why, size_t why_size) {
              path, (unsigned long long)size);
     goto done;
   }
-  segments = malloc((size_t)header.e_phnum * sizeof(Elf64_Phdr));
+  segments = malloc((size_t)header.e_phnum * sizeof(Elf64_Phdr) + 1);
   if (!segments || read_at(fd, segments, (size_t)header.e_phnum * sizeof(Elf64_Phdr), header.e_phoff) != 0) {
     snprintf(why, why_size, "%s: cannot read its program headers", path);
     goto done;
