@@ -409,19 +409,23 @@ typedef struct hetc_verify_report_t {
    * NULL when none. */
   char *problem_text;
   int32_t problems;
-  int32_t loaded; /* 1: no problem, and every artifact loaded here */
-  /* Owned: why the artifacts were not loaded on this machine (a plugin or
-   * device it lacks), which is no problem of the package; else NULL. */
+  /* Always 0 and NULL: verify loads no artifact, since loading one runs
+   * its code. Once whether every artifact loaded on this machine's
+   * plugins, and why not; kept so that the struct keeps its layout. */
+  int32_t loaded;
   char *not_loaded;
 } hetc_verify_report_t;
 
-/* Checks everything about the package at `path` that can be checked
- * without running it: the manifest and plan, every file's size and
- * checksum (weights.bin's included), files the manifest does not list, NaN
- * or infinite parameters, and, when that found nothing, loading every
- * artifact on `context`'s plugins (NULL: a context is made for it). The
- * status is non-NULL only when there is no manifest to check against (its
- * defects are BAD_INPUT); everything else is in *out_report, released with
+/* Checks everything about the package at `path` that can be checked from
+ * its files without running it or loading any of it: the manifest and
+ * plan, every file's size and checksum (weights.bin's included), that each
+ * artifact is of the format its name says (a shared object or object file
+ * of this machine, a CUDA binary, text), files the manifest does not list,
+ * and NaN or infinite parameters. Whether the plugins still load the
+ * artifacts is found only by opening the package, which runs its code.
+ * `context` is not used (NULL will do). The status is non-NULL only when
+ * there is no manifest to check against (its defects are BAD_INPUT);
+ * everything else is in *out_report, released with
  * hetc_verify_report_free. */
 HETC_API hetc_status_t hetc_package_verify(hetc_context_t *context, const char *path,
                                            hetc_verify_report_t *out_report);

@@ -1,6 +1,6 @@
 /* `hetc verify PACKAGE`: everything that can be checked about a package
- * without running it (hetc_package_verify), every problem listed, not just
- * the first. */
+ * from its files, loading none of them (hetc_package_verify), every problem
+ * listed, not just the first. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,14 +23,13 @@ int hetc_cli_verify(int argc, char **argv) {
     fprintf(stderr, "  %.*s\n", (int)length, line);
     line += length + (line[length] ? 1 : 0);
   }
-  if (report.not_loaded) fprintf(stderr, "hetc: warning: %s: artifacts not loaded: %s\n", package, report.not_loaded);
   if (report.problems) {
     fprintf(stderr, "hetc: %s: %d problem%s (listed above)\n", package, report.problems,
             report.problems == 1 ? "" : "s");
   } else {
-    printf("%s: ok: %d steps, %d values, %d files (%.1f MB) matching their checksums, finite parameters%s\n", package,
-           report.steps, report.values, report.files, (double)report.file_bytes / 1e6,
-           report.loaded ? ", every artifact loaded" : "");
+    printf("%s: ok: %d steps, %d values, %d files (%.1f MB) matching their checksums and formats, finite "
+           "parameters\n",
+           package, report.steps, report.values, report.files, (double)report.file_bytes / 1e6);
   }
   const int exit_status = report.problems ? HETC_EXIT_BAD_INPUT : HETC_EXIT_OK;
   hetc_verify_report_free(&report);

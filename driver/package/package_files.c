@@ -1,6 +1,7 @@
 #include "package/package_files.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "common/fileio.h"
 #include "common/name_map.h"
+#include "plugin_elf.h"
 
 /* Size and checksum of a regular file, read in chunks. */
 static hetc_status_t hash_file(const char *path, uint64_t *out_bytes, uint64_t *out_hash) {
@@ -156,6 +158,46 @@ static void problem(problems_t *p, const char *format, ...) {
   }
 }
 
+/* What an artifact's name says it is (api/package-format.md, the plugins'
+ * files), as far as that can be told from its bytes without loading it:
+ * `hetc verify` must not run a package's code to judge it. A name not in
+ * the table is checked by its size and checksum only. */
+static const struct {
+  const char *suffix;
+  int elf_type; /* -1: text */
+  int elf_machine;
+} formats[] = {
+    {".so", ET_DYN, HPC_ELF_HOST},  /* vec: the kernel, for dlopen */
+    {".o", ET_REL, HPC_ELF_HOST},   /* cpu: the object the JIT links */
+    {".cubin", ET_NONE, EM_CUDA},   /* cuda: the device binary */
+    {".c", -1, 0}, {".cl", -1, 0}, {".cu", -1, 0}, {".ptx", -1, 0}, {".ir-hash", -1, 0},
+};
+
+static void check_format(problems_t *p, const char *path, uint64_t bytes) {
+  const size_t length = strlen(path);
+  for (size_t f = 0; f < sizeof(formats) / sizeof(formats[0]); ++f) {
+    const size_t suffix = strlen(formats[f].suffix);
+    if (length <= suffix || strcmp(path + length - suffix, formats[f].suffix) != 0) continue;
+    char why[1024];
+    if (formats[f].elf_type >= 0) {
+      if (hpc_elf_kind_problem(path, formats[f].elf_type, formats[f].elf_machine, why, sizeof(why)))
+        problem(p, "%s", why);
+      return;
+    }
+    char *text = NULL;
+    size_t got = 0;
+    hetc_status_t status = hetc_file_read_all(path, (size_t)bytes, &text, &got);
+    const char *nul = status ? NULL : memchr(text, '\0', got);
+    if (status) problem(p, "%s", hetc_status_message(status));
+    else if (nul)
+      problem(p, "%s: a %s file that is not text (a NUL byte at offset %llu)", path, formats[f].suffix,
+              (unsigned long long)(nul - text));
+    hetc_status_free(status);
+    free(text);
+    return;
+  }
+}
+
 static void check_file(problems_t *p, const hetc_plan_file_t *file, const char *dir) {
   char *path = hetc_path_join(dir, file->path);
   if (!path) {
@@ -183,6 +225,8 @@ static void check_file(problems_t *p, const hetc_plan_file_t *file, const char *
   } else if (hashed && hash != file->fnv1a64) {
     problem(p, "%s: its checksum is %016llx, the manifest says %016llx: the package is damaged; recompile it",
             path, (unsigned long long)hash, (unsigned long long)file->fnv1a64);
+  } else if (p->thorough) {
+    check_format(p, path, bytes);
   }
   free(path);
 }

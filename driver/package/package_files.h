@@ -5,7 +5,8 @@
  * manifest (version 3) with its size and FNV-1a checksum; opening a package
  * checks what is cheap (each file is a regular file of its size, and the
  * kernels' checksums: they are small, and a damaged shared object or object
- * file must not reach dlopen or the JIT), `hetc verify` checks everything. */
+ * file must not reach dlopen or the JIT), `hetc verify` checks everything
+ * that can be told from the bytes, without loading any. */
 #ifndef HETC_DRIVER_PACKAGE_PACKAGE_FILES_H_
 #define HETC_DRIVER_PACKAGE_PACKAGE_FILES_H_
 
@@ -22,8 +23,11 @@ int hetc_package_file_name_ok(const char *path);
 
 /* Checks package `dir` against plan->files (nothing for a package before
  * version 3). Every file must be a regular file of its size; kernels must
- * match their checksums; with `thorough`, weights.bin must too, and a file
- * under kernels/ the manifest does not list is a problem. Problems are
+ * match their checksums; with `thorough`, weights.bin must too, each
+ * artifact must be of the format its name says (an ELF shared object or
+ * relocatable object of this machine, a CUDA binary, text; by suffix) and
+ * a file under kernels/ the manifest does not list is a problem. Nothing
+ * is loaded or executed. Problems are
  * BAD_INPUT naming the file: the first one, or with `thorough` all of
  * them, one per line. */
 hetc_status_t hetc_package_files_check(const hetc_plan_t *plan, const char *dir, int thorough);
