@@ -426,7 +426,8 @@ typedef struct hetc_verify_report_t {
  * `context` is not used (NULL will do). The status is non-NULL only when
  * there is no manifest to check against (its defects are BAD_INPUT);
  * everything else is in *out_report, released with
- * hetc_verify_report_free. */
+ * hetc_verify_report_free. A package that passes is undamaged, not
+ * trustworthy: checksums are no signature (README.md, "Trust model"). */
 HETC_API hetc_status_t hetc_package_verify(hetc_context_t *context, const char *path,
                                            hetc_verify_report_t *out_report);
 /* Frees what the report owns and zeroes it. */
