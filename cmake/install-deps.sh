@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config python3
   python3-numpy       # the peers benchmark (tests/bench/peers) and its smoke run
   libcjson-dev        # model and manifest JSON
+  libsodium-dev       # signed packages (ed25519 signatures, BLAKE2b digests)
   libcmocka-dev       # unit tests
   libsqlite3-dev      # the tuning records store
   sqlite3             # its command line: the tests and benchmarks read stores with it

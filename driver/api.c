@@ -8,6 +8,7 @@
 #include "graph/tasks.h"
 #include "model/model.h"
 #include "model/onnx_import.h"
+#include "package/package_sign.h"
 #include "plugins/peaks.h"
 #include "runtime/runtime.h"
 
@@ -84,8 +85,32 @@ hetc_status_t hetc_compile(hetc_context_t *context, const hetc_model_t *model,
   return hetc_compile_graph(context, model, options, out_path, out_report);
 }
 
-hetc_status_t hetc_package_open(hetc_context_t *context, const char *path, hetc_package_t **out_package) {
+hetc_status_t hetc_package_open_with_options(hetc_context_t *context, const char *path,
+                                             const hetc_package_open_options_t *options,
+                                             hetc_package_t **out_package) {
+  hetc_package_open_options_t known;
+  memset(&known, 0, sizeof(known));
+  if (options) memcpy(&known, options, options->struct_size < sizeof(known) ? options->struct_size : sizeof(known));
+  /* Before the runtime reads a byte of it: a package the key does not
+   * trust is refused whole. */
+  if (known.trusted_key) HETC_RETURN_IF_ERROR(hetc_signature_check(path, known.trusted_key));
   return hetc_runtime_open(context, path, out_package);
+}
+
+hetc_status_t hetc_package_open(hetc_context_t *context, const char *path, hetc_package_t **out_package) {
+  return hetc_package_open_with_options(context, path, NULL, out_package);
+}
+
+hetc_status_t hetc_package_check_signature(const char *path, const char *public_key_path) {
+  if (!path || !public_key_path)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "hetc_package_check_signature needs a package and a key");
+  return hetc_signature_check(path, public_key_path);
+}
+
+hetc_status_t hetc_signing_keys_create(const char *secret_path, const char *public_path) {
+  if (!secret_path || !public_path)
+    return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "hetc_signing_keys_create needs two paths");
+  return hetc_keys_write(secret_path, public_path);
 }
 
 void hetc_package_close(hetc_package_t *package) { hetc_runtime_close(package); }

@@ -212,6 +212,11 @@ typedef struct hetc_compile_options_t {
    * that the report's predicted_seconds is set. */
   int32_t predict;
   int32_t split; /* hetc_split_policy_t (cost placement only) */
+  /* A secret key file (hetc_signing_keys_create): the package gets a
+   * signature made with it over every file it holds (README.md, "Trust
+   * model"). Read before any work; a malformed one is BAD_INPUT naming
+   * the file. NULL: unsigned. Borrowed. */
+  const char *sign_key;
 } hetc_compile_options_t;
 
 typedef struct hetc_compile_report_t {
@@ -276,6 +281,39 @@ typedef struct hetc_runtime_t hetc_package_t;
 HETC_API hetc_status_t hetc_package_open(hetc_context_t *context, const char *path,
                                 hetc_package_t **out_package);
 HETC_API void hetc_package_close(hetc_package_t *package);
+
+/* How a package is opened. Fields are only ever appended: set struct_size
+ * to sizeof(hetc_package_open_options_t) as compiled, the rest to 0 for
+ * the defaults. */
+typedef struct hetc_package_open_options_t {
+  size_t struct_size;
+  /* A public key file (hetc_signing_keys_create): the package opens only
+   * when hetc_package_check_signature finds it signed with that key's
+   * secret key, before any of it is loaded. NULL: any package opens.
+   * Borrowed. */
+  const char *trusted_key;
+} hetc_package_open_options_t;
+
+/* hetc_package_open with options (NULL: the defaults). */
+HETC_API hetc_status_t hetc_package_open_with_options(hetc_context_t *context, const char *path,
+                                                      const hetc_package_open_options_t *options,
+                                                      hetc_package_t **out_package);
+
+/* NULL when the package at `path` carries a signature (PATH/signature,
+ * written by hetc_compile with options->sign_key) made with the secret key
+ * of the public key file `public_key_path`, and its files are exactly the
+ * ones signed: manifest.json, weights.bin and every file under kernels/,
+ * each with its BLAKE2b-256 digest. Otherwise BAD_INPUT naming the
+ * package's file and the key file ("not signed", "signed by another key",
+ * "changed since the package was signed", ...), or naming the key file
+ * when it is malformed. Loads and runs nothing. */
+HETC_API hetc_status_t hetc_package_check_signature(const char *path, const char *public_key_path);
+
+/* Writes a new ed25519 key pair: the secret key to secret_path (mode 0600;
+ * for hetc_compile's sign_key) and the public key to public_path (for
+ * trusted_key). Neither may exist yet (BAD_INPUT); on failure neither is
+ * left. The formats are in api/package-format.md, "Signed packages". */
+HETC_API hetc_status_t hetc_signing_keys_create(const char *secret_path, const char *public_path);
 
 HETC_API int32_t hetc_package_input_count(const hetc_package_t *package);
 HETC_API int32_t hetc_package_output_count(const hetc_package_t *package);
@@ -427,7 +465,8 @@ typedef struct hetc_verify_report_t {
  * there is no manifest to check against (its defects are BAD_INPUT);
  * everything else is in *out_report, released with
  * hetc_verify_report_free. A package that passes is undamaged, not
- * trustworthy: checksums are no signature (README.md, "Trust model"). */
+ * trustworthy: checksums are no signature (README.md, "Trust model";
+ * hetc_package_check_signature checks one). */
 HETC_API hetc_status_t hetc_package_verify(hetc_context_t *context, const char *path,
                                            hetc_verify_report_t *out_report);
 /* Frees what the report owns and zeroes it. */

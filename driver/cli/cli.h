@@ -140,5 +140,6 @@ int hetc_cli_worker(int argc, char **argv);
 int hetc_cli_space(int argc, char **argv);
 int hetc_cli_tune(int argc, char **argv);
 int hetc_cli_verify(int argc, char **argv);
+int hetc_cli_keys(int argc, char **argv);
 
 #endif /* HETC_DRIVER_CLI_CLI_H_ */

@@ -10,9 +10,13 @@
 
 static const char usage[] =
     "usage: hetc bench PACKAGE [--runs N] [--warmup N] [--input FILE | --random-input SEED] [--steps]\n"
+    "                  [--trust KEY.public]\n"
     "  --runs N     timed runs, 1 to 1000000 (default 100)\n"
     "  --warmup N   untimed runs first, 0 to 1000000 (default 10)\n"
     "  --steps      then N more runs, each step timed: its median, device and share of the sum\n"
+    "  --trust KEY.public\n"
+    "               open the package only if it is signed with this key's secret key\n"
+    "               (`hetc compile --sign`) and unchanged since\n"
     "  inputs as for `hetc run` (default: --random-input 0)\n";
 
 /* `runs` more runs with every step timed; per step its median. */
@@ -34,7 +38,7 @@ static hetc_status_t print_steps(hetc_package_t *package, int32_t runs) {
 }
 
 int hetc_cli_bench(int argc, char **argv) {
-  const char *package = NULL, *input = NULL;
+  const char *package = NULL, *input = NULL, *trust = NULL;
   long long seed = -1, runs = 100, warmup = 10;
   int steps = 0;
   hetc_cli_args_t args;
@@ -44,7 +48,8 @@ int hetc_cli_bench(int argc, char **argv) {
            hetc_cli_count(&args, "--warmup", 0, 1000000, &warmup) ||
            hetc_cli_count(&args, "--random-input", 0, INT64_MAX, &seed) ||
            hetc_cli_text(&args, "--input", "a file, or NAME=FILE,... for several inputs", &input) ||
-           hetc_cli_flag(&args, "--steps", &steps) || hetc_cli_positional(&args, "PACKAGE", &package));
+           hetc_cli_text(&args, "--trust", "a public key file", &trust) || hetc_cli_flag(&args, "--steps", &steps) ||
+           hetc_cli_positional(&args, "PACKAGE", &package));
   if (!package) hetc_cli_error(&args, "no PACKAGE given");
   if (input && seed >= 0) hetc_cli_error(&args, "--input and --random-input exclude each other");
   if (args.failed) return HETC_EXIT_USAGE;
@@ -53,7 +58,8 @@ int hetc_cli_bench(int argc, char **argv) {
   hetc_bench_result_t result;
   const hetc_bench_options_t options = {(int32_t)warmup, (int32_t)runs};
   hetc_status_t status = hetc_context_create(&context);
-  if (!status) status = hetc_package_open(context, package, &rt);
+  const hetc_package_open_options_t open_options = {sizeof(open_options), trust};
+  if (!status) status = hetc_package_open_with_options(context, package, &open_options, &rt);
   if (!status) status = hetc_cli_set_inputs(rt, input, seed < 0 ? 0 : seed);
   if (!status) status = hetc_package_bench(rt, &options, &result);
   if (!status)

@@ -11,7 +11,8 @@
 
 static const char usage[] =
     "usage: hetc compile MODEL.json|MODEL.onnx --targets T[,T...] -o OUT.hetc [--records PATH]\n"
-    "                    [--placement cost|first] [--split auto|never|all] [--explain] [--quiet]\n"
+    "                    [--placement cost|first] [--split auto|never|all] [--sign KEY.secret] [--explain]\n"
+    "                    [--quiet]\n"
     "  --targets T,...    1 to 16 targets, each once: a plugin's name (every device it has)\n"
     "                     or NAME:INDEX (one device, as `hetc plugins` numbers them)\n"
     "  -o, --output PATH  the package directory to write\n"
@@ -20,12 +21,13 @@ static const char usage[] =
     "  --split auto       (cost placement) split a conv2d by output channels across two devices\n"
     "                     that do not share cores, where that lowers the expected latency\n"
     "  --split never|all  never, or every conv2d that can be split (for testing)\n"
+    "  --sign KEY.secret  sign the package with a secret key of `hetc keys new`\n"
     "  --explain          print the placement: each node's device, layouts, expected time, the moves\n" HETC_CLI_INPUT_SHAPE_USAGE;
 
 int hetc_cli_compile(int argc, char **argv) {
   static const int placements[] = {HETC_PLACEMENT_COST, HETC_PLACEMENT_FIRST};
   static const int splits[] = {HETC_SPLIT_AUTO, HETC_SPLIT_NEVER, HETC_SPLIT_ALL};
-  const char *out = NULL, *records = NULL;
+  const char *out = NULL, *records = NULL, *sign_key = NULL;
   int quiet = 0, explain = 0, placement = 0, split = 0;
   hetc_cli_targets_t targets = {.text = NULL};
   hetc_cli_model_t model_arg = {0};
@@ -35,6 +37,7 @@ int hetc_cli_compile(int argc, char **argv) {
     (void)(hetc_cli_targets(&args, "--targets", MAX_TARGETS, &targets) ||
            hetc_cli_text(&args, "--output|-o", "a path", &out) ||
            hetc_cli_text(&args, "--records", "a path", &records) || hetc_cli_flag(&args, "--quiet|-q", &quiet) ||
+           hetc_cli_text(&args, "--sign", "a secret key file", &sign_key) ||
            hetc_cli_flag(&args, "--explain", &explain) ||
            hetc_cli_choice(&args, "--placement", "cost|first", &placement) ||
            hetc_cli_choice(&args, "--split", "auto|never|all", &split) ||
@@ -48,7 +51,8 @@ int hetc_cli_compile(int argc, char **argv) {
   hetc_compile_report_t report;
   hetc_compile_options_t options = {.targets = targets.names, .num_targets = targets.count,
                                    .progress = !quiet && isatty(2), .records_path = records,
-                                   .placement = placements[placement], .explain = explain, .split = splits[split]};
+                                   .placement = placements[placement], .explain = explain, .split = splits[split],
+                                   .sign_key = sign_key};
   hetc_status_t status = hetc_cli_model_load(&model_arg, &graph);
   if (!status) status = hetc_context_create(&context);
   hetc_interrupt_watch();

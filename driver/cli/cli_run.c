@@ -124,14 +124,17 @@ hetc_status_t hetc_cli_set_inputs(hetc_package_t *rt, const char *input, long lo
 
 static const char usage[] =
     "usage: hetc run PACKAGE [--input FILE | --random-input SEED] [--output FILE] [--repeat N]\n"
+    "                [--trust KEY.public]\n"
     "  --input FILE         raw little-endian float32, row-major (NCHW), exactly the input's size;\n"
     "                       for a model with several inputs, NAME=FILE for each, comma-separated\n"
     "  --random-input SEED  deterministic values in [-1, 1), SEED 0 to 9223372036854775807 (default 0)\n"
     "  --output FILE        every output, concatenated, as raw float32\n"
-    "  --repeat N           timed runs after one warm-up, 1 to 100000 (default 10)\n";
+    "  --repeat N           timed runs after one warm-up, 1 to 100000 (default 10)\n"
+    "  --trust KEY.public   open the package only if it is signed with this key's secret key\n"
+    "                       (`hetc compile --sign`) and unchanged since\n";
 
 int hetc_cli_run(int argc, char **argv) {
-  const char *package = NULL, *input = NULL, *output = NULL;
+  const char *package = NULL, *input = NULL, *output = NULL, *trust = NULL;
   long long seed = -1, repeat = 10;
   hetc_cli_args_t args;
   hetc_cli_args_init(&args, "run", usage, argc, argv);
@@ -140,6 +143,7 @@ int hetc_cli_run(int argc, char **argv) {
            hetc_cli_count(&args, "--random-input", 0, INT64_MAX, &seed) ||
            hetc_cli_text(&args, "--output", "a path", &output) ||
            hetc_cli_count(&args, "--repeat", 1, 100000, &repeat) ||
+           hetc_cli_text(&args, "--trust", "a public key file", &trust) ||
            hetc_cli_positional(&args, "PACKAGE", &package));
   if (!package) hetc_cli_error(&args, "no PACKAGE given");
   if (input && seed >= 0) hetc_cli_error(&args, "--input and --random-input exclude each other");
@@ -148,7 +152,8 @@ int hetc_cli_run(int argc, char **argv) {
   hetc_context_t *context = NULL;
   hetc_package_t *rt = NULL;
   hetc_status_t status = hetc_context_create(&context);
-  if (!status) status = hetc_package_open(context, package, &rt);
+  const hetc_package_open_options_t open_options = {sizeof(open_options), trust};
+  if (!status) status = hetc_package_open_with_options(context, package, &open_options, &rt);
   if (!status) status = hetc_cli_set_inputs(rt, input, seed);
   const int32_t num_outputs = rt ? hetc_package_output_count(rt) : 0;
   /* One warm-up run, then `repeat` timed runs; the median is reported. */

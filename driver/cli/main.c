@@ -28,8 +28,9 @@ static void usage(FILE *to) {
           "                                       print a task's space on a target\n"
           "  tune MODEL.json --targets T[,T...] [--records PATH] [--trials N] ...\n"
           "                                       tune every task and keep the records\n"
-          "  verify PACKAGE                       check a package's plan, files, checksums,\n"
+          "  verify PACKAGE [--trust KEY.public]  check a package's plan, files, checksums,\n"
           "                                       formats and parameters, running none of it\n"
+          "  keys new NAME                        write a key pair for signed packages\n"
           "  records list|best|export|import|prune [ARGS]\n"
           "                                       the tuning records store\n"
           "  jobs submit|list|show|cancel|wait [ARGS] --queue URI\n"
@@ -99,6 +100,7 @@ int main(int argc, char **argv) {
   if (!strcmp(command, "space")) return hetc_cli_space(argc - 2, argv + 2);
   if (!strcmp(command, "tune")) return hetc_cli_tune(argc - 2, argv + 2);
   if (!strcmp(command, "verify")) return hetc_cli_verify(argc - 2, argv + 2);
+  if (!strcmp(command, "keys")) return hetc_cli_keys(argc - 2, argv + 2);
   fprintf(stderr, "hetc: unknown command '%s'\n", command);
   usage(stderr);
   return HETC_EXIT_USAGE;

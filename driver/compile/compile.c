@@ -15,6 +15,7 @@
 #include "graph/split.h"
 #include "graph/tasks.h"
 #include "package/package_files.h"
+#include "package/package_sign.h"
 #include "package/package_weights.h"
 #include "package/plan_order.h"
 #include "package/plan.h"
@@ -872,11 +873,16 @@ hetc_status_t hetc_compile_graph(hetc_registry_t *registry, const hetc_graph_t *
   memset(&c, 0, sizeof(c));
   c.options = options;
   double start = hetc_now_seconds();
-  hetc_status_t status = hetc_config_chooser_open(options->records_path, &c.chooser);
+  /* A bad key is found before the work, not after it. */
+  unsigned char secret[HETC_SECRET_KEY_BYTES];
+  hetc_status_t status = options->sign_key ? hetc_key_read_secret(options->sign_key, secret) : NULL;
+  if (!status) status = hetc_config_chooser_open(options->records_path, &c.chooser);
   if (!status) status = hetc_kernel_shelf_create(&c.shelf);
   if (!status) status = setup(&c, registry, graph, options->targets, options->num_targets);
   if (!status) status = open_package(&c, out_path);
   if (!status) status = compile_all(&c);
+  if (!status && options->sign_key) status = hetc_signature_write(c.plan, c.temp_dir, secret);
+  explicit_bzero(secret, sizeof(secret));
   if (!status) status = hetc_dir_commit(c.temp_dir, out_path, HETC_PACKAGE_MANIFEST);
   hetc_weights_abandon(c.weights);
   if (status && c.temp_dir) hetc_dir_remove_tree(c.temp_dir);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,9 @@
 #include "common/name_map.h"
 #include "plugin_elf.h"
 
-/* Size and checksum of a regular file, read in chunks. */
-static hetc_status_t hash_file(const char *path, uint64_t *out_bytes, uint64_t *out_hash) {
+/* Size, checksum and (when out_blake2b is not NULL) BLAKE2b-256 digest of
+ * a regular file, read in chunks. */
+static hetc_status_t hash_file(const char *path, uint64_t *out_bytes, uint64_t *out_hash, unsigned char *out_blake2b) {
   int fd;
   uint64_t size;
   HETC_RETURN_IF_ERROR(hetc_file_open_regular(path, &fd, &size));
@@ -24,21 +26,35 @@ static hetc_status_t hash_file(const char *path, uint64_t *out_bytes, uint64_t *
     close(fd);
     return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "%s: checksum", path);
   }
+  crypto_generichash_state digest;
+  /* libsodium picks its implementations in sodium_init (idempotent). */
+  if (out_blake2b && (sodium_init() < 0 || crypto_generichash_init(&digest, NULL, 0, 32) != 0)) {
+    free(buffer);
+    close(fd);
+    return hetc_status_new(HETC_STATUS_INTERNAL, "%s: libsodium cannot hash", path);
+  }
   uint64_t hash = HETC_FNV1A64_OFFSET, total = 0;
   ssize_t n;
   while ((n = read(fd, buffer, CHUNK)) != 0) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     hash = hetc_fnv1a64(buffer, (uint64_t)n, hash);
+    if (out_blake2b) crypto_generichash_update(&digest, buffer, (unsigned long long)n);
     total += (uint64_t)n;
   }
   int error = n < 0 ? errno : 0;
   free(buffer);
   close(fd);
   if (error) return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: read failed: %s", path, strerror(error));
+  if (out_blake2b) crypto_generichash_final(&digest, out_blake2b, 32);
   *out_bytes = total;
   *out_hash = hash;
   return NULL;
+}
+
+hetc_status_t hetc_package_file_digest(const char *path, unsigned char out_blake2b[32]) {
+  uint64_t bytes, hash;
+  return hash_file(path, &bytes, &hash, out_blake2b);
 }
 
 static int by_name(const void *a, const void *b) {
@@ -91,7 +107,7 @@ static hetc_status_t add_file(hetc_plan_t *plan, const char *dir, const char *re
   hetc_plan_file_t *file = &plan->files[plan->num_files];
   memset(file, 0, sizeof(*file));
   char *path = hetc_path_join(dir, relative);
-  hetc_status_t status = path ? hash_file(path, &file->bytes, &file->fnv1a64)
+  hetc_status_t status = path ? hash_file(path, &file->bytes, &file->fnv1a64, file->blake2b)
                               : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
   free(path);
   if (!status && !(file->path = strdup(relative)))
@@ -112,7 +128,7 @@ hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir) {
     snprintf(relative, sizeof(relative), "%s/%s", HETC_PACKAGE_KERNEL_DIR, names[i]);
     if (!hetc_package_file_name_ok(relative))
       status = hetc_status_new(HETC_STATUS_INTERNAL,
-                               "%s/%s: a plugin wrote a file whose name a package cannot hold", kernels, names[i]);
+                               "%s/%s: a file whose name a package cannot hold", kernels, names[i]);
     if (!status) status = add_file(plan, dir, relative);
   }
   free_names(names, count);
@@ -210,7 +226,7 @@ static void check_file(problems_t *p, const hetc_plan_file_t *file, const char *
   uint64_t bytes = 0, hash = 0;
   hetc_status_t status = NULL;
   if (hashed) {
-    status = hash_file(path, &bytes, &hash);
+    status = hash_file(path, &bytes, &hash, NULL);
   } else {
     int fd;
     status = hetc_file_open_regular(path, &fd, &bytes);

@@ -13,8 +13,11 @@
 #include "package/plan.h"
 
 /* Fills plan->files from package directory `dir` (weights.bin, then the
- * files under kernels/ by name). */
+ * files under kernels/ by name), with their BLAKE2b digests. */
 hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir);
+
+/* The BLAKE2b-256 digest of the regular file at `path`. */
+hetc_status_t hetc_package_file_digest(const char *path, unsigned char out_blake2b[32]);
 
 /* 1 when `path` is a name the manifest may list: "weights.bin" or
  * "kernels/NAME" with NAME of letters, digits, '.', '_' and '-', not

@@ -95,6 +95,10 @@ typedef struct hetc_plan_file_t {
   char *path;       /* owned: "weights.bin" or "kernels/NAME" */
   uint64_t bytes;
   uint64_t fnv1a64; /* of the whole content (FNV-1a, 64 bits) */
+  /* BLAKE2b-256 of the content, for a signature (package_sign.h): FNV-1a
+   * catches damage, but anyone can make a file that matches it. Set by
+   * hetc_package_files_describe; not in the manifest. */
+  unsigned char blake2b[32];
 } hetc_plan_file_t;
 
 typedef struct hetc_plan_t {
