@@ -473,13 +473,13 @@ static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
   /* Elu with alpha a: relu(x) - a relu(-elu(x)), the positive part and a
    * times the negative part (exp(x) - 1) of elu. Each is exactly 0 where
    * the other is not, so a far from 1 costs x none of its digits. */
-  char names[4][320];
+  char names[5][320];
   int32_t positive, negative;
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[0], 320), &positive));
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_ELU, x, step_name(im, "elu", names[1], 320), &negative));
   HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "flipped", names[2], 320), -1, 0, &negative));
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, negative, step_name(im, "negative", names[3], 320), &negative));
-  HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[3], 320), -alpha, 0, &negative));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[4], 320), -alpha, 0, &negative));
   HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value));
   return define_output(im, value);
 }
