@@ -20,7 +20,11 @@ int hetc_needs_escape(const char *text, const char *keep) {
 
 char *hetc_escape_controls(const char *text, const char *keep) {
   size_t length = 0;
-  for (const unsigned char *p = (const unsigned char *)text; *p; ++p) length += control_at(p, keep) ? 4 : 1;
+  for (const unsigned char *p = (const unsigned char *)text; *p;) {
+    const size_t bytes = control_at(p, keep);
+    length += bytes ? 4 * bytes : 1;
+    p += bytes ? bytes : 1;
+  }
   char *out = malloc(length + 1), *o = out;
   if (!out) return NULL;
   for (const unsigned char *p = (const unsigned char *)text; *p;) {

@@ -226,8 +226,9 @@ def cases():
     add("fold_total.onnx", folded([[1 << 13, 1 << 14]] * 3))
 
     # Op types, node names and attribute strings that would print as more
-    # than one line or drive the terminal.
-    fake = helper.make_node("Fancy\nhetc: compiled OK\x1b[2J", ["conv0_out"], ["output"], name="evil\r\nnode")
+    # than one line or drive the terminal (C0 controls, and U+009B, a C1
+    # control some terminals read as an escape sequence's start).
+    fake = helper.make_node("Fancy\nhetc: compiled OK\x1b[2J\u009b0m", ["conv0_out"], ["output"], name="evil\r\nnode")
     add("escaped_op_type.onnx", bytes_of(model(nodes=[conv_node(), fake])))
     pad = helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="constant\x1b[31m")
     add("escaped_attribute.onnx", bytes_of(model(
