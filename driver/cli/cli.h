@@ -70,6 +70,11 @@ int hetc_cli_error(hetc_cli_args_t *args, const char *format, ...) HETC_PLUGIN_P
 /* An option without a value: *out_set = 1. */
 int hetc_cli_flag(hetc_cli_args_t *args, const char *names, int *out_set);
 
+/* Whether `text` is a whole number (digits, an optional '-') from lo to
+ * hi: then *out_value is set. For positional numbers; options use
+ * hetc_cli_count. */
+int hetc_cli_parse_whole(const char *text, long long lo, long long hi, long long *out_value);
+
 /* A whole number (digits, an optional '-') from lo to hi. */
 int hetc_cli_count(hetc_cli_args_t *args, const char *names, long long lo, long long hi, long long *out_value);
 

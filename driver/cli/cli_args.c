@@ -106,9 +106,9 @@ int hetc_cli_flag(hetc_cli_args_t *args, const char *names, int *out_set) {
   return 1;
 }
 
-/* A whole number in [lo, hi] written as digits with an optional '-' (no
- * blanks, '+', hex or fraction, which strtoll would take in part). */
-static int parse_whole(const char *text, long long lo, long long hi, long long *out_value) {
+/* No blanks, '+', hex or fraction, which strtoll would take in part, and
+ * nothing past the range, which strtoll would clamp to it. */
+int hetc_cli_parse_whole(const char *text, long long lo, long long hi, long long *out_value) {
   const char *digits = text[0] == '-' ? text + 1 : text;
   if (!*digits || strspn(digits, "0123456789") != strlen(digits)) return 0;
   errno = 0;
@@ -126,7 +126,7 @@ int hetc_cli_count(hetc_cli_args_t *args, const char *names, long long lo, long 
   char what[96];
   snprintf(what, sizeof(what), "a whole number from %lld to %lld", lo, hi);
   const char *text = take_value(args, length, inline_value, what);
-  if (text && !parse_whole(text, lo, hi, out_value))
+  if (text && !hetc_cli_parse_whole(text, lo, hi, out_value))
     hetc_cli_error(args, "%.*s: expected %s, got '%s'", SPELLING(args, length, inline_value), what, text);
   return 1;
 }

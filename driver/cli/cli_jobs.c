@@ -65,12 +65,10 @@ static int parse_arguments(const char *subcommand, int argc, char **argv, argume
   if (is_submit && !out->num_models) hetc_cli_error(&args, "no MODEL given");
   else if (is_submit && !out->targets.count) hetc_cli_error(&args, "no --targets given");
   else if (takes_job && !out->job) hetc_cli_error(&args, "no JOB given");
-  if (!args.failed && takes_job) {
-    char *end = NULL;
-    const long long id = strtoll(out->job, &end, 10);
-    if (!*out->job || *end || id < 1) hetc_cli_error(&args, "JOB: expected a job number, got '%s'", out->job);
-    out->job_id = id;
-  }
+  long long id = 0;
+  if (!args.failed && takes_job && !hetc_cli_parse_whole(out->job, 1, INT64_MAX, &id))
+    hetc_cli_error(&args, "JOB: expected a job number from 1 to %lld, got '%s'", (long long)INT64_MAX, out->job);
+  out->job_id = id;
   if (!args.failed && !out->queue) {
     out->queue = getenv("HETC_QUEUE");
     if (!out->queue || !*out->queue) hetc_cli_error(&args, "no queue: give --queue URI or set HETC_QUEUE");

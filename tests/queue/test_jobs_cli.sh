@@ -7,7 +7,8 @@
 # - submit stores one task per task of each model and target (counted in
 #   the database against `hetc tasks`), all or nothing: an unknown target or
 #   a missing model leaves no job behind;
-# - list, show, cancel and wait report the jobs' states;
+# - list, show, cancel and wait report the jobs' states; a JOB that is not
+#   a number from 1 to 2^63-1 is refused;
 # - two submitters at once, on a database neither has opened before, both
 #   succeed with their own job numbers.
 # usage: test_jobs_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
@@ -98,7 +99,13 @@ expect 1 "hetc: job 1 was cancelled (0 of $want_rows tasks done)" -- jobs wait 1
 job2_tasks=$(sql "$base/jobs" -c "SELECT count(*) FROM hetc_tasks WHERE job_id = 2")
 expect 1 "hetc: job 2 is still queued after 1 s (0 of $job2_tasks tasks done)" -- jobs wait 2 --timeout 1
 expect 2 "hetc: $base/jobs: no job 999" -- jobs show 999
-expect_usage "hetc jobs show: JOB: expected a job number, got 'x'" -- jobs show x
+expect 2 "hetc: $base/jobs: no job 9223372036854775807" -- jobs wait 9223372036854775807
+for job in x 0 +1 ' 1' 1x 0x1 99999999999999999999 9223372036854775808; do
+  for command in show cancel wait; do
+    expect_usage "hetc jobs $command: JOB: expected a job number from 1 to 9223372036854775807, got '$job'" -- \
+      jobs $command "$job"
+  done
+done
 
 # ---- two submitters at once, on a new database -----------------------------------
 fresh racing
