@@ -921,9 +921,9 @@ HETC_API hetc_status_t hetc_queue_submit(hetc_context_t *context, hetc_queue_t *
 typedef enum hetc_job_state_t {
   HETC_JOB_QUEUED = 0,    /* no task started */
   HETC_JOB_RUNNING = 1,   /* some task started, not every task ended */
-  HETC_JOB_DONE = 2,      /* every task ended */
+  HETC_JOB_DONE = 2,      /* every task tuned */
   HETC_JOB_CANCELLED = 3, /* by hetc_queue_cancel */
-  HETC_JOB_FAILED = 4,    /* a task only: tuning it failed (its message says why) */
+  HETC_JOB_FAILED = 4,    /* a task: tuning it failed (its message says why); a job: every task ended, some failed */
 } hetc_job_state_t;
 
 /* A job as `hetc jobs list` shows it. */
@@ -1023,8 +1023,8 @@ HETC_API hetc_status_t hetc_queue_work(hetc_context_t *context, hetc_queue_t *qu
 
 /* Cancels job `job_id`: no worker claims its tasks any more, and a worker
  * tuning one stops after its batch in flight. NOT_FOUND for a job the
- * queue does not hold; a job done or cancelled already is left as it is
- * and *out_state (may be NULL) says which. */
+ * queue does not hold; a job done, failed or cancelled already is left as
+ * it is and *out_state (may be NULL) says which. */
 HETC_API hetc_status_t hetc_queue_cancel(hetc_queue_t *queue, int64_t job_id, int32_t *out_state);
 
 /* ------------------------------------------------------------------------ */

@@ -135,6 +135,15 @@ static int list(hetc_queue_t *queue) {
   return HETC_EXIT_OK;
 }
 
+/* "D of N tasks done", and ", F failed" when some did: a failed task
+ * ended, but is not done. */
+static void progress(const hetc_job_info_t *job, char *out, size_t size) {
+  const int n =
+      snprintf(out, size, "%d of %d tasks done", (int)(job->tasks_done - job->tasks_failed), (int)job->tasks);
+  if (job->tasks_failed && n > 0 && (size_t)n < size)
+    snprintf(out + n, size - (size_t)n, ", %d failed", (int)job->tasks_failed);
+}
+
 static int show(hetc_queue_t *queue, int64_t job_id) {
   hetc_job_info_t job;
   hetc_job_task_t *tasks = NULL;
@@ -145,8 +154,10 @@ static int show(hetc_queue_t *queue, int64_t job_id) {
   hetc_cli_format_time(job.submitted_at, when, sizeof(when));
   printf("job %lld: %s, priority %d, submitted %s by %s\n", (long long)job.id, state_names[job.state],
          (int)job.priority, when, job.submitter);
-  printf("models: %s; targets: %s; tasks %d/%d done; trials %lld/%lld\n", job.models, job.targets,
-         (int)job.tasks_done, (int)job.tasks, (long long)job.trials_done, (long long)job.trials);
+  char tasks_text[64];
+  progress(&job, tasks_text, sizeof(tasks_text));
+  printf("models: %s; targets: %s; %s; trials %lld/%lld\n", job.models, job.targets, tasks_text,
+         (long long)job.trials_done, (long long)job.trials);
   printf("%5s %5s  %-10s %13s %12s %9s  %-9s  %-24s  %s\n", "model", "task", "target", "trials", "best (ms)",
          "GFLOPS", "state", "worker", "workload");
   for (int32_t k = 0; k < count; ++k) {
@@ -178,12 +189,13 @@ static int cancel(hetc_queue_t *queue, int64_t job_id) {
   hetc_status_t status = hetc_queue_cancel(queue, job_id, &state);
   if (status) return hetc_cli_report(status);
   if (state == HETC_JOB_DONE) printf("job %lld is done already: nothing to cancel\n", (long long)job_id);
+  else if (state == HETC_JOB_FAILED) printf("job %lld failed already: nothing to cancel\n", (long long)job_id);
   else printf("job %lld cancelled\n", (long long)job_id);
   return HETC_EXIT_OK;
 }
 
-/* Polls once a second until the job is done (exit 0), cancelled or past
- * the timeout (exit 1). */
+/* Polls once a second until the job is done (exit 0), failed, cancelled
+ * or past the timeout (exit 1). */
 static int wait_for(hetc_queue_t *queue, int64_t job_id, double timeout) {
   const time_t start = time(NULL);
   for (;;) {
@@ -194,14 +206,20 @@ static int wait_for(hetc_queue_t *queue, int64_t job_id, double timeout) {
       printf("job %lld done: %d tasks, %lld trials\n", (long long)job_id, (int)job.tasks, (long long)job.trials_done);
       return HETC_EXIT_OK;
     }
+    char tasks_text[64];
+    progress(&job, tasks_text, sizeof(tasks_text));
+    if (job.state == HETC_JOB_FAILED) {
+      fprintf(stderr, "hetc: job %lld failed (%s; hetc jobs show %lld says why)\n", (long long)job_id, tasks_text,
+              (long long)job_id);
+      return HETC_EXIT_FAILURE;
+    }
     if (job.state == HETC_JOB_CANCELLED) {
-      fprintf(stderr, "hetc: job %lld was cancelled (%d of %d tasks done)\n", (long long)job_id, (int)job.tasks_done,
-              (int)job.tasks);
+      fprintf(stderr, "hetc: job %lld was cancelled (%s)\n", (long long)job_id, tasks_text);
       return HETC_EXIT_FAILURE;
     }
     if (timeout > 0 && difftime(time(NULL), start) >= timeout) {
-      fprintf(stderr, "hetc: job %lld is still %s after %g s (%d of %d tasks done)\n", (long long)job_id,
-              state_names[job.state], timeout, (int)job.tasks_done, (int)job.tasks);
+      fprintf(stderr, "hetc: job %lld is still %s after %g s (%s)\n", (long long)job_id, state_names[job.state],
+              timeout, tasks_text);
       return HETC_EXIT_FAILURE;
     }
     sleep(1);

@@ -218,10 +218,11 @@ static void job_from_row(const PGresult *result, int row, hetc_job_info_t *job) 
   job->trials_done = hetc_pg_int(result, row, 10);
   const long long started = hetc_pg_int(result, row, 11);
   job->tasks_failed = (int32_t)hetc_pg_int(result, row, 12);
-  job->state = cancelled ? HETC_JOB_CANCELLED
-               : job->tasks_done == job->tasks ? HETC_JOB_DONE
-               : started > 0 ? HETC_JOB_RUNNING
-                             : HETC_JOB_QUEUED;
+  job->state = cancelled                                   ? HETC_JOB_CANCELLED
+               : job->tasks_done == job->tasks && job->tasks_failed ? HETC_JOB_FAILED
+               : job->tasks_done == job->tasks                  ? HETC_JOB_DONE
+               : started > 0                                    ? HETC_JOB_RUNNING
+                                                                : HETC_JOB_QUEUED;
 }
 
 hetc_status_t hetc_queue_jobs(hetc_queue_t *queue, hetc_job_info_t **out_jobs, int32_t *out_count) {
@@ -309,7 +310,7 @@ hetc_status_t hetc_queue_cancel(hetc_queue_t *queue, int64_t job_id, int32_t *ou
   hetc_job_info_t job;
   HETC_RETURN_IF_ERROR(read_job(queue, job_id, &job));
   if (out_state) *out_state = job.state;
-  if (job.state == HETC_JOB_DONE || job.state == HETC_JOB_CANCELLED) return NULL;
+  if (job.state == HETC_JOB_DONE || job.state == HETC_JOB_FAILED || job.state == HETC_JOB_CANCELLED) return NULL;
   char id[32];
   snprintf(id, sizeof(id), "%lld", (long long)job_id);
   const char *params[1] = {id};

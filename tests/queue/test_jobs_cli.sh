@@ -7,8 +7,9 @@
 # - submit stores one task per task of each model and target (counted in
 #   the database against `hetc tasks`), all or nothing: an unknown target or
 #   a missing model leaves no job behind;
-# - list, show, cancel and wait report the jobs' states; a JOB that is not
-#   a number from 1 to 2^63-1 is refused;
+# - list, show, cancel and wait report the jobs' states, a job with a
+#   failed task as failed (wait exits 1); a JOB that is not a number from
+#   1 to 2^63-1 is refused;
 # - two submitters at once, on a database neither has opened before, both
 #   succeed with their own job numbers.
 # usage: test_jobs_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
@@ -106,6 +107,26 @@ for job in x 0 +1 ' 1' 1x 0x1 99999999999999999999 9223372036854775808; do
       jobs $command "$job"
   done
 done
+
+# ---- a job whose tasks failed: failed, not done -------------------------------------
+# (the states a worker writes, test_worker_cli.sh, written here by hand)
+fresh failing
+q="$base/failing"
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --queue "$q" >/dev/null || fail "submit"
+n=$(sql "$q" -c "SELECT count(*) FROM hetc_tasks")
+sql "$q" -c "UPDATE hetc_tasks SET state = 'failed', message = 'job 1, model 0: broken' WHERE task_number = 1"
+expect 1 "hetc: job 1 is still running after 1 s (0 of $n tasks done, 1 failed)" -- jobs wait 1 --queue "$q" --timeout 1
+sql "$q" -c "UPDATE hetc_tasks SET state = 'done', trials_done = trials WHERE task_number > 1"
+expect 1 "hetc: job 1 failed ($((n - 1)) of $n tasks done, 1 failed; hetc jobs show 1 says why)" -- jobs wait 1 --queue "$q"
+"$hetc" jobs list --queue "$q" | grep -q '^ *1  failed ' || fail "list: the failed job"
+"$hetc" jobs show 1 --queue "$q" >"$work/show" || fail "show a failed job"
+grep -q "^job 1: failed, " "$work/show" && grep -q "^models: tiny_conv.json; targets: vec; $((n - 1)) of $n tasks done, 1 failed; " "$work/show" ||
+  { fail "show: a failed job"; cat "$work/show"; }
+expect 0 "" -- jobs cancel 1 --queue "$q"
+[ "$(cat "$work/out")" = "job 1 failed already: nothing to cancel" ] || fail "cancel printed $(cat "$work/out")"
+sql "$q" -c "UPDATE hetc_tasks SET state = 'done', message = NULL, trials_done = trials"
+expect 0 "" -- jobs wait 1 --queue "$q"
+[ "$(cat "$work/out")" = "job 1 done: $n tasks, $((n * 200)) trials" ] || fail "wait printed $(cat "$work/out")"
 
 # ---- two submitters at once, on a new database -----------------------------------
 fresh racing
