@@ -913,7 +913,10 @@ typedef struct hetc_job_spec_t {
 
 /* Stores the job and its tasks (one per task of each model and target),
  * all at once or not at all. The models' tasks come from
- * hetc_model_tasks. `context` supplies this machine's plugins for the
+ * hetc_model_tasks. Each file is loaded as a worker will load it, from
+ * the stored bytes alone with its shapes only: one that needs a file
+ * beside it to be loaded so (an ONNX shape kept as external data) is
+ * BAD_INPUT naming it. `context` supplies this machine's plugins for the
  * target check. */
 HETC_API hetc_status_t hetc_queue_submit(hetc_context_t *context, hetc_queue_t *queue, const hetc_job_spec_t *spec,
                                          int64_t *out_job_id);

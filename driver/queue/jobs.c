@@ -111,21 +111,41 @@ static hetc_status_t check_spec(const hetc_job_spec_t *spec) {
   return NULL;
 }
 
+/* A model's file as it will be stored, read once so that what is checked
+ * is what is stored. */
+typedef struct model_file_t {
+  char *content;
+  size_t length;
+} model_file_t;
+
+/* Reads the file at `path` and loads it as a worker will; BAD_INPUT naming
+ * it when a worker could not: what loads here may need a file beside it
+ * (an ONNX shape kept as external data) that no worker will have. */
+static hetc_status_t read_model(const char *path, const char *input_shapes, model_file_t *out) {
+  HETC_RETURN_IF_ERROR(hetc_file_read_all(path, MAX_MODEL_BYTES, &out->content, &out->length));
+  hetc_model_t *as_stored = NULL;
+  hetc_status_t status = hetc_queue_load_model(file_name_of(path), out->content, out->length, input_shapes, &as_stored);
+  hetc_model_free(as_stored);
+  if (!status) return NULL;
+  hetc_status_t refused = hetc_status_new(hetc_status_code(status),
+                                          "%s: a worker could not load it: %s (a job keeps the model file alone, "
+                                          "not the files beside it: submit the model.json that `hetc import` "
+                                          "writes, or keep that data in the model file)",
+                                          path, hetc_status_message(status));
+  hetc_status_free(status);
+  return refused;
+}
+
 static hetc_status_t insert_model(hetc_queue_t *queue, const char *job_id, int32_t index, const char *path,
-                                  const char *input_shapes) {
-  char *content = NULL;
-  size_t length = 0;
-  HETC_RETURN_IF_ERROR(hetc_file_read_all(path, MAX_MODEL_BYTES, &content, &length));
+                                  const model_file_t *file, const char *input_shapes) {
   char index_text[16];
   snprintf(index_text, sizeof(index_text), "%d", (int)index);
-  const char *params[5] = {job_id, index_text, file_name_of(path), content, input_shapes};
-  const int lengths[5] = {0, 0, 0, (int)length, 0}, formats[5] = {0, 0, 0, 1, 0};
-  hetc_status_t status = hetc_pg_exec_binary(
+  const char *params[5] = {job_id, index_text, file_name_of(path), file->content, input_shapes};
+  const int lengths[5] = {0, 0, 0, (int)file->length, 0}, formats[5] = {0, 0, 0, 1, 0};
+  return hetc_pg_exec_binary(
       &queue->pg, "storing a job's model",
       "INSERT INTO hetc_job_models (job_id, model_index, file_name, content, input_shapes) VALUES ($1, $2, $3, $4, $5)",
       5, params, lengths, formats, NULL);
-  free(content);
-  return status;
 }
 
 static hetc_status_t insert_tasks(hetc_queue_t *queue, const char *job_id, int32_t model_index,
@@ -166,19 +186,30 @@ hetc_status_t hetc_queue_submit(hetc_context_t *context, hetc_queue_t *queue, co
   snprintf(priority, sizeof(priority), "%d", (int)spec->priority);
   snprintf(seed, sizeof(seed), "%" PRIu64, spec->seed ? spec->seed : 1);
   const char *params[6] = {submitter, targets, trials_text, spec->search ? spec->search : "model", seed, priority};
+  /* Every model is checked before the job takes a number. */
+  model_file_t files[MAX_JOB_MODELS] = {{0}};
+  hetc_status_t status = NULL;
+  for (int32_t k = 0; !status && k < spec->num_models; ++k)
+    status = read_model(spec->model_paths[k], spec->input_shapes ? spec->input_shapes[k] : NULL, &files[k]);
   PGresult *result = NULL;
-  HETC_RETURN_IF_ERROR(hetc_pg_exec(&queue->pg, "submitting a job", "BEGIN", 0, NULL, NULL));
-  hetc_status_t status = hetc_pg_exec(&queue->pg, "submitting a job",
-                                      "INSERT INTO hetc_jobs (submitter, targets, trials, search, seed, priority) "
-                                      "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-                                      6, params, &result);
+  if (!status) status = hetc_pg_exec(&queue->pg, "submitting a job", "BEGIN", 0, NULL, NULL);
+  if (!status)
+    status = hetc_pg_exec(&queue->pg, "submitting a job",
+                          "INSERT INTO hetc_jobs (submitter, targets, trials, search, seed, priority) "
+                          "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                          6, params, &result);
   char job_id[32] = "";
   if (!status) snprintf(job_id, sizeof(job_id), "%s", hetc_pg_text(result, 0, 0));
   PQclear(result);
   for (int32_t k = 0; !status && k < spec->num_models; ++k) {
-    status = insert_model(queue, job_id, k, spec->model_paths[k], spec->input_shapes ? spec->input_shapes[k] : NULL);
+    status = insert_model(queue, job_id, k, spec->model_paths[k], &files[k],
+                          spec->input_shapes ? spec->input_shapes[k] : NULL);
     if (!status) status = insert_tasks(queue, job_id, k, spec->models[k], spec, trials);
   }
+  for (int32_t k = 0; k < spec->num_models; ++k) free(files[k].content);
+  /* No transaction when a model was refused, or when the lost connection
+   * took it with it. */
+  if (!queue->pg.in_transaction) return status;
   hetc_status_t end = hetc_pg_exec(&queue->pg, "submitting a job", status ? "ROLLBACK" : "COMMIT", 0, NULL, NULL);
   if (status) {
     hetc_status_free(end);

@@ -70,9 +70,51 @@ static void say_doing(heartbeat_t *h, int64_t task_id, const char *doing) {
 
 /* ---- a job's model ---------------------------------------------------------- */
 
+hetc_status_t hetc_queue_load_model(const char *file_name, const void *content, size_t length,
+                                    const char *input_shapes, hetc_model_t **out_model) {
+  *out_model = NULL;
+  const size_t name_length = strlen(file_name);
+  const int is_json = name_length > 5 && !strcmp(file_name + name_length - 5, ".json");
+  /* The loader reads files: the model goes through a folder of its own,
+   * named as it was submitted (the extension says JSON or ONNX). */
+  const char *tmp = getenv("TMPDIR");
+  char dir[1024];
+  snprintf(dir, sizeof(dir), "%s/hetc-worker-model-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) return hetc_status_new(HETC_STATUS_IO_ERROR, "a worker's model folder in %s", dir);
+  /* A name that could leave the folder (a row written by hand) becomes
+   * model.json or model.onnx. */
+  const int plain_name = file_name[0] && file_name[0] != '.' && !strchr(file_name, '/');
+  const char *name = plain_name ? file_name : is_json ? "model.json" : "model.onnx";
+  char *path = hetc_path_join(dir, name);
+  hetc_status_t status = path ? hetc_file_write_all(path, content, length)
+                              : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "loading a job's model");
+  char shapes_text[1024];
+  snprintf(shapes_text, sizeof(shapes_text), "%s", input_shapes ? input_shapes : "");
+  const char *shapes[16];
+  int32_t num_shapes = 0;
+  char *position = NULL;
+  for (char *entry = strtok_r(shapes_text, ",", &position); entry && num_shapes < 16;
+       entry = strtok_r(NULL, ",", &position))
+    shapes[num_shapes++] = entry;
+  const hetc_model_load_options_t options = {.struct_size = sizeof(options), .input_shapes = shapes,
+                                             .num_input_shapes = num_shapes, .shapes_only = 1};
+  if (!status) status = hetc_model_load_with_options(path, &options, out_model);
+  if (path) remove(path);
+  rmdir(dir);
+  free(path);
+  /* The loader names the file by its path, in a folder that is gone. */
+  const char *message = status ? hetc_status_message(status) : "";
+  const size_t dir_length = strlen(dir);
+  if (!strncmp(message, dir, dir_length) && message[dir_length] == '/') {
+    hetc_status_t renamed = hetc_status_new(hetc_status_code(status), "%s", message + dir_length + 1);
+    hetc_status_free(status);
+    status = renamed;
+  }
+  return status;
+}
+
 /* Model `model_index` of job `job_id` from the queue, with the job's search
- * and seed, loaded with its shapes only: tuning needs no weights (and a
- * weights file or an ONNX file's external data stayed with the submitter). */
+ * and seed, loaded as hetc_queue_load_model does. */
 static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t model_index, hetc_model_t **out_model,
                                     char *search, size_t search_size, uint64_t *out_seed) {
   *out_model = NULL;
@@ -92,42 +134,13 @@ static hetc_status_t load_job_model(hetc_queue_t *queue, int64_t job_id, int32_t
   }
   size_t length = 0;
   unsigned char *content = PQunescapeBytea((const unsigned char *)PQgetvalue(result, 0, 1), &length);
-  char file_name[256], shapes_text[1024];
-  snprintf(file_name, sizeof(file_name), "%s", hetc_pg_text(result, 0, 0));
-  snprintf(shapes_text, sizeof(shapes_text), "%s", hetc_pg_text(result, 0, 2));
+  hetc_status_t status = content ? hetc_queue_load_model(hetc_pg_text(result, 0, 0), content, length,
+                                                         hetc_pg_text(result, 0, 2), out_model)
+                                 : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a job's model");
   snprintf(search, search_size, "%s", hetc_pg_text(result, 0, 3));
   *out_seed = (uint64_t)hetc_pg_int(result, 0, 4);
   PQclear(result);
-  if (!content) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a job's model");
-  const size_t name_length = strlen(file_name);
-  const int is_json = name_length > 5 && !strcmp(file_name + name_length - 5, ".json");
-  /* The loader reads files: the model goes through a folder of its own,
-   * named as it was submitted (the extension says JSON or ONNX). */
-  const char *tmp = getenv("TMPDIR");
-  char dir[1024];
-  snprintf(dir, sizeof(dir), "%s/hetc-worker-model-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  hetc_status_t status = NULL;
-  if (!mkdtemp(dir)) status = hetc_status_new(HETC_STATUS_IO_ERROR, "a worker's model folder in %s", dir);
-  /* A name that could leave the folder (a row written by hand) becomes
-   * model.json or model.onnx. */
-  const int plain_name = file_name[0] && file_name[0] != '.' && !strchr(file_name, '/');
-  const char *name = plain_name ? file_name : is_json ? "model.json" : "model.onnx";
-  char *path = status ? NULL : hetc_path_join(dir, name);
-  if (!status && !path) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reading a job's model");
-  if (!status) status = hetc_file_write_all(path, content, length);
   PQfreemem(content);
-  const char *shapes[16];
-  int32_t num_shapes = 0;
-  char *position = NULL;
-  for (char *entry = strtok_r(shapes_text, ",", &position); entry && num_shapes < 16;
-       entry = strtok_r(NULL, ",", &position))
-    shapes[num_shapes++] = entry;
-  const hetc_model_load_options_t options = {.struct_size = sizeof(options), .input_shapes = shapes,
-                                             .num_input_shapes = num_shapes, .shapes_only = 1};
-  if (!status) status = hetc_model_load_with_options(path, &options, out_model);
-  if (path) remove(path);
-  rmdir(dir);
-  free(path);
   return status ? hetc_status_annotate(status, "job %lld, model %d", (long long)job_id, (int)model_index) : NULL;
 }
 

@@ -5,8 +5,8 @@
 #   URI without its password; so does a database whose queue tables are of
 #   another schema version;
 # - submit stores one task per task of each model and target (counted in
-#   the database against `hetc tasks`), all or nothing: an unknown target or
-#   a missing model leaves no job behind;
+#   the database against `hetc tasks`), all or nothing: an unknown target, a
+#   missing model or one a worker could not load leaves no job behind;
 # - list, show, cancel and wait report the jobs' states, a job with a
 #   failed task as failed (wait exits 1); a JOB that is not a number from
 #   1 to 2^63-1 is refused;
@@ -17,7 +17,8 @@
 # PostgreSQL's binaries.
 set -u
 hetc=$1 samples=$2 server=$3 work=$4
-. "$(dirname "$0")/common.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
 
 # expect_usage STDERR_LINE -- ARGS...: exit status 2, the message, then the usage.
 expect_usage() {
@@ -84,6 +85,10 @@ expect_prefix 2 "hetc: unknown target 'tpu': no plugin here and no worker of the
   jobs submit "$samples/tiny_conv.json" --targets vec,tpu
 grep -q 'targets: .*vec' "$work/err" || { fail "the unknown target's message lists no vec"; cat "$work/err"; }
 expect_prefix 2 "hetc: " -- jobs submit "$work/missing.json" --targets vec
+# A worker gets the model file alone: a shape kept as external data beside
+# it would fail every task of the job, so the job is refused here.
+expect 2 "hetc: $here/reshape_external_shape.onnx: a worker could not load it: reshape_external_shape.onnx: initializer 'shape': external data file 'reshape_external_shape.bin' cannot be opened: No such file or directory (a job keeps the model file alone, not the files beside it: submit the model.json that \`hetc import\` writes, or keep that data in the model file)" -- \
+  jobs submit "$here/reshape_external_shape.onnx" --targets vec
 [ "$(sql "$base/jobs" -c "SELECT count(*) FROM hetc_jobs")" = 1 ] || fail "a refused submit left a job"
 
 "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --priority 5 >/dev/null || fail "second submit"

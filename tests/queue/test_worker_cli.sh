@@ -18,9 +18,9 @@
 # - a job cancelled while a worker tunes it: the task stops after its batch
 #   and nothing more of the job is claimed;
 # - a bad job (its stored model is not a model) fails its tasks with the
-#   message, the job is failed (wait exits 1), and the worker goes on with
-#   the next jobs, one of them an ONNX model whose weights are external
-#   data that stayed with the submitter;
+#   message naming the model file, the job is failed (wait exits 1), and
+#   the worker goes on with the next jobs, one of them an ONNX model whose
+#   weights are external data that stayed with the submitter;
 # - a worker whose targets no job needs claims nothing.
 # usage: test_worker_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
 # Exit 77 (skipped) without a server.
@@ -198,7 +198,7 @@ grep -q "^worker: 0 tasks done, 0 failed, 0 stopped; 0 trials measured$" "$work/
 grep -q "^worker: 4 tasks done, 3 failed, 0 stopped;" "$work/bad.out" || { fail "bad job: summary"; cat "$work/bad.out"; }
 "$hetc" jobs show 1 --queue "$q" >"$work/bad.show"
 [ "$(grep -c ' failed ' "$work/bad.show")" = 3 ] || { fail "bad job: tasks not failed"; cat "$work/bad.show"; }
-grep -q "job 1, model 0: .*tiny_conv.json" "$work/bad.show" || { fail "bad job: no message"; cat "$work/bad.show"; }
+grep -q "job 1, model 0: tiny_conv.json: " "$work/bad.show" || { fail "bad job: no message"; cat "$work/bad.show"; }
 expect 1 "hetc: job 1 failed (0 of 3 tasks done, 3 failed; hetc jobs show 1 says why)" -- jobs wait 1 --queue "$q"
 for job in 2 3; do
   "$hetc" jobs wait $job --queue "$q" --timeout 5 >/dev/null || fail "good job $job after a bad one is not done"
