@@ -210,6 +210,13 @@ hetc_status_t hetc_pg_exec_binary(hetc_pg_t *pg, const char *what, const char *s
                          line, gone ? " (the connection to the server is lost)" : "");
 }
 
+hetc_status_t hetc_pg_foreign_table(const hetc_pg_t *pg, const char *table, const char *why) {
+  return hetc_status_new(HETC_STATUS_BAD_INPUT,
+                         "%s: table %s belongs to another program (%s): hetc does not write into tables it did "
+                         "not make",
+                         pg->shown_uri, table, why);
+}
+
 hetc_status_t hetc_pg_name_array(const char *const *names, int32_t count, const char *what, char *out, size_t size) {
   size_t used = (size_t)snprintf(out, size, "{");
   for (int32_t k = 0; k < count; ++k) {

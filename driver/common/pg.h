@@ -73,6 +73,11 @@ int hetc_pg_succeeded(const PGresult *result);
 /* A failed result's message (or the connection's) on one line, in out. */
 void hetc_pg_failure_text(const hetc_pg_t *pg, const PGresult *result, char *out, size_t size);
 
+/* BAD_INPUT for a table of one of hetc's names that another program made
+ * ("URI: table TABLE belongs to another program (WHY): ..."): hetc writes
+ * into no table it did not make. */
+hetc_status_t hetc_pg_foreign_table(const hetc_pg_t *pg, const char *table, const char *why);
+
 /* `names` as a PostgreSQL text-array literal, {"a","b"}, in out. BAD_INPUT
  * for an empty name or one with a quote, backslash, brace or comma ("'x,y'
  * is not a WHAT name": the names are identifiers), or names that do not

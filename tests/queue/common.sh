@@ -2,7 +2,8 @@
 # and work set: skips (exit 77) without the tests' PostgreSQL server
 # (pg_server.sh), else sets uri (its postgres database) and base (the URI
 # without a database), makes an empty $work, and defines fail, sql (psql
-# without notices), fresh (a new, empty database NAME) and expect (a hetc
+# without notices), fresh (a new, empty database NAME), dump (a database's
+# schema and data, to compare before and after) and expect (a hetc
 # command's exit status and exact stderr).
 if [ ! -s "$server/uri" ]; then
   echo "SKIP: no PostgreSQL server for the tests: $(cat "$server/why" 2>/dev/null || echo 'it did not start')"
@@ -17,6 +18,8 @@ fail() {
   failures=$((failures + 1))
 }
 sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+# pg_dump leaves out the random key it writes around the dump.
+dump() { pg_dump "$1" 2>&1 | grep -v '^\\\(un\)\{0,1\}restrict '; }
 fresh() { sql "$uri" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" || fail "CREATE DATABASE $1"; }
 # expect STATUS STDERR -- ARGS...: exit status and exact stderr.
 expect() {

@@ -3,7 +3,8 @@
 # - URIs that cannot work (another scheme, a refused port, a database that
 #   does not exist, a malformed one) exit 2 with a message that names the
 #   URI without its password; so does a database whose queue tables are of
-#   another schema version;
+#   another schema version, and one whose tables of the queue's names are
+#   another program's or damaged (and nothing is written into it);
 # - submit stores one task per task of each model and target (counted in
 #   the database against `hetc tasks`), all or nothing: an unknown target, a
 #   missing model or one a worker could not load leaves no job behind;
@@ -60,6 +61,34 @@ fresh other_schema
 sql "$base/other_schema" -c "UPDATE hetc_meta SET value = '99' WHERE key = 'queue_schema'"
 expect 2 "hetc: $base/other_schema: the database holds hetc queue tables of schema 99; this hetc reads schema 1" -- \
   jobs list --queue "$base/other_schema"
+
+# ---- other programs' tables of the queue's names -----------------------------------
+# Each refused naming the table, the database as it was: no row added to
+# a foreign hetc_meta, no table made beside a foreign one.
+foreign() { # DATABASE SETUP_SQL WHY [TABLE]
+  fresh "$1"
+  sql "$base/$1" -c "$2" || fail "$1: setting up"
+  dump "$base/$1" >"$work/before.sql"
+  expect 2 "hetc: $base/$1: table ${4:-hetc_meta} belongs to another program ($3): hetc does not write into tables it did not make" -- \
+    jobs list --queue "$base/$1"
+  dump "$base/$1" >"$work/after.sql"
+  cmp -s "$work/before.sql" "$work/after.sql" || { fail "$1: the database changed"; diff "$work/before.sql" "$work/after.sql"; }
+}
+meta="CREATE TABLE hetc_meta (key text PRIMARY KEY, value text NOT NULL)"
+foreign meta_columns "CREATE TABLE hetc_meta (name text, other integer)" "it has no column 'key'"
+foreign meta_rows "$meta; INSERT INTO hetc_meta VALUES ('theirs', '1')" "it holds no queue_schema"
+foreign meta_zero "$meta; INSERT INTO hetc_meta VALUES ('queue_schema', '0')" "its queue_schema is '0', not a version"
+foreign meta_text "$meta; INSERT INTO hetc_meta VALUES ('queue_schema', 'abc')" "its queue_schema is 'abc', not a version"
+foreign their_jobs "CREATE TABLE hetc_jobs (id integer, what text)" "the database has no hetc_meta" hetc_jobs
+# A queue's table that lost a column is no longer the queue's.
+fresh damaged
+"$hetc" jobs list --queue "$base/damaged" >/dev/null || fail "jobs list on a new database"
+sql "$base/damaged" -c "ALTER TABLE hetc_tasks DROP COLUMN attempts"
+expect 2 "hetc: $base/damaged: table hetc_tasks belongs to another program (it has no column 'attempts'): hetc does not write into tables it did not make" -- \
+  jobs list --queue "$base/damaged"
+sql "$base/damaged" -c "DROP TABLE hetc_tasks"
+expect 2 "hetc: $base/damaged: damaged queue: schema 1 has a table hetc_tasks, this database has none" -- \
+  jobs list --queue "$base/damaged"
 
 # ---- submit, list, show, cancel, wait ---------------------------------------------
 export HETC_QUEUE="$base/jobs"
