@@ -456,6 +456,36 @@ static hetc_status_t check_identity(hetc_records_t *store, identity_t *out_ident
   return NULL;
 }
 
+/* The first of `columns` (NULL-terminated) that `table` of the store
+ * lacks, in *out_missing (NULL when it has them all); *out_exists: 0 when
+ * there is no such table. */
+static hetc_status_t find_missing_column(hetc_records_t *store, const char *table, const char *const *columns,
+                                         const char **out_missing, int *out_exists) {
+  hetc_sql_stmt_t *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store,
+                               hetc_sql_is_pg(&store->db)
+                                   ? "SELECT column_name FROM information_schema.columns"
+                                     " WHERE table_schema = current_schema() AND table_name = ?1"
+                                   : "SELECT name FROM pragma_table_info(?1)",
+                               &stmt));
+  hetc_sql_bind_text(stmt, 1, table);
+  uint32_t present = 0; /* bit c: columns[c] is there */
+  int rc, rows = 0;
+  while ((rc = hetc_sql_step(stmt)) == SQLITE_ROW) {
+    const char *name = (const char *)hetc_sql_column_text(stmt, 0);
+    ++rows;
+    for (int c = 0; name && columns[c]; ++c)
+      if (!strcmp(name, columns[c])) present |= 1u << c;
+  }
+  hetc_sql_finalize(stmt);
+  if (rc != SQLITE_DONE) return sqlite_failure(store, rc, "reading the schema");
+  *out_exists = rows > 0;
+  *out_missing = NULL;
+  for (int c = 0; columns[c] && !*out_missing; ++c)
+    if (!(present & (1u << c))) *out_missing = columns[c];
+  return NULL;
+}
+
 /* A file whose tables or columns were dropped (a hand edit, another tool)
  * is refused by name when opened, instead of failing on some later query
  * with SQLite's "no such table". */
@@ -463,32 +493,16 @@ static hetc_status_t check_tables(hetc_records_t *store) {
   for (size_t t = 0; t < sizeof(expected_tables) / sizeof(expected_tables[0]); ++t) {
     const table_columns_t *expected = &expected_tables[t];
     if (expected->since > store->version) continue;
-    hetc_sql_stmt_t *stmt = NULL;
-    HETC_RETURN_IF_ERROR(prepare(store,
-                                 hetc_sql_is_pg(&store->db)
-                                     ? "SELECT column_name FROM information_schema.columns"
-                                       " WHERE table_schema = current_schema() AND table_name = ?1"
-                                     : "SELECT name FROM pragma_table_info(?1)",
-                                 &stmt));
-    hetc_sql_bind_text(stmt, 1, expected->table);
-    uint32_t present = 0; /* bit c: columns[c] is there */
-    int rc, rows = 0;
-    while ((rc = hetc_sql_step(stmt)) == SQLITE_ROW) {
-      const char *name = (const char *)hetc_sql_column_text(stmt, 0);
-      ++rows;
-      for (int c = 0; name && expected->columns[c]; ++c)
-        if (!strcmp(name, expected->columns[c])) present |= 1u << c;
-    }
-    hetc_sql_finalize(stmt);
-    if (rc != SQLITE_DONE) return sqlite_failure(store, rc, "reading the schema");
-    if (rows == 0)
+    const char *missing = NULL;
+    int exists = 0;
+    HETC_RETURN_IF_ERROR(find_missing_column(store, expected->table, expected->columns, &missing, &exists));
+    if (!exists)
       return hetc_status_new(HETC_STATUS_BAD_INPUT,
                              "%s: damaged records store: schema version %lld has a table '%s', this file has none",
                              store->path, (long long)store->version, expected->table);
-    for (int c = 0; expected->columns[c]; ++c)
-      if (!(present & (1u << c)))
-        return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: damaged records store: table '%s' has no column '%s'",
-                               store->path, expected->table, expected->columns[c]);
+    if (missing)
+      return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: damaged records store: table '%s' has no column '%s'",
+                             store->path, expected->table, missing);
   }
   return NULL;
 }
@@ -704,6 +718,26 @@ static int made_on_server(hetc_records_t *store, int64_t *out_made) {
                       out_made);
 }
 
+/* A schema of the store's name without the store's meta table is not
+ * hetc's (hetc makes both in one transaction), unless it is empty (made
+ * for hetc by someone who may create schemas): a relation in it is
+ * refused, naming it, before hetc adds tables of its own beside it. */
+static hetc_status_t refuse_foreign_schema(hetc_records_t *store) {
+  hetc_sql_stmt_t *stmt = NULL;
+  HETC_RETURN_IF_ERROR(prepare(store,
+                               "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                               " WHERE n.nspname = '" SERVER_SCHEMA "' ORDER BY c.relkind <> 'r', c.relname LIMIT 1",
+                               &stmt));
+  const int rc = hetc_sql_step(stmt);
+  char table[160] = "";
+  if (rc == SQLITE_ROW)
+    snprintf(table, sizeof(table), SERVER_SCHEMA ".%s", (const char *)hetc_sql_column_text(stmt, 0));
+  hetc_sql_finalize(stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sqlite_failure(store, rc, "creating the records store");
+  return table[0] ? hetc_pg_foreign_table(&store->db.pg, table, "schema " SERVER_SCHEMA " has no hetc meta table")
+                  : NULL;
+}
+
 /* Makes the tables in one transaction under the write lock; whoever gets
  * it first makes them, and the others find them made. */
 static hetc_status_t create_on_server(hetc_records_t *store) {
@@ -718,6 +752,7 @@ static hetc_status_t create_on_server(hetc_records_t *store) {
   int64_t made = 0;
   const int rc = status ? SQLITE_OK : made_on_server(store, &made);
   if (rc != SQLITE_OK) status = sqlite_failure(store, rc, "creating the records store");
+  if (!status && !made) status = refuse_foreign_schema(store);
   for (size_t k = 0; !status && !made && k < sizeof(steps) / sizeof(steps[0]); ++k) {
     char *sql = server_types(steps[k]);
     status = sql ? exec(store, sql, "creating the records store") : out_of_memory("creating the records store");
@@ -737,10 +772,20 @@ static hetc_status_t open_on_server(hetc_records_t *store, const char *uri) {
   int64_t made = 0;
   int rc = made_on_server(store, &made);
   if (rc != SQLITE_OK) return sqlite_failure(store, rc, "opening the records store");
+  if (!made) HETC_RETURN_IF_ERROR(refuse_foreign_schema(store));
   if (!made && store->mode != HETC_RECORDS_CREATE)
     return hetc_status_new(HETC_STATUS_NOT_FOUND,
                            "%s: no records store there (hetc tune and hetc records import create one)", store->path);
   if (!made) HETC_RETURN_IF_ERROR(create_on_server(store));
+  static const char *const meta_columns[] = {"key", "value", NULL};
+  const char *missing = NULL;
+  int exists = 0;
+  HETC_RETURN_IF_ERROR(find_missing_column(store, "meta", meta_columns, &missing, &exists));
+  if (missing) {
+    char why[64];
+    snprintf(why, sizeof(why), "it has no column '%s'", missing);
+    return hetc_pg_foreign_table(&store->db.pg, SERVER_SCHEMA ".meta", why);
+  }
   char value[64];
   HETC_RETURN_IF_ERROR(read_server_meta(store, "application", value, sizeof(value)));
   if (strcmp(value, "hetc records") != 0)

@@ -12,7 +12,8 @@
 #   there"; list, best and prune work on the server as on a file;
 # - bad input exits 2 with its exact message and leaves nothing: a refused
 #   port (password hidden), a database that does not exist, a database
-#   with no store opened to read, a store of a newer schema version.
+#   with no store opened to read, another program's tables in the store's
+#   schema, a store of a newer schema version.
 # usage: test_records_server_cli.sh HETC SAMPLES_DIR SERVER_DIR WORK_DIR
 # Exit 77 (skipped) without a server.
 set -u
@@ -75,6 +76,27 @@ expect 2 "hetc: $base/empty: no records store there (hetc tune and hetc records 
   -- records list --records "$base/empty"
 [ "$(sql "$base/empty" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'hetc_records'")" = 0 ] ||
   fail "reading an empty database made a store in it"
+# Another program's tables in the store's schema: refused naming the
+# table, the database as it was. An empty schema (made for hetc by someone
+# who may) takes a store.
+for case in "records:CREATE TABLE hetc_records.records (x integer):schema hetc_records has no hetc meta table" \
+  "meta:CREATE TABLE hetc_records.meta (name text):it has no column 'key'"; do
+  table=${case%%:*} setup=${case#*:}
+  why=${setup#*:} setup=${setup%%:*}
+  fresh "their_$table"
+  sql "$base/their_$table" -c "CREATE SCHEMA hetc_records" -c "$setup" || fail "their_$table: setting up"
+  dump "$base/their_$table" >"$work/before.sql"
+  for command in "records import $work/a.jsonl" "records list"; do
+    # shellcheck disable=SC2086
+    expect 2 "hetc: $base/their_$table: table hetc_records.$table belongs to another program ($why): hetc does not write into tables it did not make" \
+      -- $command --records "$base/their_$table"
+  done
+  dump "$base/their_$table" >"$work/after.sql"
+  cmp -s "$work/before.sql" "$work/after.sql" || { fail "their_$table: the database changed"; diff "$work/before.sql" "$work/after.sql"; }
+done
+fresh empty_schema
+sql "$base/empty_schema" -c "CREATE SCHEMA hetc_records"
+"$hetc" records import "$work/a.jsonl" --records "$base/empty_schema" >/dev/null || fail "import into an empty schema"
 sql "$base/copied" -c "UPDATE hetc_records.meta SET value = '9' WHERE key = 'schema_version'"
 expect 2 "hetc: $base/copied: records schema version 9, this hetc reads version 5 (written by a newer hetc)" \
   -- tune "$samples/tiny_conv.json" --targets vec --trials 2 --records "$base/copied" -q
