@@ -364,9 +364,9 @@ HETC_API hetc_status_t hetc_package_bench(hetc_package_t *package, const hetc_be
 /* ------------------------------------------------------------------------ */
 
 /* Checks the environment variables hetc reads whose value can be wrong
- * (HETC_NUM_THREADS, HETC_LOG_LEVEL, HETC_PLUGIN_PATH): BAD_INPUT naming the
- * first bad one. hetc_context_create checks them too; calling this first
- * refuses a bad value before any work starts. */
+ * (HETC_NUM_THREADS, HETC_LOG_LEVEL, HETC_PLUGIN_PATH, HETC_LOCK_TIMEOUT):
+ * BAD_INPUT naming the first bad one. hetc_context_create checks them too;
+ * calling this first refuses a bad value before any work starts. */
 HETC_API hetc_status_t hetc_env_check(void);
 
 /* Ctrl-C and kill during long work. While watched, the first SIGINT,

@@ -100,9 +100,28 @@ hetc_status_t hetc_env_check_plugin_path(void) {
   return NULL;
 }
 
+hetc_status_t hetc_env_seconds(const char *name, double fallback, double *out_seconds) {
+  *out_seconds = fallback;
+  const char *text = value_of(name);
+  if (!text) return NULL;
+  char *end = NULL;
+  errno = 0;
+  const double seconds = strtod(text, &end);
+  /* Decimal only: strtod also reads hex, "inf" and leading blanks. */
+  const int decimal = ((text[0] >= '0' && text[0] <= '9') || text[0] == '.') &&
+                      strspn(text, "0123456789.eE+-") == strlen(text);
+  if (!decimal || errno || end == text || *end || !(seconds >= 0 && seconds <= 86400))
+    return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s: expected seconds from 0 to 86400, got '%.40s'", name, text);
+  *out_seconds = seconds;
+  return NULL;
+}
+
 hetc_status_t hetc_env_check(void) {
   int32_t threads = 0, level = -1;
   HETC_RETURN_IF_ERROR(hetc_env_num_threads(&threads));
   HETC_RETURN_IF_ERROR(hetc_env_log_level(&level));
-  return hetc_env_check_plugin_path();
+  HETC_RETURN_IF_ERROR(hetc_env_check_plugin_path());
+  /* Read when a tuner first waits for a lock, which may be an hour in. */
+  double seconds = 0;
+  return hetc_env_seconds("HETC_LOCK_TIMEOUT", 0, &seconds);
 }

@@ -42,6 +42,13 @@ hetc_status_t hetc_env_log_level(int32_t *out_level);
  * registry ignores it there. */
 hetc_status_t hetc_env_check_plugin_path(void);
 
-/* hetc_env_check (hetc/hetc.h) checks every variable above. */
+/* The variable `name` as seconds from 0 to 86400 (a decimal number) in
+ * *out_seconds; `fallback` when unset. BAD_INPUT naming the variable and
+ * the value otherwise. For waits a user may shorten or lengthen
+ * (HETC_RECORDS_BUSY_TIMEOUT, HETC_LOCK_TIMEOUT), read where the wait is. */
+hetc_status_t hetc_env_seconds(const char *name, double fallback, double *out_seconds);
+
+/* hetc_env_check (hetc/hetc.h) checks every variable above, and
+ * HETC_LOCK_TIMEOUT. */
 
 #endif /* HETC_DRIVER_COMMON_ENV_H_ */

@@ -242,9 +242,12 @@ static hetc_status_t tune_claim(worker_state_t *w, const hetc_queue_claim_t *cla
   const char *target = claim->target;
   if (!status) status = hetc_tuner_tune_graph(tuner, w->model, &target, 1, &results, &count);
   hetc_tuner_free(tuner);
-  if (status && hetc_interrupt_signal()) {
+  /* Interrupted, or the machine's tuning lock held by a process that is
+   * stopped (device_lock.h): the worker's trouble, not the job's. The
+   * worker leaves; the task goes back to the queue. */
+  if (status && (hetc_interrupt_signal() || hetc_status_code(status) == HETC_STATUS_TIMEOUT)) {
     hetc_free(results);
-    return status; /* the worker leaves; the task goes back to the queue */
+    return status;
   }
   int32_t trials_done = 0;
   double best = 0;

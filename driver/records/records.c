@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "common/clock.h"
+#include "common/env.h"
 #include "common/fileio.h"
 #include "hetc/hetc.h"
 #include "common/interrupt.h"
@@ -320,22 +321,6 @@ char *hetc_records_default_path(void) {
   if (data_home && data_home[0] == '/') return join3(data_home, "/hetc/", "records.sqlite");
   const char *home = getenv("HOME");
   if (home && home[0]) return join3(home, "/.local/share/hetc/", "records.sqlite");
-  return NULL;
-}
-
-/* HETC_RECORDS_BUSY_TIMEOUT (seconds, 0 to 86400) when set, else
- * HETC_RECORDS_BUSY_TIMEOUT_MS. */
-static hetc_status_t busy_timeout(double *out_seconds) {
-  *out_seconds = HETC_RECORDS_BUSY_TIMEOUT_MS / 1000.0;
-  const char *text = getenv("HETC_RECORDS_BUSY_TIMEOUT");
-  if (!text || !text[0]) return NULL;
-  char *end = NULL;
-  errno = 0;
-  double seconds = strtod(text, &end);
-  if (errno || end == text || *end || !(seconds >= 0 && seconds <= 86400))
-    return hetc_status_new(HETC_STATUS_BAD_INPUT,
-                           "HETC_RECORDS_BUSY_TIMEOUT: expected seconds from 0 to 86400, got '%.40s'", text);
-  *out_seconds = seconds;
   return NULL;
 }
 
@@ -816,7 +801,8 @@ hetc_status_t hetc_records_open_as(const char *path, hetc_records_mode_t mode, h
   if (!store) return out_of_memory("opening");
   store->mode = mode;
   own_identity(&store->owner);
-  hetc_status_t status = busy_timeout(&store->busy_timeout_s);
+  hetc_status_t status =
+      hetc_env_seconds("HETC_RECORDS_BUSY_TIMEOUT", HETC_RECORDS_BUSY_TIMEOUT_MS / 1000.0, &store->busy_timeout_s);
   if (status) goto fail;
   store->path = path ? join3(path, "", "") : hetc_records_default_path();
   if (!store->path) {

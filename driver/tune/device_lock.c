@@ -10,9 +10,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/env.h"
 #include "common/interrupt.h"
 #include "tune/turns.h"
 
@@ -61,13 +64,14 @@ hetc_status_t hetc_device_lock_open(const char *fingerprint, int is_cpu, hetc_de
                                        ? *p
                                        : '_');
   out->device_name[n] = '\0';
-  char folder[900], name[200];
-  HETC_RETURN_IF_ERROR(lock_folder(folder, sizeof(folder)));
+  char *folder = out->folder;
+  HETC_RETURN_IF_ERROR(hetc_env_seconds("HETC_LOCK_TIMEOUT", HETC_LOCK_TIMEOUT_S, &out->timeout_s));
+  HETC_RETURN_IF_ERROR(lock_folder(folder, sizeof(out->folder)));
   if (mkdir(folder, 0700) != 0 && errno != EEXIST)
     return hetc_status_new(HETC_STATUS_IO_ERROR, "%s: cannot make the tuning locks' folder: %s", folder,
                            strerror(errno));
-  snprintf(name, sizeof(name), "device-%s.lock", out->device_name);
-  HETC_RETURN_IF_ERROR(open_lock_file(folder, name, &out->device_fd));
+  snprintf(out->device_file, sizeof(out->device_file), "device-%s.lock", out->device_name);
+  HETC_RETURN_IF_ERROR(open_lock_file(folder, out->device_file, &out->device_fd));
   hetc_status_t status = open_lock_file(folder, "cores.lock", &out->cores_fd);
   if (status) hetc_device_lock_close(out);
   return status;
@@ -85,14 +89,78 @@ static int64_t realtime_ns(void) {
   return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
+/* The first holder of a flock(2) lock on the file open as `fd` that
+ * /proc/locks names, described in `out` when every holder is stopped or
+ * gone: "process PID (WHAT), which is stopped". 0 when some holder runs,
+ * or none is named (another filesystem's view, a lock just let go). */
+static int stalled_holder(int fd, char *out, size_t size) {
+  struct stat st;
+  FILE *locks = fstat(fd, &st) == 0 ? fopen("/proc/locks", "re") : NULL;
+  if (!locks) return 0;
+  char file[64], line[256];
+  snprintf(file, sizeof(file), "%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+  int holders = 0, running = 0;
+  out[0] = '\0';
+  while (!running && fgets(line, sizeof(line), locks)) {
+    char kind[16], where[64];
+    long pid = 0;
+    /* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5360699 0 EOF"; a waiter's
+     * line has "->" after the number. */
+    if (sscanf(line, "%*s %15s %*s %*s %ld %63s", kind, &pid, where) != 3 || strcmp(kind, "FLOCK") ||
+        strcmp(where, file))
+      continue;
+    ++holders;
+    char path[64], text[512] = "";
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *stat_file = pid > 0 ? fopen(path, "re") : NULL;
+    const size_t n = stat_file ? fread(text, 1, sizeof(text) - 1, stat_file) : 0;
+    if (stat_file) fclose(stat_file);
+    text[n] = '\0';
+    /* The state follows the command's name, which may hold ')' itself. */
+    const char *paren = strrchr(text, ')');
+    const char state = paren && paren[1] == ' ' ? paren[2] : '\0';
+    const int stopped = state == 'T' || state == 't', gone = pid > 0 && !stat_file;
+    running = !stopped && !gone;
+    if (running || out[0]) continue;
+    /* What it is: its program and first argument ("hetc worker"), not
+     * the rest, which may hold a queue's password. */
+    char what[256] = "";
+    snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+    FILE *cmdline = stopped ? fopen(path, "re") : NULL;
+    const size_t length = cmdline ? fread(what, 1, sizeof(what) - 1, cmdline) : 0;
+    if (cmdline) fclose(cmdline);
+    what[length] = '\0';
+    const size_t first = strlen(what);
+    if (first + 1 < length && what[first + 1] != '-') what[first] = ' ';
+    if (stopped) snprintf(out, size, "process %ld (%s), which is stopped", pid, what);
+    else snprintf(out, size, "process %ld, which is gone (a process it started may have the file open still)", pid);
+  }
+  fclose(locks);
+  return holders > 0 && !running;
+}
+
 /* flock without blocking, retried every 5 ms: a blocked flock would not
- * notice a Ctrl-C. */
-static hetc_status_t take(int fd, int operation) {
+ * notice a Ctrl-C. Once a second, the holders are looked at: stopped or
+ * gone for the lock's timeout, the wait ends (device_lock.h). */
+static hetc_status_t take(const hetc_device_lock_t *lock, int fd, int operation) {
+  double stalled_since = -1, next_look = 0;
   for (;;) {
     if (flock(fd, operation | LOCK_NB) == 0) return NULL;
     if (errno != EWOULDBLOCK && errno != EINTR)
       return hetc_status_new(HETC_STATUS_IO_ERROR, "taking a tuning lock: %s", strerror(errno));
     HETC_RETURN_IF_ERROR(hetc_interrupt_status());
+    const double now = hetc_now_seconds();
+    if (now >= next_look) {
+      next_look = now + 1;
+      char holder[400];
+      if (!stalled_holder(fd, holder, sizeof(holder))) stalled_since = -1;
+      else if (stalled_since < 0) stalled_since = now;
+      if (stalled_since >= 0 && now - stalled_since >= lock->timeout_s)
+        return hetc_status_new(HETC_STATUS_TIMEOUT,
+                               "%s/%s: the tuning lock is held by %s; gave up after %g s (HETC_LOCK_TIMEOUT)",
+                               lock->folder, fd == lock->cores_fd ? "cores.lock" : lock->device_file, holder,
+                               lock->timeout_s);
+    }
     const struct timespec pause = {0, 5000000};
     nanosleep(&pause, NULL);
   }
@@ -110,9 +178,9 @@ hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
    * the machine's locks: cores first, then the device, in this order in
    * every process, so two never wait on each other. */
   lock->turn = hetc_turn_ask('m', lock->is_cpu, lock->device_name) ? 'm' : 0;
-  hetc_status_t status = lock->is_cpu ? take(lock->cores_fd, LOCK_EX) : NULL;
+  hetc_status_t status = lock->is_cpu ? take(lock, lock->cores_fd, LOCK_EX) : NULL;
   if (!status) {
-    status = take(lock->device_fd, LOCK_EX);
+    status = take(lock, lock->device_fd, LOCK_EX);
     if (status && lock->is_cpu) flock(lock->cores_fd, LOCK_UN);
   }
   if (status) {
@@ -125,7 +193,7 @@ hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock) {
 
 hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock) {
   lock->turn = hetc_turn_ask('c', 0, "cores") ? 'c' : 0;
-  hetc_status_t status = take(lock->cores_fd, LOCK_SH);
+  hetc_status_t status = take(lock, lock->cores_fd, LOCK_SH);
   if (status) {
     end_turn(lock);
     return status;

@@ -12,6 +12,14 @@
  * /tmp/hetc-locks-UID. The kernel releases a dead process's locks, so a
  * killed tuner holds nothing. Waiting polls for hetc_interrupt_signal.
  *
+ * A process that is stopped (SIGSTOP, Ctrl-Z, a debugger) keeps its
+ * locks, and so does a process gone whose lock file a child still has
+ * open: a wait on holders that are all stopped or gone (as /proc/locks
+ * names them) gives up after HETC_LOCK_TIMEOUT_S, or $HETC_LOCK_TIMEOUT
+ * seconds, with TIMEOUT naming the lock, the holder and what it is, so
+ * that a worker hands its task back rather than wait for ever. A wait on
+ * a running holder goes on: measurements take turns.
+ *
  * With $HETC_MEASURE_LOG set, every hold is appended to that file as a
  * line "measure|build LOCK START END PID DEVICE" (CLOCK_REALTIME microseconds), for
  * checking that holds never overlap where they must not. */
@@ -23,6 +31,11 @@
 #include "common/status.h"
 #include "records/records.h"
 
+/* How long a wait for a tuning lock goes on while its holders are all
+ * stopped or gone, unless $HETC_LOCK_TIMEOUT (seconds, 0 to 86400) says
+ * otherwise. */
+#define HETC_LOCK_TIMEOUT_S 300
+
 typedef struct hetc_device_lock_t {
   int device_fd; /* the device's lock file; -1 before open */
   int cores_fd;  /* the cores' lock file */
@@ -30,15 +43,20 @@ typedef struct hetc_device_lock_t {
   char device_name[160];
   int64_t held_since_ns; /* CLOCK_REALTIME of the current hold; 0: none */
   char turn;             /* the scheduler's turn held with it (turns.h): 'm', 'c' or 0 */
+  char folder[900];      /* the lock folder, for messages */
+  char device_file[200]; /* the device's lock file in it */
+  double timeout_s;      /* HETC_LOCK_TIMEOUT_S, or the variable's */
 } hetc_device_lock_t;
 
 /* Opens the lock files of the device `fingerprint` (kind CPU when is_cpu)
- * in the lock folder, creating it. Close with hetc_device_lock_close. */
+ * in the lock folder, creating it; BAD_INPUT for a HETC_LOCK_TIMEOUT that
+ * is not seconds. Close with hetc_device_lock_close. */
 hetc_status_t hetc_device_lock_open(const char *fingerprint, int is_cpu, hetc_device_lock_t *out_lock);
 void hetc_device_lock_close(hetc_device_lock_t *lock);
 
 /* Waits until the device (and, on a CPU, the cores) are this process's
- * alone; INTERRUPTED when a signal is noted meanwhile. */
+ * alone; INTERRUPTED when a signal is noted meanwhile, TIMEOUT when the
+ * holders are stopped or gone for the timeout. */
 hetc_status_t hetc_device_lock_measure(hetc_device_lock_t *lock);
 /* Waits for a shared hold of the cores, for builds. */
 hetc_status_t hetc_device_lock_build(hetc_device_lock_t *lock);

@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 export HETC_RECORDS=$work/records.sqlite
 # and the vec backend's compiled kernels.
 export XDG_CACHE_HOME=$work/cache
-unset HETC_NUM_THREADS HETC_LOG_LEVEL HETC_PLUGIN_PATH
+unset HETC_NUM_THREADS HETC_LOG_LEVEL HETC_PLUGIN_PATH HETC_LOCK_TIMEOUT
 model=$source_dir/samples/tiny_conv.json
 failures=0
 count=0
@@ -231,6 +231,9 @@ for v in 0 -1 abc 1.5 " 4" +4 4x; do
 done
 for v in verbose WARNING 3 warn; do
   bad_env "hetc: HETC_LOG_LEVEL: expected one of error|warning|info|debug, got '$v'" "HETC_LOG_LEVEL=$v" tasks "$model"
+done
+for v in soon -1 86401 inf 1e9 0x10; do
+  bad_env "hetc: HETC_LOCK_TIMEOUT: expected seconds from 0 to 86400, got '$v'" "HETC_LOCK_TIMEOUT=$v" tasks "$model"
 done
 bad_env "hetc: HETC_PLUGIN_PATH: '$work/none': cannot open the directory: No such file or directory" \
   "HETC_PLUGIN_PATH=$work/none" plugins

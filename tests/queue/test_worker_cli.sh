@@ -12,6 +12,10 @@
 #   runs out, another worker claims the task again (attempt 2) and goes on
 #   from the records the first one wrote; the job completes with the
 #   queue's trials equal to the store's records;
+# - a worker stopped with SIGSTOP while it holds the cores' lock keeps
+#   it: the next worker there claims its task when the lease lapses,
+#   gives up waiting after HETC_LOCK_TIMEOUT naming the stopped process,
+#   and hands the task back; the first, let go on, finishes the job;
 # - a worker whose connections are cut (pg_terminate_backend), and one
 #   whose server restarts, in the middle of a task: each connects again and
 #   finishes the job, with the queue's trials equal to its records;
@@ -140,6 +144,56 @@ for phase in build measurement; do
     fail "killed in a $phase: the second worker measured $again trials, the store gained $((stored - before))"
   [ "$(overlaps "$q")" = 0 ] || fail "killed in a $phase: overlapping measurements"
 done
+
+# ---- SIGSTOP while holding the cores' lock --------------------------------------------------
+# Stopped in a build, its model work or a measurement, a worker keeps its
+# hold of the cores' lock. The next worker on the machine claims its task
+# when the lease lapses, and the first measurement it needs (of that task,
+# or of the next when that one's space was measured whole) waits
+# HETC_LOCK_TIMEOUT for the stopped holder, names it and hands the task
+# back; the first worker, let go on, finds its task lost and the job is
+# finished.
+fresh stopped
+q="$base/stopped"
+"$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
+HETC_LOCK_DIR="$work/stop-locks" "$hetc" worker --queue "$q" --lease 2 --batch 2 --workers 1 --idle-exit 3 \
+  >"$work/stopped.out" 2>"$work/stopped.err" &
+sleeper=$!
+await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 2"
+cores="$work/stop-locks/cores.lock"
+holding() { [ -e "$cores" ] && ! flock -n -x "$cores" true 2>/dev/null; }
+task=""
+for _ in $(seq 1 3000); do
+  holding || continue
+  kill -STOP $sleeper
+  if holding; then
+    task=$(sql "$q" -c "SELECT task_number FROM hetc_tasks WHERE state = 'claimed'")
+    break
+  fi
+  kill -CONT $sleeper
+done
+if [ -n "$task" ]; then
+  await "$q" "SELECT count(*) FROM hetc_tasks WHERE task_number = $task AND lease_until < now()"
+  HETC_LOCK_TIMEOUT=2 HETC_LOCK_DIR="$work/stop-locks" "$hetc" worker --queue "$q" --lease 2 --batch 2 --workers 1 \
+    --idle-exit 3 >"$work/waiter.out" 2>"$work/waiter.err"
+  status=$?
+  [ $status = 1 ] || fail "the waiting worker: exit status $status, expected 1"
+  sed -n 2p "$work/waiter.err" | grep -q "^job 1, model 0, task $task on vec: claimed (attempt 2), " ||
+    { fail "the waiting worker did not claim the stopped one's task"; cat "$work/waiter.err"; }
+  given_back=$(sed -n 's/^job 1, model 0, task \([0-9]*\) on vec: claimed .*/\1/p' "$work/waiter.err" | tail -1)
+  key=$(sql "$q" -c "SELECT workload_key FROM hetc_tasks WHERE task_number = ${given_back:-0}")
+  [ "$(tail -1 "$work/waiter.err")" = "hetc: tuning $key on vec: $cores: the tuning lock is held by process $sleeper ($hetc worker), which is stopped; gave up after 2 s (HETC_LOCK_TIMEOUT)" ] ||
+    { fail "the waiting worker's message"; cat "$work/waiter.err"; }
+  [ "$(sql "$q" -c "SELECT state || ' ' || coalesce(worker_id::text, '-') FROM hetc_tasks WHERE task_number = ${given_back:-0}")" = "queued -" ] ||
+    fail "the waiting worker did not hand its task back"
+else
+  fail "never stopped the worker holding the cores' lock"
+fi
+kill -CONT $sleeper
+wait $sleeper || { fail "the stopped worker, let go on"; cat "$work/stopped.err"; }
+grep -q "^worker: [23] tasks done, 0 failed, 1 stopped;" "$work/stopped.out" ||
+  { fail "the stopped worker's summary"; cat "$work/stopped.out" "$work/stopped.err"; }
+"$hetc" jobs wait 1 --queue "$q" --timeout 5 >/dev/null || fail "the job of a stopped worker is not done"
 
 # ---- connections cut, then the server restarted, in the middle of a task -----------------
 for fault in terminated restarted; do
