@@ -1279,11 +1279,19 @@ def densenet_style(g):
 
 @net_case([1, 16, 8, 8], opset=17)
 def densenet_block24(g):
-    """DenseNet-121's third dense block in small: 24 layers (growth 4), so that
-    the last layer's Concat reads 24 inputs and the block's own reads 25, as
-    torchvision's export does (a Concat of that many inputs once failed to
-    compile on any pair of targets)."""
-    return dense_block(g, g.x, 16, 24, 4, "features.denseblock3")[0]
+    """DenseNet-121's third dense block, as many concat inputs in small: 24
+    layers, each a 1x1 Conv (growth 4) over the Concat of all before it, so
+    that the last layer's Concat reads 24 inputs and the block's own reads 25,
+    as torchvision's export does (a Concat of that many inputs once failed to
+    compile on any pair of targets). Full dense layers (BN-Relu-Conv twice)
+    are densenet_style's; here each layer is one kernel, so that the pairs of
+    targets it is compiled on stay quick."""
+    features, c = [g.x], 16
+    for i in range(24):
+        name = "features.denseblock3.denselayer%d" % (i + 1)
+        x = features[0] if len(features) == 1 else g.op("Concat", features, name, axis=1)
+        features.append(g.conv(x, c + 4 * i, 4, 1, name + ".conv", bias=False))
+    return g.op("Concat", features, "features.denseblock3", axis=1)
 
 
 @net_case(NET, opset=11)
