@@ -25,7 +25,6 @@ so that a few huge values (a pad of 1e9) do not excuse the rest.
 import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 import onnx
@@ -35,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 DEFAULT_OUT = os.path.join(HERE, "extremes")
 sys.path.insert(0, HERE)
-import make_corpus  # noqa: E402  (its onnxruntime session and tolerances)
+import make_corpus  # noqa: E402  (its onnxruntime session, tolerances and check)
 
 INF = float("inf")
 CLIP_BOUNDS = [(-1e10, 1e10), (-1e4, 1e4), (-3e38, 3e38), (0.3, 0.3), (-1e-30, 1e-30), (1.5, 1e30),
@@ -200,50 +199,13 @@ def generate(outdir):
     return written
 
 
-def same(name, old, new):
-    if old == new:
-        return True
-    if not name.endswith(".expected.bin") or len(old) != len(new):
-        return False
-    a, b = np.frombuffer(old, "<f4"), np.frombuffer(new, "<f4")
-    finite = np.isfinite(b)
-    if not np.array_equal(finite, np.isfinite(a)) or not np.array_equal(a[~finite], b[~finite]) and \
-            not np.all(np.isnan(a[~finite]) == np.isnan(b[~finite])):
-        return False
-    close = np.abs(a[finite] - b[finite]) <= make_corpus.CHECK_RTOL * np.abs(b[finite]) + 1e-30
-    return bool(np.all(close))
-
-
-def check(outdir):
-    bad = []
-    with tempfile.TemporaryDirectory() as tmp:
-        names = generate(tmp)
-        committed = set(os.listdir(outdir)) if os.path.isdir(outdir) else set()
-        for n in names:
-            path = os.path.join(outdir, n)
-            if not os.path.exists(path):
-                bad.append(n + " (missing)")
-                continue
-            with open(path, "rb") as f, open(os.path.join(tmp, n), "rb") as g:
-                if not same(n, f.read(), g.read()):
-                    bad.append(n)
-        bad += [n + " (not generated)" for n in sorted(committed - set(names))]
-    if bad:
-        print("tests/onnx/extremes out of date (run python3 tests/onnx/make_extremes.py):", file=sys.stderr)
-        for n in bad:
-            print("  differs: " + n, file=sys.stderr)
-        return 1
-    print("tests/onnx/extremes up to date (%d files)" % len(names))
-    return 0
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="fail if a committed file is out of date")
     ap.add_argument("--out", default=DEFAULT_OUT, help="output directory (default: tests/onnx/extremes)")
     args = ap.parse_args(argv)
     if args.check:
-        return check(args.out)
+        return make_corpus.check(args.out, generate, "tests/onnx/extremes", "make_extremes.py")
     if os.path.isdir(args.out):
         for n in os.listdir(args.out):
             if n.endswith((".onnx", ".bin", ".tsv")):
