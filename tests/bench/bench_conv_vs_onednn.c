@@ -509,7 +509,8 @@ static int run_onednn_only(const hetc_graph_t *graph, const hetc_task_list_t *ta
                            cpu_use_t start) {
   const dnnl_version_t *version = dnnl_version();
   const double peak = cpu_peak(threads);
-  printf("machine peak (measured FMA loop, %d thread%s): %.1f GFLOPS fp32\n", threads, threads > 1 ? "s" : "", peak);
+  printf("machine peak (measured %s FMA loop, %d thread%s): %.1f GFLOPS fp32\n", machine_peak_isa(), threads,
+         threads > 1 ? "s" : "", peak);
   printf("%s conv2d layers: oneDNN %d.%d.%d alone (no hetc kernel in the process), %d threads, median of %d runs\n\n",
          graph->name, version->major, version->minor, version->patch, threads, repeat);
   printf("%-3s %-3s %-46s %7s |" ONEDNN_HEADER "\n", "#", "x", "layer", "MFLOP", ONEDNN_HEADER_ARGS);

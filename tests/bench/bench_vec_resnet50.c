@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
   setenv("HETC_NUM_THREADS", threads_text, 1);
 
   double peak = machine_peak_gflops(threads);
-  printf("machine peak (measured FMA loop, %d thread%s): %.1f GFLOPS fp32\n", threads, threads > 1 ? "s" : "", peak);
+  printf("machine peak (measured %s FMA loop, %d thread%s): %.1f GFLOPS fp32\n", machine_peak_isa(), threads,
+         threads > 1 ? "s" : "", peak);
 
   hetc_graph_t *graph = NULL;
   hetc_task_list_t *tasks = NULL;
