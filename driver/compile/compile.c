@@ -829,7 +829,7 @@ static hetc_status_t compile_all(compiler_t *c) {
    * writes over one still needed; compile must never write one. */
   hetc_status_t order = hetc_plan_check_order(c->plan);
   if (order) return hetc_status_recode(hetc_status_annotate(order, "compile made a wrong plan"), HETC_STATUS_INTERNAL);
-  HETC_RETURN_IF_ERROR(hetc_package_files_describe(c->plan, c->temp_dir));
+  HETC_RETURN_IF_ERROR(hetc_package_files_describe(c->plan, c->temp_dir, c->options->sign_key != NULL));
   return hetc_plan_write_manifest(c->plan, c->temp_dir);
 }
 

@@ -100,14 +100,14 @@ static void free_names(char **names, int32_t count) {
   free(names);
 }
 
-static hetc_status_t add_file(hetc_plan_t *plan, const char *dir, const char *relative) {
+static hetc_status_t add_file(hetc_plan_t *plan, const char *dir, const char *relative, int with_digests) {
   hetc_plan_file_t *grown = realloc(plan->files, (size_t)(plan->num_files + 1) * sizeof(*grown));
   if (!grown) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
   plan->files = grown;
   hetc_plan_file_t *file = &plan->files[plan->num_files];
   memset(file, 0, sizeof(*file));
   char *path = hetc_path_join(dir, relative);
-  hetc_status_t status = path ? hash_file(path, &file->bytes, &file->fnv1a64, file->blake2b)
+  hetc_status_t status = path ? hash_file(path, &file->bytes, &file->fnv1a64, with_digests ? file->blake2b : NULL)
                               : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
   free(path);
   if (!status && !(file->path = strdup(relative)))
@@ -116,8 +116,8 @@ static hetc_status_t add_file(hetc_plan_t *plan, const char *dir, const char *re
   return status;
 }
 
-hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir) {
-  HETC_RETURN_IF_ERROR(add_file(plan, dir, HETC_PACKAGE_WEIGHTS));
+hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir, int with_digests) {
+  HETC_RETURN_IF_ERROR(add_file(plan, dir, HETC_PACKAGE_WEIGHTS, with_digests));
   char *kernels = hetc_path_join(dir, HETC_PACKAGE_KERNEL_DIR);
   if (!kernels) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "package files");
   char **names;
@@ -129,7 +129,7 @@ hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir) {
     if (!hetc_package_file_name_ok(relative))
       status = hetc_status_new(HETC_STATUS_INTERNAL,
                                "%s/%s: a file whose name a package cannot hold", kernels, names[i]);
-    if (!status) status = add_file(plan, dir, relative);
+    if (!status) status = add_file(plan, dir, relative, with_digests);
   }
   free_names(names, count);
   free(kernels);

@@ -13,8 +13,10 @@
 #include "package/plan.h"
 
 /* Fills plan->files from package directory `dir` (weights.bin, then the
- * files under kernels/ by name), with their BLAKE2b digests. */
-hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir);
+ * files under kernels/ by name), with their BLAKE2b digests when
+ * `with_digests` (only a signature reads them; a second pass over the
+ * weights would cost every unsigned compile). */
+hetc_status_t hetc_package_files_describe(hetc_plan_t *plan, const char *dir, int with_digests);
 
 /* The BLAKE2b-256 digest of the regular file at `path`. */
 hetc_status_t hetc_package_file_digest(const char *path, unsigned char out_blake2b[32]);

@@ -261,7 +261,7 @@ static hetc_status_t check_text(const char *dir, const char *path, const char *k
   char *now = NULL;
   size_t now_length = 0;
   hetc_status_t status =
-      current ? hetc_package_files_describe(current, dir) : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "signature");
+      current ? hetc_package_files_describe(current, dir, 1) : hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "signature");
   if (!status) status = statement(current, dir, trusted, &now, &now_length);
   if (status && hetc_status_code(status) != HETC_STATUS_OUT_OF_MEMORY) {
     hetc_status_t refused = untrusted(key_path, "%s", hetc_status_message(status));

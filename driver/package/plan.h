@@ -97,7 +97,7 @@ typedef struct hetc_plan_file_t {
   uint64_t fnv1a64; /* of the whole content (FNV-1a, 64 bits) */
   /* BLAKE2b-256 of the content, for a signature (package_sign.h): FNV-1a
    * catches damage, but anyone can make a file that matches it. Set by
-   * hetc_package_files_describe; not in the manifest. */
+   * hetc_package_files_describe when asked for; not in the manifest. */
   unsigned char blake2b[32];
 } hetc_plan_file_t;
 
