@@ -210,18 +210,17 @@ static hetc_status_t check_initializer_declaration(const Onnx__ValueInfoProto *i
     agrees = shape->dim[d]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
              shape->dim[d]->dim_value == value->dims[d];
   if (agrees) return NULL;
-  char declared[160] = "", held[160] = "";
+  char declared[160] = "", held[160];
   size_t used = 0;
-  for (size_t d = 0; d < shape->n_dim && used < sizeof(declared) - 24; ++d) {
+  for (size_t d = 0; d < shape->n_dim && used < sizeof(declared); ++d) {
     const Onnx__TensorShapeProto__Dimension *dim = shape->dim[d];
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-      used += (size_t)snprintf(declared + used, sizeof(declared) - used, d ? ",%lld" : "%lld", (long long)dim->dim_value);
+      used += (size_t)snprintf(declared + used, sizeof(declared) - used, "%s%lld", d ? "," : "",
+                               (long long)dim->dim_value);
     else
-      used += (size_t)snprintf(declared + used, sizeof(declared) - used, d ? ",?" : "?");
+      used += (size_t)snprintf(declared + used, sizeof(declared) - used, "%s?", d ? "," : "");
   }
-  used = 0;
-  for (int32_t d = 0; d < value->rank && used < sizeof(held) - 24; ++d)
-    used += (size_t)snprintf(held + used, sizeof(held) - used, d ? ",%lld" : "%lld", (long long)value->dims[d]);
+  hetc_onnx_const_dims_text(value, held, sizeof(held));
   return BAD("graph input '%s' declares shape [%s], but the initializer of that name holds [%s]",
              info->name ? info->name : "", declared, held);
 }

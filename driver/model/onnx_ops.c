@@ -187,9 +187,11 @@ static hetc_status_t translate_conv(hetc_onnx_importer_t *im) {
   HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &w));
   HETC_RETURN_IF_ERROR(const_input(im, 2, 0, &b));
   if (w->rank != 4) return BAD("input 1 (the weight) has rank %d, not 4", (int)w->rank);
-  if (w->count < 1)
-    return BAD("input 1 (the weight) of shape [%lld,%lld,%lld,%lld] holds no values", (long long)w->dims[0],
-               (long long)w->dims[1], (long long)w->dims[2], (long long)w->dims[3]);
+  if (w->count < 1) {
+    char dims[160];
+    hetc_onnx_const_dims_text(w, dims, sizeof(dims));
+    return BAD("input 1 (the weight) of shape [%s] holds no values", dims);
+  }
   if (b && b->count != w->dims[0])
     return BAD("input 2 (the bias) holds %lld values for %lld output channels", (long long)b->count,
                (long long)w->dims[0]);

@@ -203,11 +203,16 @@ static hetc_status_t read_external(const Onnx__TensorProto *t, const hetc_onnx_f
   return NULL;
 }
 
-static hetc_status_t size_mismatch(const hetc_onnx_const_t *c, const char *field, uint64_t got, const char *unit) {
-  char dims[160] = "";
+void hetc_onnx_const_dims_text(const hetc_onnx_const_t *c, char *out, size_t size) {
   size_t used = 0;
-  for (int32_t d = 0; d < c->rank && used < sizeof(dims); ++d)
-    used += (size_t)snprintf(dims + used, sizeof(dims) - used, "%s%lld", d ? "," : "", (long long)c->dims[d]);
+  out[0] = '\0';
+  for (int32_t d = 0; d < c->rank && used < size; ++d)
+    used += (size_t)snprintf(out + used, size - used, "%s%lld", d ? "," : "", (long long)c->dims[d]);
+}
+
+static hetc_status_t size_mismatch(const hetc_onnx_const_t *c, const char *field, uint64_t got, const char *unit) {
+  char dims[160];
+  hetc_onnx_const_dims_text(c, dims, sizeof(dims));
   return hetc_status_new(HETC_STATUS_BAD_INPUT, "%s holds %llu %s but dims [%s] need %lld", field,
                          (unsigned long long)got, unit, dims, (long long)c->count);
 }

@@ -7,6 +7,7 @@
 #ifndef HETC_DRIVER_MODEL_ONNX_TENSOR_H_
 #define HETC_DRIVER_MODEL_ONNX_TENSOR_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/status.h"
@@ -39,6 +40,8 @@ typedef struct hetc_onnx_const_t {
  * than HETC_ONNX_MAX_CONST_ELEMENTS values. */
 hetc_status_t hetc_onnx_const_alloc(hetc_onnx_const_t *c, int is_int, int32_t rank, const int64_t *dims);
 void hetc_onnx_const_release(hetc_onnx_const_t *c);
+/* c's dims as messages print them ("8,3,3,3"), cut to fit `size`. */
+void hetc_onnx_const_dims_text(const hetc_onnx_const_t *c, char *out, size_t size);
 /* Value k as a double / as an int64 (floats truncated toward zero). */
 double hetc_onnx_const_get(const hetc_onnx_const_t *c, int64_t k);
 int64_t hetc_onnx_const_get_int(const hetc_onnx_const_t *c, int64_t k);
