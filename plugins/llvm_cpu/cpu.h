@@ -5,8 +5,8 @@
  * micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
  * transforms: the GEMM-based conv2d templates), optimises it with the new
  * pass manager, compiles it to an object file for an explicit x86-64
- * AVX2+FMA target machine and links it into one ORC LLJIT per instance
- * (jit.c). Knob spaces live in space.c, weight packing in pack.c, the CPU
+ * target machine of the instance's ISA (AVX-512 or AVX2+FMA, isa.c) and
+ * links it into one ORC LLJIT per instance (jit.c). Knob spaces live in space.c, weight packing in pack.c, the CPU
  * descriptor in device.c and the ABI table in plugin.c; workload checks
  * and layouts are the plugin kit's. Only hetc_plugin_query is exported. */
 #ifndef HETC_PLUGINS_LLVM_CPU_CPU_H_
@@ -26,10 +26,37 @@
 #define CPU_PLUGIN_NAME "cpu"
 /* Part of every artifact's key: bumped when generated code changes, so a
  * package's kernels built by an older plugin are refused, not misread. */
-#define CPU_PLUGIN_VERSION "0.2.1"
+#define CPU_PLUGIN_VERSION "0.3.0"
 #define CPU_MAX_INPUTS 64
 
 extern const hetc_plugin_host_t *cpu_host;
+
+/* ------------------------------------------------------------------------ */
+/* The vector ISA (isa.c)                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* What the kernels of one instance are generated for, chosen once when
+ * the instance is created: the widest the processor and the OS allow, or
+ * the one HETC_CPU_ISA names. Static descriptors, never freed. */
+typedef struct cpu_isa_t {
+  const char *name;     /* "avx512" or "avx2": HETC_CPU_ISA's words */
+  const char *title;    /* for messages: "AVX-512 (x86-64-v4)" */
+  int lanes;            /* fp32 lanes of the widest vector: 16 or 8 */
+  int registers;        /* vector registers: 32 or 16 */
+  const char *features; /* LLVM target features, every one named */
+} cpu_isa_t;
+
+/* The ISA an instance uses: HETC_CPU_ISA (avx2, avx512) when set, else the
+ * widest the machine runs. NULL with *out set, or UNAVAILABLE when the
+ * machine lacks AVX2 + FMA or the forced ISA, or INVALID_ARGUMENT for an
+ * unknown HETC_CPU_ISA. */
+hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out);
+/* The descriptor named `name`, or NULL. */
+const cpu_isa_t *cpu_isa_named(const char *name);
+/* Lanes of the vectors a kernel uses over channel blocks of `block`: the
+ * ISA's width where the block is a multiple of it, else 8 (AVX-512's 8-lane
+ * forms still have 32 registers). */
+int cpu_isa_block_lanes(const cpu_isa_t *isa, int64_t block);
 
 hetc_plugin_status_t cpu_status(int32_t code, const char *format, ...)
     HETC_PLUGIN_PRINTF(2, 3);
@@ -85,7 +112,7 @@ typedef struct cpu_config_t {
 } cpu_config_t;
 
 #define CPU_MAX_KNOBS 8
-#define CPU_MAX_VALUES 16
+#define CPU_MAX_VALUES 24
 
 typedef struct cpu_knob_spec_t {
   const char *name;
@@ -99,7 +126,8 @@ typedef struct cpu_knob_spec_t {
 typedef struct cpu_space_t {
   int32_t num_knobs;
   cpu_knob_spec_t knobs[CPU_MAX_KNOBS];
-  int reg_constraint;   /* reg_n * tile_oc / 8 + tile_oc / 8 + 1 <= 16 */
+  const cpu_isa_t *isa; /* the register budget of reg_constraint */
+  int reg_constraint;   /* cpu_reg_block_fits(isa, reg_n, tile_oc) */
   int panel_constraint; /* im2col: the packed panel fits CPU_STACK_BUFFER_BYTES */
 } cpu_space_t;
 
@@ -123,10 +151,11 @@ int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config
  * groups 1. */
 int cpu_winograd_applicable(const hetc_plugin_workload_t *wl);
 
-/* Register budget of the NCHWc conv micro-kernel: accumulators plus one
- * weight vector in 16 ymm registers. */
-int cpu_reg_block_fits(int64_t reg_n, int64_t tile_oc);
-void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind,
+/* Register budget of the NCHWc conv and GEMM micro-kernels: reg_n x V
+ * accumulators, V weight vectors and a broadcast input in the ISA's
+ * registers, V = tile_oc / cpu_isa_block_lanes(tile_oc). */
+int cpu_reg_block_fits(const cpu_isa_t *isa, int64_t reg_n, int64_t tile_oc);
+void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, int kind,
                         cpu_space_t *out);
 hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
                                       hetc_plugin_space_t *host_space);
@@ -141,8 +170,8 @@ void cpu_config_describe(const cpu_space_t *space, const cpu_config_t *config,
  * writes the plugin-owned indices below `capacity` and returns the count
  * to report, or -1 for a template without features (ops other than
  * conv2d and dense, which have no knobs). Pure. */
-int32_t cpu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cpu_config_t *cfg,
-                          float *out, int32_t capacity);
+int32_t cpu_features_fill(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, int kind,
+                          const cpu_config_t *cfg, float *out, int32_t capacity);
 
 /* ------------------------------------------------------------------------ */
 /* Code generation (gen.c, gen_conv.c)                                      */
@@ -161,6 +190,7 @@ typedef void (*cpu_kernel_fn_t)(float *const *args, int64_t begin, int64_t end, 
 
 typedef struct cpu_gen_t {
   /* In. */
+  const cpu_isa_t *isa;
   const hetc_plugin_workload_t *wl;
   int kind;
   cpu_config_t cfg;
@@ -227,14 +257,14 @@ typedef struct cpu_kernel_t {
 } cpu_kernel_t;
 
 typedef struct cpu_jit_t {
+  const cpu_isa_t *isa;
   void *lljit; /* LLVMOrcLLJITRef */
   pthread_mutex_t lock;
   cpu_kernel_t *kernels;
   char *cpu_name;
-  char *features;
 } cpu_jit_t;
 
-hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit);
+hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit, const cpu_isa_t *isa);
 void cpu_jit_fini(cpu_jit_t *jit);
 /* Optimises (default<O3>), compiles and links the module; takes ownership
  * of ctx and mod. Identical IR (by FNV-1a of the printed module) is
@@ -261,9 +291,12 @@ typedef struct cpu_device_t {
   char *cpu_model;
 } cpu_device_t;
 
-/* NULL when the processor and OS support AVX2 + FMA, else UNAVAILABLE. */
+/* NULL when the processor and OS support AVX2 + FMA, else UNAVAILABLE
+ * (isa.c). */
 hetc_plugin_status_t cpu_isa_probe(void);
-hetc_plugin_status_t cpu_device_init(cpu_device_t *dev);
+/* The device as the instance's ISA sees it: its width, its peak (measured
+ * with that ISA's FMAs) and its name in the fingerprint. */
+hetc_plugin_status_t cpu_device_init(cpu_device_t *dev, const cpu_isa_t *isa);
 void cpu_device_fini(cpu_device_t *dev);
 
 #endif /* HETC_PLUGINS_LLVM_CPU_CPU_H_ */

@@ -4,7 +4,8 @@
  * gen_winograd.c, gen_gemm.c), so that configs which run differently look
  * different to the cost model. Nothing is generated or compiled here.
  *
- * The levels, per template (R = reg_n, V = tile_oc / 8 vectors):
+ * The levels, per template (R = reg_n, V = tile_oc / L vectors of L lanes,
+ * cpu_isa_block_lanes):
  *   conv2d_nchwc   register: R columns x tile_oc accumulators over the
  *                  whole reduction; cache: one input-channel block of that
  *                  register block (its input window and weights); block:
@@ -28,13 +29,11 @@
 #include "cpu.h"
 #include "plugin_features.h"
 
-/* The NCHWc micro-kernels work on 8-lane ymm vectors (AVX2). */
-#define CPU_VECTOR_LANES 8
-
 /* The templates that read NCHWc input in tile_ic blocks (conv2d_nchwc,
- * im2col, Winograd) share their micro-kernels' 8-lane vectors. */
-static void put_nchwc_loop(hetc_kit_features_t *f, const cpu_config_t *cfg, hetc_kit_loop_t loop) {
-  loop.vector_width = CPU_VECTOR_LANES;
+ * im2col, Winograd) share their micro-kernels' vectors. */
+static void put_nchwc_loop(hetc_kit_features_t *f, const cpu_config_t *cfg, int lanes,
+                           hetc_kit_loop_t loop) {
+  loop.vector_width = lanes;
   loop.layout = hetc_kit_layout_nchwc(cfg->tile_ic);
   hetc_kit_features_put_loop(f, &loop);
 }
@@ -51,7 +50,7 @@ static void put_grid_nchwc(hetc_kit_features_t *f, const hpc_conv_shape_t *s, do
   hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
 }
 
-static void conv_nchwc(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
+static void conv_nchwc(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
                        hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc, r = (double)cfg->reg_n;
@@ -85,15 +84,15 @@ static void conv_nchwc(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg
   const double macs = s.N * kp * s.OH * s.OW * reduction;
   put_grid_nchwc(f, &s, cp, kp, reduction, kp * reduction, macs);
   put_nchwc_loop(
-      f, cfg,
+      f, cfg, lanes,
       (hetc_kit_loop_t){.exec_macs = macs,
-                   .unroll = r * (oc / CPU_VECTOR_LANES) * (cfg->unroll_kw ? s.KW : 1),
+                   .unroll = r * (oc / lanes) * (cfg->unroll_kw ? s.KW : 1),
                    .inner_loop = ic,
                    .parallel_units = s.N * hpc_fceil_div(s.K, oc) * (cfg->parallel ? oh : 1),
                    .algo = HETC_FEATURE_ALGO_DIRECT});
 }
 
-static void conv_depthwise(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
+static void conv_depthwise(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
                            hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double bn = (double)cfg->tile_oc, kp = hpc_fceil_div(s.K, bn) * bn, taps = s.KH * s.KW;
@@ -112,8 +111,8 @@ static void conv_depthwise(const hetc_plugin_workload_t *wl, const cpu_config_t 
   const double macs = s.N * kp * s.OH * s.OW * taps;
   put_grid_nchwc(f, &s, kp, kp, taps, kp * taps, macs);
   const hetc_kit_loop_t loop = {.exec_macs = macs,
-                           .vector_width = CPU_VECTOR_LANES,
-                           .unroll = bn / CPU_VECTOR_LANES,
+                           .vector_width = lanes,
+                           .unroll = bn / lanes,
                            .inner_loop = s.KW,
                            .parallel_units = s.N * hpc_fceil_div(s.K, bn) * s.OH,
                            .algo = HETC_FEATURE_ALGO_DEPTHWISE,
@@ -143,7 +142,7 @@ static void conv_nchw(const hetc_plugin_workload_t *wl, hetc_kit_features_t *f) 
   hetc_kit_features_put_loop(f, &loop);
 }
 
-static void conv_im2col(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
+static void conv_im2col(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
                         hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc;
@@ -174,16 +173,16 @@ static void conv_im2col(const hetc_plugin_workload_t *wl, const cpu_config_t *cf
   /* Every register block that starts inside the plane runs in full. */
   const double macs = s.N * kp * hpc_fceil_div(p, mr) * mr * reduction;
   put_grid_nchwc(f, &s, cp, kp, reduction, kp * reduction, macs);
-  put_nchwc_loop(f, cfg,
+  put_nchwc_loop(f, cfg, lanes,
                  (hetc_kit_loop_t){.exec_macs = macs,
-                              .unroll = mr * (oc / CPU_VECTOR_LANES),
+                              .unroll = mr * (oc / lanes),
                               .inner_loop = kc,
                               .parallel_units = s.N * hpc_fceil_div(p, pb) *
                                                 (cfg->parallel ? hpc_fceil_div(s.K, oc) : 1),
                               .algo = HETC_FEATURE_ALGO_IM2COL});
 }
 
-static void conv_winograd(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
+static void conv_winograd(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
                           hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc, t = (double)cfg->reg_n;
@@ -209,15 +208,16 @@ static void conv_winograd(const hetc_plugin_workload_t *wl, const cpu_config_t *
   hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_BLOCK, &block);
   const double macs = s.N * padded * a2 * cp * kp;
   put_grid_nchwc(f, &s, cp, kp, cp, a2 * cp * kp, macs);
-  put_nchwc_loop(f, cfg,
+  put_nchwc_loop(f, cfg, lanes,
                  (hetc_kit_loop_t){.exec_macs = macs,
-                              .unroll = t * (oc / CPU_VECTOR_LANES),
+                              .unroll = t * (oc / lanes),
                               .inner_loop = cp,
                               .parallel_units = s.N * hpc_fceil_div(s.K, oc) * hpc_fceil_div(padded, chunk),
                               .algo = HETC_FEATURE_ALGO_WINOGRAD});
 }
 
-static void dense(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, hetc_kit_features_t *f) {
+static void dense(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
+                  hetc_kit_features_t *f) {
   const double n = (double)wl->inputs[0].shape[0], c = (double)wl->inputs[0].shape[1];
   const double u = (double)wl->output.shape[1];
   const double bn = (double)cfg->tile_oc, mr = hpc_min2((double)cfg->reg_n, n);
@@ -240,8 +240,8 @@ static void dense(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, het
   hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
   const hetc_kit_loop_t loop = {
       .exec_macs = macs,
-      .vector_width = CPU_VECTOR_LANES,
-      .unroll = mr * (bn / CPU_VECTOR_LANES),
+      .vector_width = lanes,
+      .unroll = mr * (bn / lanes),
       .inner_loop = c,
       .parallel_units = hpc_fceil_div(n, (double)cfg->reg_n) * hpc_fceil_div(u, bn),
       .algo = HETC_FEATURE_ALGO_GEMM,
@@ -249,16 +249,17 @@ static void dense(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, het
   hetc_kit_features_put_loop(f, &loop);
 }
 
-int32_t cpu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cpu_config_t *cfg,
-                          float *out, int32_t capacity) {
+int32_t cpu_features_fill(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, int kind,
+                          const cpu_config_t *cfg, float *out, int32_t capacity) {
   hetc_kit_features_t f = {out, capacity};
+  const int lanes = cpu_isa_block_lanes(isa, cfg->tile_oc);
   switch (kind) {
-    case CPU_T_CONV_NCHWC: conv_nchwc(wl, cfg, &f); break;
-    case CPU_T_CONV_DEPTHWISE: conv_depthwise(wl, cfg, &f); break;
+    case CPU_T_CONV_NCHWC: conv_nchwc(wl, cfg, lanes, &f); break;
+    case CPU_T_CONV_DEPTHWISE: conv_depthwise(wl, cfg, lanes, &f); break;
     case CPU_T_CONV_NCHW: conv_nchw(wl, &f); break;
-    case CPU_T_CONV_IM2COL: conv_im2col(wl, cfg, &f); break;
-    case CPU_T_CONV_WINOGRAD: conv_winograd(wl, cfg, &f); break;
-    case CPU_T_DENSE: dense(wl, cfg, &f); break;
+    case CPU_T_CONV_IM2COL: conv_im2col(wl, cfg, lanes, &f); break;
+    case CPU_T_CONV_WINOGRAD: conv_winograd(wl, cfg, lanes, &f); break;
+    case CPU_T_DENSE: dense(wl, cfg, lanes, &f); break;
     default: return -1; /* ops other than conv2d and dense: nothing to tune */
   }
   return hetc_kit_features_count(&f);

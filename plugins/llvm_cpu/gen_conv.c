@@ -2,7 +2,7 @@
  * the dispatch to the GEMM-based ones (gen_im2col.c, gen_winograd.c):
  *   cpu_conv2d_nchwc     NCHW[x]c direct convolution, register-blocked: for
  *                        each (n, ocb, oh, block of reg_n output columns),
- *                        reg_n x tile_oc/8 <8 x float> accumulators stay in
+ *                        reg_n x tile_oc/L <L x float> accumulators stay in
  *                        registers over icb, kh, kw, ic; each step broadcasts
  *                        one input scalar and FMAs it with the weight vectors
  *                        into every accumulator. Blocks whose window lies
@@ -10,7 +10,9 @@
  *   cpu_depthwise_nchwc  groups == C == K: gen_depthwise.c.
  *   cpu_conv2d_nchw      plain direct convolution, any groups.
  * The epilogue (bias, residual, activation) is applied in registers before
- * the store; NCHWc padding channels are stored as zeros. */
+ * the store; NCHWc padding channels are stored as zeros. L, the lanes of
+ * the vectors, is the ISA's width where tile_oc is a multiple of it, else 8
+ * (cpu_isa_block_lanes). */
 #include <string.h>
 
 #include "gen_conv.h"
@@ -109,25 +111,27 @@ LLVMValueRef cpu_in_range(irb_t *r, LLVMValueRef v, int64_t limit) {
   return AND(GE(v, C64(0)), LT(v, C64(limit)));
 }
 
-void cpu_conv_epilogue_v8(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
+void cpu_conv_epilogue(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
                         LLVMValueRef oidx) {
   const hetc_plugin_epilogue_t *e = &c->wl->epilogue;
   if (c->bias) acc = FADD(acc, irb_ldv(r, c->bias, c0));
   if (c->res) acc = FADD(acc, irb_ldv(r, c->res, oidx));
   acc = irb_act(r, acc, e->activation);
   if (c->K % c->OCBN != 0) {
-    LLVMTypeRef v8i64 = LLVMVectorType(r->i64, 8);
-    LLVMValueRef lanes[8];
-    for (int i = 0; i < 8; ++i) lanes[i] = C64(i);
-    LLVMValueRef base = LLVMBuildInsertElement(r->b, LLVMGetUndef(v8i64), c0,
+    const unsigned L = (unsigned)r->lanes;
+    LLVMTypeRef vi64 = LLVMVectorType(r->i64, L);
+    LLVMValueRef lanes[16], kv[16];
+    for (unsigned i = 0; i < L; ++i) {
+      lanes[i] = C64(i);
+      kv[i] = C64(c->K);
+    }
+    LLVMValueRef base = LLVMBuildInsertElement(r->b, LLVMGetUndef(vi64), c0,
                                                LLVMConstInt(r->i32, 0, 0), "");
-    base = LLVMBuildShuffleVector(r->b, base, LLVMGetUndef(v8i64),
-                                  LLVMConstNull(LLVMVectorType(r->i32, 8)), "");
-    LLVMValueRef ch = ADD(base, LLVMConstVector(lanes, 8));
-    LLVMValueRef kv[8];
-    for (int i = 0; i < 8; ++i) kv[i] = C64(c->K);
-    LLVMValueRef ok = LT(ch, LLVMConstVector(kv, 8));
-    acc = SEL(ok, acc, irb_v8(r, 0));
+    base = LLVMBuildShuffleVector(r->b, base, LLVMGetUndef(vi64),
+                                  LLVMConstNull(LLVMVectorType(r->i32, L)), "");
+    LLVMValueRef ch = ADD(base, LLVMConstVector(lanes, L));
+    LLVMValueRef ok = LT(ch, LLVMConstVector(kv, L));
+    acc = SEL(ok, acc, irb_vconst(r, 0));
   }
   irb_stv(r, acc, c->y, oidx);
 }
@@ -136,11 +140,11 @@ void cpu_conv_epilogue_v8(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMV
 static void nchwc_block(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueRef n,
                         LLVMValueRef ocb, LLVMValueRef oh, LLVMValueRef ow0, int64_t R,
                         int checked) {
-  const int64_t V = c->OCBN / 8;
+  const int64_t L = r->lanes, V = c->OCBN / L;
   LLVMValueRef acc[16 * 8];
   for (int64_t i = 0; i < R * V; ++i) {
-    acc[i] = irb_alloca(r, r->v8);
-    irb_store(r, irb_v8(r, 0), acc[i]);
+    acc[i] = irb_alloca(r, r->vec);
+    irb_store(r, irb_vconst(r, 0), acc[i]);
   }
   const int check_h = c->wl->padding[0] > 0 || c->wl->padding[2] > 0;
   LLVMValueRef ih0 = SUB(MUL(oh, C64(c->SH)), C64(c->PT));
@@ -158,7 +162,7 @@ static void nchwc_block(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueR
     LLVMValueRef ic = irb_for(r, &lic, C64(0), C64(c->ICBN), 1);
     LLVMValueRef widx = MUL(ADD(MUL(ADD(w_row, kw), C64(c->ICBN)), ic), C64(c->OCBN));
     LLVMValueRef wv[8];
-    for (int64_t v = 0; v < V; ++v) wv[v] = irb_ldv(r, c->w, ADD(widx, C64(v * 8)));
+    for (int64_t v = 0; v < V; ++v) wv[v] = irb_ldv(r, c->w, ADD(widx, C64(v * L)));
     for (int64_t i = 0; i < R; ++i) {
       LLVMValueRef iw = ADD(SUB(MUL(ADD(ow0, C64(i)), C64(c->SW)), C64(c->PL)),
                             MUL(kw, C64(c->DW)));
@@ -174,7 +178,7 @@ static void nchwc_block(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueR
       LLVMValueRef xb = irb_splat(r, xs);
       for (int64_t v = 0; v < V; ++v) {
         LLVMValueRef a = acc[i * V + v];
-        irb_store(r, irb_fma(r, xb, wv[v], irb_load(r, r->v8, a)), a);
+        irb_store(r, irb_fma(r, xb, wv[v], irb_load(r, r->vec, a)), a);
       }
     }
     irb_endfor(r, &lic);
@@ -186,9 +190,9 @@ static void nchwc_block(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueR
   LLVMValueRef orow = MUL(ADD(MUL(ADD(MUL(n, C64(c->OCB)), ocb), C64(c->OH)), oh), C64(c->OW));
   for (int64_t i = 0; i < R; ++i)
     for (int64_t v = 0; v < V; ++v) {
-      LLVMValueRef oidx = ADD(MUL(ADD(orow, ADD(ow0, C64(i))), C64(c->OCBN)), C64(v * 8));
-      LLVMValueRef c0 = ADD(MUL(ocb, C64(c->OCBN)), C64(v * 8));
-      cpu_conv_epilogue_v8(r, c, irb_load(r, r->v8, acc[i * V + v]), c0, oidx);
+      LLVMValueRef oidx = ADD(MUL(ADD(orow, ADD(ow0, C64(i))), C64(c->OCBN)), C64(v * L));
+      LLVMValueRef c0 = ADD(MUL(ocb, C64(c->OCBN)), C64(v * L));
+      cpu_conv_epilogue(r, c, irb_load(r, r->vec, acc[i * V + v]), c0, oidx);
     }
 }
 
@@ -213,6 +217,7 @@ static void nchwc_block_dispatch(irb_t *r, const cpu_conv_t *c, int unroll_kw, L
 static void gen_nchwc(const cpu_gen_t *g, irb_t *r) {
   cpu_conv_t c;
   cpu_conv_init(&c, g, r);
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, c.OCBN));
   const int64_t R = g->cfg.reg_n;
   irb_loop_t lo, loh, low;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);

@@ -18,17 +18,18 @@ typedef struct cpu_conv_t {
 void cpu_conv_init(cpu_conv_t *c, const cpu_gen_t *g, irb_t *r);
 /* 0 <= v < limit. */
 LLVMValueRef cpu_in_range(irb_t *r, LLVMValueRef v, int64_t limit);
-/* acc + bias + residual, activation, NCHWc padding lanes zeroed, stored at
- * y[oidx]; c0 is the channel of lane 0. */
-void cpu_conv_epilogue_v8(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
+/* acc (r->lanes wide) + bias + residual, activation, NCHWc padding lanes
+ * zeroed, stored at y[oidx]; c0 is the channel of lane 0. */
+void cpu_conv_epilogue(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValueRef c0,
                           LLVMValueRef oidx);
 
-/* The packed GEMM micro-kernel: acc[i][v] += A[i][k] * B[k][v*8 .. v*8+7]
- * for k in [0, kc), with A[i][k] at a[a_off + i*a_row + k*a_col] (one
- * broadcast per row) and B's row k at b[b_off + k*b_row] (nv vectors).
- * mr x nv accumulators (allocas of <8 x float>, initialised by the caller)
- * stay in ymm registers: mr * nv + nv + 1 <= 16 (cpu_reg_block_fits). */
-#define CPU_MICRO_MAX_ACC 16
+/* The packed GEMM micro-kernel: acc[i][v] += A[i][k] * B[k][v*L .. v*L+L-1]
+ * for k in [0, kc), L = r->lanes, with A[i][k] at a[a_off + i*a_row +
+ * k*a_col] (one broadcast per row) and B's row k at b[b_off + k*b_row] (nv
+ * vectors). mr x nv accumulators (allocas of <L x float>, initialised by
+ * the caller) stay in registers: mr * nv + nv + 1 fit the ISA's
+ * (cpu_reg_block_fits). */
+#define CPU_MICRO_MAX_ACC 32
 typedef struct cpu_micro_t {
   LLVMValueRef a, a_off;
   int64_t a_row, a_col;
@@ -52,7 +53,8 @@ void cpu_gen_depthwise(const cpu_gen_t *g, irb_t *r); /* gen_depthwise.c */
 void cpu_winograd_boundary(cpu_gen_t *g);
 void cpu_gen_dense(const cpu_gen_t *g, irb_t *r);    /* gen_gemm.c */
 
-/* Pooling on NCHW[b]c, b a multiple of 8 (gen_pool.c): whether a pool
+/* Pooling on NCHW[b]c, b a multiple of 8 (gen_pool.c; vectors of 16 lanes
+ * where b is a multiple of 16 and the ISA has them): whether a pool
  * kernel reading `layout` is generated there; its outer axis is N x CB x
  * OH. */
 int cpu_pool_vectorized(const hetc_plugin_workload_t *wl, hetc_plugin_layout_t layout);

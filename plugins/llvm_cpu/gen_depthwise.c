@@ -1,7 +1,8 @@
 /* cpu_depthwise_nchwc (version 2): groups == C == K on NCHW[b]c, one output
  * row of one channel block per parallel iteration. The row's interior
  * pixels (whose windows lie inside the input columns) go in blocks of
- * DW_PIXELS, each with b/8 vector accumulators per pixel: per kernel tap
+ * DW_PIXELS, each with b/L vector accumulators per pixel (L lanes: 16
+ * where the ISA has them and b is a multiple of 16, else 8): per kernel tap
  * the block loads the tap's weight vectors once and FMAs them with each
  * pixel's input vectors, the taps unrolled without bounds tests; the
  * window's rows inside the input are a range per row. Border pixels clip
@@ -9,8 +10,9 @@
  * every pixel and loaded the weights per pixel. */
 #include "gen_conv.h"
 
-/* Pixels per register block: with b = 16 (two vectors), 4 pixels keep 8
- * accumulators, 2 weight vectors and an input vector in 16 ymm registers. */
+/* Pixels per register block: with b = 16 in two 8-lane vectors, 4 pixels
+ * keep 8 accumulators, 2 weight vectors and an input vector in 16 ymm
+ * registers. */
 #define DW_PIXELS 4
 #define DW_MAX_VECTORS 8
 
@@ -29,7 +31,7 @@ typedef struct dw_t {
 static void dw_block(irb_t *r, const dw_t *q, LLVMValueRef ow0, int64_t pixels, LLVMValueRef h0,
                      LLVMValueRef kh_lo, LLVMValueRef kh_hi, LLVMValueRef kw_lo, LLVMValueRef kw_hi) {
   const cpu_conv_t *c = &q->c;
-  for (int64_t i = 0; i < pixels * q->V; ++i) irb_store(r, irb_v8(r, 0), q->acc[i]);
+  for (int64_t i = 0; i < pixels * q->V; ++i) irb_store(r, irb_vconst(r, 0), q->acc[i]);
   irb_loop_t lkh, lkw;
   LLVMValueRef kh = irb_for(r, &lkh, kh_lo, kh_hi, 1);
   LLVMValueRef row = ADD(q->plane, MUL(ADD(h0, MUL(kh, C64(c->DH))), C64(c->W)));
@@ -39,13 +41,13 @@ static void dw_block(irb_t *r, const dw_t *q, LLVMValueRef ow0, int64_t pixels, 
   for (int64_t t = 0; t < taps; ++t) {
     LLVMValueRef kw = unrolled ? C64(t) : irb_for(r, &lkw, kw_lo, kw_hi, 1);
     LLVMValueRef wv[DW_MAX_VECTORS];
-    for (int64_t v = 0; v < q->V; ++v) wv[v] = irb_ldv(r, c->w, ADD(ADD(wrow, MUL(kw, C64(q->B))), C64(v * 8)));
+    for (int64_t v = 0; v < q->V; ++v) wv[v] = irb_ldv(r, c->w, ADD(ADD(wrow, MUL(kw, C64(q->B))), C64(v * r->lanes)));
     for (int64_t p = 0; p < pixels; ++p) {
       LLVMValueRef iw = ADD(SUB(MUL(ADD(ow0, C64(p)), C64(c->SW)), C64(c->PL)), MUL(kw, C64(c->DW)));
       LLVMValueRef at = MUL(ADD(row, iw), C64(q->B));
       for (int64_t v = 0; v < q->V; ++v) {
         LLVMValueRef a = q->acc[p * q->V + v];
-        irb_store(r, irb_fma(r, irb_ldv(r, c->x, ADD(at, C64(v * 8))), wv[v], irb_load(r, r->v8, a)), a);
+        irb_store(r, irb_fma(r, irb_ldv(r, c->x, ADD(at, C64(v * r->lanes))), wv[v], irb_load(r, r->vec, a)), a);
       }
     }
     if (!unrolled) irb_endfor(r, &lkw);
@@ -53,8 +55,8 @@ static void dw_block(irb_t *r, const dw_t *q, LLVMValueRef ow0, int64_t pixels, 
   irb_endfor(r, &lkh);
   for (int64_t p = 0; p < pixels; ++p)
     for (int64_t v = 0; v < q->V; ++v) {
-      LLVMValueRef oidx = ADD(ADD(q->out_row, MUL(ADD(ow0, C64(p)), C64(q->B))), C64(v * 8));
-      cpu_conv_epilogue_v8(r, c, irb_load(r, r->v8, q->acc[p * q->V + v]), ADD(q->c0, C64(v * 8)), oidx);
+      LLVMValueRef oidx = ADD(ADD(q->out_row, MUL(ADD(ow0, C64(p)), C64(q->B))), C64(v * r->lanes));
+      cpu_conv_epilogue(r, c, irb_load(r, r->vec, q->acc[p * q->V + v]), ADD(q->c0, C64(v * r->lanes)), oidx);
     }
 }
 
@@ -81,9 +83,10 @@ void cpu_gen_depthwise(const cpu_gen_t *g, irb_t *r) {
   cpu_conv_init(&q.c, g, r);
   const cpu_conv_t *c = &q.c;
   q.B = c->OCBN;
-  q.V = q.B / 8;
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, q.B));
+  q.V = q.B / r->lanes;
   q.CB = c->OCB;
-  for (int64_t i = 0; i < DW_PIXELS * q.V; ++i) q.acc[i] = irb_alloca(r, r->v8);
+  for (int64_t i = 0; i < DW_PIXELS * q.V; ++i) q.acc[i] = irb_alloca(r, r->vec);
   irb_loop_t lo, lb;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1); /* (n * CB + cb) * OH + oh */
   LLVMValueRef oh = REM(o, C64(c->OH)), plane = DIV(o, C64(c->OH));

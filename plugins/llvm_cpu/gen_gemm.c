@@ -1,18 +1,18 @@
 /* The packed GEMM micro-kernel, and dense on it.
  *
- * The micro-kernel keeps an mr x nv block of <8 x float> accumulators in
- * ymm registers across the reduction: per step it loads nv vectors of the
+ * The micro-kernel keeps an mr x nv block of <L x float> accumulators
+ * (L = r->lanes) in registers across the reduction: per step it loads nv vectors of the
  * packed B row, broadcasts mr scalars of A and issues mr * nv FMAs. The
  * im2col and Winograd convolutions pack their A panels to feed it; dense
  * reads its input rows in place. */
 #include "gen_conv.h"
 
 void cpu_micro_alloc(irb_t *r, cpu_micro_t *m) {
-  for (int64_t i = 0; i < m->mr * m->nv; ++i) m->acc[i] = irb_alloca(r, r->v8);
+  for (int64_t i = 0; i < m->mr * m->nv; ++i) m->acc[i] = irb_alloca(r, r->vec);
 }
 
 void cpu_micro_zero(irb_t *r, const cpu_micro_t *m) {
-  for (int64_t i = 0; i < m->mr * m->nv; ++i) irb_store(r, irb_v8(r, 0), m->acc[i]);
+  for (int64_t i = 0; i < m->mr * m->nv; ++i) irb_store(r, irb_vconst(r, 0), m->acc[i]);
 }
 
 void cpu_micro_kernel(irb_t *r, const cpu_micro_t *m) {
@@ -20,13 +20,13 @@ void cpu_micro_kernel(irb_t *r, const cpu_micro_t *m) {
   LLVMValueRef k = irb_for(r, &lk, C64(0), m->kc, 1);
   LLVMValueRef brow = ADD(m->b_off, MUL(k, C64(m->b_row)));
   LLVMValueRef bv[CPU_MICRO_MAX_ACC];
-  for (int64_t v = 0; v < m->nv; ++v) bv[v] = irb_ldv(r, m->b, ADD(brow, C64(v * 8)));
+  for (int64_t v = 0; v < m->nv; ++v) bv[v] = irb_ldv(r, m->b, ADD(brow, C64(v * r->lanes)));
   LLVMValueRef acol = ADD(m->a_off, MUL(k, C64(m->a_col)));
   for (int64_t i = 0; i < m->mr; ++i) {
     LLVMValueRef ab = irb_splat(r, irb_ld(r, m->a, ADD(acol, C64(i * m->a_row))));
     for (int64_t v = 0; v < m->nv; ++v) {
       LLVMValueRef slot = m->acc[i * m->nv + v];
-      irb_store(r, irb_fma(r, ab, bv[v], irb_load(r, r->v8, slot)), slot);
+      irb_store(r, irb_fma(r, ab, bv[v], irb_load(r, r->vec, slot)), slot);
     }
   }
   irb_endfor(r, &lk);
@@ -48,7 +48,7 @@ static void dense_store(irb_t *r, const cpu_gen_t *g, LLVMValueRef acc, LLVMValu
     irb_stv(r, irb_act(r, acc, wl->epilogue.activation), y, oidx);
     return;
   }
-  for (int64_t l = 0; l < 8; ++l) {
+  for (int64_t l = 0; l < r->lanes; ++l) {
     irb_if_t f;
     irb_if(r, &f, LT(ADD(u0, C64(l)), C64(U)));
     LLVMValueRef v = LLVMBuildExtractElement(r->b, acc, LLVMConstInt(r->i32, (unsigned long long)l, 0), "");
@@ -70,8 +70,9 @@ void cpu_gen_dense(const cpu_gen_t *g, irb_t *r) {
   LLVMValueRef w = irb_arg(r, arg++);
   LLVMValueRef bias = wl->epilogue.has_bias ? irb_arg(r, arg++) : NULL;
   LLVMValueRef y = irb_arg(r, arg++);
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, BN));
   cpu_micro_t m = {.a = x, .a_row = C, .a_col = 1, .b = w, .b_row = BN, .kc = C64(C),
-                   .nv = BN / 8};
+                   .nv = BN / r->lanes};
   irb_loop_t lo;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
   LLVMValueRef ub = REM(o, C64(UB)), nb = DIV(o, C64(UB));
@@ -100,8 +101,8 @@ void cpu_gen_dense(const cpu_gen_t *g, irb_t *r) {
       if (pass == 1) irb_else(r, &fp);
       for (int64_t i = 0; i < m.mr; ++i)
         for (int64_t v = 0; v < m.nv; ++v)
-          dense_store(r, g, irb_load(r, r->v8, m.acc[i * m.nv + v]), ADD(n0, C64(i)),
-                      ADD(u0, C64(v * 8)), bias, res, y, pass == 1);
+          dense_store(r, g, irb_load(r, r->vec, m.acc[i * m.nv + v]), ADD(n0, C64(i)),
+                      ADD(u0, C64(v * r->lanes)), bias, res, y, pass == 1);
     }
     if (partial_exists) irb_endif(r, &fp);
   }

@@ -35,10 +35,16 @@ static void pack_panel(irb_t *r, const cpu_conv_t *c, LLVMValueRef panel, int64_
           C64(ICBN));
   src = SEL(ok, src, C64(0));
   LLVMValueRef dst = ADD(MUL(q, C64(kc_max)), MUL(rr, C64(ICBN)));
+  /* Whole vectors of the kernel's width, then of 8 lanes, then scalars. */
+  const int64_t kernel_lanes = r->lanes;
   int64_t ic = 0;
-  for (; ic + 8 <= ICBN; ic += 8)
-    irb_stv(r, SEL(ok, irb_ldv(r, c->x, ADD(src, C64(ic))), irb_v8(r, 0)), panel,
-            ADD(dst, C64(ic)));
+  for (int64_t lanes = kernel_lanes; lanes >= 8; lanes /= 2) {
+    irb_set_lanes(r, lanes);
+    for (; ic + lanes <= ICBN; ic += lanes)
+      irb_stv(r, SEL(ok, irb_ldv(r, c->x, ADD(src, C64(ic))), irb_vconst(r, 0)), panel,
+              ADD(dst, C64(ic)));
+  }
+  irb_set_lanes(r, kernel_lanes);
   for (; ic < ICBN; ++ic)
     irb_st(r, SEL(ok, irb_ld(r, c->x, ADD(src, C64(ic))), CF(0)), panel, ADD(dst, C64(ic)));
   irb_endfor(r, &lr);
@@ -50,7 +56,7 @@ static void pack_panel(irb_t *r, const cpu_conv_t *c, LLVMValueRef panel, int64_
 static LLVMValueRef out_index(irb_t *r, LLVMValueRef orow, LLVMValueRef pt0, int64_t i,
                               int64_t v, int64_t P, int64_t OCBN) {
   LLVMValueRef p = irb_smin(r, ADD(pt0, C64(i)), C64(P - 1));
-  return ADD(MUL(ADD(orow, p), C64(OCBN)), C64(v * 8));
+  return ADD(MUL(ADD(orow, p), C64(OCBN)), C64(v * r->lanes));
 }
 
 void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r) {
@@ -63,8 +69,9 @@ void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r) {
   const int64_t KC_MAX = TR * c.ICBN;
   const int chunked = TR < RT;
   LLVMValueRef panel = irb_alloca_array(r, r->f32, PB * KC_MAX);
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, OCBN));
   cpu_micro_t m = {.a = panel, .a_row = KC_MAX, .a_col = 1, .b = c.w, .b_row = OCBN, .mr = MR,
-                   .nv = OCBN / 8};
+                   .nv = OCBN / r->lanes};
   cpu_micro_alloc(r, &m);
 
   irb_loop_t lo, lchunk, locb, lt;
@@ -108,10 +115,10 @@ void cpu_gen_im2col(const cpu_gen_t *g, irb_t *r) {
       irb_if_t fp;
       if (P % MR != 0 || PB * NPB != P) irb_if(r, &fp, LT(ADD(pt0, C64(i)), C64(P)));
       for (int64_t v = 0; v < m.nv; ++v) {
-        LLVMValueRef acc = irb_load(r, r->v8, m.acc[i * m.nv + v]);
+        LLVMValueRef acc = irb_load(r, r->vec, m.acc[i * m.nv + v]);
         LLVMValueRef oidx = out_index(r, orow, pt0, i, v, P, OCBN);
         if (pass == 0)
-          cpu_conv_epilogue_v8(r, &c, acc, ADD(MUL(ocb, C64(OCBN)), C64(v * 8)), oidx);
+          cpu_conv_epilogue(r, &c, acc, ADD(MUL(ocb, C64(OCBN)), C64(v * r->lanes)), oidx);
         else
           irb_stv(r, acc, c.y, oidx);
       }

@@ -1,6 +1,7 @@
 /* Copies between channel-block layouts NCHW[b1]c -> NCHW[b2]c, both blocks
- * multiples of 8, as vector copies: every 8 lanes of an output pixel are 8
- * contiguous lanes of one input block. A layout transform is one input; a
+ * multiples of 8, as vector copies: every L lanes of an output pixel are L
+ * contiguous lanes of one input block (L = 16 where the ISA has it and
+ * every block and concatenated channel count is a multiple of 16, else 8). A layout transform is one input; a
  * concat on the channel axis is several, each at its channel offset (its
  * channels a multiple of 8, so that no 8 lanes straddle two inputs), each
  * in its own block size: the concats placement could not lay out as views
@@ -41,12 +42,18 @@ void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r) {
   LLVMValueRef cb2 = REM(t2, C64(CB2)), n = DIV(t2, C64(CB2));
   LLVMValueRef w = irb_for(r, &lw, C64(0), C64(W), 1);
   LLVMValueRef out_at = MUL(ADD(MUL(o, C64(W)), w), C64(B2));
-  for (int64_t v = 0; v < B2 / 8; ++v) {
-    /* Channels c .. c + 7 of the output pixel: past C only in the last
+  int lanes = cpu_isa_block_lanes(g->isa, B2);
+  for (int32_t j = 0; j < J; ++j)
+    if (cpu_isa_block_lanes(g->isa, g->input_layouts[j].block) != lanes ||
+        (J > 1 && g->wl->inputs[j].shape[1] % lanes != 0))
+      lanes = 8;
+  irb_set_lanes(r, lanes);
+  for (int64_t v = 0; v < B2 / lanes; ++v) {
+    /* Channels c .. c + L - 1 of the output pixel: past C only in the last
      * block, where they are padding. They come from the input whose
      * channels hold c (selected, not branched on: it is the same for the
      * whole row). */
-    LLVMValueRef c = ADD(MUL(cb2, C64(B2)), C64(v * 8));
+    LLVMValueRef c = ADD(MUL(cb2, C64(B2)), C64(v * lanes));
     LLVMValueRef x = irb_arg(r, J - 1);
     int64_t start = C - g->wl->inputs[J - 1].shape[1];
     LLVMValueRef first = C64(start), block = C64(g->input_layouts[J - 1].block);
@@ -65,9 +72,9 @@ void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r) {
     LLVMValueRef cj = SUB(c, first);
     LLVMValueRef plane = ADD(MUL(n, blocks), DIV(cj, block));
     LLVMValueRef in_at = ADD(MUL(ADD(MUL(ADD(MUL(plane, C64(H)), h), C64(W)), w), block), REM(cj, block));
-    irb_stv(r, irb_ldv(r, x, in_at), y, ADD(out_at, C64(v * 8)));
+    irb_stv(r, irb_ldv(r, x, in_at), y, ADD(out_at, C64(v * lanes)));
     irb_else(r, &real);
-    irb_stv(r, irb_v8(r, 0), y, ADD(out_at, C64(v * 8)));
+    irb_stv(r, irb_vconst(r, 0), y, ADD(out_at, C64(v * lanes)));
     irb_endif(r, &real);
   }
   irb_endfor(r, &lw);

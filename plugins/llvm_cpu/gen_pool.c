@@ -1,6 +1,7 @@
 /* max_pool2d and avg_pool2d on NCHW[b]c with b a multiple of 8, at memory
  * speed: one parallel iteration is an output row of one channel block,
- * each output pixel b/8 <8 x float> accumulators over its window. The
+ * each output pixel b/L <L x float> accumulators over its window (L = 16
+ * where the ISA has it and b is a multiple of 16, else 8). The
  * window's rows inside the input are a runtime range per row; its columns
  * are split at compile time into the border pixels, whose windows are
  * clipped at run time, and the interior, whose windows lie inside the
@@ -44,15 +45,15 @@ static LLVMValueRef combine(irb_t *r, const pool_t *p, LLVMValueRef acc, LLVMVal
 static void accumulate_column(irb_t *r, const pool_t *p, LLVMValueRef row, LLVMValueRef iw) {
   LLVMValueRef at = MUL(ADD(row, iw), C64(p->B));
   for (int64_t v = 0; v < p->V; ++v) {
-    LLVMValueRef x = irb_ldv(r, p->x, ADD(at, C64(v * 8)));
-    irb_store(r, combine(r, p, irb_load(r, r->v8, p->acc[v]), x), p->acc[v]);
+    LLVMValueRef x = irb_ldv(r, p->x, ADD(at, C64(v * r->lanes)));
+    irb_store(r, combine(r, p, irb_load(r, r->vec, p->acc[v]), x), p->acc[v]);
   }
 }
 
 /* Output pixel ow (a value) over window `w`. */
 static void pool_pixel(irb_t *r, const pool_t *p, LLVMValueRef ow, const window_t *w) {
   const hetc_plugin_workload_t *wl = p->wl;
-  for (int64_t v = 0; v < p->V; ++v) irb_store(r, irb_v8(r, p->is_max ? -INFINITY : 0), p->acc[v]);
+  for (int64_t v = 0; v < p->V; ++v) irb_store(r, irb_vconst(r, p->is_max ? -INFINITY : 0), p->acc[v]);
   irb_loop_t lkh, lkw;
   LLVMValueRef kh = irb_for(r, &lkh, w->kh_lo, w->kh_hi, 1);
   LLVMValueRef row = ADD(p->plane, MUL(ADD(w->h0, kh), C64(p->W))); /* in pixels */
@@ -80,8 +81,8 @@ static void pool_pixel(irb_t *r, const pool_t *p, LLVMValueRef ow, const window_
   }
   LLVMValueRef at = ADD(p->out_row, MUL(ow, C64(p->B)));
   for (int64_t v = 0; v < p->V; ++v) {
-    LLVMValueRef value = irb_load(r, r->v8, p->acc[v]);
-    irb_stv(r, scale ? FMUL(value, scale) : value, p->y, ADD(at, C64(v * 8)));
+    LLVMValueRef value = irb_load(r, r->vec, p->acc[v]);
+    irb_stv(r, scale ? FMUL(value, scale) : value, p->y, ADD(at, C64(v * r->lanes)));
   }
 }
 
@@ -99,35 +100,37 @@ static void pool_border(irb_t *r, const pool_t *p, window_t w, int64_t from, int
 }
 
 /* Global average pooling: an iteration is one channel block of one image,
- * its plane summed in b/8 vector accumulators, four pixels at a time. */
+ * its plane summed in b/L vector accumulators, four pixels at a time. */
 static void global_pool_nchwc(const cpu_gen_t *g, irb_t *r) {
   const hetc_plugin_workload_t *wl = g->wl;
-  const int64_t B = g->output_layout.block, V = B / 8;
+  const int64_t B = g->output_layout.block;
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, B));
+  const int64_t V = B / r->lanes;
   const int64_t P = wl->inputs[0].shape[2] * wl->inputs[0].shape[3];
   LLVMValueRef x = irb_arg(r, 0), y = irb_arg(r, 1);
   LLVMValueRef acc[4 * POOL_MAX_VECTORS];
-  for (int64_t i = 0; i < 4 * V; ++i) acc[i] = irb_alloca(r, r->v8);
+  for (int64_t i = 0; i < 4 * V; ++i) acc[i] = irb_alloca(r, r->vec);
   irb_loop_t lo, lp;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1); /* n * CB + cb */
   LLVMValueRef plane = MUL(o, C64(P * B));
-  for (int64_t i = 0; i < 4 * V; ++i) irb_store(r, irb_v8(r, 0), acc[i]);
+  for (int64_t i = 0; i < 4 * V; ++i) irb_store(r, irb_vconst(r, 0), acc[i]);
   const int64_t whole = P / 4 * 4;
   if (whole > 0) {
     LLVMValueRef p = irb_for(r, &lp, C64(0), C64(whole), 4);
     for (int64_t u = 0; u < 4; ++u)
       for (int64_t v = 0; v < V; ++v) {
-        LLVMValueRef at = ADD(plane, ADD(MUL(ADD(p, C64(u)), C64(B)), C64(v * 8)));
-        irb_store(r, FADD(irb_load(r, r->v8, acc[u * V + v]), irb_ldv(r, x, at)), acc[u * V + v]);
+        LLVMValueRef at = ADD(plane, ADD(MUL(ADD(p, C64(u)), C64(B)), C64(v * r->lanes)));
+        irb_store(r, FADD(irb_load(r, r->vec, acc[u * V + v]), irb_ldv(r, x, at)), acc[u * V + v]);
       }
     irb_endfor(r, &lp);
   }
   for (int64_t p = whole; p < P; ++p)
     for (int64_t v = 0; v < V; ++v)
-      irb_store(r, FADD(irb_load(r, r->v8, acc[v]), irb_ldv(r, x, ADD(plane, C64(p * B + v * 8)))), acc[v]);
+      irb_store(r, FADD(irb_load(r, r->vec, acc[v]), irb_ldv(r, x, ADD(plane, C64(p * B + v * r->lanes)))), acc[v]);
   for (int64_t v = 0; v < V; ++v) {
-    LLVMValueRef sum = FADD(FADD(irb_load(r, r->v8, acc[v]), irb_load(r, r->v8, acc[V + v])),
-                            FADD(irb_load(r, r->v8, acc[2 * V + v]), irb_load(r, r->v8, acc[3 * V + v])));
-    irb_stv(r, FMUL(sum, irb_v8(r, 1.0 / (double)P)), y, ADD(MUL(o, C64(B)), C64(v * 8)));
+    LLVMValueRef sum = FADD(FADD(irb_load(r, r->vec, acc[v]), irb_load(r, r->vec, acc[V + v])),
+                            FADD(irb_load(r, r->vec, acc[2 * V + v]), irb_load(r, r->vec, acc[3 * V + v])));
+    irb_stv(r, FMUL(sum, irb_vconst(r, 1.0 / (double)P)), y, ADD(MUL(o, C64(B)), C64(v * r->lanes)));
   }
   irb_endfor(r, &lo);
 }
@@ -143,11 +146,12 @@ void cpu_gen_pool_nchwc(const cpu_gen_t *g, irb_t *r) {
               .SH = wl->strides[0], .SW = wl->strides[1], .PT = wl->padding[0],
               .PL = wl->padding[1], .B = g->output_layout.block,
               .is_max = wl->op == HETC_PLUGIN_OP_MAX_POOL2D};
-  p.V = p.B / 8;
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, p.B));
+  p.V = p.B / r->lanes;
   const int64_t OH = wl->output.shape[2];
   p.x = irb_arg(r, 0);
   p.y = irb_arg(r, 1);
-  for (int64_t v = 0; v < p.V; ++v) p.acc[v] = irb_alloca(r, r->v8);
+  for (int64_t v = 0; v < p.V; ++v) p.acc[v] = irb_alloca(r, r->vec);
   irb_loop_t lo;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
   LLVMValueRef oh = REM(o, C64(OH)), plane = DIV(o, C64(OH)); /* plane: n * CB + cb */

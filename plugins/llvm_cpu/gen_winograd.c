@@ -5,7 +5,7 @@
  * output-channel block, then per transformed position, a GEMM B panel of
  * input channels x tile_oc).
  *
- * The prologue transforms every input tile once (V = BT d B, eight input
+ * The prologue transforms every input tile once (V = BT d B, 8 or 16 input
  * channels per vector) into the workspace, laid out per image and
  * transformed position as GEMM A panels [tile][channel]; tiles are padded
  * to a multiple of reg_n with zeros. Each main iteration then owns one
@@ -36,16 +36,16 @@ static LLVMValueRef lincomb(irb_t *r, const double *coef, int64_t stride, LLVMVa
     if (k == 0) continue;
     LLVMValueRef v = vals[j];
     if (!sum) {
-      sum = k == 1 ? v : FMUL(v, irb_v8(r, k));
+      sum = k == 1 ? v : FMUL(v, irb_vconst(r, k));
     } else if (k == 1) {
       sum = FADD(sum, v);
     } else if (k == -1) {
       sum = LLVMBuildFSub(r->b, sum, v, "");
     } else {
-      sum = irb_fma(r, v, irb_v8(r, k), sum);
+      sum = irb_fma(r, v, irb_vconst(r, k), sum);
     }
   }
-  return sum ? sum : irb_v8(r, 0);
+  return sum ? sum : irb_vconst(r, 0);
 }
 
 /* out[a][b] = L x in x RT for an (rows_in x rows_in) block of vectors; L is
@@ -91,8 +91,9 @@ typedef struct wino_t {
 
 /* Phase 0: iteration (n, tile) transforms one tile's patch for every input
  * channel, or writes zeros for a padding tile. */
-static void input_transform(irb_t *r, const wino_t *q) {
+static void input_transform(const cpu_gen_t *g, irb_t *r, const wino_t *q) {
   const cpu_conv_t *c = &q->c;
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, c->ICBN));
   irb_loop_t lo, licb, lg, lz;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
   LLVMValueRef n = DIV(o, C64(q->NTP)), ti = REM(o, C64(q->NTP));
@@ -104,7 +105,7 @@ static void input_transform(irb_t *r, const wino_t *q) {
   LLVMValueRef ih0 = SUB(MUL(DIV(ti, C64(q->TW)), C64(q->M)), C64(c->PT));
   LLVMValueRef iw0 = SUB(MUL(REM(ti, C64(q->TW)), C64(q->M)), C64(c->PL));
   LLVMValueRef icb = irb_for(r, &licb, C64(0), C64(c->ICB), 1);
-  LLVMValueRef lane0 = irb_for(r, &lg, C64(0), C64(c->ICBN), 8);
+  LLVMValueRef lane0 = irb_for(r, &lg, C64(0), C64(c->ICBN), r->lanes);
   LLVMValueRef plane = MUL(ADD(MUL(n, C64(c->ICB)), icb), C64(c->H));
   LLVMValueRef d[WINO_MAX_ALPHA][WINO_MAX_ALPHA], v[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
   for (int64_t y = 0; y < q->A; ++y) {
@@ -113,7 +114,7 @@ static void input_transform(irb_t *r, const wino_t *q) {
       LLVMValueRef iw = ADD(iw0, C64(x));
       LLVMValueRef ok = AND(cpu_in_range(r, ih, c->H), cpu_in_range(r, iw, c->W));
       LLVMValueRef idx = ADD(MUL(ADD(MUL(ADD(plane, ih), C64(c->W)), iw), C64(c->ICBN)), lane0);
-      d[y][x] = SEL(ok, irb_ldv(r, c->x, SEL(ok, idx, C64(0))), irb_v8(r, 0));
+      d[y][x] = SEL(ok, irb_ldv(r, c->x, SEL(ok, idx, C64(0))), irb_vconst(r, 0));
     }
   }
   transform(r, q->w->bt, q->A, q->A, d, v);
@@ -124,8 +125,8 @@ static void input_transform(irb_t *r, const wino_t *q) {
   irb_endfor(r, &lg);
   irb_endfor(r, &licb);
   irb_else(r, &real);
-  LLVMValueRef z = irb_for(r, &lz, C64(0), C64(q->CP), 8);
-  for (int64_t xi = 0; xi < q->A2; ++xi) irb_stv(r, irb_v8(r, 0), q->ws, ADD(ADD(v0, C64(xi * xi_stride)), z));
+  LLVMValueRef z = irb_for(r, &lz, C64(0), C64(q->CP), r->lanes);
+  for (int64_t xi = 0; xi < q->A2; ++xi) irb_stv(r, irb_vconst(r, 0), q->ws, ADD(ADD(v0, C64(xi * xi_stride)), z));
   irb_endfor(r, &lz);
   irb_endif(r, &real);
   irb_endfor(r, &lo);
@@ -136,8 +137,10 @@ static void multiply_and_output(const cpu_gen_t *g, irb_t *r, const wino_t *q) {
   const cpu_conv_t *c = &q->c;
   const int64_t OCBN = c->OCBN;
   LLVMValueRef mbuf = irb_alloca_array(r, r->f32, q->A2 * q->CH * OCBN); /* [xi][tile][OCBN] */
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, OCBN));
+  const int64_t L = r->lanes;
   cpu_micro_t m = {.a = q->ws, .a_row = q->CP, .a_col = 1, .b = c->w, .b_row = OCBN,
-                   .kc = C64(q->CP), .mr = q->T, .nv = OCBN / 8};
+                   .kc = C64(q->CP), .mr = q->T, .nv = OCBN / L};
   cpu_micro_alloc(r, &m);
   irb_loop_t lo, lxi, lb, lt;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
@@ -155,7 +158,7 @@ static void multiply_and_output(const cpu_gen_t *g, irb_t *r, const wino_t *q) {
   LLVMValueRef row0 = MUL(ADD(MUL(xi, C64(q->CH)), b), C64(OCBN));
   for (int64_t k = 0; k < q->T; ++k)
     for (int64_t vv = 0; vv < m.nv; ++vv)
-      irb_stv(r, irb_load(r, r->v8, m.acc[k * m.nv + vv]), mbuf, ADD(row0, C64(k * OCBN + vv * 8)));
+      irb_stv(r, irb_load(r, r->vec, m.acc[k * m.nv + vv]), mbuf, ADD(row0, C64(k * OCBN + vv * L)));
   irb_endfor(r, &lb);
   irb_endfor(r, &lxi);
 
@@ -171,23 +174,22 @@ static void multiply_and_output(const cpu_gen_t *g, irb_t *r, const wino_t *q) {
     LLVMValueRef mm[WINO_MAX_ALPHA][WINO_MAX_ALPHA], y[WINO_MAX_ALPHA][WINO_MAX_ALPHA];
     for (int64_t a = 0; a < q->A; ++a)
       for (int64_t bb = 0; bb < q->A; ++bb)
-        mm[a][bb] = irb_ldv(r, mbuf, ADD(MUL(k, C64(OCBN)), C64((a * q->A + bb) * q->CH * OCBN + vv * 8)));
+        mm[a][bb] = irb_ldv(r, mbuf, ADD(MUL(k, C64(OCBN)), C64((a * q->A + bb) * q->CH * OCBN + vv * L)));
     transform(r, q->w->at, q->M, q->A, mm, y);
-    LLVMValueRef c0 = ADD(MUL(ocb, C64(OCBN)), C64(vv * 8));
+    LLVMValueRef c0 = ADD(MUL(ocb, C64(OCBN)), C64(vv * L));
     for (int64_t a = 0; a < q->M; ++a)
       for (int64_t bb = 0; bb < q->M; ++bb) {
         LLVMValueRef oh = ADD(oh0, C64(a)), ow = ADD(ow0, C64(bb));
         irb_if_t fin;
         if (ragged) irb_if(r, &fin, AND(LT(oh, C64(c->OH)), LT(ow, C64(c->OW))));
         LLVMValueRef oidx = MUL(ADD(MUL(ADD(oplane, oh), C64(c->OW)), ow), C64(OCBN));
-        cpu_conv_epilogue_v8(r, c, y[a][bb], c0, ADD(oidx, C64(vv * 8)));
+        cpu_conv_epilogue(r, c, y[a][bb], c0, ADD(oidx, C64(vv * L)));
         if (ragged) irb_endif(r, &fin);
       }
   }
   irb_endif(r, &ftile);
   irb_endfor(r, &lt);
   irb_endfor(r, &lo);
-  (void)g;
 }
 
 void cpu_winograd_boundary(cpu_gen_t *g) {
@@ -222,7 +224,7 @@ void cpu_gen_winograd(const cpu_gen_t *g, irb_t *r) {
   q.ws = irb_arg(r, 3 + wl->epilogue.has_residual + wl->epilogue.has_bias);
   irb_if_t phase;
   irb_if(r, &phase, LLVMBuildICmp(r->b, LLVMIntEQ, r->phase, C64(CPU_PHASE_PROLOGUE), ""));
-  input_transform(r, &q);
+  input_transform(g, r, &q);
   irb_else(r, &phase);
   multiply_and_output(g, r, &q);
   irb_endif(r, &phase);

@@ -11,7 +11,7 @@ void irb_open(irb_t *r, LLVMContextRef ctx, LLVMModuleRef mod) {
   r->i32 = LLVMInt32TypeInContext(ctx);
   r->i64 = LLVMInt64TypeInContext(ctx);
   r->f32 = LLVMFloatTypeInContext(ctx);
-  r->v8 = LLVMVectorType(r->f32, 8);
+  irb_set_lanes(r, 8);
   r->ptr = LLVMPointerTypeInContext(ctx, 0);
   r->void_t = LLVMVoidTypeInContext(ctx);
   LLVMTypeRef params[4] = {r->ptr, r->i64, r->i64, r->i64};
@@ -42,16 +42,21 @@ void irb_close(irb_t *r) {
   LLVMDisposeBuilder(r->b);
 }
 
+void irb_set_lanes(irb_t *r, int64_t lanes) {
+  r->lanes = lanes;
+  r->vec = LLVMVectorType(r->f32, (unsigned)lanes);
+}
+
 LLVMValueRef irb_i64(irb_t *r, int64_t v) {
   return LLVMConstInt(r->i64, (unsigned long long)v, 1);
 }
 
 LLVMValueRef irb_f32(irb_t *r, double v) { return LLVMConstReal(r->f32, v); }
 
-LLVMValueRef irb_v8(irb_t *r, double v) {
-  LLVMValueRef e[8];
-  for (int i = 0; i < 8; ++i) e[i] = LLVMConstReal(r->f32, v);
-  return LLVMConstVector(e, 8);
+LLVMValueRef irb_vconst(irb_t *r, double v) {
+  LLVMValueRef e[16];
+  for (int64_t i = 0; i < r->lanes; ++i) e[i] = LLVMConstReal(r->f32, v);
+  return LLVMConstVector(e, (unsigned)r->lanes);
 }
 
 LLVMValueRef irb_arg(irb_t *r, int index) {
@@ -83,7 +88,7 @@ void irb_st(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index)
 }
 
 LLVMValueRef irb_ldv(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
-  LLVMValueRef v = LLVMBuildLoad2(r->b, r->v8, gep(r, base, index), "");
+  LLVMValueRef v = LLVMBuildLoad2(r->b, r->vec, gep(r, base, index), "");
   LLVMSetAlignment(v, 4);
   return v;
 }
@@ -102,10 +107,10 @@ void irb_store(irb_t *r, LLVMValueRef value, LLVMValueRef slot) {
 }
 
 LLVMValueRef irb_splat(irb_t *r, LLVMValueRef scalar) {
-  LLVMValueRef v = LLVMBuildInsertElement(r->b, LLVMGetUndef(r->v8), scalar,
+  LLVMValueRef v = LLVMBuildInsertElement(r->b, LLVMGetUndef(r->vec), scalar,
                                           LLVMConstInt(r->i32, 0, 0), "");
-  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(r->i32, 8));
-  return LLVMBuildShuffleVector(r->b, v, LLVMGetUndef(r->v8), mask, "");
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(r->i32, (unsigned)r->lanes));
+  return LLVMBuildShuffleVector(r->b, v, LLVMGetUndef(r->vec), mask, "");
 }
 
 LLVMValueRef irb_smin(irb_t *r, LLVMValueRef a, LLVMValueRef b) { return SEL(LT(a, b), a, b); }
@@ -161,13 +166,13 @@ LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation) {
   if (activation == HETC_PLUGIN_ACT_NONE) return v;
   if (LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind) return act_scalar(r, v, activation);
   if (activation == HETC_PLUGIN_ACT_RELU || activation == HETC_PLUGIN_ACT_RELU6) {
-    LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, irb_v8(r, 0), ""), irb_v8(r, 0), v);
+    LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, irb_vconst(r, 0), ""), irb_vconst(r, 0), v);
     if (activation == HETC_PLUGIN_ACT_RELU) return lo;
-    return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, irb_v8(r, 6), ""), irb_v8(r, 6), lo);
+    return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, irb_vconst(r, 6), ""), irb_vconst(r, 6), lo);
   }
   /* sigmoid, tanh: lane by lane through libm, for accuracy. */
-  LLVMValueRef out = LLVMGetUndef(r->v8);
-  for (unsigned i = 0; i < 8; ++i) {
+  LLVMValueRef out = LLVMGetUndef(LLVMTypeOf(v));
+  for (unsigned i = 0; i < LLVMGetVectorSize(LLVMTypeOf(v)); ++i) {
     LLVMValueRef lane = LLVMConstInt(r->i32, i, 0);
     LLVMValueRef x = LLVMBuildExtractElement(r->b, v, lane, "");
     out = LLVMBuildInsertElement(r->b, out, act_scalar(r, x, activation), lane, "");

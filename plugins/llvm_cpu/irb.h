@@ -1,7 +1,8 @@
 /* plugins/llvm_cpu/irb.h -- a small IR builder over the LLVM C API for the
  * kernel generators: loops (induction variables in allocas, promoted to
- * phis by mem2reg), ifs, float and <8 x float> loads/stores, intrinsics and
- * 4-d tensor views in any layout. */
+ * phis by mem2reg), ifs, float and <lanes x float> loads/stores (8 or 16
+ * lanes, set per kernel or per part of one), intrinsics and 4-d tensor
+ * views in any layout. */
 #ifndef HETC_PLUGINS_LLVM_CPU_IRB_H_
 #define HETC_PLUGINS_LLVM_CPU_IRB_H_
 
@@ -14,7 +15,9 @@ typedef struct irb_t {
   LLVMBuilderRef ab; /* at the end of the alloca block */
   LLVMValueRef fn, args, begin, end, phase;
   LLVMBasicBlockRef alloca_block;
-  LLVMTypeRef i1, i32, i64, f32, v8, ptr, void_t;
+  LLVMTypeRef i1, i32, i64, f32, ptr, void_t;
+  int64_t lanes;   /* of every vector helper below: 8 until irb_set_lanes */
+  LLVMTypeRef vec; /* <lanes x float> */
 } irb_t;
 
 /* Creates the module and `void hetc_cpu_kernel(ptr args, i64 begin,
@@ -22,10 +25,12 @@ typedef struct irb_t {
 void irb_open(irb_t *r, LLVMContextRef ctx, LLVMModuleRef mod);
 /* Returns void and links the alloca block. */
 void irb_close(irb_t *r);
+/* The width of the vectors built from here on (8 or 16). */
+void irb_set_lanes(irb_t *r, int64_t lanes);
 
 LLVMValueRef irb_i64(irb_t *r, int64_t v);
 LLVMValueRef irb_f32(irb_t *r, double v);
-LLVMValueRef irb_v8(irb_t *r, double v); /* splat constant */
+LLVMValueRef irb_vconst(irb_t *r, double v); /* splat constant vector */
 /* args[index] as a float pointer (loaded in the alloca block). */
 LLVMValueRef irb_arg(irb_t *r, int index);
 LLVMValueRef irb_alloca(irb_t *r, LLVMTypeRef type);
@@ -60,7 +65,7 @@ LLVMValueRef irb_smax(irb_t *r, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef irb_intrinsic(irb_t *r, const char *name, LLVMTypeRef type, LLVMValueRef *args,
                            unsigned n);
 LLVMValueRef irb_fma(irb_t *r, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
-/* Activation of a float or <8 x float> value. */
+/* Activation of a float or vector value. */
 LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation);
 /* Calls the libm function `name` (float -> float). */
 LLVMValueRef irb_libm(irb_t *r, const char *name, LLVMValueRef v);

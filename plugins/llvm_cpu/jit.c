@@ -1,6 +1,6 @@
 /* The JIT: one ORC LLJIT per instance with an explicit x86-64 target
- * machine (host CPU name, features forced to include AVX2, FMA and F16C,
- * opt level 3).
+ * machine (host CPU name for scheduling, every feature of the instance's
+ * ISA named, AVX-512 named off for AVX2, opt level 3).
  *
  * A kernel module is optimised with the new pass manager ("default<O3>"),
  * compiled once to an ELF object in memory (LLVMTargetMachineEmitToMemory-
@@ -53,7 +53,7 @@ static LLVMTargetMachineRef make_tm(const cpu_jit_t *jit) {
   char *error = NULL;
   LLVMTargetMachineRef tm = NULL;
   if (LLVMGetTargetFromTriple(triple, &target, &error) == 0)
-    tm = LLVMCreateTargetMachine(target, triple, jit->cpu_name, jit->features,
+    tm = LLVMCreateTargetMachine(target, triple, jit->cpu_name, jit->isa->features,
                                  LLVMCodeGenLevelAggressive, LLVMRelocPIC,
                                  LLVMCodeModelSmall);
   LLVMDisposeMessage(error);
@@ -68,18 +68,16 @@ static char *dup_cat(const char *a, const char *b) {
   return p;
 }
 
-hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit) {
+hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit, const cpu_isa_t *isa) {
   memset(jit, 0, sizeof(*jit));
+  jit->isa = isa;
   pthread_once(&init_once, init_llvm);
   if (!init_ok)
     return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: LLVM has no native x86 target");
   char *host_cpu = LLVMGetHostCPUName();
   jit->cpu_name = dup_cat(host_cpu ? host_cpu : "x86-64", "");
   LLVMDisposeMessage(host_cpu);
-  /* The ISA the kernels use is set here, not inherited: AVX2 + FMA (+F16C),
-   * which probe() has checked. */
-  jit->features = dup_cat("+avx2,+fma,+f16c,+avx,+sse4.2,+popcnt", "");
-  if (!jit->cpu_name || !jit->features) {
+  if (!jit->cpu_name) {
     cpu_jit_fini(jit);
     return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   }
@@ -129,7 +127,6 @@ void cpu_jit_fini(cpu_jit_t *jit) {
     free(k);
   }
   free(jit->cpu_name);
-  free(jit->features);
   memset(jit, 0, sizeof(*jit));
 }
 

@@ -24,6 +24,7 @@ hetc_plugin_status_t cpu_status(int32_t code, const char *format, ...) {
 }
 
 struct hetc_plugin_instance_t {
+  const cpu_isa_t *isa;
   cpu_jit_t jit;
   cpu_device_t device;
 };
@@ -61,15 +62,17 @@ static hetc_plugin_status_t cpu_instance_create(hetc_plugin_instance_t **out_ins
   if (!out_instance)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: null out_instance");
   *out_instance = NULL;
-  hetc_plugin_status_t s = cpu_isa_probe();
+  const cpu_isa_t *isa = NULL;
+  hetc_plugin_status_t s = cpu_isa_select(&isa);
   if (s) return s;
   hetc_plugin_instance_t *inst = calloc(1, sizeof(*inst));
   if (!inst) return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
-  if ((s = cpu_jit_init(&inst->jit))) {
+  inst->isa = isa;
+  if ((s = cpu_jit_init(&inst->jit, isa))) {
     free(inst);
     return s;
   }
-  if ((s = cpu_device_init(&inst->device))) {
+  if ((s = cpu_device_init(&inst->device, isa))) {
     cpu_jit_fini(&inst->jit);
     free(inst);
     return s;
@@ -149,7 +152,7 @@ static hetc_plugin_status_t cpu_template_define_space(const hetc_plugin_instance
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cpu_space_t desc;
-  cpu_space_describe(workload, kind, &desc);
+  cpu_space_describe(instance->isa, workload, kind, &desc);
   return cpu_space_define(&desc, space);
 }
 
@@ -175,7 +178,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cpu_space_t space;
-  cpu_space_describe(workload, kind, &space);
+  cpu_space_describe(instance->isa, workload, kind, &space);
   cpu_config_t cfg;
   if ((s = cpu_config_parse(&space, config, &cfg))) return s;
   if (kind == CPU_T_CONV_DEPTHWISE) cfg.tile_ic = cfg.tile_oc;
@@ -190,6 +193,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   a->cfg = cfg;
   cpu_gen_t g;
   memset(&g, 0, sizeof(g));
+  g.isa = instance->isa;
   g.wl = &a->wl;
   g.kind = kind;
   g.cfg = cfg;
@@ -217,7 +221,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   }
   a->key = cpu_fnv1a64(a->description, strlen(a->description), CPU_FNV1A64_INIT);
   a->key = cpu_fnv1a64(CPU_PLUGIN_VERSION, strlen(CPU_PLUGIN_VERSION), a->key);
-  a->key = cpu_fnv1a64(instance->jit.features, strlen(instance->jit.features), a->key);
+  a->key = cpu_fnv1a64(instance->isa->features, strlen(instance->isa->features), a->key);
   a->key = cpu_fnv1a64(instance->jit.cpu_name, strlen(instance->jit.cpu_name), a->key);
   memcpy(a->input_layouts, g.input_layouts, sizeof(a->input_layouts));
   memcpy(a->param_bytes, g.param_bytes, sizeof(a->param_bytes));
@@ -253,6 +257,7 @@ static hetc_plugin_status_t cpu_build(hetc_plugin_instance_t *instance, int32_t 
   if (s) return s;
   cpu_gen_t g;
   memset(&g, 0, sizeof(g));
+  g.isa = instance->isa;
   g.wl = &a->wl;
   g.kind = a->kind;
   g.cfg = a->cfg;
@@ -380,11 +385,12 @@ static hetc_plugin_status_t cpu_features(const hetc_plugin_instance_t *instance,
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cpu_space_t space;
-  cpu_space_describe(workload, kind, &space);
+  cpu_space_describe(instance->isa, workload, kind, &space);
   cpu_config_t cfg;
   if ((s = cpu_config_parse(&space, config, &cfg))) return s;
   if (kind == CPU_T_CONV_DEPTHWISE) cfg.tile_ic = cfg.tile_oc;
-  const int32_t count = cpu_features_fill(workload, kind, &cfg, out_features, capacity);
+  const int32_t count =
+      cpu_features_fill(instance->isa, workload, kind, &cfg, out_features, capacity);
   if (count < 0)
     return cpu_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
                       "cpu: %s has no features (only conv2d and dense templates do)",
@@ -445,10 +451,12 @@ static char *read_file(const char *path, size_t *out_length) {
 }
 
 /* A package keeps <prefix>.o, the kernel's relocatable object exactly as
- * the JIT linked it, and <prefix>.ir-hash, a small text file with the key
- * of (plugin version, template, workload, layouts, config, target
- * features), the kernel symbol and the IR hash. artifact_load checks the
- * key and links the object: `hetc run` never generates, optimises or
+ * the JIT linked it, and <prefix>.ir-hash, a small text file with the ISA
+ * the object's code needs, the key of (plugin version, template, workload,
+ * layouts, config, target features), the kernel symbol and the IR hash.
+ * artifact_load checks the ISA (an AVX-512 object is never linked into an
+ * AVX2 instance, where it would fault on its first instruction), then the
+ * key, and links the object: `hetc run` never generates, optimises or
  * compiles IR again (no re-JIT), which keeps loading a model fast. */
 static hetc_plugin_status_t cpu_artifact_emit(hetc_plugin_instance_t *instance,
                                               const hetc_plugin_artifact_t *artifact,
@@ -461,8 +469,9 @@ static hetc_plugin_status_t cpu_artifact_emit(hetc_plugin_instance_t *instance,
   if (!s) s = write_file(o_path, artifact->kernel->object, artifact->kernel->object_size);
   if (!s) {
     char text[256];
-    int n = snprintf(text, sizeof(text), "hetc-cpu-artifact 1\nkey %016llx\nsymbol %s\nir %016llx\n",
-                     (unsigned long long)artifact->key, artifact->kernel->symbol,
+    int n = snprintf(text, sizeof(text),
+                     "hetc-cpu-artifact 2\nisa %s\nkey %016llx\nsymbol %s\nir %016llx\n",
+                     instance->isa->name, (unsigned long long)artifact->key, artifact->kernel->symbol,
                      (unsigned long long)artifact->kernel->ir_hash);
     s = write_file(h_path, text, (size_t)n);
   }
@@ -494,9 +503,21 @@ static hetc_plugin_status_t cpu_artifact_load(hetc_plugin_instance_t *instance,
     s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: cannot read %s", o_path);
   if (!s) {
     unsigned long long key = 0, ir = 0;
-    char symbol[64] = "";
-    if (sscanf(meta, "hetc-cpu-artifact 1\nkey %llx\nsymbol %63s\nir %llx", &key, symbol, &ir) != 3)
-      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s is corrupt", h_path);
+    char symbol[64] = "", isa_name[16] = "";
+    const cpu_isa_t *isa = NULL;
+    if (sscanf(meta, "hetc-cpu-artifact 2\nisa %15s\nkey %llx\nsymbol %63s\nir %llx", isa_name, &key,
+               symbol, &ir) != 4)
+      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s is corrupt or from an older hetc",
+                     h_path);
+    else if (!(isa = cpu_isa_named(isa_name)))
+      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s names an unknown ISA '%s'", h_path,
+                     isa_name);
+    else if (isa != instance->isa)
+      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                     "cpu: %s holds %s code, and this cpu target runs %s%s; recompile the package "
+                     "here",
+                     o_path, isa->title, instance->isa->title,
+                     getenv("HETC_CPU_ISA") && *getenv("HETC_CPU_ISA") ? " (HETC_CPU_ISA)" : "");
     else if (key != a->key)
       s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                      "cpu: %s was emitted for another workload, template, config or plugin "
@@ -506,11 +527,10 @@ static hetc_plugin_status_t cpu_artifact_load(hetc_plugin_instance_t *instance,
              memcmp(object, "\177ELF", 4) != 0)
       s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s is not a kernel object",
                      o_path);
-    else
-      s = cpu_jit_load_object(&instance->jit, symbol, object, object_length, &a->kernel);
-    /* An object the JIT cannot link (cut short, or for something else) is
-     * a defect of the package, not of the plugin. */
-    if (s && strstr(cpu_host->status_message(s), "out of memory") == NULL) {
+    else if ((s = cpu_jit_load_object(&instance->jit, symbol, object, object_length, &a->kernel)) &&
+             strstr(cpu_host->status_message(s), "out of memory") == NULL) {
+      /* An object the JIT cannot link (cut short, or for something else) is
+       * a defect of the package, not of the plugin. */
       hetc_plugin_status_t bad = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s cannot be loaded: %s",
                                             o_path, cpu_host->status_message(s));
       cpu_host->status_free(s);
@@ -536,8 +556,9 @@ static const hetc_plugin_t cpu_plugin = {
     .name = CPU_PLUGIN_NAME,
     .vendor = "hetc",
     .version = CPU_PLUGIN_VERSION,
-    .description = "LLVM 15 JIT for x86-64 with AVX2 and FMA: NCHW[x]c register-blocked "
-                   "convolutions and vectorised ops, compiled in process by ORC LLJIT",
+    .description = "LLVM 15 JIT for x86-64 with AVX-512 or AVX2 and FMA (the widest the host "
+                   "runs, or HETC_CPU_ISA): NCHW[x]c register-blocked convolutions and vectorised "
+                   "ops, compiled in process by ORC LLJIT",
     .probe = cpu_probe,
     .instance_create = cpu_instance_create,
     .instance_destroy = cpu_instance_destroy,

@@ -112,13 +112,17 @@ int64_t cpu_im2col_chunk_rows(const hetc_plugin_workload_t *wl, const cpu_config
 
 /* ------------------------------------------------------------------------ */
 
-/* 16 ymm registers must hold reg_n x tile_oc/8 accumulators, the
- * tile_oc/8 weight vectors of the current input channel and the broadcast
- * input: any more and the inner loop spills. */
-int cpu_reg_block_fits(int64_t reg_n, int64_t tile_oc) {
-  int64_t vectors = tile_oc / 8;
-  return reg_n >= 1 && tile_oc >= 8 && reg_n * vectors + vectors + 1 <= 16;
+/* The ISA's registers (16 ymm, or 32 zmm/ymm) must hold reg_n x V
+ * accumulators, the V weight vectors of the current input channel and the
+ * broadcast input: any more and the inner loop spills. */
+int cpu_reg_block_fits(const cpu_isa_t *isa, int64_t reg_n, int64_t tile_oc) {
+  const int64_t vectors = tile_oc / cpu_isa_block_lanes(isa, tile_oc);
+  return reg_n >= 1 && tile_oc >= 8 && reg_n * vectors + vectors + 1 <= isa->registers;
 }
+
+/* The largest reg_n knob value: 16 columns, or 24 with 32 registers (one
+ * 16-lane vector of output channels leaves room for 30). */
+static int64_t reg_n_max(const cpu_isa_t *isa) { return isa->registers >= 32 ? 24 : 16; }
 
 static cpu_knob_spec_t *add_knob(cpu_space_t *s, const char *name, int annotate,
                                  size_t offset) {
@@ -132,12 +136,15 @@ static cpu_knob_spec_t *add_knob(cpu_space_t *s, const char *name, int annotate,
 
 static void add_value(cpu_knob_spec_t *k, int64_t v) { k->values[k->num_values++] = v; }
 
-/* Channel blocks: multiples of 8 up to 64, those not above the channel
- * count rounded up to 8. Default: the largest not above `pref`. With
- * `exact_small`, fewer than 8 channels also get a block of exactly that
- * many, the default (an RGB input padded to 8 would waste 5/8 of the FMAs). */
+/* Channel blocks: multiples of `lanes` (8, or 16 for output channels in
+ * AVX-512 vectors) up to 64, those not above the channel count rounded up
+ * to 8; with 16 lanes, 8 too where the channels are not a multiple of 16
+ * (24 channels in blocks of 16 would compute 8 of padding). Default: the
+ * largest not above `pref`. With `exact_small`, fewer than 8 channels also
+ * get a block of exactly that many, the default (an RGB input padded to 8
+ * would waste 5/8 of the FMAs). */
 static void add_tile_knob(cpu_space_t *s, const char *name, size_t offset, int64_t channels,
-                          int64_t pref, int exact_small) {
+                          int64_t pref, int exact_small, int lanes) {
   cpu_knob_spec_t *k = add_knob(s, name, 0, offset);
   const int64_t limit = (channels + 7) / 8 * 8;
   if (exact_small && channels >= 1 && channels < 8) {
@@ -146,9 +153,12 @@ static void add_tile_knob(cpu_space_t *s, const char *name, size_t offset, int64
     pref = 0;
   }
   for (int64_t b = 8; b <= 64 && b <= limit; b += 8) {
+    if (b % lanes != 0 && !(b == 8 && channels % lanes != 0)) continue;
     add_value(k, b);
     if (b <= pref) k->default_value = b;
   }
+  /* Every block offered is above `pref` (8, where 16 lanes start at 16). */
+  if (k->default_value == 0 && k->num_values > 0) k->default_value = k->values[0];
 }
 
 /* The ow register block for a channel block: at most the largest for which
@@ -161,10 +171,11 @@ static void add_tile_knob(cpu_space_t *s, const char *name, size_t offset, int64
  * rather than 6+6+2; OW 7: 5+2 rather than 6+1). `ow` is the row the
  * kernel blocks (all OH x OW when it merges rows), `limit` the largest
  * value the knob has. */
-static int64_t default_reg_n(int64_t ow, int64_t limit, int64_t tile_oc) {
-  const int64_t v = tile_oc / 8 < 1 ? 1 : tile_oc / 8;
+static int64_t default_reg_n(const cpu_isa_t *isa, int64_t ow, int64_t limit, int64_t tile_oc) {
+  const int64_t lanes = cpu_isa_block_lanes(isa, tile_oc);
+  const int64_t v = tile_oc / lanes < 1 ? 1 : tile_oc / lanes;
   int64_t maxr = 1;
-  while (maxr < 12 && (maxr + 1) * v + v + 1 <= 16) ++maxr;
+  while (maxr < 12 && (maxr + 1) * v + v + 1 <= isa->registers) ++maxr;
   if (maxr > ow) maxr = ow;
   if (maxr > limit) maxr = limit;
   if (maxr < 1) return 1;
@@ -182,12 +193,13 @@ static int64_t default_reg_n(int64_t ow, int64_t limit, int64_t tile_oc) {
   return best;
 }
 
-/* reg_n over 1 .. min(16, extent), under the register constraint; the
- * default by default_reg_n for blocks along `extent`. */
+/* reg_n over 1 .. min(reg_n_max, extent), under the register constraint;
+ * the default by default_reg_n for blocks along `extent`. */
 static void add_reg_knob(cpu_space_t *s, int64_t extent, int64_t tile_oc) {
   cpu_knob_spec_t *k = add_knob(s, "reg_n", 0, offsetof(cpu_config_t, reg_n));
-  for (int64_t r = 1; r <= 16 && r <= extent; ++r) add_value(k, r);
-  k->default_value = default_reg_n(extent, extent < 16 ? extent : 16, tile_oc);
+  const int64_t most = reg_n_max(s->isa) < extent ? reg_n_max(s->isa) : extent;
+  for (int64_t r = 1; r <= most; ++r) add_value(k, r);
+  k->default_value = default_reg_n(s->isa, extent, most, tile_oc);
   s->reg_constraint = 1;
 }
 
@@ -208,8 +220,8 @@ static void add_parallel_knob(cpu_space_t *s, int64_t default_value) {
 static void describe_im2col(const hetc_plugin_workload_t *wl, cpu_space_t *out) {
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
   const int64_t P = wl->output.shape[2] * wl->output.shape[3];
-  add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 1);
-  add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0);
+  add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 1, 8);
+  add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0, out->isa->lanes);
   add_reg_knob(out, P, out->knobs[1].default_value);
   /* Reduction chunks of 16 .. 4096 elements; one at least the whole
    * reduction (with channels padded to 64) packs it in one chunk. */
@@ -237,13 +249,14 @@ static void describe_im2col(const hetc_plugin_workload_t *wl, cpu_space_t *out) 
  * fewer than MIN_PARALLEL_BLOCKS iterations a thread. */
 static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out) {
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
-  add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 0);
-  add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0);
+  add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, 16, 0, 8);
+  add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, 16, 0, out->isa->lanes);
   const int64_t tiles2 = cpu_winograd_tiles(wl, 2), tiles4 = cpu_winograd_tiles(wl, 4);
   const int big = wl->output.shape[2] * wl->output.shape[3] >= 28 * 28;
   const int64_t tiles = big ? tiles4 : tiles2;
   add_reg_knob(out, tiles2, out->knobs[1].default_value);
-  out->knobs[2].default_value = default_reg_n(tiles, tiles < 16 ? tiles : 16, out->knobs[1].default_value);
+  const int64_t most = reg_n_max(out->isa) < tiles ? reg_n_max(out->isa) : tiles;
+  out->knobs[2].default_value = default_reg_n(out->isa, tiles, most, out->knobs[1].default_value);
   cpu_knob_spec_t *k = add_knob(out, "tile_m", 0, offsetof(cpu_config_t, tile_m));
   add_value(k, 2);
   add_value(k, 4);
@@ -252,8 +265,11 @@ static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out
   add_parallel_knob(out, wl->inputs[0].shape[0] * ocb < MIN_PARALLEL_BLOCKS * 4);
 }
 
-void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t *out) {
+void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, int kind,
+                        cpu_space_t *out) {
   memset(out, 0, sizeof(*out));
+  out->isa = isa;
+  const int lanes = isa->lanes;
   if (kind == CPU_T_CONV_NCHWC) {
     const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
     const int64_t OW = wl->output.shape[3];
@@ -262,15 +278,16 @@ void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t 
      * blocks of 32 for spatial kernels, where the per-(kh, kw) loop overhead
      * otherwise dominates (16: up to 1.25x slower), 16 for 1x1 kernels. */
     const int64_t spatial = wl->kernel[0] * wl->kernel[1] > 1;
-    add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, spatial ? 32 : 16, 1);
+    add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, spatial ? 32 : 16, 1, 8);
     /* Fewer than 8 input channels (the RGB stem): the ic loop is too short to
      * hide the per-(kh, kw) overhead, so 8 output channels x 12 columns. */
-    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, C < 8 ? 8 : 16, 0);
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K, C < 8 ? 8 : 16, 0, lanes);
     cpu_knob_spec_t *k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
-    for (int64_t r = 1; r <= 16 && r <= OW; ++r) add_value(k, r);
+    const int64_t most = reg_n_max(isa) < OW ? reg_n_max(isa) : OW;
+    for (int64_t r = 1; r <= most; ++r) add_value(k, r);
     const int64_t toc = out->knobs[1].default_value;
     const int64_t row = cpu_conv_nchwc_flat(wl, toc) ? wl->output.shape[2] * OW : OW;
-    k->default_value = default_reg_n(row, OW < 16 ? OW : 16, toc);
+    k->default_value = default_reg_n(isa, row, most, toc);
     out->reg_constraint = 1;
     k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
     add_value(k, 0);
@@ -278,14 +295,14 @@ void cpu_space_describe(const hetc_plugin_workload_t *wl, int kind, cpu_space_t 
     k->default_value = wl->kernel[1] > 1 ? 1 : 0;
     add_parallel_knob(out, 1);
   } else if (kind == CPU_T_CONV_DEPTHWISE) {
-    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0);
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0, lanes);
   } else if (kind == CPU_T_CONV_IM2COL) {
     describe_im2col(wl, out);
   } else if (kind == CPU_T_CONV_WINOGRAD) {
     describe_winograd(wl, out);
   } else if (kind == CPU_T_DENSE) {
     const int64_t N = wl->inputs[0].shape[0];
-    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0);
+    add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0, lanes);
     add_reg_knob(out, N, out->knobs[0].default_value);
   }
   /* Other templates have no knobs. */
@@ -299,9 +316,8 @@ static int64_t knob_value(const hetc_plugin_config_t *config, int32_t i) {
 }
 
 static int reg_fn(const hetc_plugin_config_t *config, const void *user_data) {
-  (void)user_data;
   if (!config || config->num_knobs != 2) return 0;
-  return cpu_reg_block_fits(knob_value(config, 0), knob_value(config, 1));
+  return cpu_reg_block_fits(user_data, knob_value(config, 0), knob_value(config, 1));
 }
 
 static int panel_fn(const hetc_plugin_config_t *config, const void *user_data) {
@@ -323,7 +339,7 @@ hetc_plugin_status_t cpu_space_define(const cpu_space_t *space,
   if (!s && space->reg_constraint) {
     /* Register tiles that would spill are never offered. */
     static const char *const names[2] = {"reg_n", "tile_oc"};
-    s = h->space_add_constraint(host_space, names, 2, reg_fn, NULL);
+    s = h->space_add_constraint(host_space, names, 2, reg_fn, space->isa);
   }
   if (!s && space->panel_constraint) {
     static const char *const names[3] = {"tiles", "reg_n", "tile_k"};
@@ -395,11 +411,14 @@ hetc_plugin_status_t cpu_config_parse(const cpu_space_t *space,
                         "cpu: config has %d knobs, the space %d", config->num_knobs,
                         space->num_knobs);
   }
-  if (space->reg_constraint && !cpu_reg_block_fits(out->reg_n, out->tile_oc))
+  if (space->reg_constraint && !cpu_reg_block_fits(space->isa, out->reg_n, out->tile_oc)) {
+    const int64_t vectors = out->tile_oc / cpu_isa_block_lanes(space->isa, out->tile_oc);
     return cpu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
-                      "cpu: reg_n %lld x tile_oc %lld needs %lld ymm registers, 16 exist",
+                      "cpu: reg_n %lld x tile_oc %lld needs %lld vector registers, %s has %d",
                       (long long)out->reg_n, (long long)out->tile_oc,
-                      (long long)(out->reg_n * (out->tile_oc / 8) + 1));
+                      (long long)((out->reg_n + 1) * vectors + 1), space->isa->title,
+                      space->isa->registers);
+  }
   if (space->panel_constraint &&
       cpu_im2col_panel_bytes(out->tiles, out->reg_n, out->tile_k) > CPU_STACK_BUFFER_BYTES)
     return cpu_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
