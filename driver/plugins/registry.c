@@ -315,12 +315,15 @@ hetc_status_t hetc_registry_instance(hetc_plugin_entry_t *entry) {
   if (!status && !entry->instance)
     status = hetc_status_new(HETC_STATUS_INTERNAL, "instance_create returned no instance");
   if (status) {
+    /* A plugin refusing its settings (HETC_CPU_ISA=sse) is the user's
+     * input, not a missing device. */
+    const hetc_status_code_t code =
+        hetc_status_code(status) == HETC_STATUS_INVALID_ARGUMENT ? HETC_STATUS_BAD_INPUT : HETC_STATUS_UNAVAILABLE;
     entry->instance = NULL;
     set_reason(entry, HETC_PLUGIN_STATE_UNAVAILABLE, "instance creation failed: %s",
                hetc_status_message(status));
     hetc_status_free(status);
-    return hetc_status_new(HETC_STATUS_UNAVAILABLE, "target '%s' (%s): %s", entry->plugin->name,
-                           entry->path, entry->reason);
+    return hetc_status_new(code, "target '%s' (%s): %s", entry->plugin->name, entry->path, entry->reason);
   }
   hetc_peaks_resolve(entry);
   return NULL;

@@ -43,6 +43,7 @@ typedef struct cpu_isa_t {
   const char *title;    /* for messages: "AVX-512 (x86-64-v4)" */
   int lanes;            /* fp32 lanes of the widest vector: 16 or 8 */
   int registers;        /* vector registers: 32 or 16 */
+  const char *level;    /* LLVM CPU of the ISA level: "x86-64-v4", "x86-64-v3" */
   const char *features; /* LLVM target features, every one named */
 } cpu_isa_t;
 
@@ -53,6 +54,9 @@ typedef struct cpu_isa_t {
 hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out);
 /* The descriptor named `name`, or NULL. */
 const cpu_isa_t *cpu_isa_named(const char *name);
+/* Whether code for `code` runs where `host` was chosen (AVX2 code runs on
+ * an AVX-512 instance, not the other way round). */
+int cpu_isa_runs_on(const cpu_isa_t *code, const cpu_isa_t *host);
 /* Lanes of the vectors a kernel uses over channel blocks of `block`: the
  * ISA's width where the block is a multiple of it, else 8 (AVX-512's 8-lane
  * forms still have 32 registers). */
@@ -261,7 +265,7 @@ typedef struct cpu_jit_t {
   void *lljit; /* LLVMOrcLLJITRef */
   pthread_mutex_t lock;
   cpu_kernel_t *kernels;
-  char *cpu_name;
+  char *tune_cpu; /* the host's CPU: scheduling only, never the ISA */
 } cpu_jit_t;
 
 hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit, const cpu_isa_t *isa);

@@ -10,13 +10,16 @@
 
 #include "cpu.h"
 
-/* AVX2 kernels name -avx512f: the JIT's CPU name is the host's, which on an
- * AVX-512 host would otherwise let LLVM use EVEX forms in "AVX2" code. */
+/* The target machine's CPU is the ISA level, not the host, so that the
+ * code uses nothing the level lacks (a Zen 5 host would otherwise lend AVX-512
+ * forms to "AVX2" code, and VNNI or BMI to both) and a package runs on every
+ * machine of its level; the host only tunes scheduling (jit.c). */
 static const cpu_isa_t isa_avx2 = {
     .name = "avx2",
     .title = "AVX2 + FMA (x86-64-v3)",
     .lanes = 8,
     .registers = 16,
+    .level = "x86-64-v3",
     .features = "+avx2,+fma,+f16c,+avx,+sse4.2,+popcnt,-avx512f",
 };
 
@@ -25,6 +28,7 @@ static const cpu_isa_t isa_avx512 = {
     .title = "AVX-512 (x86-64-v4)",
     .lanes = 16,
     .registers = 32,
+    .level = "x86-64-v4",
     .features = "+avx512f,+avx512cd,+avx512bw,+avx512dq,+avx512vl,+avx2,+fma,+f16c,+avx,+sse4.2,"
                 "+popcnt",
 };
@@ -100,6 +104,10 @@ hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out) {
   }
   *out = has_avx512 ? &isa_avx512 : &isa_avx2;
   return NULL;
+}
+
+int cpu_isa_runs_on(const cpu_isa_t *code, const cpu_isa_t *host) {
+  return code == host || (code == &isa_avx2 && host == &isa_avx512);
 }
 
 int cpu_isa_block_lanes(const cpu_isa_t *isa, int64_t block) {

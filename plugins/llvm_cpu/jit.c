@@ -1,6 +1,7 @@
 /* The JIT: one ORC LLJIT per instance with an explicit x86-64 target
- * machine (host CPU name for scheduling, every feature of the instance's
- * ISA named, AVX-512 named off for AVX2, opt level 3).
+ * machine (the CPU of the instance's ISA level, x86-64-v3 or -v4, with
+ * every feature named; the host's CPU as each kernel's "tune-cpu", which
+ * schedules but adds no instruction; opt level 3).
  *
  * A kernel module is optimised with the new pass manager ("default<O3>"),
  * compiled once to an ELF object in memory (LLVMTargetMachineEmitToMemory-
@@ -53,7 +54,7 @@ static LLVMTargetMachineRef make_tm(const cpu_jit_t *jit) {
   char *error = NULL;
   LLVMTargetMachineRef tm = NULL;
   if (LLVMGetTargetFromTriple(triple, &target, &error) == 0)
-    tm = LLVMCreateTargetMachine(target, triple, jit->cpu_name, jit->isa->features,
+    tm = LLVMCreateTargetMachine(target, triple, jit->isa->level, jit->isa->features,
                                  LLVMCodeGenLevelAggressive, LLVMRelocPIC,
                                  LLVMCodeModelSmall);
   LLVMDisposeMessage(error);
@@ -75,9 +76,9 @@ hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit, const cpu_isa_t *isa) {
   if (!init_ok)
     return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: LLVM has no native x86 target");
   char *host_cpu = LLVMGetHostCPUName();
-  jit->cpu_name = dup_cat(host_cpu ? host_cpu : "x86-64", "");
+  jit->tune_cpu = dup_cat(host_cpu ? host_cpu : "generic", "");
   LLVMDisposeMessage(host_cpu);
-  if (!jit->cpu_name) {
+  if (!jit->tune_cpu) {
     cpu_jit_fini(jit);
     return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   }
@@ -85,7 +86,7 @@ hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit, const cpu_isa_t *isa) {
   if (!tm) {
     hetc_plugin_status_t s = cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
                                         "cpu: cannot create an x86-64 target machine for %s",
-                                        jit->cpu_name);
+                                        jit->isa->level);
     cpu_jit_fini(jit);
     return s;
   }
@@ -126,7 +127,7 @@ void cpu_jit_fini(cpu_jit_t *jit) {
     free(k->object);
     free(k);
   }
-  free(jit->cpu_name);
+  free(jit->tune_cpu);
   memset(jit, 0, sizeof(*jit));
 }
 
@@ -215,7 +216,10 @@ hetc_plugin_status_t cpu_jit_compile(cpu_jit_t *jit, LLVMContextRef ctx, LLVMMod
       *out = k;
     } else {
       LLVMValueRef fn = LLVMGetNamedFunction(mod, "hetc_cpu_kernel");
-      if (fn) LLVMSetValueName2(fn, symbol, strlen(symbol));
+      if (fn) {
+        LLVMSetValueName2(fn, symbol, strlen(symbol));
+        LLVMAddTargetDependentFunctionAttr(fn, "tune-cpu", jit->tune_cpu);
+      }
       LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
       LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
       LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);

@@ -33,6 +33,7 @@ struct hetc_plugin_instance_t {
 struct hetc_plugin_artifact_t {
   hetc_plugin_workload_t wl; /* deep copy */
   int kind;
+  const cpu_isa_t *isa; /* the code's */
   cpu_config_t cfg;
   hetc_plugin_artifact_info_t info;
   hetc_plugin_layout_t input_layouts[CPU_MAX_INPUTS + 1];
@@ -169,16 +170,17 @@ static void artifact_free(hetc_plugin_instance_t *instance, hetc_plugin_artifact
 }
 
 /* Validates and describes the kernel's boundary without generating IR:
- * everything build() and artifact_load() share. */
-static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t device_index,
-                                    const hetc_plugin_workload_t *workload,
+ * everything build() and artifact_load() share. `isa` is the one the code
+ * is (to be) made for: the instance's, or a package's narrower one. */
+static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, const cpu_isa_t *isa,
+                                    int32_t device_index, const hetc_plugin_workload_t *workload,
                                     int32_t template_index, const hetc_plugin_config_t *config,
                                     hetc_plugin_artifact_t **out) {
   int kind = -1;
   hetc_plugin_status_t s = resolve(instance, device_index, workload, template_index, &kind);
   if (s) return s;
   cpu_space_t space;
-  cpu_space_describe(instance->isa, workload, kind, &space);
+  cpu_space_describe(isa, workload, kind, &space);
   cpu_config_t cfg;
   if ((s = cpu_config_parse(&space, config, &cfg))) return s;
   if (kind == CPU_T_CONV_DEPTHWISE) cfg.tile_ic = cfg.tile_oc;
@@ -190,10 +192,11 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
     return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   }
   a->kind = kind;
+  a->isa = isa;
   a->cfg = cfg;
   cpu_gen_t g;
   memset(&g, 0, sizeof(g));
-  g.isa = instance->isa;
+  g.isa = isa;
   g.wl = &a->wl;
   g.kind = kind;
   g.cfg = cfg;
@@ -221,8 +224,7 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, int32_t de
   }
   a->key = cpu_fnv1a64(a->description, strlen(a->description), CPU_FNV1A64_INIT);
   a->key = cpu_fnv1a64(CPU_PLUGIN_VERSION, strlen(CPU_PLUGIN_VERSION), a->key);
-  a->key = cpu_fnv1a64(instance->isa->features, strlen(instance->isa->features), a->key);
-  a->key = cpu_fnv1a64(instance->jit.cpu_name, strlen(instance->jit.cpu_name), a->key);
+  a->key = cpu_fnv1a64(isa->features, strlen(isa->features), a->key);
   memcpy(a->input_layouts, g.input_layouts, sizeof(a->input_layouts));
   memcpy(a->param_bytes, g.param_bytes, sizeof(a->param_bytes));
   hetc_plugin_artifact_info_t *info = &a->info;
@@ -253,11 +255,11 @@ static hetc_plugin_status_t cpu_build(hetc_plugin_instance_t *instance, int32_t 
   *out_artifact = NULL;
   hetc_plugin_artifact_t *a = NULL;
   hetc_plugin_status_t s =
-      prepare(instance, device_index, workload, template_index, config, &a);
+      prepare(instance, instance ? instance->isa : NULL, device_index, workload, template_index, config, &a);
   if (s) return s;
   cpu_gen_t g;
   memset(&g, 0, sizeof(g));
-  g.isa = instance->isa;
+  g.isa = a->isa;
   g.wl = &a->wl;
   g.kind = a->kind;
   g.cfg = a->cfg;
@@ -471,7 +473,7 @@ static hetc_plugin_status_t cpu_artifact_emit(hetc_plugin_instance_t *instance,
     char text[256];
     int n = snprintf(text, sizeof(text),
                      "hetc-cpu-artifact 2\nisa %s\nkey %016llx\nsymbol %s\nir %016llx\n",
-                     instance->isa->name, (unsigned long long)artifact->key, artifact->kernel->symbol,
+                     artifact->isa->name, (unsigned long long)artifact->key, artifact->kernel->symbol,
                      (unsigned long long)artifact->kernel->ir_hash);
     s = write_file(h_path, text, (size_t)n);
   }
@@ -490,35 +492,37 @@ static hetc_plugin_status_t cpu_artifact_load(hetc_plugin_instance_t *instance,
   if (!out_artifact || !dir || !prefix)
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: artifact_load: null argument");
   *out_artifact = NULL;
+  if (!instance) return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: null instance");
   hetc_plugin_artifact_t *a = NULL;
-  hetc_plugin_status_t s = prepare(instance, device_index, workload, template_index, config, &a);
-  if (s) return s;
+  hetc_plugin_status_t s = NULL;
   char *o_path = file_path(dir, prefix, ".o"), *h_path = file_path(dir, prefix, ".ir-hash");
   char *meta = NULL, *object = NULL;
   size_t meta_length = 0, object_length = 0;
+  unsigned long long key = 0, ir = 0;
+  char symbol[64] = "", isa_name[16] = "";
+  const cpu_isa_t *isa = NULL;
   if (!o_path || !h_path) s = cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   if (!s && !(meta = read_file(h_path, &meta_length)))
     s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: cannot read %s", h_path);
+  if (!s && sscanf(meta, "hetc-cpu-artifact 2\nisa %15s\nkey %llx\nsymbol %63s\nir %llx", isa_name,
+                   &key, symbol, &ir) != 4)
+    s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s is corrupt or from an older hetc",
+                   h_path);
+  else if (!s && !(isa = cpu_isa_named(isa_name)))
+    s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s names an unknown ISA '%s'", h_path,
+                   isa_name);
+  else if (!s && !cpu_isa_runs_on(isa, instance->isa))
+    /* Never linked: it would fault on its first instruction. */
+    s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
+                   "cpu: %s holds %s code, and this cpu target runs %s%s; recompile the package "
+                   "here",
+                   o_path, isa->title, instance->isa->title,
+                   getenv("HETC_CPU_ISA") && *getenv("HETC_CPU_ISA") ? " (HETC_CPU_ISA)" : "");
+  if (!s) s = prepare(instance, isa, device_index, workload, template_index, config, &a);
   if (!s && !(object = read_file(o_path, &object_length)))
     s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: cannot read %s", o_path);
   if (!s) {
-    unsigned long long key = 0, ir = 0;
-    char symbol[64] = "", isa_name[16] = "";
-    const cpu_isa_t *isa = NULL;
-    if (sscanf(meta, "hetc-cpu-artifact 2\nisa %15s\nkey %llx\nsymbol %63s\nir %llx", isa_name, &key,
-               symbol, &ir) != 4)
-      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s is corrupt or from an older hetc",
-                     h_path);
-    else if (!(isa = cpu_isa_named(isa_name)))
-      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: %s names an unknown ISA '%s'", h_path,
-                     isa_name);
-    else if (isa != instance->isa)
-      s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                     "cpu: %s holds %s code, and this cpu target runs %s%s; recompile the package "
-                     "here",
-                     o_path, isa->title, instance->isa->title,
-                     getenv("HETC_CPU_ISA") && *getenv("HETC_CPU_ISA") ? " (HETC_CPU_ISA)" : "");
-    else if (key != a->key)
+    if (key != a->key)
       s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                      "cpu: %s was emitted for another workload, template, config or plugin "
                      "version",
