@@ -13,7 +13,17 @@ is 520x520; 224 keeps a benchmark round short) and only its 'out' head is
 exported. A file that exists is skipped; a model that fails to export is
 reported and the others go on (exit status 1 at the end).
 
-    export_torchvision.py OUTDIR [--models resnet50,mobilenet_v2,...]
+torchvision's initialisation leaves every BatchNorm at mean 0, variance 1,
+so activations drift layer after layer: untouched, efficientnet_b0's
+outputs are about 1e-14 and inception_v3's about 1e12, where peers.py's
+max|diff| says nothing and tiny values may fall to denormals, which some
+runtimes flush and others compute slowly. So each BatchNorm's running
+statistics are first set from one forward pass over a seeded random batch
+of 4 (BatchNorm layers in training mode, the rest in eval: no dropout), as
+a trained network's would be; the weights stay torchvision's random ones.
+--plain-init skips that and exports torchvision's initialisation as is.
+
+    export_torchvision.py OUTDIR [--models resnet50,mobilenet_v2,...] [--plain-init]
 
 torch and torchvision come from the benchmark's own virtual environment
 (export.sh makes it from requirements-torch.txt), never hetc's.
@@ -74,13 +84,29 @@ MODELS = {
 }
 
 
-def export(name, path):
+def calibrate_batchnorm(model, size):
+    """Sets every BatchNorm's running mean and variance to those of its
+    input over a random batch (see the module's doc); returns how many
+    BatchNorm layers there are."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # a plain average over the batches seen: here one
+        norm.train()
+    with torch.no_grad():
+        model(torch.randn(4, 3, size, size))
+    model.eval()
+    return len(norms)
+
+
+def export(name, path, plain_init):
     """Writes the model to `path` (through a temporary file, so that an
     interrupted export is not taken for a finished one next time) and
     returns a line describing it."""
     build, size = MODELS[name]
     torch.manual_seed(SEED)
     model = build().eval()
+    norms = 0 if plain_init else calibrate_batchnorm(model, size)
     x = torch.randn(1, 3, size, size)
     partial = path + ".partial"
     with torch.no_grad():
@@ -88,7 +114,10 @@ def export(name, path):
                           input_names=["input"], output_names=["output"])
     os.replace(partial, path)
     params = sum(p.numel() for p in model.parameters())
-    return f"1x3x{size}x{size}, {params / 1e6:.1f}M parameters, {os.path.getsize(path) / 1e6:.0f} MB"
+    with torch.no_grad():
+        largest = float(model(x).abs().max())
+    return (f"1x3x{size}x{size}, {params / 1e6:.1f}M parameters, {os.path.getsize(path) / 1e6:.0f} MB, "
+            f"{norms} BatchNorm calibrated, outputs up to {largest:.2g}")
 
 
 def main():
@@ -96,14 +125,16 @@ def main():
     parser.add_argument("outdir", help="where NAME.onnx files go (made if missing)")
     parser.add_argument("--models", default=",".join(MODELS),
                         help="comma-separated torchvision model names (default: all %d)" % len(MODELS))
+    parser.add_argument("--plain-init", action="store_true",
+                        help="export torchvision's initialisation as is (BatchNorm statistics not calibrated)")
     args = parser.parse_args()
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
     os.makedirs(args.outdir, exist_ok=True)
-    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, opset {OPSET}, seed {SEED}",
-          flush=True)
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, opset {OPSET}, seed {SEED}, "
+          f"{'plain initialisation' if args.plain_init else 'BatchNorm calibrated'}", flush=True)
     failed = []
     for name in names:
         path = os.path.join(args.outdir, name + ".onnx")
@@ -112,7 +143,7 @@ def main():
             continue
         started = time.monotonic()
         try:
-            described = export(name, path)
+            described = export(name, path, args.plain_init)
         except Exception as error:  # one model's failure must not stop the others
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
             print(f"{name}: export FAILED: {type(error).__name__}: {first_line}", flush=True)
