@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# hetc against onnxruntime and OpenVINO on the sample models (peers.py):
+# hetc against onnxruntime and OpenVINO on the sample models or ONNX files (peers.py):
 # creates the benchmark's own virtual environment (PEERS_VENV, default
 # build/peers-venv) from requirements.txt on first use, then runs peers.py
 # with the arguments given, e.g.
 #
 #   tests/bench/peers/run.sh --targets cpu,vec --records tuned.sqlite
+#   tests/bench/peers/run.sh --onnx-dir build/tv-onnx   # after export.sh build/tv-onnx
 #
 # CI runs peers.py alone on a tiny model (bench_smoke_peers), without the
 # peers; the comparison needs PyPI (about 200 MB of wheels) and a quiet
