@@ -74,7 +74,20 @@ void hetc_kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits
   switch (index % 3) {
     case 0: groups = 1; cin = NEXT(1, limits->dense_in_channels); cout = NEXT(1, limits->dense_out_channels); break;
     case 1: cin = NEXT(2, limits->depthwise_channels); groups = (int32_t)cin; cout = cin; break;
-    default: groups = (int32_t)NEXT(2, 3); cin = groups * NEXT(1, 5); cout = groups * NEXT(1, 6); break;
+    default:
+      if ((index / 6) % 2 == 0) {
+        groups = (int32_t)NEXT(2, 3);
+        cin = groups * NEXT(1, 5);
+        cout = groups * NEXT(1, 6);
+      } else {
+        /* As real grouped convs have them (ResNeXt, RegNet): 4 to 16
+         * channels a group, output channels a multiple of 8. */
+        static const int64_t per_group[3] = {4, 8, 16};
+        groups = (int32_t)NEXT(2, 4);
+        cin = groups * per_group[NEXT(0, 2)];
+        cout = groups * per_group[NEXT(0, 2)];
+      }
+      break;
   }
   for (;;) {
     w->kernel[0] = (int32_t)NEXT(1, 5);

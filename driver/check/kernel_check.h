@@ -57,8 +57,9 @@ typedef struct kernel_check_conv_limits_t {
 } kernel_check_conv_limits_t;
 
 /* A random valid conv2d workload: index % 3 picks dense, depthwise or
- * grouped; strides 1-3, dilation 1-2, asymmetric padding 0-2, kernels 1-5,
- * every epilogue, a residual when index % 4 == 3. `inputs` (2 entries)
+ * grouped (every other grouped draw with 4, 8 or 16 channels a group, as
+ * ResNeXt and RegNet have them); strides 1-3, dilation 1-2, asymmetric
+ * padding 0-2, kernels 1-5, every epilogue, a residual when index % 4 == 3. `inputs` (2 entries)
  * holds the input tensors the workload points at. */
 void hetc_kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits_t *limits, int index,
                               hetc_plugin_workload_t *out_workload, hetc_plugin_tensor_t *inputs);

@@ -85,6 +85,7 @@ typedef enum cpu_template_kind_t {
   CPU_T_BIAS_ADD,
   CPU_T_TRANSPOSE,
   CPU_T_LOG_SOFTMAX, /* gen_softmax's log form */
+  CPU_T_CONV_GROUPED, /* NCHW[x]c direct conv over output blocks of whole groups */
   CPU_T_COUNT_
 } cpu_template_kind_t;
 
@@ -95,6 +96,15 @@ uint32_t cpu_template_version(int kind);
 
 /* Workloads and layouts: the plugin kit (hetc/kit/workload.h, layout.h)
  * and plugins/common/plugin_workload.h. */
+
+/* Grouped convolution (1 < groups < channels) on NCHW[x]c: an output
+ * block of tile_oc channels holds whole groups (tile_oc a multiple of the
+ * group's output channels; the weights of other groups' inputs are packed
+ * as zeros) or lies inside one group, and reduces over the input channels
+ * of its groups only, `cpu_grouped_span` of them. Whether tile_oc gives
+ * such blocks (K a multiple of it too), and the span. */
+int cpu_grouped_block_ok(const hetc_plugin_workload_t *wl, int64_t tile_oc);
+int64_t cpu_grouped_span(const hetc_plugin_workload_t *wl, int64_t tile_oc);
 
 /* Whether cpu_conv2d_nchwc merges the output rows into one (1x1, stride 1,
  * no padding, enough planes to parallelise over): gen_conv.c. */

@@ -50,12 +50,14 @@ static void put_grid_nchwc(hetc_kit_features_t *f, const hpc_conv_shape_t *s, do
   hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_GRID, &grid);
 }
 
+/* Also the grouped template, whose blocks reduce over their span only. */
 static void conv_nchwc(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
-                       hetc_kit_features_t *f) {
+                       int grouped, hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
   const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc, r = (double)cfg->reg_n;
   const double cp = hpc_fceil_div(s.C, ic) * ic, kp = hpc_fceil_div(s.K, oc) * oc;
-  const double reduction = cp * s.KH * s.KW;
+  const double reduction =
+      (grouped ? (double)cpu_grouped_span(wl, cfg->tile_oc) : cp) * s.KH * s.KW;
   /* Merged rows (gen_conv.c): one row of OH x OW columns, one input row. */
   const int flat = cpu_conv_nchwc_flat(wl, cfg->tile_oc);
   const double oh = flat ? 1 : s.OH, ow = flat ? s.OH * s.OW : s.OW;
@@ -254,7 +256,8 @@ int32_t cpu_features_fill(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl
   hetc_kit_features_t f = {out, capacity};
   const int lanes = cpu_isa_block_lanes(isa, cfg->tile_oc);
   switch (kind) {
-    case CPU_T_CONV_NCHWC: conv_nchwc(wl, cfg, lanes, &f); break;
+    case CPU_T_CONV_NCHWC: conv_nchwc(wl, cfg, lanes, 0, &f); break;
+    case CPU_T_CONV_GROUPED: conv_nchwc(wl, cfg, lanes, 1, &f); break;
     case CPU_T_CONV_DEPTHWISE: conv_depthwise(wl, cfg, lanes, &f); break;
     case CPU_T_CONV_NCHW: conv_nchw(wl, &f); break;
     case CPU_T_CONV_IM2COL: conv_im2col(wl, cfg, lanes, &f); break;

@@ -39,6 +39,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
   const int64_t work = hetc_kit_logical_count(out);
   switch (g->kind) {
     case CPU_T_CONV_NCHWC:
+    case CPU_T_CONV_GROUPED:
     case CPU_T_CONV_DEPTHWISE:
     case CPU_T_CONV_NCHW:
     case CPU_T_CONV_IM2COL:
@@ -279,6 +280,7 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
   irb_elem_fn fn = NULL;
   switch (g->kind) {
     case CPU_T_CONV_NCHWC:
+    case CPU_T_CONV_GROUPED:
     case CPU_T_CONV_DEPTHWISE:
     case CPU_T_CONV_NCHW:
     case CPU_T_CONV_IM2COL:

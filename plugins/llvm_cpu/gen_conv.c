@@ -7,6 +7,10 @@
  *                        one input scalar and FMAs it with the weight vectors
  *                        into every accumulator. Blocks whose window lies
  *                        inside the input skip the column bounds checks.
+ *   cpu_conv2d_grouped_nchwc  the same kernel for 1 < groups < C: each output
+ *                        block reduces over its groups' input-channel blocks
+ *                        only (cpu_grouped_span), from the block of its first
+ *                        group's first channel.
  *   cpu_depthwise_nchwc  groups == C == K: gen_depthwise.c.
  *   cpu_conv2d_nchw      plain direct convolution, any groups.
  * The epilogue (bias, residual, activation) is applied in registers before
@@ -56,7 +60,8 @@ hetc_plugin_status_t cpu_gen_conv_boundary(cpu_gen_t *g) {
       g->avg_inner = (double)(hetc_kit_ceil_div(C, ICBN) * ICBN);
       cpu_winograd_boundary(g);
     }
-  } else if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_DEPTHWISE) {
+  } else if (g->kind == CPU_T_CONV_NCHWC || g->kind == CPU_T_CONV_GROUPED ||
+             g->kind == CPU_T_CONV_DEPTHWISE) {
     const int64_t OCB = hetc_kit_ceil_div(K, g->cfg.tile_oc);
     g->input_layouts[0] = hetc_kit_layout_nchwc(g->cfg.tile_ic);
     if (wl->epilogue.has_residual) g->input_layouts[1] = hetc_kit_layout_nchwc(g->cfg.tile_oc);
@@ -105,6 +110,13 @@ void cpu_conv_init(cpu_conv_t *c, const cpu_gen_t *g, irb_t *r) {
   c->OCBN = g->cfg.tile_oc;
   if (c->ICBN > 0) c->ICB = hetc_kit_ceil_div(c->C, c->ICBN);
   if (c->OCBN > 0) c->OCB = hetc_kit_ceil_div(c->K, c->OCBN);
+  c->ICBG = c->ICB;
+  if (g->kind == CPU_T_CONV_GROUPED) {
+    c->grouped = 1;
+    c->CG = c->C / wl->groups;
+    c->KG = c->K / wl->groups;
+    c->ICBG = cpu_grouped_span(wl, c->OCBN) / c->ICBN;
+  }
 }
 
 LLVMValueRef cpu_in_range(irb_t *r, LLVMValueRef v, int64_t limit) {
@@ -148,14 +160,19 @@ static void nchwc_block(irb_t *r, const cpu_conv_t *c, int unroll_kw, LLVMValueR
   }
   const int check_h = c->wl->padding[0] > 0 || c->wl->padding[2] > 0;
   LLVMValueRef ih0 = SUB(MUL(oh, C64(c->SH)), C64(c->PT));
+  /* A grouped block's first input-channel block: its first group's first
+   * channel, over ICBN (which divides a group's channels). */
+  LLVMValueRef icb0 =
+      c->grouped ? DIV(MUL(DIV(MUL(ocb, C64(c->OCBN)), C64(c->KG)), C64(c->CG)), C64(c->ICBN)) : C64(0);
   irb_loop_t licb, lkh, lkw, lic;
-  LLVMValueRef icb = irb_for(r, &licb, C64(0), C64(c->ICB), 1);
+  LLVMValueRef icb = irb_for(r, &licb, C64(0), C64(c->ICBG), 1);
   LLVMValueRef kh = irb_for(r, &lkh, C64(0), C64(c->KH), 1);
   LLVMValueRef ih = ADD(ih0, MUL(kh, C64(c->DH)));
   irb_if_t fh;
   if (check_h) irb_if(r, &fh, cpu_in_range(r, ih, c->H));
-  LLVMValueRef in_row = MUL(ADD(MUL(ADD(MUL(n, C64(c->ICB)), icb), C64(c->H)), ih), C64(c->W));
-  LLVMValueRef w_row = MUL(ADD(MUL(ADD(MUL(ocb, C64(c->ICB)), icb), C64(c->KH)), kh), C64(c->KW));
+  LLVMValueRef in_row =
+      MUL(ADD(MUL(ADD(MUL(n, C64(c->ICB)), ADD(icb0, icb)), C64(c->H)), ih), C64(c->W));
+  LLVMValueRef w_row = MUL(ADD(MUL(ADD(MUL(ocb, C64(c->ICBG)), icb), C64(c->KH)), kh), C64(c->KW));
   const int64_t nkw = unroll_kw ? c->KW : 1;
   for (int64_t ukw = 0; ukw < nkw; ++ukw) {
     LLVMValueRef kw = unroll_kw ? C64(ukw) : irb_for(r, &lkw, C64(0), C64(c->KW), 1);
@@ -282,7 +299,8 @@ static void gen_nchw(const cpu_gen_t *g, irb_t *r) {
 
 void cpu_gen_conv_ir(cpu_gen_t *g, irb_t *r) {
   switch (g->kind) {
-    case CPU_T_CONV_NCHWC: gen_nchwc(g, r); break;
+    case CPU_T_CONV_NCHWC:
+    case CPU_T_CONV_GROUPED: gen_nchwc(g, r); break;
     case CPU_T_CONV_DEPTHWISE: cpu_gen_depthwise(g, r); break;
     case CPU_T_CONV_IM2COL: cpu_gen_im2col(g, r); break;
     case CPU_T_CONV_WINOGRAD: cpu_gen_winograd(g, r); break;

@@ -13,6 +13,10 @@ typedef struct cpu_conv_t {
   LLVMValueRef x, res, w, bias, y;
   int64_t C, H, W, K, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL;
   int64_t ICBN, OCBN, ICB, OCB;
+  /* Input-channel blocks one output block reduces over: ICB, or a grouped
+   * conv's span / ICBN; CG, KG: a group's channels (grouped only). */
+  int64_t ICBG, CG, KG;
+  int grouped;
 } cpu_conv_t;
 
 void cpu_conv_init(cpu_conv_t *c, const cpu_gen_t *g, irb_t *r);

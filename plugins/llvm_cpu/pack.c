@@ -9,7 +9,7 @@
 /* Templates whose weights are packed in output-channel blocks of tile_oc
  * (and whose bias is zero-padded to whole blocks). */
 static int blocked(int kind) {
-  return kind == CPU_T_CONV_NCHWC || kind == CPU_T_CONV_DEPTHWISE || kind == CPU_T_CONV_IM2COL ||
+  return kind == CPU_T_CONV_NCHWC || kind == CPU_T_CONV_GROUPED || kind == CPU_T_CONV_DEPTHWISE || kind == CPU_T_CONV_IM2COL ||
          kind == CPU_T_CONV_WINOGRAD || kind == CPU_T_DENSE;
 }
 
@@ -23,6 +23,8 @@ uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
   if (index == 1) return (uint64_t)OCP;
   if (kind == CPU_T_DENSE) return (uint64_t)(OCP * C);
   if (kind == CPU_T_CONV_DEPTHWISE) return (uint64_t)(OCP * wl->kernel[0] * wl->kernel[1]);
+  if (kind == CPU_T_CONV_GROUPED)
+    return (uint64_t)(OCP * cpu_grouped_span(wl, cfg->tile_oc) * wl->kernel[0] * wl->kernel[1]);
   const int64_t ICP = hetc_kit_ceil_div(C, cfg->tile_ic) * cfg->tile_ic;
   if (kind == CPU_T_CONV_WINOGRAD) {
     const int64_t alpha = cfg->tile_m + 2;
@@ -75,6 +77,27 @@ static void pack_winograd_weight(const hetc_plugin_workload_t *wl, const cpu_con
     }
 }
 
+/* grouped conv [K][C/G][KH][KW] -> (K/ocbn, span/icbn, KH, KW, icbn, ocbn):
+ * each output block's weights over its span of input channels, zero where
+ * an input channel belongs to another group than the output channel. */
+static void pack_grouped_weight(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg,
+                                const float *w, float *out) {
+  const int64_t K = wl->output.shape[1], G = wl->groups, CG = wl->inputs[0].shape[1] / G, KG = K / G;
+  const int64_t KH = wl->kernel[0], KW = wl->kernel[1], ICBN = cfg->tile_ic, OCBN = cfg->tile_oc;
+  const int64_t span = cpu_grouped_span(wl, OCBN), ICBG = span / ICBN;
+  for (int64_t ocb = 0; ocb < K / OCBN; ++ocb) {
+    const int64_t c_start = ocb * OCBN / KG * CG;
+    for (int64_t icb = 0; icb < ICBG; ++icb)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (int64_t ic = 0; ic < ICBN; ++ic)
+            for (int64_t oc = 0; oc < OCBN; ++oc) {
+              const int64_t k = ocb * OCBN + oc, c = c_start + icb * ICBN + ic;
+              *out++ = c / CG == k / KG ? w[((k * CG + c % CG) * KH + kh) * KW + kw] : 0.f;
+            }
+  }
+}
+
 hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
                                     const cpu_config_t *cfg, int32_t index,
                                     const float *logical, uint64_t count, void *out,
@@ -105,6 +128,8 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
       pack_dense_weight(wl, cfg->tile_oc, logical, dst);
     else if (kind == CPU_T_CONV_WINOGRAD)
       pack_winograd_weight(wl, cfg, logical, dst);
+    else if (kind == CPU_T_CONV_GROUPED)
+      pack_grouped_weight(wl, cfg, logical, dst);
     else
       hpc_pack_nchwc_weight(wl, cfg->tile_ic, cfg->tile_oc, logical, dst);
   } else {

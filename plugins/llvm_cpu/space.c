@@ -26,6 +26,7 @@ static const struct {
     [CPU_T_BIAS_ADD] = {"cpu_bias_add", 1},
     [CPU_T_TRANSPOSE] = {"cpu_transpose", 1},
     [CPU_T_LOG_SOFTMAX] = {"cpu_log_softmax", 1},
+    [CPU_T_CONV_GROUPED] = {"cpu_conv2d_grouped_nchwc", 1},
 };
 
 const char *cpu_template_name(int kind) {
@@ -59,11 +60,36 @@ int cpu_winograd_applicable(const hetc_plugin_workload_t *wl) {
          wl->dilation[0] == 1 && wl->dilation[1] == 1;
 }
 
+int cpu_grouped_block_ok(const hetc_plugin_workload_t *wl, int64_t tile_oc) {
+  const int64_t K = wl->output.shape[1], KG = K / wl->groups;
+  return tile_oc >= 8 && tile_oc % 8 == 0 && K % tile_oc == 0 &&
+         (tile_oc % KG == 0 || KG % tile_oc == 0);
+}
+
+int64_t cpu_grouped_span(const hetc_plugin_workload_t *wl, int64_t tile_oc) {
+  const int64_t KG = wl->output.shape[1] / wl->groups, CG = wl->inputs[0].shape[1] / wl->groups;
+  return tile_oc >= KG ? tile_oc / KG * CG : CG;
+}
+
+/* The grouped template's output blocks: every multiple of 8 up to 64 that
+ * cpu_grouped_block_ok takes, whatever the ISA's width (with 4 channels a
+ * group, a block of 8 in 8-lane vectors computes half zeros, one of 16
+ * three quarters); none: the template does not apply. */
+static int32_t grouped_oc_blocks(const hetc_plugin_workload_t *wl, int64_t out[8]) {
+  int32_t n = 0;
+  for (int64_t b = 8; b <= 64; b += 8)
+    if (cpu_grouped_block_ok(wl, b)) out[n++] = b;
+  return n;
+}
+
 /* The conv2d templates that apply to a workload, the default first. */
 static int32_t conv_templates(const hetc_plugin_workload_t *wl, int kinds[4]) {
   int32_t n = 0;
+  int64_t blocks[8];
   if (hetc_kit_conv_is_depthwise(wl)) {
     kinds[n++] = CPU_T_CONV_DEPTHWISE;
+  } else if (wl->groups > 1 && grouped_oc_blocks(wl, blocks) > 0) {
+    kinds[n++] = CPU_T_CONV_GROUPED;
   } else if (wl->groups == 1) {
     /* Winograd first where it applies to planes of at least 14 x 14: 2.3-3x
      * the direct kernel on ResNet-50's 3x3 stride-1 layers there, while on
@@ -265,6 +291,50 @@ static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out
   add_parallel_knob(out, wl->inputs[0].shape[0] * ocb < MIN_PARALLEL_BLOCKS * 4);
 }
 
+/* Grouped conv: tile_oc over grouped_oc_blocks, by default the one nearest
+ * a group's output channels (at least 8, at most 32: no zeros computed
+ * where a group fills vectors); tile_ic over the divisors of a group's input
+ * channels that are multiples of 8 up to 64 (or, where there are none, the
+ * largest divisor up to 64), so that it divides every block's span; the
+ * register block, unroll and parallel knobs as the dense NCHWc
+ * template's. */
+static void describe_grouped(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl,
+                             cpu_space_t *out) {
+  const int64_t CG = wl->inputs[0].shape[1] / wl->groups, KG = wl->output.shape[1] / wl->groups;
+  const int64_t OW = wl->output.shape[3];
+  cpu_knob_spec_t *k = add_knob(out, "tile_ic", 0, offsetof(cpu_config_t, tile_ic));
+  for (int64_t b = 8; b <= 64 && b <= CG; b += 8)
+    if (CG % b == 0) {
+      add_value(k, b);
+      if (b <= 32) k->default_value = b;
+    }
+  if (k->num_values == 0) {
+    int64_t d = CG < 64 ? CG : 64;
+    while (CG % d != 0) --d;
+    add_value(k, d);
+    k->default_value = d;
+  }
+  int64_t blocks[8];
+  const int32_t nblocks = grouped_oc_blocks(wl, blocks);
+  const int64_t want = KG < 8 ? 8 : KG > 32 ? 32 : KG;
+  k = add_knob(out, "tile_oc", 0, offsetof(cpu_config_t, tile_oc));
+  for (int32_t i = 0; i < nblocks; ++i) {
+    add_value(k, blocks[i]);
+    if (blocks[i] <= want || k->num_values == 1) k->default_value = blocks[i];
+  }
+  const int64_t toc = k->default_value;
+  k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
+  const int64_t most = reg_n_max(isa) < OW ? reg_n_max(isa) : OW;
+  for (int64_t r = 1; r <= most; ++r) add_value(k, r);
+  k->default_value = default_reg_n(isa, OW, most, toc);
+  out->reg_constraint = 1;
+  k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
+  add_value(k, 0);
+  if (wl->kernel[1] > 1) add_value(k, 1);
+  k->default_value = wl->kernel[1] > 1 ? 1 : 0;
+  add_parallel_knob(out, 1);
+}
+
 void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, int kind,
                         cpu_space_t *out) {
   memset(out, 0, sizeof(*out));
@@ -294,6 +364,8 @@ void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, 
     if (wl->kernel[1] > 1) add_value(k, 1);
     k->default_value = wl->kernel[1] > 1 ? 1 : 0;
     add_parallel_knob(out, 1);
+  } else if (kind == CPU_T_CONV_GROUPED) {
+    describe_grouped(isa, wl, out);
   } else if (kind == CPU_T_CONV_DEPTHWISE) {
     add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), wl->output.shape[1], 16, 0, lanes);
   } else if (kind == CPU_T_CONV_IM2COL) {
