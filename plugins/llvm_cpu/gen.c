@@ -168,6 +168,38 @@ static LLVMValueRef eltwise_elem(irb_t *r, LLVMValueRef *c, void *user) {
   return x->wl->binary == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
 }
 
+/* A unary elementwise op whose input and output share a layout with no
+ * padding channels (sigmoid(0) is 0.5, and padding must stay 0) is one flat
+ * range per parallel iteration: vectors of the ISA's width, the activation
+ * in vector form (irb_act), then a scalar tail. The generic walk reads
+ * element by element, which LLVM vectorises only where the activation has
+ * no libm call. */
+static int eltwise_flat(const cpu_gen_t *g) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  const hetc_plugin_tensor_t *in = &wl->inputs[0];
+  if (g->kind != CPU_T_ELEMENTWISE || wl->num_inputs != 1 || wl->binary != HETC_PLUGIN_BINARY_NONE ||
+      !hetc_kit_layout_equal(g->input_layouts[0], g->output_layout))
+    return 0;
+  if (g->output_layout.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR) return 1;
+  return g->output_layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && in->rank == 4 &&
+         in->shape[1] % g->output_layout.block == 0;
+}
+
+static void gen_eltwise_flat(const cpu_gen_t *g, irb_t *r) {
+  const int64_t chunk = hetc_kit_logical_count(&g->wl->output) / g->outer;
+  LLVMValueRef x = irb_arg(r, 0), y = irb_arg(r, 1);
+  irb_set_lanes(r, g->isa->lanes);
+  LLVMValueRef first = MUL(r->begin, C64(chunk)), last = MUL(r->end, C64(chunk));
+  LLVMValueRef vector_end = SUB(last, REM(SUB(last, first), C64(r->lanes)));
+  irb_loop_t lv, ls;
+  LLVMValueRef i = irb_for(r, &lv, first, vector_end, r->lanes);
+  irb_stv(r, irb_act(r, irb_ldv(r, x, i), g->wl->activation), y, i);
+  irb_endfor(r, &lv);
+  LLVMValueRef j = irb_for(r, &ls, vector_end, last, 1);
+  irb_st(r, irb_act(r, irb_ld(r, x, j), g->wl->activation), y, j);
+  irb_endfor(r, &ls);
+}
+
 static LLVMValueRef bias_elem(irb_t *r, LLVMValueRef *c, void *user) {
   ctx_t *x = user;
   LLVMValueRef a = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], c, 0));
@@ -296,7 +328,10 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       if (cpu_pool_vectorized(wl, g->output_layout)) cpu_gen_pool_nchwc(g, r);
       else fn = global_pool_elem;
       break;
-    case CPU_T_ELEMENTWISE: fn = eltwise_elem; break;
+    case CPU_T_ELEMENTWISE:
+      if (eltwise_flat(g)) gen_eltwise_flat(g, r);
+      else fn = eltwise_elem;
+      break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
     case CPU_T_TRANSPOSE: fn = transpose_elem; break;
     case CPU_T_CONCAT:

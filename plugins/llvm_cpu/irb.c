@@ -136,6 +136,65 @@ LLVMValueRef irb_libm(irb_t *r, const char *name, LLVMValueRef v) {
   return LLVMBuildCall2(r->b, fty, fn, &v, 1, "");
 }
 
+/* A constant of `like`'s shape (float or vector of floats; with `integer`,
+ * the i32 of that shape). */
+static LLVMValueRef const_like(irb_t *r, LLVMTypeRef like, double v, int integer) {
+  LLVMValueRef one = integer ? LLVMConstInt(r->i32, (unsigned long long)(int64_t)v, 1) : LLVMConstReal(r->f32, v);
+  if (LLVMGetTypeKind(like) != LLVMVectorTypeKind) return one;
+  LLVMValueRef lanes[16];
+  const unsigned n = LLVMGetVectorSize(like);
+  for (unsigned i = 0; i < n; ++i) lanes[i] = one;
+  return LLVMConstVector(lanes, n);
+}
+
+/* e^x without a call, so that loops of it vectorise and vectors of it stay
+ * vectors: x = n ln2 + t with n = rint(x / ln2) and |t| <= ln2 / 2 (ln2 in
+ * two parts, Cody and Waite), e^t by its Taylor series to t^7 (truncation
+ * under 1e-8 relative), times 2^n built in two halves so that results in
+ * the subnormal range and overflow to infinity come out right. Within 2
+ * ulp of expf over the floats; NaN stays NaN, -inf gives 0, +inf inf. */
+LLVMValueRef irb_exp(irb_t *r, LLVMValueRef x) {
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  const int vector = LLVMGetTypeKind(ft) == LLVMVectorTypeKind;
+  LLVMTypeRef it = vector ? LLVMVectorType(r->i32, LLVMGetVectorSize(ft)) : r->i32;
+#define K(v) const_like(r, ft, (v), 0)
+#define KI(v) const_like(r, ft, (v), 1)
+  LLVMValueRef nan = LLVMBuildFCmp(r->b, LLVMRealUNO, x, x, "");
+  /* Past [-104, 89] the result is 0 or inf anyway; inside, n fits 2^n's
+   * two halves. */
+  LLVMValueRef xc = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, x, K(-104.0), ""), K(-104.0), x);
+  xc = SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, xc, K(89.0), ""), K(89.0), xc);
+  xc = SEL(nan, K(0.0), xc);
+  LLVMValueRef t = FMUL(xc, K(1.4426950408889634));
+  LLVMValueRef n = irb_intrinsic(r, "llvm.rint", ft, &t, 1);
+  LLVMValueRef red = irb_fma(r, n, K(-0.693145751953125), xc);
+  red = irb_fma(r, n, K(-1.428606820309417232e-6), red);
+  static const double taylor[8] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040};
+  LLVMValueRef p = K(taylor[7]);
+  for (int k = 6; k >= 0; --k) p = irb_fma(r, p, red, K(taylor[k]));
+  LLVMValueRef ni = LLVMBuildFPToSI(r->b, n, it, "");
+  LLVMValueRef n1 = LLVMBuildAShr(r->b, ni, KI(1), "");
+  LLVMValueRef n2 = LLVMBuildSub(r->b, ni, n1, "");
+  LLVMValueRef s1 = LLVMBuildBitCast(r->b, LLVMBuildShl(r->b, LLVMBuildAdd(r->b, n1, KI(127), ""), KI(23), ""), ft, "");
+  LLVMValueRef s2 = LLVMBuildBitCast(r->b, LLVMBuildShl(r->b, LLVMBuildAdd(r->b, n2, KI(127), ""), KI(23), ""), ft, "");
+  LLVMValueRef e = FMUL(FMUL(p, s1), s2);
+  return SEL(nan, x, e);
+#undef K
+#undef KI
+}
+
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below, so that e^-|x| never
+ * overflows: 1 / (1 + e^-x) at x = -89 divides by infinity and gives 0
+ * where the answer is a subnormal 2e-39. */
+static LLVMValueRef sigmoid(irb_t *r, LLVMValueRef x) {
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  LLVMValueRef one = const_like(r, ft, 1.0, 0);
+  LLVMValueRef negative = LLVMBuildFCmp(r->b, LLVMRealOLT, x, const_like(r, ft, 0.0, 0), "");
+  LLVMValueRef e = irb_exp(r, SEL(negative, x, LLVMBuildFNeg(r->b, x, "")));
+  LLVMValueRef s = FDIV(one, FADD(one, e));
+  return SEL(negative, FMUL(e, s), s);
+}
+
 static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
   switch (activation) {
     case HETC_PLUGIN_ACT_RELU:
@@ -145,6 +204,8 @@ static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
       return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, CF(6), ""), CF(6), lo);
     }
     case HETC_PLUGIN_ACT_SIGMOID: {
+      /* A scalar: libm's expf is faster than irb_exp's longer series; in
+       * vectors (irb_act below) irb_exp does 8 or 16 at once. */
       LLVMValueRef e = irb_libm(r, "expf", LLVMBuildFNeg(r->b, v, ""));
       return FDIV(CF(1), FADD(CF(1), e));
     }
@@ -170,7 +231,9 @@ LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation) {
     if (activation == HETC_PLUGIN_ACT_RELU) return lo;
     return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, irb_vconst(r, 6), ""), irb_vconst(r, 6), lo);
   }
-  /* sigmoid, tanh: lane by lane through libm, for accuracy. */
+  if (activation == HETC_PLUGIN_ACT_SIGMOID) return sigmoid(r, v);
+  if (activation == HETC_PLUGIN_ACT_EXP) return irb_exp(r, v);
+  /* The others lane by lane through libm, for accuracy. */
   LLVMValueRef out = LLVMGetUndef(LLVMTypeOf(v));
   for (unsigned i = 0; i < LLVMGetVectorSize(LLVMTypeOf(v)); ++i) {
     LLVMValueRef lane = LLVMConstInt(r->i32, i, 0);

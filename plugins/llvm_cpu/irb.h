@@ -67,6 +67,9 @@ LLVMValueRef irb_intrinsic(irb_t *r, const char *name, LLVMTypeRef type, LLVMVal
 LLVMValueRef irb_fma(irb_t *r, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
 /* Activation of a float or vector value. */
 LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation);
+/* e^x of a float or a vector of floats, inline (no call), within 2 ulp of
+ * expf (irb.c). */
+LLVMValueRef irb_exp(irb_t *r, LLVMValueRef x);
 /* Calls the libm function `name` (float -> float). */
 LLVMValueRef irb_libm(irb_t *r, const char *name, LLVMValueRef v);
 

@@ -9,6 +9,7 @@
  * rounds of them instead of 40 (for backends whose kernels build slowly).
  * ctest runs it twice on the cpu target, with HETC_CPU_ISA=avx2 and =avx512;
  * the AVX-512 run skips (77), saying so, on a machine without AVX-512. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -341,6 +342,86 @@ static void other_ops(void **state) {
   printf("other ops: %d kernels checked, worst max relative error %.3e\n", checked, worst);
 }
 
+/* Distance in units in the last place between two floats of one sign. */
+static int64_t ulps(float a, float b) {
+  int32_t ia, ib;
+  memcpy(&ia, &a, 4);
+  memcpy(&ib, &b, 4);
+  if (ia < 0) ia = INT32_MIN - ia;
+  if (ib < 0) ib = INT32_MIN - ib;
+  return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
+
+/* Runs the elementwise activation `act` over `values` on the cpu target. */
+static void run_unary(int32_t act, const float *values, float *out, int64_t n) {
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_plugin_tensor_t in = {HETC_PLUGIN_DTYPE_FLOAT32, 2, {1, n}, {0, 0}};
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_ELEMENTWISE;
+  w.inputs = &in;
+  w.num_inputs = 1;
+  w.output = in;
+  w.activation = act;
+  hetc_plugin_artifact_t *a = NULL;
+  assert_null(p->build(entry->instance, 0, &w, 0, NULL, &a));
+  hetc_plugin_buffer_t *buffers[2] = {NULL, NULL};
+  for (int b = 0; b < 2; ++b) assert_null(p->buffer_alloc(entry->instance, 0, (uint64_t)n * 4, &buffers[b]));
+  assert_null(p->buffer_write(entry->instance, buffers[0], 0, values, (uint64_t)n * 4));
+  assert_null(p->run(entry->instance, a, buffers, 2));
+  assert_null(p->buffer_read(entry->instance, buffers[1], 0, out, (uint64_t)n * 4));
+  for (int b = 0; b < 2; ++b) p->buffer_free(entry->instance, buffers[b]);
+  p->artifact_release(entry->instance, a);
+}
+
+/* exp and sigmoid in vectors are computed inline (irb_exp), not by libm:
+ * the unary kernel of a row-major tensor runs them so. Against
+ * libm's expf (and 1 / (1 + expf(-x)) in double), within 2 and 3 ulp over a
+ * sweep of [-110, 95] in steps of about 2e-4 and the special values (exp:
+ * 0 below the subnormals, inf past FLT_MAX's log, NaN kept; subnormal
+ * results within 2 ulp of theirs). */
+static void exp_and_sigmoid_within_ulps(void **state) {
+  (void)state;
+  enum { SWEEP = 1 << 20, SPECIAL = 10, N = SWEEP + SPECIAL };
+  float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
+  assert_non_null(x);
+  assert_non_null(y);
+  /* The special values first: the vector loop takes them (a scalar tail
+   * of N % lanes elements goes through libm). */
+  const float special[SPECIAL] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72f, 88.73f, -87.5f, -103.9f, 1e-30f};
+  memcpy(x, special, sizeof(special));
+  for (int i = 0; i < SWEEP; ++i) x[SPECIAL + i] = -110.0f + 205.0f * (float)i / (float)SWEEP;
+  run_unary(HETC_PLUGIN_ACT_EXP, x, y, N);
+  int64_t worst = 0;
+  float worst_at = 0;
+  for (int i = 0; i < N; ++i) {
+    const float want = expf(x[i]);
+    if (isnan(want)) {
+      if (!isnan(y[i])) fail_msg("exp(%a) = %a, not NaN", (double)x[i], (double)y[i]);
+      continue;
+    }
+    const int64_t d = ulps(y[i], want);
+    if (d > worst) worst = d, worst_at = x[i];
+  }
+  printf("exp: worst %lld ulp at %a\n", (long long)worst, (double)worst_at);
+  assert_true(worst <= 2);
+  run_unary(HETC_PLUGIN_ACT_SIGMOID, x, y, N);
+  worst = 0;
+  for (int i = 0; i < N; ++i) {
+    const float want = (float)(1.0 / (1.0 + exp(-(double)x[i])));
+    if (isnan(want)) {
+      if (!isnan(y[i])) fail_msg("sigmoid(%a) = %a, not NaN", (double)x[i], (double)y[i]);
+      continue;
+    }
+    const int64_t d = ulps(y[i], want);
+    if (d > worst) worst = d, worst_at = x[i];
+  }
+  printf("sigmoid: worst %lld ulp at %a\n", (long long)worst, (double)worst_at);
+  assert_true(worst <= 3);
+  free(x);
+  free(y);
+}
+
 /* artifact_emit writes <prefix>.o and <prefix>.ir-hash; artifact_load links
  * the object for the same (workload, template, config) and refuses another
  * config or a missing file with INVALID_ARGUMENT. */
@@ -396,6 +477,7 @@ int main(void) {
       cmocka_unit_test(spaces_respect_limits),
       cmocka_unit_test(other_ops),
       cmocka_unit_test(emit_and_load),
+      cmocka_unit_test(exp_and_sigmoid_within_ulps),
   };
   if (strcmp(target_name(), "cpu") != 0) {
     const struct CMUnitTest ops_only[] = {cmocka_unit_test(other_ops)};
