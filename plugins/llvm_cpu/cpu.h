@@ -119,7 +119,7 @@ typedef struct cpu_config_t {
   int64_t tile_oc;   /* oc_bn */
   int64_t reg_n;     /* register block: ow columns, im2col pixels, Winograd tiles */
   int64_t unroll_kw; /* 1: kw unrolled in the IR */
-  int64_t parallel;  /* nchwc 0: n*ocb, 1: n*ocb*oh; im2col, Winograd: 1 also splits ocb */
+  int64_t parallel;  /* nchwc 0: n*ocb, 1: n*ocb*oh, 2: n*oh*ocb; im2col, Winograd: 1 also splits ocb */
   int64_t tile_k;    /* im2col: reduction elements per packed chunk (whole rows) */
   int64_t tiles;     /* im2col: register blocks per packed panel */
   int64_t tile_m;    /* Winograd: output tile m of F(m x m, 3 x 3) */

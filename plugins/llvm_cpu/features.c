@@ -9,7 +9,9 @@
  *   conv2d_nchwc   register: R columns x tile_oc accumulators over the
  *                  whole reduction; cache: one input-channel block of that
  *                  register block (its input window and weights); block:
- *                  one (n, ocb) plane or, with parallel 1, one output row.
+ *                  one (n, ocb) plane or, with parallel 1 or 2, one output
+ *                  row (2: the row's blocks run one after another and
+ *                  share its input).
  *   depthwise      register: one pixel's channel block over the window;
  *                  cache and block: one output row of one channel block.
  *   conv2d_nchw    register: one scalar accumulator; cache: one output row
@@ -77,7 +79,9 @@ static void conv_nchwc(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg
   const double rows = cfg->parallel ? 1 : oh;
   const hetc_kit_feature_tile_t block = {.spatial = rows * ow * oc,
                                     .reduction = reduction,
-                                    .in = cp * (cfg->parallel ? window_rows : h) * w,
+                                    /* parallel 2: the blocks of a row share its input */
+                                    .in = cp * (cfg->parallel ? window_rows : h) * w /
+                                          (cfg->parallel == 2 ? hpc_fceil_div(s.K, oc) : 1),
                                     .weight = reduction * oc,
                                     .out = rows * ow * oc};
   hetc_kit_features_put_level(f, HETC_FEATURE_LEVEL_REGISTER, &reg);

@@ -248,14 +248,22 @@ static void gen_nchwc(const cpu_gen_t *g, irb_t *r) {
   const int64_t R = g->cfg.reg_n;
   irb_loop_t lo, loh, low;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1);
-  LLVMValueRef oh = NULL, t;
-  if (g->cfg.parallel) {
-    oh = REM(o, C64(c.OH));
-    t = DIV(o, C64(c.OH));
+  LLVMValueRef oh = NULL, ocb, n, t;
+  if (g->cfg.parallel == 2) {
+    /* (n, oh, ocb): consecutive iterations share the input rows. */
+    ocb = REM(o, C64(c.OCB));
+    t = DIV(o, C64(c.OCB));
+    oh = REM(t, C64(c.OH));
+    n = DIV(t, C64(c.OH));
   } else {
     t = o;
+    if (g->cfg.parallel) {
+      oh = REM(o, C64(c.OH));
+      t = DIV(o, C64(c.OH));
+    }
+    ocb = REM(t, C64(c.OCB));
+    n = DIV(t, C64(c.OCB));
   }
-  LLVMValueRef ocb = REM(t, C64(c.OCB)), n = DIV(t, C64(c.OCB));
   if (!g->cfg.parallel) oh = irb_for(r, &loh, C64(0), C64(c.OH), 1);
   const int64_t full = c.OW / R * R, rem = c.OW % R;
   if (full > 0) {
