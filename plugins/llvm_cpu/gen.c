@@ -168,36 +168,125 @@ static LLVMValueRef eltwise_elem(irb_t *r, LLVMValueRef *c, void *user) {
   return x->wl->binary == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
 }
 
-/* A unary elementwise op whose input and output share a layout with no
- * padding channels (sigmoid(0) is 0.5, and padding must stay 0) is one flat
- * range per parallel iteration: vectors of the ISA's width, the activation
- * in vector form (irb_act), then a scalar tail. The generic walk reads
- * element by element, which LLVM vectorises only where the activation has
- * no libm call. */
-static int eltwise_flat(const cpu_gen_t *g) {
+/* Elementwise ops with a vector form, chosen at build time:
+ *   FLAT     every input in the output's shape and layout: one flat range
+ *            per parallel iteration, vectors of the ISA's width, then a
+ *            scalar tail (a unary op's activation through irb_act's vector
+ *            form). Padding channels must come out 0: a unary activation
+ *            maps 0 elsewhere (sigmoid(0) is 0.5) and 0 / 0 is NaN, so those
+ *            need a layout without them.
+ *   CHANNEL  a binary op of a 4-d NCHW[b]c tensor and a per-channel second
+ *            operand ([N or 1, C, 1, 1], in any layout): squeeze-and-
+ *            excitation's scale. Per (n, channel block) the b factors are gathered into
+ *            vectors once and applied over the plane.
+ * Anything else walks element by element (irb_walk_output). */
+enum { ELTWISE_WALK = 0, ELTWISE_FLAT, ELTWISE_CHANNEL };
+
+static int padding_free(const hetc_plugin_tensor_t *t, hetc_plugin_layout_t layout) {
+  return layout.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR ||
+         (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && t->rank == 4 && t->shape[1] % layout.block == 0);
+}
+
+static int same_dims(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t d = 0; d < a->rank; ++d)
+    if (a->shape[d] != b->shape[d]) return 0;
+  return 1;
+}
+
+/* Whether the op is CHANNEL: the first operand in the output's shape and
+ * layout, the second per channel (an elementwise workload's output has its
+ * first input's shape). */
+static int channel_operand(const cpu_gen_t *g) {
   const hetc_plugin_workload_t *wl = g->wl;
-  const hetc_plugin_tensor_t *in = &wl->inputs[0];
-  if (g->kind != CPU_T_ELEMENTWISE || wl->num_inputs != 1 || wl->binary != HETC_PLUGIN_BINARY_NONE ||
-      !hetc_kit_layout_equal(g->input_layouts[0], g->output_layout))
-    return 0;
-  if (g->output_layout.kind == HETC_PLUGIN_LAYOUT_ROW_MAJOR) return 1;
-  return g->output_layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && in->rank == 4 &&
-         in->shape[1] % g->output_layout.block == 0;
+  const hetc_plugin_tensor_t *o = &wl->output, *s = &wl->inputs[1];
+  return wl->num_inputs == 2 && o->rank == 4 && g->output_layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
+         g->output_layout.block % 8 == 0 && same_dims(&wl->inputs[0], o) &&
+         hetc_kit_layout_equal(g->input_layouts[0], g->output_layout) && s->rank == 4 &&
+         s->shape[1] == o->shape[1] && s->shape[2] == 1 && s->shape[3] == 1 &&
+         (s->shape[0] == 1 || s->shape[0] == o->shape[0]);
+}
+
+static int eltwise_form(const cpu_gen_t *g) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  if (g->kind != CPU_T_ELEMENTWISE) return ELTWISE_WALK;
+  int flat = 1;
+  for (int32_t i = 0; i < wl->num_inputs; ++i)
+    flat = flat && same_dims(&wl->inputs[i], &wl->output) &&
+           hetc_kit_layout_equal(g->input_layouts[i], g->output_layout);
+  const int zero_kept = wl->num_inputs == 2 && wl->binary != HETC_PLUGIN_BINARY_DIV;
+  if (flat && (zero_kept || padding_free(&wl->output, g->output_layout))) return ELTWISE_FLAT;
+  return channel_operand(g) ? ELTWISE_CHANNEL : ELTWISE_WALK;
+}
+
+/* a op b of two floats or vectors. */
+static LLVMValueRef binary(irb_t *r, int32_t op, LLVMValueRef a, LLVMValueRef b) {
+  if (op == HETC_PLUGIN_BINARY_DIV) return FDIV(a, b);
+  return op == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
+}
+
+/* out = the op of the loaded operands (vectors when `vector`). */
+static LLVMValueRef flat_value(irb_t *r, const hetc_plugin_workload_t *wl, LLVMValueRef *in,
+                               LLVMValueRef i, int vector) {
+  LLVMValueRef a = vector ? irb_ldv(r, in[0], i) : irb_ld(r, in[0], i);
+  if (wl->num_inputs == 1) return irb_act(r, a, wl->activation);
+  LLVMValueRef b = vector ? irb_ldv(r, in[1], i) : irb_ld(r, in[1], i);
+  return binary(r, wl->binary, a, b);
 }
 
 static void gen_eltwise_flat(const cpu_gen_t *g, irb_t *r) {
-  const int64_t chunk = hetc_kit_logical_count(&g->wl->output) / g->outer;
-  LLVMValueRef x = irb_arg(r, 0), y = irb_arg(r, 1);
+  const hetc_plugin_workload_t *wl = g->wl;
+  const int64_t chunk = hetc_kit_physical_count(&wl->output, g->output_layout) / g->outer;
+  LLVMValueRef in[2];
+  for (int32_t k = 0; k < wl->num_inputs; ++k) in[k] = irb_arg(r, k);
+  LLVMValueRef y = irb_arg(r, wl->num_inputs);
   irb_set_lanes(r, g->isa->lanes);
   LLVMValueRef first = MUL(r->begin, C64(chunk)), last = MUL(r->end, C64(chunk));
   LLVMValueRef vector_end = SUB(last, REM(SUB(last, first), C64(r->lanes)));
   irb_loop_t lv, ls;
   LLVMValueRef i = irb_for(r, &lv, first, vector_end, r->lanes);
-  irb_stv(r, irb_act(r, irb_ldv(r, x, i), g->wl->activation), y, i);
+  irb_stv(r, flat_value(r, wl, in, i, 1), y, i);
   irb_endfor(r, &lv);
   LLVMValueRef j = irb_for(r, &ls, vector_end, last, 1);
-  irb_st(r, irb_act(r, irb_ld(r, x, j), g->wl->activation), y, j);
+  irb_st(r, flat_value(r, wl, in, j, 0), y, j);
   irb_endfor(r, &ls);
+}
+
+/* Iteration o = n * CB + cb: the block's b factors (padding lanes 0, or 1
+ * for a division), then the plane. */
+static void gen_eltwise_channel(const cpu_gen_t *g, irb_t *r) {
+  const hetc_plugin_workload_t *wl = g->wl;
+  const hetc_plugin_tensor_t *o = &wl->output;
+  const int64_t C = o->shape[1], B = g->output_layout.block, CB = hetc_kit_ceil_div(C, B);
+  const int64_t plane = o->shape[2] * o->shape[3];
+  irb_view_t sv;
+  irb_view(&sv, &wl->inputs[1], g->input_layouts[1], irb_arg(r, 1));
+  LLVMValueRef x = irb_arg(r, 0), y = irb_arg(r, 2);
+  irb_set_lanes(r, cpu_isa_block_lanes(g->isa, B));
+  const int64_t L = r->lanes, V = B / L;
+  LLVMValueRef factors = irb_alloca_array(r, r->f32, B);
+  irb_loop_t lo, lp;
+  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef cb = REM(it, C64(CB)), n = DIV(it, C64(CB));
+  const double pad = wl->binary == HETC_PLUGIN_BINARY_DIV ? 1.0 : 0.0;
+  for (int64_t l = 0; l < B; ++l) {
+    LLVMValueRef c = ADD(MUL(cb, C64(B)), C64(l));
+    LLVMValueRef ok = LT(c, C64(C));
+    LLVMValueRef coords[4] = {wl->inputs[1].shape[0] == 1 ? C64(0) : n, SEL(ok, c, C64(0)), C64(0), C64(0)};
+    LLVMValueRef f = irb_ld(r, sv.base, irb_offset(r, &sv, coords, 0));
+    irb_st(r, SEL(ok, f, CF(pad)), factors, C64(l));
+  }
+  LLVMValueRef fv[8];
+  for (int64_t v = 0; v < V; ++v) fv[v] = irb_ldv(r, factors, C64(v * L));
+  LLVMValueRef base = MUL(it, C64(plane * B));
+  LLVMValueRef p = irb_for(r, &lp, C64(0), C64(plane), 1);
+  for (int64_t v = 0; v < V; ++v) {
+    LLVMValueRef at = ADD(base, ADD(MUL(p, C64(B)), C64(v * L)));
+    LLVMValueRef xv = irb_ldv(r, x, at);
+    irb_stv(r, binary(r, wl->binary, xv, fv[v]), y, at);
+  }
+  irb_endfor(r, &lp);
+  irb_endfor(r, &lo);
 }
 
 static LLVMValueRef bias_elem(irb_t *r, LLVMValueRef *c, void *user) {
@@ -329,8 +418,11 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       else fn = global_pool_elem;
       break;
     case CPU_T_ELEMENTWISE:
-      if (eltwise_flat(g)) gen_eltwise_flat(g, r);
-      else fn = eltwise_elem;
+      switch (eltwise_form(g)) {
+        case ELTWISE_FLAT: gen_eltwise_flat(g, r); break;
+        case ELTWISE_CHANNEL: gen_eltwise_channel(g, r); break;
+        default: fn = eltwise_elem; break;
+      }
       break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
     case CPU_T_TRANSPOSE: fn = transpose_elem; break;

@@ -232,6 +232,16 @@ static void other_ops(void **state) {
     snprintf(what, sizeof(what), "binary %d", i);
     e = check(&w, 0, NULL, (uint64_t)i, what);
     worst = e > worst ? e : worst;
+    /* A per-channel second operand ([N or 1, C, 1, 1]) of a blocked tensor,
+     * as squeeze-and-excitation scales: its vector form (gen.c), padding
+     * channels included (C not a multiple of the block). */
+    in[0].layout = layouts[1 + i % (NUM_LAYOUTS - 1)];
+    in[1] = tensor4(next(0, 1) ? in[0].shape[0] : 1, in[0].shape[1], 1, 1);
+    in[1].layout = layouts[(i + 2) % NUM_LAYOUTS];
+    w.binary = 1 + i % 3;
+    snprintf(what, sizeof(what), "channel binary %d", i);
+    e = check(&w, 0, NULL, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
     /* bias_add */
     memset(&w, 0, sizeof(w));
     w.op = HETC_PLUGIN_OP_BIAS_ADD;
