@@ -308,13 +308,29 @@ static void describe_winograd(const hetc_plugin_workload_t *wl, cpu_space_t *out
   add_parallel_knob(out, wl->inputs[0].shape[0] * ocb < MIN_PARALLEL_BLOCKS * 4);
 }
 
+/* The direct kernels' (NCHWc, grouped) reg_n (1 up to `extent`, at most
+ * reg_n_max; the default for blocks along `row` with `tile_oc`), unroll_kw
+ * and parallel knobs. */
+static void add_direct_knobs(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, cpu_space_t *out,
+                             int64_t extent, int64_t row, int64_t tile_oc) {
+  cpu_knob_spec_t *k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
+  const int64_t most = reg_n_max(isa) < extent ? reg_n_max(isa) : extent;
+  for (int64_t r = 1; r <= most; ++r) add_value(k, r);
+  k->default_value = default_reg_n(isa, row, most, tile_oc);
+  out->reg_constraint = 1;
+  k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
+  add_value(k, 0);
+  if (wl->kernel[1] > 1) add_value(k, 1);
+  k->default_value = wl->kernel[1] > 1 ? 1 : 0;
+  add_direct_parallel_knob(out, wl);
+}
+
 /* Grouped conv: tile_oc over grouped_oc_blocks, by default the one nearest
  * a group's output channels (at least 8, at most 32: no zeros computed
  * where a group fills vectors); tile_ic over the divisors of a group's input
  * channels that are multiples of 8 up to 64 (or, where there are none, the
- * largest divisor up to 64), so that it divides every block's span; the
- * register block, unroll and parallel knobs as the dense NCHWc
- * template's. */
+ * largest divisor up to 64), so that it divides every block's span; then
+ * add_direct_knobs. */
 static void describe_grouped(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl,
                              cpu_space_t *out) {
   const int64_t CG = wl->inputs[0].shape[1] / wl->groups, KG = wl->output.shape[1] / wl->groups;
@@ -339,17 +355,7 @@ static void describe_grouped(const cpu_isa_t *isa, const hetc_plugin_workload_t 
     add_value(k, blocks[i]);
     if (blocks[i] <= want || k->num_values == 1) k->default_value = blocks[i];
   }
-  const int64_t toc = k->default_value;
-  k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
-  const int64_t most = reg_n_max(isa) < OW ? reg_n_max(isa) : OW;
-  for (int64_t r = 1; r <= most; ++r) add_value(k, r);
-  k->default_value = default_reg_n(isa, OW, most, toc);
-  out->reg_constraint = 1;
-  k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
-  add_value(k, 0);
-  if (wl->kernel[1] > 1) add_value(k, 1);
-  k->default_value = wl->kernel[1] > 1 ? 1 : 0;
-  add_direct_parallel_knob(out, wl);
+  add_direct_knobs(isa, wl, out, OW, OW, k->default_value);
 }
 
 void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, int kind,
@@ -366,28 +372,18 @@ void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, 
      * otherwise dominates (16: up to 1.25x slower), 16 for 1x1 kernels. */
     const int64_t spatial = wl->kernel[0] * wl->kernel[1] > 1;
     add_tile_knob(out, "tile_ic", offsetof(cpu_config_t, tile_ic), C, spatial ? 32 : 16, 1, 8);
-    /* Fewer than 8 input channels (the RGB stem): the ic loop is too short to
-     * hide the per-(kh, kw) overhead, so 8 output channels x 12 columns. */
-    /* With 16-lane vectors, a row under 12 columns (7 x 7 planes) keeps too
-     * few accumulators with one vector of output channels to cover the FMA
-     * latency: two (32 channels) then. A merged row (1x1) is long. */
+    /* Output channels: 8 where fewer than 8 input channels (the RGB stem),
+     * whose ic loop is too short to hide the per-(kh, kw) overhead, with
+     * 12 columns; with 16-lane vectors, 32 on rows under 12 columns (7 x 7
+     * planes), where one vector of channels keeps too few accumulators to
+     * cover the FMA latency; else 16. A merged row (1x1) is long. */
     const int64_t merged = wl->output.shape[2] * OW;
     const int64_t short_row = OW < 12 && !cpu_conv_nchwc_flat(wl, 16);
     add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K,
                   C < 8 ? 8 : lanes == 16 && short_row ? 32 : 16, 0, lanes);
-    cpu_knob_spec_t *k = add_knob(out, "reg_n", 0, offsetof(cpu_config_t, reg_n));
-    /* A block may span a merged row's whole plane: up to OH x OW columns. */
-    const int64_t most = reg_n_max(isa) < merged ? reg_n_max(isa) : merged;
-    for (int64_t r = 1; r <= most; ++r) add_value(k, r);
     const int64_t toc = out->knobs[1].default_value;
-    const int64_t row = cpu_conv_nchwc_flat(wl, toc) ? merged : OW;
-    k->default_value = default_reg_n(isa, row, most, toc);
-    out->reg_constraint = 1;
-    k = add_knob(out, "unroll_kw", 1, offsetof(cpu_config_t, unroll_kw));
-    add_value(k, 0);
-    if (wl->kernel[1] > 1) add_value(k, 1);
-    k->default_value = wl->kernel[1] > 1 ? 1 : 0;
-    add_direct_parallel_knob(out, wl);
+    /* A block may span a merged row's whole plane: up to OH x OW columns. */
+    add_direct_knobs(isa, wl, out, merged, cpu_conv_nchwc_flat(wl, toc) ? merged : OW, toc);
   } else if (kind == CPU_T_CONV_GROUPED) {
     describe_grouped(isa, wl, out);
   } else if (kind == CPU_T_CONV_DEPTHWISE) {
