@@ -89,9 +89,12 @@ extern "C" {
  *            HETC_PLUGIN_ACT_ELU and HETC_PLUGIN_ACT_SOFTPLUS (elementwise
  *            only, never an epilogue's), HETC_PLUGIN_BINARY_DIV.
  *   minor 5: HETC_PLUGIN_OP_LOG_SOFTMAX; HETC_PLUGIN_ACT_EXP and
- *            HETC_PLUGIN_ACT_LOG (elementwise only). */
+ *            HETC_PLUGIN_ACT_LOG (elementwise only).
+ *   minor 6: HETC_PLUGIN_ACT_SILU, HETC_PLUGIN_ACT_HARDSWISH and
+ *            HETC_PLUGIN_ACT_HARDSIGMOID, unary elementwise and epilogue
+ *            activations alike (HETC_PLUGIN_ACT_IS_EPILOGUE). */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 5
+#define HETC_PLUGIN_ABI_MINOR 6
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -228,7 +231,23 @@ typedef enum hetc_plugin_activation_t {
    * 0, -inf at 0). */
   HETC_PLUGIN_ACT_EXP = 7,
   HETC_PLUGIN_ACT_LOG = 8,
+  /* Since minor 6, in epilogues and unary elementwise ops alike, as torch
+   * computes them: silu x / (1 + exp(-x)) (x * sigmoid(x); NaN at -inf),
+   * hardswish x * min(max(x + 3, 0), 6) / 6 (0 at -3, x from 3 up; NaN at
+   * -inf), hardsigmoid min(max(x + 3, 0), 6) / 6. NaN stays NaN. */
+  HETC_PLUGIN_ACT_SILU = 9,
+  HETC_PLUGIN_ACT_HARDSWISH = 10,
+  HETC_PLUGIN_ACT_HARDSIGMOID = 11,
 } hetc_plugin_activation_t;
+
+/* Whether an activation may be an epilogue's (hetc_plugin_epilogue_t):
+ * none and the four of minor 0, and since minor 6 silu, hardswish and
+ * hardsigmoid; never elu, softplus, exp or log. */
+#define HETC_PLUGIN_ACT_IS_EPILOGUE(activation)                                \
+  (((activation) >= HETC_PLUGIN_ACT_NONE &&                                    \
+    (activation) <= HETC_PLUGIN_ACT_TANH) ||                                   \
+   ((activation) >= HETC_PLUGIN_ACT_SILU &&                                    \
+    (activation) <= HETC_PLUGIN_ACT_HARDSIGMOID))
 
 typedef enum hetc_plugin_binary_t {
   HETC_PLUGIN_BINARY_NONE = 0,
@@ -239,7 +258,8 @@ typedef enum hetc_plugin_binary_t {
 
 /* Epilogue fused into conv2d and dense, applied in this order:
  * out = act(acc + bias[c] + residual), where residual is an extra input
- * tensor of the output's shape. */
+ * tensor of the output's shape; act is one HETC_PLUGIN_ACT_IS_EPILOGUE
+ * allows. */
 typedef struct hetc_plugin_epilogue_t {
   int32_t has_bias;     /* 1: a bias param of shape [C_out] */
   int32_t has_residual; /* 1: one extra activation input, added */

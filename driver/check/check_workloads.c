@@ -5,7 +5,19 @@
 
 #include "graph/infer.h"
 
-static const char *const activation_names[] = {"", " relu", " relu6", " sigmoid", " tanh"};
+/* " relu", ... for a label; "" for none. */
+static const char *epilogue_name(int32_t activation) {
+  switch (activation) {
+    case HETC_PLUGIN_ACT_RELU: return " relu";
+    case HETC_PLUGIN_ACT_RELU6: return " relu6";
+    case HETC_PLUGIN_ACT_SIGMOID: return " sigmoid";
+    case HETC_PLUGIN_ACT_TANH: return " tanh";
+    case HETC_PLUGIN_ACT_SILU: return " silu";
+    case HETC_PLUGIN_ACT_HARDSWISH: return " hardswish";
+    case HETC_PLUGIN_ACT_HARDSIGMOID: return " hardsigmoid";
+    default: return "";
+  }
+}
 
 typedef struct conv_spec_t {
   int64_t n, c, h, w, k;
@@ -16,14 +28,20 @@ typedef struct conv_spec_t {
 } conv_spec_t;
 
 /* Direct, 1x1, strided with asymmetric padding, depthwise, grouped with a
- * residual, batched and dilated. */
+ * residual, batched and dilated; then minor 6's epilogues: a 1x1 with silu,
+ * a strided depthwise with hardswish (MobileNetV3's), and hardsigmoid after
+ * a residual on 10 channels, which fill no block of 4 or 8 (hardsigmoid(0)
+ * is 0.5: padding channels must stay 0). */
 static const conv_spec_t conv_specs[] = {
-    {1, 8, 10, 10, 16, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 0, 1, 1},
-    {1, 16, 9, 9, 8, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 0, 0, 0, 0},
-    {1, 6, 11, 13, 12, 3, 3, 2, 1, 1, {1, 0, 1, 1}, 1, 0, 3, 0},
-    {1, 8, 12, 12, 8, 3, 3, 1, 1, 8, {1, 1, 1, 1}, 1, 0, 2, 1},
-    {1, 8, 7, 7, 8, 3, 3, 1, 1, 2, {1, 1, 1, 1}, 0, 1, 1, 1},
-    {2, 4, 9, 8, 6, 5, 3, 1, 2, 1, {2, 1, 2, 1}, 1, 0, 4, 0},
+    {1, 8, 10, 10, 16, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 0, HETC_PLUGIN_ACT_RELU, 1},
+    {1, 16, 9, 9, 8, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 0, 0, HETC_PLUGIN_ACT_NONE, 0},
+    {1, 6, 11, 13, 12, 3, 3, 2, 1, 1, {1, 0, 1, 1}, 1, 0, HETC_PLUGIN_ACT_SIGMOID, 0},
+    {1, 8, 12, 12, 8, 3, 3, 1, 1, 8, {1, 1, 1, 1}, 1, 0, HETC_PLUGIN_ACT_RELU6, 1},
+    {1, 8, 7, 7, 8, 3, 3, 1, 1, 2, {1, 1, 1, 1}, 0, 1, HETC_PLUGIN_ACT_RELU, 1},
+    {2, 4, 9, 8, 6, 5, 3, 1, 2, 1, {2, 1, 2, 1}, 1, 0, HETC_PLUGIN_ACT_TANH, 0},
+    {1, 8, 9, 9, 12, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 1, 0, HETC_PLUGIN_ACT_SILU, 1},
+    {1, 12, 10, 10, 12, 3, 3, 2, 1, 12, {1, 1, 1, 1}, 1, 0, HETC_PLUGIN_ACT_HARDSWISH, 0},
+    {1, 6, 7, 7, 10, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 1, HETC_PLUGIN_ACT_HARDSIGMOID, 0},
 };
 #define NUM_CONV ((int32_t)(sizeof(conv_specs) / sizeof(conv_specs[0])))
 
@@ -47,6 +65,13 @@ static void dense(check_workload_t *out) {
   out->workload.epilogue = (hetc_plugin_epilogue_t){1, 0, HETC_PLUGIN_ACT_RELU, 0};
   set_inputs(out, 1);
   snprintf(out->label, sizeof(out->label), "dense 2x40 -> 10 bias relu");
+}
+
+/* Minor 6: silu in a dense's epilogue. */
+static void dense_silu(check_workload_t *out) {
+  dense(out);
+  out->workload.epilogue.activation = HETC_PLUGIN_ACT_SILU;
+  snprintf(out->label, sizeof(out->label), "dense 2x40 -> 10 bias silu");
 }
 
 static void dense_residual(check_workload_t *out) {
@@ -97,8 +122,9 @@ static void relu(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "elementwise relu 1x4x5x5");
 }
 
-/* Minor 4's and 5's activations, on a shape whose channels do not fill a block of
- * 4 or 8 (their value at 0 is not 0, so padding channels must stay out). */
+/* Minor 4's, 5's and 6's activations, on a shape whose channels do not fill
+ * a block of 4 or 8 (most are not 0 at 0, so padding channels must stay
+ * out or be put back to 0). */
 static void unary(check_workload_t *out, int32_t activation, const char *name) {
   out->workload.op = HETC_PLUGIN_OP_ELEMENTWISE;
   out->workload.activation = activation;
@@ -112,6 +138,9 @@ static void elu(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_ELU, "elu");
 static void softplus(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_SOFTPLUS, "softplus"); }
 static void exp_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_EXP, "exp"); }
 static void log_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_LOG, "log"); }
+static void silu_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_SILU, "silu"); }
+static void hardswish_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_HARDSWISH, "hardswish"); }
+static void hardsigmoid_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_HARDSIGMOID, "hardsigmoid"); }
 
 /* A binary op whose second input broadcasts over H and W. */
 static void binary_broadcast(check_workload_t *out, int32_t binary, const char *name, const char *symbol) {
@@ -232,7 +261,8 @@ static const struct {
     {avg_pool_include_pad, 0}, {global_avg_pool, 1}, {relu, 1}, {add, 1}, {mul_broadcast, 0},
     {softmax, 1}, {concat, 1}, {flatten, 1}, {to_nchwc, 1}, {nchwc_to_nhwc, 0}, {bias_add, 1},
     {transpose_nhwc, 1}, {transpose_shuffle, 0}, {elu, 1}, {softplus, 0}, {div_broadcast, 1},
-    {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1},
+    {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1}, {silu_unary, 1}, {hardswish_unary, 0},
+    {hardsigmoid_unary, 1}, {dense_silu, 0},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 
@@ -256,7 +286,7 @@ static void conv(const conv_spec_t *s, check_workload_t *out) {
            (long long)s->n, (long long)s->c, (long long)s->h, (long long)s->w, (long long)s->k, s->kh, s->kw,
            s->stride, s->pad[0], s->pad[1], s->pad[2], s->pad[3], s->dilation > 1 ? " dilation 2" : "",
            s->groups == s->c && s->groups == s->k ? " depthwise" : s->groups > 1 ? " grouped" : "",
-           s->bias ? " bias" : "", s->residual ? " residual" : "", activation_names[s->activation]);
+           s->bias ? " bias" : "", s->residual ? " residual" : "", epilogue_name(s->activation));
 }
 
 int32_t hetc_check_workload_count(int quick) {

@@ -14,8 +14,13 @@ const hetc_plugin_device_t *hetc_entry_device(const hetc_plugin_entry_t *entry, 
 
 int32_t hetc_entry_supports(const hetc_plugin_entry_t *entry, int32_t device_index,
                             const hetc_plugin_workload_t *workload) {
-  return entry->plugin->supports(entry->instance, device_index, workload);
+  /* A plugin's supports is not asked about what its ABI minor did not
+   * define. */
+  return entry->plugin->header.abi_minor >= hetc_workload_abi_minor(workload) &&
+         entry->plugin->supports(entry->instance, device_index, workload);
 }
+
+uint32_t hetc_entry_abi_minor(const hetc_plugin_entry_t *entry) { return entry->plugin->header.abi_minor; }
 
 int32_t hetc_entry_template_count(const hetc_plugin_entry_t *entry, int32_t device_index,
                                   const hetc_plugin_workload_t *workload) {

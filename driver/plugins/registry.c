@@ -384,12 +384,36 @@ hetc_status_t hetc_registry_target_spec(hetc_registry_t *registry, const char *s
   return NULL;
 }
 
+static uint32_t activation_minor(int32_t activation) {
+  if (activation >= HETC_PLUGIN_ACT_SILU && activation <= HETC_PLUGIN_ACT_HARDSIGMOID) return 6;
+  if (activation == HETC_PLUGIN_ACT_EXP || activation == HETC_PLUGIN_ACT_LOG) return 5;
+  if (activation == HETC_PLUGIN_ACT_ELU || activation == HETC_PLUGIN_ACT_SOFTPLUS) return 4;
+  return 0;
+}
+
+uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload) {
+  switch (workload->op) {
+    case HETC_PLUGIN_OP_TRANSPOSE: return 4;
+    case HETC_PLUGIN_OP_LOG_SOFTMAX: return 5;
+    case HETC_PLUGIN_OP_ELEMENTWISE:
+      return workload->binary == HETC_PLUGIN_BINARY_DIV ? 4 : activation_minor(workload->activation);
+    case HETC_PLUGIN_OP_CONV2D:
+    case HETC_PLUGIN_OP_DENSE: return activation_minor(workload->epilogue.activation);
+    default: return 0;
+  }
+}
+
 void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,
                                       const hetc_plugin_workload_t *workload, char *out, size_t size) {
   const hetc_plugin_t *p = entry->plugin;
   hetc_status_t why = HETC_PLUGIN_HAS_FIELD(p, hetc_plugin_t, supports_why) && p->supports_why
                           ? p->supports_why(entry->instance, device_index, workload)
                           : NULL;
-  snprintf(out, size, "%s", why && hetc_status_message(why)[0] ? hetc_status_message(why) : "the plugin gives no reason");
+  const uint32_t needs = hetc_workload_abi_minor(workload);
+  if (why && hetc_status_message(why)[0]) snprintf(out, size, "%s", hetc_status_message(why));
+  else if (p->header.abi_minor < needs)
+    snprintf(out, size, "the plugin speaks ABI %u.%u; this workload needs ABI %u.%u", p->header.abi_major,
+             p->header.abi_minor, HETC_PLUGIN_ABI_MAJOR, needs);
+  else snprintf(out, size, "the plugin gives no reason");
   hetc_status_free(why);
 }

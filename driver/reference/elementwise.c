@@ -2,6 +2,13 @@
 
 #include "reference/reference.h"
 
+/* x + 3 clamped to [0, 6]: torch's hardswish and hardsigmoid divide it
+ * by 6. NaN passes through. */
+static double hard_gate(double x) {
+  const double t = x + 3.0;
+  return t < 0.0 ? 0.0 : (t > 6.0 ? 6.0 : t);
+}
+
 double hetc_reference_activate(int32_t activation, double x) {
   switch (activation) {
     case HETC_PLUGIN_ACT_RELU: return x < 0.0 ? 0.0 : x; /* NaN passes through */
@@ -12,14 +19,13 @@ double hetc_reference_activate(int32_t activation, double x) {
     case HETC_PLUGIN_ACT_SOFTPLUS: return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
     case HETC_PLUGIN_ACT_EXP: return exp(x);
     case HETC_PLUGIN_ACT_LOG: return log(x);
+    /* silu as torch computes it: -inf / inf is NaN at -inf, as
+     * x * sigmoid(x) is. */
+    case HETC_PLUGIN_ACT_SILU: return x / (1.0 + exp(-x));
+    case HETC_PLUGIN_ACT_HARDSWISH: return x * hard_gate(x) / 6.0;
+    case HETC_PLUGIN_ACT_HARDSIGMOID: return hard_gate(x) / 6.0;
     default: return x;
   }
-}
-
-/* An epilogue's activation is one of the first four (plugin.h); unary
- * elementwise ops take elu, softplus, exp and log too. */
-static int epilogue_activation_known(int32_t activation) {
-  return activation >= HETC_PLUGIN_ACT_NONE && activation <= HETC_PLUGIN_ACT_TANH;
 }
 
 hetc_status_t hetc_reference_check_epilogue(const hetc_plugin_workload_t *w,
@@ -29,7 +35,8 @@ hetc_status_t hetc_reference_check_epilogue(const hetc_plugin_workload_t *w,
       (e->has_residual != 0 && e->has_residual != 1))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "%s: epilogue flags must be 0 or 1", op);
-  if (!epilogue_activation_known(e->activation))
+  /* Unary elementwise ops take elu, softplus, exp and log too. */
+  if (!HETC_PLUGIN_ACT_IS_EPILOGUE(e->activation))
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "%s: unknown epilogue activation %d", op,
                            e->activation);
@@ -108,7 +115,7 @@ hetc_status_t hetc_reference_elementwise(const hetc_plugin_workload_t *w,
   if (w->activation == HETC_PLUGIN_ACT_NONE)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "elementwise: neither an activation nor a binary op");
-  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_LOG)
+  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_HARDSIGMOID)
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "elementwise: unknown activation %d", w->activation);
   if (!hetc_reference_same_shape(&w->inputs[0], &w->output))

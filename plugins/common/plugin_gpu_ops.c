@@ -46,6 +46,9 @@ const char *hpc_gpu_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_SOFTPLUS: return "(HK_FMAX(v, 0.0f) + HK_LOG1P(HK_EXP(-HK_FABS(v))))";
     case HETC_PLUGIN_ACT_EXP: return "HK_EXP(v)";
     case HETC_PLUGIN_ACT_LOG: return "HK_LOG(v)";
+    case HETC_PLUGIN_ACT_SILU: return HPC_SILU_EXPR("HK_EXP");
+    case HETC_PLUGIN_ACT_HARDSWISH: return HPC_HARDSWISH_EXPR;
+    case HETC_PLUGIN_ACT_HARDSIGMOID: return HPC_HARDSIGMOID_EXPR;
     default: return "v";
   }
 }
@@ -253,8 +256,8 @@ static int32_t emit_unary(const hpc_gpu_ops_t *o, char *reason, size_t size) {
   open_kernel(o, "elementwise", UNARY_PARAMS, items);
   const int64_t B = hetc_kit_layout_block(layout, a->rank == 4 ? a->shape[1] : 1);
   if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC && a->shape[1] % B) {
-    /* sigmoid(0) is 0.5: the padding channels are written as zeros rather
-     * than through the activation. */
+    /* sigmoid(0) and hardsigmoid(0) are 0.5: the padding channels are
+     * written as zeros rather than through the activation. */
     char c[160];
     channel_expr(c, sizeof(c), "i", B, hetc_kit_ceil_div(a->shape[1], B), a->shape[2] * a->shape[3]);
     L(1, "if (%s >= %lldL) { out[i] = 0.0f; return; }", c, ll(a->shape[1]));

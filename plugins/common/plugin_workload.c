@@ -21,7 +21,8 @@ int hpc_conv_nchwc_applicable(const hetc_plugin_workload_t *wl) {
 
 int hpc_elementwise_row_major_only(const hetc_plugin_workload_t *wl) {
   return wl->op == HETC_PLUGIN_OP_ELEMENTWISE &&
-         (wl->activation > HETC_PLUGIN_ACT_TANH || wl->binary == HETC_PLUGIN_BINARY_DIV);
+         ((wl->activation >= HETC_PLUGIN_ACT_ELU && wl->activation <= HETC_PLUGIN_ACT_LOG) ||
+          wl->binary == HETC_PLUGIN_BINARY_DIV);
 }
 
 const char *hpc_binary_operator(int32_t binary) {

@@ -22,8 +22,22 @@ int32_t hpc_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_
 int hpc_conv_nchwc_applicable(const hetc_plugin_workload_t *wl);
 /* Whether an elementwise op runs in row-major only: the activations of ABI
  * minors 4 and 5 and its binary op are not 0 at 0 (softplus, exp, log,
- * 0 / 0), so they stay out of blocked layouts' padding channels. */
+ * 0 / 0), so they stay out of blocked layouts' padding channels. Minor 6's
+ * follow the producer's layout, as sigmoid does: silu and hardswish are 0
+ * at 0, and the kernels put hardsigmoid's padding back to 0 (0.5 there)
+ * as they do sigmoid's. */
 int hpc_elementwise_row_major_only(const hetc_plugin_workload_t *wl);
+/* Kernel text (C, CUDA and OpenCL C alike) of v + 3 clamped to [0, 6],
+ * which torch's hardswish multiplies by v and hardsigmoid takes, both then
+ * divided by 6. Compares, not fmin/fmax, which would turn NaN into a
+ * bound: an unordered compare is false, so NaN passes through. */
+#define HPC_HARD_GATE_EXPR "(v + 3.0f < 0.0f ? 0.0f : (v + 3.0f > 6.0f ? 6.0f : v + 3.0f))"
+/* silu as torch computes it, x / (1 + exp(-x)) (NaN at -inf, as
+ * x * sigmoid(x)), with the exponential EXP: expf, HK_EXP or exp. */
+#define HPC_SILU_EXPR(EXP) "(v / (1.0f + " EXP "(-v)))"
+#define HPC_HARDSWISH_EXPR "(v * " HPC_HARD_GATE_EXPR " / 6.0f)"
+#define HPC_HARDSIGMOID_EXPR "(" HPC_HARD_GATE_EXPR " / 6.0f)"
+
 /* The C operator of an elementwise binary op: "+", "*" or "/". */
 const char *hpc_binary_operator(int32_t binary);
 /* Appends hetc_kit_workload_describe's line to sb. */

@@ -66,6 +66,15 @@ double hetc_kit_reference_inner_loop(const hetc_plugin_workload_t *wl) {
   }
 }
 
+#if HETC_PLUGIN_ABI_MINOR >= 6
+/* x + 3 clamped to [0, 6], as torch's hardswish and hardsigmoid compute
+ * it; NaN passes through. */
+static float hard_gate(float v) {
+  const float t = v + 3.0f;
+  return t < 0.0f ? 0.0f : (t > 6.0f ? 6.0f : t);
+}
+#endif
+
 float hetc_kit_activate(int32_t activation, float v) {
   switch (activation) {
     case HETC_PLUGIN_ACT_RELU: return v < 0.0f ? 0.0f : v;
@@ -79,6 +88,11 @@ float hetc_kit_activate(int32_t activation, float v) {
 #if HETC_PLUGIN_ABI_MINOR >= 5
     case HETC_PLUGIN_ACT_EXP: return expf(v);
     case HETC_PLUGIN_ACT_LOG: return logf(v);
+#endif
+#if HETC_PLUGIN_ABI_MINOR >= 6
+    case HETC_PLUGIN_ACT_SILU: return v / (1.0f + expf(-v));
+    case HETC_PLUGIN_ACT_HARDSWISH: return v * hard_gate(v) / 6.0f;
+    case HETC_PLUGIN_ACT_HARDSIGMOID: return hard_gate(v) / 6.0f;
 #endif
     default: return v;
   }

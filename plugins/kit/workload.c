@@ -67,8 +67,8 @@ static int32_t check_epilogue(hetc_kit_reason_t *r, const hetc_plugin_workload_t
   const hetc_plugin_epilogue_t *e = &wl->epilogue;
   if ((e->has_bias != 0 && e->has_bias != 1) || (e->has_residual != 0 && e->has_residual != 1))
     INVALID("%s: epilogue flags must be 0 or 1", op);
-  if (e->activation < HETC_PLUGIN_ACT_NONE || e->activation > HETC_PLUGIN_ACT_TANH)
-    UNSUPPORTED("%s: unknown activation %d", op, e->activation);
+  if (!HETC_KIT_EPILOGUE_ACTIVATION(e->activation))
+    UNSUPPORTED("%s: activation %d is not an epilogue's", op, e->activation);
   if (wl->num_inputs != 1 + e->has_residual)
     INVALID("%s: %d activation inputs, expected %d", op, wl->num_inputs, 1 + e->has_residual);
   if (e->has_residual && !hetc_kit_same_shape(&wl->inputs[1], &wl->output))

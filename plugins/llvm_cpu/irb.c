@@ -195,20 +195,43 @@ static LLVMValueRef sigmoid(irb_t *r, LLVMValueRef x) {
   return SEL(negative, FMUL(e, s), s);
 }
 
-static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
+/* The activations made of compares and selects, on a float or a vector
+ * alike: relu, relu6, and hardswish and hardsigmoid as torch computes
+ * them (x + 3 clamped to [0, 6], over 6). An unordered compare is false,
+ * so NaN passes through each. NULL for any other activation. */
+static LLVMValueRef act_select(irb_t *r, LLVMValueRef v, int32_t activation) {
+  LLVMTypeRef type = LLVMTypeOf(v);
+  LLVMValueRef zero = const_like(r, type, 0, 0), six = const_like(r, type, 6, 0);
   switch (activation) {
     case HETC_PLUGIN_ACT_RELU:
-      return SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, CF(0), ""), CF(0), v);
     case HETC_PLUGIN_ACT_RELU6: {
-      LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, CF(0), ""), CF(0), v);
-      return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, CF(6), ""), CF(6), lo);
+      LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, zero, ""), zero, v);
+      if (activation == HETC_PLUGIN_ACT_RELU) return lo;
+      return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, six, ""), six, lo);
     }
+    case HETC_PLUGIN_ACT_HARDSWISH:
+    case HETC_PLUGIN_ACT_HARDSIGMOID: {
+      LLVMValueRef t = FADD(v, const_like(r, type, 3, 0));
+      t = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, t, zero, ""), zero, t);
+      t = SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, t, six, ""), six, t);
+      return FDIV(activation == HETC_PLUGIN_ACT_HARDSWISH ? FMUL(v, t) : t, six);
+    }
+    default: return NULL;
+  }
+}
+
+static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
+  LLVMValueRef selected = act_select(r, v, activation);
+  if (selected) return selected;
+  switch (activation) {
     case HETC_PLUGIN_ACT_SIGMOID: {
       /* A scalar: libm's expf is faster than irb_exp's longer series; in
        * vectors (irb_act below) irb_exp does 8 or 16 at once. */
       LLVMValueRef e = irb_libm(r, "expf", LLVMBuildFNeg(r->b, v, ""));
       return FDIV(CF(1), FADD(CF(1), e));
     }
+    /* x / (1 + exp(-x)), torch's form: NaN at -inf, as x * sigmoid(x). */
+    case HETC_PLUGIN_ACT_SILU: return FDIV(v, FADD(CF(1), irb_libm(r, "expf", LLVMBuildFNeg(r->b, v, ""))));
     case HETC_PLUGIN_ACT_TANH: return irb_libm(r, "tanhf", v);
     case HETC_PLUGIN_ACT_ELU:
       return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, v, CF(0), ""), v, irb_libm(r, "expm1f", v));
@@ -226,14 +249,12 @@ static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
 LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation) {
   if (activation == HETC_PLUGIN_ACT_NONE) return v;
   if (LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind) return act_scalar(r, v, activation);
-  if (activation == HETC_PLUGIN_ACT_RELU || activation == HETC_PLUGIN_ACT_RELU6) {
-    LLVMValueRef lo = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, v, irb_vconst(r, 0), ""), irb_vconst(r, 0), v);
-    if (activation == HETC_PLUGIN_ACT_RELU) return lo;
-    return SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, lo, irb_vconst(r, 6), ""), irb_vconst(r, 6), lo);
-  }
+  LLVMValueRef selected = act_select(r, v, activation);
+  if (selected) return selected;
   if (activation == HETC_PLUGIN_ACT_SIGMOID) return sigmoid(r, v);
+  if (activation == HETC_PLUGIN_ACT_SILU) return FMUL(v, sigmoid(r, v)); /* NaN at -inf, as torch's */
   if (activation == HETC_PLUGIN_ACT_EXP) return irb_exp(r, v);
-  /* The others lane by lane through libm, for accuracy. */
+  /* tanh and the rest: lane by lane through libm, for accuracy. */
   LLVMValueRef out = LLVMGetUndef(LLVMTypeOf(v));
   for (unsigned i = 0; i < LLVMGetVectorSize(LLVMTypeOf(v)); ++i) {
     LLVMValueRef lane = LLVMConstInt(r->i32, i, 0);

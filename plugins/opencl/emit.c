@@ -10,6 +10,9 @@ const char *ocl_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_RELU6: return "fmin(fmax(v, 0.0f), 6.0f)";
     case HETC_PLUGIN_ACT_SIGMOID: return "1.0f / (1.0f + exp(-v))";
     case HETC_PLUGIN_ACT_TANH: return "tanh(v)";
+    case HETC_PLUGIN_ACT_SILU: return HPC_SILU_EXPR("exp");
+    case HETC_PLUGIN_ACT_HARDSWISH: return HPC_HARDSWISH_EXPR;
+    case HETC_PLUGIN_ACT_HARDSIGMOID: return HPC_HARDSIGMOID_EXPR;
     default: return NULL;
   }
 }

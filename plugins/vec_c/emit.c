@@ -61,6 +61,9 @@ const char *vec_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_SOFTPLUS: return "(v > 0.f ? v : 0.f) + log1pf(expf(-fabsf(v)))";
     case HETC_PLUGIN_ACT_EXP: return "expf(v)";
     case HETC_PLUGIN_ACT_LOG: return "logf(v)";
+    case HETC_PLUGIN_ACT_SILU: return HPC_SILU_EXPR("expf");
+    case HETC_PLUGIN_ACT_HARDSWISH: return HPC_HARDSWISH_EXPR;
+    case HETC_PLUGIN_ACT_HARDSIGMOID: return HPC_HARDSIGMOID_EXPR;
     default: return NULL;
   }
 }

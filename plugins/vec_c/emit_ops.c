@@ -301,8 +301,10 @@ hetc_plugin_status_t vec_emit_elementwise(vec_emit_t *e) {
     end_kernel(e, P, 1);
     vec_emit_stat(e, (double)P, 1);
     if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC &&
-        wl->activation == HETC_PLUGIN_ACT_SIGMOID && a->shape[1] % layout.block) {
-      /* sigmoid(0) != 0: put the padding channels back to zero. */
+        (wl->activation == HETC_PLUGIN_ACT_SIGMOID || wl->activation == HETC_PLUGIN_ACT_HARDSIGMOID) &&
+        a->shape[1] % layout.block) {
+      /* sigmoid(0) and hardsigmoid(0) are 0.5: put the padding channels
+       * back to zero. */
       const int64_t B = layout.block, CB = hetc_kit_ceil_div(a->shape[1], B);
       const int64_t CL = a->shape[1] - (CB - 1) * B, HW = a->shape[2] * a->shape[3];
       /* A second body, after the first has written every element. */

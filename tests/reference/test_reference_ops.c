@@ -536,6 +536,92 @@ static void test_unary(void **state) {
   expect_close(y + 2, logs, 2, 1e-7);
 }
 
+/* want's NaNs and infinities where it has them, its zeros with their sign,
+ * every other value within `tolerance` relative. */
+static void expect_torch(const float *got, const float *want, int64_t count, double tolerance) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int ok = isnan(want[i])   ? isnan(got[i])
+                   : isinf(want[i]) ? got[i] == want[i]
+                   : want[i] == 0   ? got[i] == 0 && !signbit(got[i]) == !signbit(want[i])
+                                    : fabs((double)got[i] - want[i]) <= tolerance * fabs((double)want[i]);
+    if (!ok) fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i], (double)want[i]);
+  }
+}
+
+/* Minor 6's activations at their edges, as torch computes them (and
+ * onnxruntime's HardSwish, HardSigmoid with alpha 1/6 and beta 1/2, and
+ * x * Sigmoid(x)): hardswish(-3) = -0, hardswish(3) = 3, hardsigmoid 0 and
+ * 1 there; -inf times a gate of 0 is NaN (silu, hardswish); NaN stays NaN;
+ * silu(-100) = -100 e^-100 is kept, not flushed to 0. */
+static void test_torch_activations(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t in = t2(1, 9);
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_ELEMENTWISE, 1, &in, t2(1, 9));
+  float x[9] = {-INFINITY, -3, -1, 0, 3, INFINITY, NAN, 2.5f, -100}, y[9];
+  const float *inputs[] = {x};
+
+  w.activation = HETC_PLUGIN_ACT_SILU;
+  run_ok(&w, inputs, NULL, y);
+  const float silu[9] = {NAN, -0.142277613f, -0.268941432f, 0, 2.85772228f, INFINITY, NAN, 2.31035447f,
+                         -3.72044742e-42f};
+  expect_torch(y, silu, 9, 1e-6);
+
+  w.activation = HETC_PLUGIN_ACT_HARDSWISH;
+  run_ok(&w, inputs, NULL, y);
+  const float hardswish[9] = {NAN, -0.0f, -0.333333343f, 0, 3, INFINITY, NAN, 2.29166675f, -0.0f};
+  expect_torch(y, hardswish, 9, 1e-7);
+  assert_true(y[4] == 3.0f);
+
+  w.activation = HETC_PLUGIN_ACT_HARDSIGMOID;
+  run_ok(&w, inputs, NULL, y);
+  const float hardsigmoid[9] = {0, 0, 0.333333343f, 0.5f, 1, 1, NAN, 0.916666687f, 0};
+  expect_torch(y, hardsigmoid, 9, 1e-7);
+  assert_true(y[4] == 1.0f && y[5] == 1.0f);
+
+  /* One past the last activation of this minor is unknown. */
+  w.activation = HETC_PLUGIN_ACT_HARDSIGMOID + 1;
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_UNSUPPORTED);
+}
+
+/* They are epilogues too, applied after the residual: acc 1 + bias 1 +
+ * residual -5 = -3, where hardswish gives -0 (1 + 1 through the gate
+ * would give 2 * 5 / 6); elu stays unary elementwise only. */
+static void test_torch_activation_epilogues(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t ins[2] = {t4(1, 1, 1, 1), t4(1, 1, 1, 1)};
+  hetc_plugin_workload_t w = conv_workload(ins, 2, t4(1, 1, 1, 1), 1, 1);
+  w.epilogue.has_bias = 1;
+  w.epilogue.has_residual = 1;
+  float x[1] = {1}, r[1] = {-5}, weight[1] = {1}, bias[1] = {1}, y[1];
+  const float *inputs[] = {x, r};
+  const float *params[] = {weight, bias};
+  w.epilogue.activation = HETC_PLUGIN_ACT_HARDSWISH;
+  run_ok(&w, inputs, params, y);
+  assert_true(y[0] == 0 && signbit(y[0]));
+  w.epilogue.activation = HETC_PLUGIN_ACT_HARDSIGMOID;
+  run_ok(&w, inputs, params, y);
+  assert_true(y[0] == 0);
+  r[0] = 1; /* acc 3: silu(3) = 3 / (1 + e^-3) */
+  w.epilogue.activation = HETC_PLUGIN_ACT_SILU;
+  run_ok(&w, inputs, params, y);
+  const float silu3[1] = {2.85772228f};
+  expect_torch(y, silu3, 1, 1e-7);
+
+  /* dense 1x2 -> 1: 2 * 1 + 1 * 1 + bias 0.5 = 3.5 -> hardswish 3.5. */
+  hetc_plugin_tensor_t din = t2(1, 2);
+  hetc_plugin_workload_t d = workload(HETC_PLUGIN_OP_DENSE, 1, &din, t2(1, 1));
+  d.epilogue.has_bias = 1;
+  d.epilogue.activation = HETC_PLUGIN_ACT_HARDSWISH;
+  float dx[2] = {2, 1}, dw[2] = {1, 1}, db[1] = {0.5f};
+  const float *dinputs[] = {dx};
+  const float *dparams[] = {dw, db};
+  run_ok(&d, dinputs, dparams, y);
+  assert_true(y[0] == 3.5f);
+
+  w.epilogue.activation = HETC_PLUGIN_ACT_ELU;
+  run_fails(&w, inputs, params, y, HETC_STATUS_UNSUPPORTED);
+}
+
 static void test_divide(void **state) {
   (void)state;
   hetc_plugin_tensor_t in[2] = {t4(1, 2, 1, 2), t4(1, 2, 1, 1)};
@@ -1039,6 +1125,8 @@ int main(void) {
       cmocka_unit_test(test_concat),
       cmocka_unit_test(test_transpose),
       cmocka_unit_test(test_divide),
+      cmocka_unit_test(test_torch_activations),
+      cmocka_unit_test(test_torch_activation_epilogues),
       cmocka_unit_test(test_layout_transform_and_reshape),
       cmocka_unit_test(test_layout_round_trips),
       cmocka_unit_test(test_layout_element_count_and_errors),

@@ -71,6 +71,13 @@ static void load_workloads(const char *model, workloads_t *out) {
   hetc_graph_free(graph);
 }
 
+/* Whether template `kind` is among those offered for `w` on sm_90. */
+static int template_applies(const hetc_plugin_workload_t *w, int kind) {
+  for (int32_t t = 0; t < cu_template_count(w, &archs[1].limits); ++t)
+    if (cu_template_kind(w, &archs[1].limits, t) == kind) return 1;
+  return 0;
+}
+
 static const char *ptxas_path(void) {
   static char path[4096];
   const char *home = getenv("CUDA_HOME");
@@ -149,10 +156,7 @@ static void test_templates_compile_for_sm80_and_sm90(void **state) {
     for (int round = 0; done < wanted && round < wanted * 40; ++round)
       for (int i = 0; i < set->count && done < wanted; ++i) {
         const hetc_plugin_workload_t *w = &set->w[i];
-        int index = -1;
-        for (int32_t t = 0; t < cu_template_count(w, &archs[1].limits); ++t)
-          if (cu_template_kind(w, &archs[1].limits, t) == kinds[k]) index = t;
-        if (index < 0) continue;
+        if (!template_applies(w, kinds[k])) continue;
         cu_space_t space;
         cu_space_describe(w, kinds[k], &space);
         hetc_plugin_space_t *host_space = NULL;
@@ -241,6 +245,82 @@ static void test_templates_compile_for_sm80_and_sm90(void **state) {
     }
 }
 
+/* Template `kind` at its default config for `w`, emitted and compiled by
+ * NVRTC for sm_80; 0 when it compiles. */
+static int default_config_compiles(const hetc_plugin_workload_t *w, int kind, const char *what) {
+  cu_space_t space;
+  cu_space_describe(w, kind, &space);
+  hetc_plugin_space_t *host_space = NULL;
+  assert_null(hetc_space_create(&host_space));
+  assert_null(cu_space_define(&space, w, &archs[0].limits, host_space));
+  int64_t at;
+  assert_null(hetc_space_default(host_space, &at));
+  hetc_space_config_t config;
+  assert_null(hetc_space_config_at(host_space, at, &config));
+  cu_emit_t *e = calloc(1, sizeof(*e));
+  assert_non_null(e);
+  e->wl = w;
+  e->kind = kind;
+  assert_null(cu_config_parse(&space, &config.view, &e->cfg));
+  hpc_strbuf_init(&e->src);
+  hetc_plugin_status_t s = cu_emit(e);
+  if (!s) {
+    void *ptx = NULL;
+    size_t length = 0;
+    s = cu_nvrtc_compile(e->src.data, e->src.length, archs[0].virtual, &ptx, &length);
+    free(ptx);
+  }
+  if (s) printf("%s (%s): %s\n", cu_template_name(kind), what, cu_host->status_message(s));
+  const int failed = s != NULL;
+  if (s) cu_host->status_free(s);
+  hpc_strbuf_free(&e->src);
+  free(e);
+  hetc_space_free(host_space);
+  return failed;
+}
+
+/* ABI minor 6's activations, written as CUDA C for NVRTC: in the epilogue
+ * of every conv2d and dense template (the first sample workload each
+ * applies to) and as a unary elementwise op. */
+static void test_minor6_activations_compile(void **state) {
+  (void)state;
+  cu_host = hetc_host_services();
+  static workloads_t resnet, mobilenet;
+  load_workloads("resnet50.json", &resnet);
+  load_workloads("mobilenet_v1.json", &mobilenet);
+  static const int kinds[] = {CU_T_CONV_NCHW, CU_T_CONV_NHWC, CU_T_CONV_WINOGRAD, CU_T_CONV_IGEMM_TC,
+                              CU_T_CONV_DEPTHWISE, CU_T_DENSE};
+  static const int32_t activations[] = {HETC_PLUGIN_ACT_SILU, HETC_PLUGIN_ACT_HARDSWISH, HETC_PLUGIN_ACT_HARDSIGMOID};
+  static const char *const names[] = {"silu", "hardswish", "hardsigmoid"};
+  int failures = 0, compiled = 0;
+  for (int k = 0; k < 6; ++k) {
+    const workloads_t *set = kinds[k] == CU_T_CONV_DEPTHWISE ? &mobilenet : &resnet;
+    int i = 0;
+    while (i < set->count && !template_applies(&set->w[i], kinds[k])) ++i;
+    assert_true(i < set->count);
+    for (int a = 0; a < 3; ++a) {
+      hetc_plugin_workload_t w = set->w[i];
+      w.epilogue.activation = activations[a];
+      failures += default_config_compiles(&w, kinds[k], names[a]);
+      ++compiled;
+    }
+  }
+  hetc_plugin_tensor_t t = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 12, 7, 7}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  for (int a = 0; a < 3; ++a) {
+    hetc_plugin_workload_t w;
+    memset(&w, 0, sizeof(w));
+    w.op = HETC_PLUGIN_OP_ELEMENTWISE;
+    w.num_inputs = 1;
+    w.inputs = &t;
+    w.output = t;
+    w.activation = activations[a];
+    failures += default_config_compiles(&w, CU_T_ELEMENTWISE, names[a]);
+    ++compiled;
+  }
+  printf("%d kernels with silu, hardswish or hardsigmoid compiled, %d failed\n", compiled - failures, failures);
+  assert_int_equal(failures, 0);
+}
+
 int main(void) {
   const char *why = NULL;
   if (!cul_nvrtc(&why)) {
@@ -251,6 +331,7 @@ int main(void) {
     printf("SKIP: ptxas not found in $CUDA_HOME/bin or /usr/local/cuda/bin\n");
     return 77;
   }
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_templates_compile_for_sm80_and_sm90)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_minor6_activations_compile),
+                                     cmocka_unit_test(test_templates_compile_for_sm80_and_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -356,6 +356,12 @@ static void test_other_ops(void **state) {
   wl = simple_workload(HETC_PLUGIN_OP_ELEMENTWISE, 1, tensor4(2, 13, 3, 5));
   wl.activation = HETC_PLUGIN_ACT_SIGMOID;
   ADD("sigmoid nchw8c (padding stays zero)", NC, 8, NC, 8);
+  wl.activation = HETC_PLUGIN_ACT_HARDSIGMOID;
+  ADD("hardsigmoid nchw8c (padding stays zero)", NC, 8, NC, 8);
+  wl.activation = HETC_PLUGIN_ACT_SILU;
+  ADD("silu nchw8c", NC, 8, NC, 8);
+  wl.activation = HETC_PLUGIN_ACT_HARDSWISH;
+  ADD("hardswish nchw8c", NC, 8, NC, 8);
   {
     int64_t d[3] = {4, 5, 6};
     in[0] = tensor_rank(3, d);

@@ -13,7 +13,10 @@
 
 /* The last activation and binary op of the header compiled against: an
  * elementwise workload names one of them or none. */
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_PLUGIN_ABI_MINOR >= 6
+#define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_HARDSIGMOID
+#define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
+#elif HETC_PLUGIN_ABI_MINOR >= 5
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_LOG
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
 #elif HETC_PLUGIN_ABI_MINOR >= 4
@@ -22,6 +25,16 @@
 #else
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_TANH
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_MUL
+#endif
+
+/* Whether a conv2d's or dense's epilogue may apply `activation` under the
+ * header compiled against: the four of minor 0, and from minor 6 silu,
+ * hardswish and hardsigmoid too. */
+#if HETC_PLUGIN_ABI_MINOR >= 6
+#define HETC_KIT_EPILOGUE_ACTIVATION(activation) HETC_PLUGIN_ACT_IS_EPILOGUE(activation)
+#else
+#define HETC_KIT_EPILOGUE_ACTIVATION(activation)                                                  \
+  ((activation) >= HETC_PLUGIN_ACT_NONE && (activation) <= HETC_PLUGIN_ACT_TANH)
 #endif
 
 #ifdef __cplusplus
