@@ -568,7 +568,6 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   if (num_targets < 1) return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT, "no targets given");
   HETC_RETURN_IF_ERROR(hetc_graph_require_weights(graph, "compiled"));
   HETC_RETURN_IF_ERROR(hetc_graph_clone(graph, &c->graph));
-  HETC_RETURN_IF_ERROR(hetc_graph_optimize(c->graph));
   c->plan = calloc(1, sizeof(hetc_plan_t));
   if (c->plan) c->plan->model_name = strdup(graph->name);
   if (!c->plan || !c->plan->model_name) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "compile");
@@ -578,6 +577,16 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   if (status || c->plan->num_devices == 0) {
     if (status) hetc_status_free(unavailable);
     return status ? status : unavailable;
+  }
+  /* Fused as the oldest plugin among the targets can run it: silu and the
+   * hard activations stay apart (ops of minor 0) when one predates them. */
+  uint32_t minor = HETC_PLUGIN_ABI_MINOR;
+  for (int32_t d = 0; d < c->plan->num_devices; ++d)
+    if (hetc_entry_abi_minor(c->entries[d]) < minor) minor = hetc_entry_abi_minor(c->entries[d]);
+  status = hetc_graph_optimize_for(c->graph, minor);
+  if (status) {
+    hetc_status_free(unavailable);
+    return status;
   }
   if (unavailable) {
     fprintf(stderr, "hetc: warning: placing every node on the available target%s:", c->plan->num_devices > 1 ? "s" : "");

@@ -1,5 +1,6 @@
 #include "graph/graph.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,9 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_EXP] = "exp",
     [HETC_OP_LOG] = "log",
     [HETC_OP_LOG_SOFTMAX] = "log_softmax",
+    [HETC_OP_SILU] = "silu",
+    [HETC_OP_HARDSWISH] = "hardswish",
+    [HETC_OP_HARDSIGMOID] = "hardsigmoid",
 };
 
 hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
@@ -176,6 +180,31 @@ const hetc_param_t *hetc_graph_node_param(const hetc_node_t *node, int32_t index
   return &node->params[node->op == HETC_OP_BIAS_ADD ? HETC_PARAM_BIAS : index];
 }
 
+hetc_status_t hetc_node_make_affine(hetc_node_t *node, int64_t channels, const double *scale, const double *shift,
+                                    int64_t count, int shapes_only) {
+  float *params[4] = {NULL, NULL, NULL, NULL};
+  for (int k = 0; k < 4 && !shapes_only; ++k) {
+    if (!(params[k] = malloc(sizeof(float) * (size_t)channels))) {
+      for (int j = 0; j < k; ++j) free(params[j]);
+      return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "an affine map of %lld channels", (long long)channels);
+    }
+  }
+  for (int64_t i = 0; !shapes_only && i < channels; ++i) {
+    params[HETC_PARAM_GAMMA][i] = (float)(scale[count == 1 ? 0 : i] * sqrt(1.0 + HETC_AFFINE_EPSILON));
+    params[HETC_PARAM_BETA][i] = (float)shift[count == 1 ? 0 : i];
+    params[HETC_PARAM_MEAN][i] = 0.0f;
+    params[HETC_PARAM_VAR][i] = 1.0f;
+  }
+  for (int k = 0; k < HETC_PARAM_SLOTS; ++k) {
+    free(node->params[k].data);
+    node->params[k] = (hetc_param_t){1, {channels}, channels, params[k]};
+  }
+  node->op = HETC_OP_BATCH_NORM;
+  node->attrs = hetc_node_default_attrs(HETC_OP_BATCH_NORM);
+  node->attrs.epsilon = HETC_AFFINE_EPSILON;
+  return NULL;
+}
+
 int32_t hetc_op_activation(hetc_op_t op) {
   switch (op) {
     case HETC_OP_RELU: return HETC_PLUGIN_ACT_RELU;
@@ -186,6 +215,9 @@ int32_t hetc_op_activation(hetc_op_t op) {
     case HETC_OP_SOFTPLUS: return HETC_PLUGIN_ACT_SOFTPLUS;
     case HETC_OP_EXP: return HETC_PLUGIN_ACT_EXP;
     case HETC_OP_LOG: return HETC_PLUGIN_ACT_LOG;
+    case HETC_OP_SILU: return HETC_PLUGIN_ACT_SILU;
+    case HETC_OP_HARDSWISH: return HETC_PLUGIN_ACT_HARDSWISH;
+    case HETC_OP_HARDSIGMOID: return HETC_PLUGIN_ACT_HARDSIGMOID;
     default: return HETC_PLUGIN_ACT_NONE;
   }
 }
@@ -246,6 +278,9 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_SOFTPLUS:
     case HETC_OP_EXP:
     case HETC_OP_LOG:
+    case HETC_OP_SILU:
+    case HETC_OP_HARDSWISH:
+    case HETC_OP_HARDSIGMOID:
       w.op = HETC_PLUGIN_OP_ELEMENTWISE;
       w.activation = hetc_op_activation(node->op);
       break;

@@ -42,6 +42,9 @@ typedef enum hetc_op_t {
   HETC_OP_EXP,
   HETC_OP_LOG,
   HETC_OP_LOG_SOFTMAX,
+  HETC_OP_SILU,        /* x * sigmoid(x) */
+  HETC_OP_HARDSWISH,   /* x * hardsigmoid(x) */
+  HETC_OP_HARDSIGMOID, /* torch's: clamp(x / 6 + 1 / 2, 0, 1) */
   HETC_OP_COUNT
 } hetc_op_t;
 
@@ -54,12 +57,14 @@ static inline int hetc_workload_is_tunable(const hetc_plugin_workload_t *workloa
   return workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
 }
 /* The activation an op applies (relu, relu6, sigmoid, tanh, elu,
- * softplus, exp, log), or HETC_PLUGIN_ACT_NONE for every other op. */
+ * softplus, exp, log, silu, hardswish, hardsigmoid), or
+ * HETC_PLUGIN_ACT_NONE for every other op. */
 int32_t hetc_op_activation(hetc_op_t op);
-/* Whether an activation may be a conv2d's or dense's epilogue: the first
- * four (plugin.h). */
+/* Whether an activation may be a conv2d's or dense's epilogue: the four of
+ * ABI minor 0 and silu, hardswish and hardsigmoid (plugin.h's
+ * HETC_PLUGIN_ACT_IS_EPILOGUE). */
 static inline int hetc_activation_fuses(int32_t activation) {
-  return activation > HETC_PLUGIN_ACT_NONE && activation <= HETC_PLUGIN_ACT_TANH;
+  return activation != HETC_PLUGIN_ACT_NONE && HETC_PLUGIN_ACT_IS_EPILOGUE(activation);
 }
 
 /* Parses a model.json op name; returns HETC_OP_COUNT when unknown. */
@@ -187,6 +192,19 @@ hetc_plugin_workload_t hetc_layout_transform_workload(const hetc_plugin_tensor_t
  * loader and the ONNX importer order their graphs with it, so that a model
  * and its model.json form fuse alike. */
 hetc_status_t hetc_graph_sort_topologically(hetc_graph_t *graph, int32_t *carried, int32_t *out_cycle_node);
+
+/* The epsilon of a batch_norm that computes an affine map. */
+#define HETC_AFFINE_EPSILON 1e-5
+
+/* Makes `node` a batch_norm computing scale * x + shift on each of
+ * `channels` channels of a 4-d value (scale and shift: one value per
+ * channel, or one for all when `count` is 1): mean 0, variance 1, gamma
+ * scale * sqrt(1 + epsilon) so that the normalisation divides it back out.
+ * Like any batch_norm it folds into a preceding conv2d, so after a
+ * convolution it costs nothing. The node's params are replaced; with
+ * `shapes_only` they get their shapes and no data. */
+hetc_status_t hetc_node_make_affine(hetc_node_t *node, int64_t channels, const double *scale, const double *shift,
+                                    int64_t count, int shapes_only);
 
 /* Number of logical params a node's workload takes (weights then bias). */
 int32_t hetc_graph_node_param_count(const hetc_node_t *node);

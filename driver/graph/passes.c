@@ -49,12 +49,15 @@ static int32_t sole_consumer(const readers_t *r, int32_t value) {
   return r->count[value] == 1 ? r->node[value] : -1;
 }
 
+/* Appends from's name to into's fused names, after the names of the nodes
+ * `from` had absorbed itself (a silu's sigmoid). */
 static hetc_status_t note_fused(hetc_node_t *into, const hetc_node_t *from) {
   size_t old = into->fused_names ? strlen(into->fused_names) : 0;
-  size_t length = old + strlen(from->name) + 2;
+  size_t length = old + (from->fused_names ? strlen(from->fused_names) + 1 : 0) + strlen(from->name) + 2;
   char *names = realloc(into->fused_names, length);
   if (!names) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
-  snprintf(names + old, length - old, "%s%s", old ? "+" : "", from->name);
+  snprintf(names + old, length - old, "%s%s%s%s", old ? "+" : "", from->fused_names ? from->fused_names : "",
+           from->fused_names ? "+" : "", from->name);
   into->fused_names = names;
   return NULL;
 }
@@ -223,8 +226,9 @@ static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t 
 }
 
 /* Fuses what follows node k, in epilogue order: bias_add, residual add,
- * activation. Each step needs the current value to have one reader. */
-static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k) {
+ * activation (silu, hardswish and hardsigmoid only for plugins of minor 6
+ * on). Each step needs the current value to have one reader. */
+static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_minor) {
   hetc_node_t *node = &graph->nodes[k];
   int32_t next = sole_consumer(r, node->output);
   if (next >= 0 && graph->nodes[next].op == HETC_OP_BIAS_ADD) {
@@ -249,27 +253,168 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k) {
       next = sole_consumer(r, node->output);
     }
   }
-  if (next >= 0 && hetc_activation_fuses(hetc_op_activation(graph->nodes[next].op))) {
-    node->epilogue.activation = hetc_op_activation(graph->nodes[next].op);
+  const int32_t activation = next >= 0 ? hetc_op_activation(graph->nodes[next].op) : HETC_PLUGIN_ACT_NONE;
+  const int gated = activation >= HETC_PLUGIN_ACT_SILU && activation <= HETC_PLUGIN_ACT_HARDSIGMOID;
+  if (hetc_activation_fuses(activation) && (!gated || abi_minor >= HETC_GATED_ACTIVATIONS_ABI_MINOR)) {
+    node->epilogue.activation = activation;
     HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
   }
   return NULL;
 }
 
-hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) {
+/* The activation op whose gate `gate` is (silu's sigmoid, hardswish's
+ * hardsigmoid), or HETC_OP_COUNT. */
+static hetc_op_t gated_op(hetc_op_t gate) {
+  return gate == HETC_OP_SIGMOID ? HETC_OP_SILU : gate == HETC_OP_HARDSIGMOID ? HETC_OP_HARDSWISH : HETC_OP_COUNT;
+}
+
+hetc_status_t hetc_graph_fuse_gated_activations(hetc_graph_t *graph) {
   readers_t r;
   HETC_RETURN_IF_ERROR(readers_build(graph, &r));
   hetc_status_t status = NULL;
-  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) {
-    hetc_op_t op = graph->nodes[k].op;
-    if (op == HETC_OP_CONV2D || op == HETC_OP_DENSE) status = fuse_after(graph, &r, k);
+  for (int32_t m = 0; m < graph->num_nodes && !status; ++m) {
+    hetc_node_t *multiply = &graph->nodes[m];
+    if (multiply->op != HETC_OP_MULTIPLY || multiply->num_inputs != 2) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int32_t gate_value = multiply->inputs[side], x = multiply->inputs[1 - side];
+      const int32_t g = graph->values[gate_value].producer;
+      if (g < 0) continue;
+      hetc_node_t *gate = &graph->nodes[g];
+      const hetc_op_t op = gated_op(gate->op);
+      /* The gate of x itself, read by this multiply alone (not by another
+       * node, nor as a graph output). */
+      if (op == HETC_OP_COUNT || gate->inputs[0] != x || sole_consumer(&r, gate_value) != m) continue;
+      if ((status = note_fused(multiply, gate))) break;
+      multiply->op = op;
+      multiply->num_inputs = 1;
+      multiply->inputs[0] = x;
+      gate->op = REMOVED;
+      break;
+    }
   }
   readers_free(&r);
   return status ? status : compact_and_sort(graph);
 }
 
-hetc_status_t hetc_graph_optimize(hetc_graph_t *graph) {
+/* Appends a node of `op` named `name` reading `inputs`, whose output is a
+ * new value of `type`; compaction puts it in order. Pointers into the
+ * graph's nodes and values are stale afterwards. */
+static hetc_status_t append_node(hetc_graph_t *graph, hetc_op_t op, const char *name, const int32_t *inputs,
+                                 int32_t num_inputs, const hetc_plugin_tensor_t *type, int32_t *out_node) {
+  hetc_node_t *nodes = realloc(graph->nodes, sizeof(hetc_node_t) * (size_t)(graph->num_nodes + 1));
+  if (nodes) graph->nodes = nodes;
+  hetc_value_t *values = nodes ? realloc(graph->values, sizeof(hetc_value_t) * (size_t)(graph->num_values + 1)) : NULL;
+  if (values) graph->values = values;
+  hetc_node_t node;
+  memset(&node, 0, sizeof(node));
+  node.op = op;
+  node.attrs = hetc_node_default_attrs(op);
+  node.name = strdup(name);
+  node.inputs = malloc(sizeof(int32_t) * (size_t)num_inputs);
+  char *value_name = strdup(name);
+  if (!nodes || !values || !node.name || !node.inputs || !value_name) {
+    hetc_node_release(&node);
+    free(value_name);
+    return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  }
+  memcpy(node.inputs, inputs, sizeof(int32_t) * (size_t)num_inputs);
+  node.num_inputs = num_inputs;
+  node.output = graph->num_values;
+  graph->values[graph->num_values++] = (hetc_value_t){value_name, *type, graph->num_nodes};
+  graph->nodes[graph->num_nodes] = node;
+  *out_node = graph->num_nodes++;
+  return NULL;
+}
+
+/* A step of node k's decomposition: a node of `op` named "<k's
+ * name>.<step>" reading `inputs`, its output of x's type. */
+static hetc_status_t append_step(hetc_graph_t *graph, int32_t k, const char *step, hetc_op_t op,
+                                 const int32_t *inputs, int32_t num_inputs, int32_t x, int32_t *out_node) {
+  char name[512];
+  snprintf(name, sizeof(name), "%s.%s", graph->nodes[k].name, step);
+  const hetc_plugin_tensor_t type = graph->values[x].type;
+  return append_node(graph, op, name, inputs, num_inputs, &type, out_node);
+}
+
+/* An affine step (hetc_node_make_affine) of node k's decomposition. */
+static hetc_status_t append_affine_step(hetc_graph_t *graph, int32_t k, const char *step, int32_t x, double scale,
+                                       double shift, int32_t *out_value) {
+  int32_t node;
+  HETC_RETURN_IF_ERROR(append_step(graph, k, step, HETC_OP_BATCH_NORM, &x, 1, x, &node));
+  *out_value = graph->nodes[node].output;
+  return hetc_node_make_affine(&graph->nodes[node], graph->values[x].type.shape[1], &scale, &shift, 1,
+                               graph->shapes_only);
+}
+
+/* Node k, a silu, hardswish or hardsigmoid of x, as ops of ABI minor 0. */
+static hetc_status_t lower_gated(hetc_graph_t *graph, int32_t k) {
+  const int32_t x = graph->nodes[k].inputs[0];
+  int32_t gate, node;
+  if (graph->nodes[k].op == HETC_OP_SILU) {
+    HETC_RETURN_IF_ERROR(append_step(graph, k, "sigmoid", HETC_OP_SIGMOID, &x, 1, x, &node));
+    gate = graph->nodes[node].output;
+  } else {
+    /* hardsigmoid(x) = relu6(x + 3) / 6, as hetc imported ONNX's
+     * HardSigmoid before ABI minor 6; the affine maps fold into a conv2d
+     * before them or become depthwise 1x1 ones, so only 4-d values. */
+    if (graph->values[x].type.rank != 4) return NULL;
+    const int swish = graph->nodes[k].op == HETC_OP_HARDSWISH;
+    int32_t y;
+    HETC_RETURN_IF_ERROR(append_affine_step(graph, k, "in", x, 1, 3, &y));
+    HETC_RETURN_IF_ERROR(append_step(graph, k, "relu6", HETC_OP_RELU6, &y, 1, x, &node));
+    y = graph->nodes[node].output;
+    if (!swish) {
+      const double scale = 1.0 / 6, shift = 0;
+      graph->nodes[k].inputs[0] = y;
+      return hetc_node_make_affine(&graph->nodes[k], graph->values[x].type.shape[1], &scale, &shift, 1,
+                                   graph->shapes_only);
+    }
+    HETC_RETURN_IF_ERROR(append_affine_step(graph, k, "gate", y, 1.0 / 6, 0, &gate));
+  }
+  hetc_node_t *multiply = &graph->nodes[k];
+  int32_t *inputs = realloc(multiply->inputs, 2 * sizeof(int32_t));
+  if (!inputs) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+  inputs[0] = x;
+  inputs[1] = gate;
+  multiply->inputs = inputs;
+  multiply->num_inputs = 2;
+  multiply->op = HETC_OP_MULTIPLY;
+  return NULL;
+}
+
+hetc_status_t hetc_graph_lower_gated_activations(hetc_graph_t *graph) {
+  const int32_t count = graph->num_nodes;
+  hetc_status_t status = NULL;
+  for (int32_t k = 0; k < count && !status; ++k) {
+    const hetc_op_t op = graph->nodes[k].op;
+    if (op == HETC_OP_SILU || op == HETC_OP_HARDSWISH || op == HETC_OP_HARDSIGMOID) status = lower_gated(graph, k);
+  }
+  return status ? status : compact_and_sort(graph);
+}
+
+static hetc_status_t fuse_epilogues(hetc_graph_t *graph, uint32_t abi_minor) {
+  readers_t r;
+  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
+  hetc_status_t status = NULL;
+  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) {
+    hetc_op_t op = graph->nodes[k].op;
+    if (op == HETC_OP_CONV2D || op == HETC_OP_DENSE) status = fuse_after(graph, &r, k, abi_minor);
+  }
+  readers_free(&r);
+  return status ? status : compact_and_sort(graph);
+}
+
+hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) { return fuse_epilogues(graph, HETC_PLUGIN_ABI_MINOR); }
+
+hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor) {
+  const int gated = abi_minor >= HETC_GATED_ACTIVATIONS_ABI_MINOR;
+  if (!gated) HETC_RETURN_IF_ERROR(hetc_graph_lower_gated_activations(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_fold_batch_norm(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_lower_batch_norm(graph));
-  return hetc_graph_fuse_epilogues(graph);
+  if (gated) HETC_RETURN_IF_ERROR(hetc_graph_fuse_gated_activations(graph));
+  return fuse_epilogues(graph, abi_minor);
+}
+
+hetc_status_t hetc_graph_optimize(hetc_graph_t *graph) {
+  return hetc_graph_optimize_for(graph, HETC_PLUGIN_ABI_MINOR);
 }

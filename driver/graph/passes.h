@@ -4,16 +4,35 @@
 
 #include "graph/graph.h"
 
-/* Runs every pass in order: batch_norm folding into conv2d, lowering of the
- * remaining batch_norms to depthwise 1x1 conv2d, epilogue fusion into
- * conv2d and dense (bias_add, residual add, activation). The graph computes
- * the same function afterwards (up to float rounding); value ids are
- * stable, nodes stay topologically sorted. */
+/* The ABI minor whose plugins take silu, hardswish and hardsigmoid, as
+ * unary elementwise ops and as epilogues. */
+#define HETC_GATED_ACTIVATIONS_ABI_MINOR 6
+
+/* Runs every pass in order, for plugins of ABI minor `abi_minor` (the
+ * oldest among the targets): batch_norm folding into conv2d, lowering of
+ * the remaining batch_norms to depthwise 1x1 conv2d, multiply(x,
+ * sigmoid(x)) into silu and multiply(x, hardsigmoid(x)) into hardswish,
+ * epilogue fusion into conv2d and dense (bias_add, residual add,
+ * activation). Below minor 6 silu, hardswish and hardsigmoid are lowered
+ * to ops older plugins know first, and not made. The graph computes the
+ * same function afterwards (up to float rounding); value ids of the
+ * model's values are stable, nodes stay topologically sorted. */
+hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor);
+/* The same for plugins of this hetc's ABI minor. */
 hetc_status_t hetc_graph_optimize(hetc_graph_t *graph);
 
 /* The individual passes, for tests. */
 hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph);
 hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph);
+/* multiply(x, sigmoid(x)) -> silu(x), multiply(x, hardsigmoid(x)) ->
+ * hardswish(x), either operand order, when the gate's value has no other
+ * reader and is no graph output. */
+hetc_status_t hetc_graph_fuse_gated_activations(hetc_graph_t *graph);
+/* silu -> sigmoid, multiply; hardsigmoid of a 4-d value -> affine (x + 3),
+ * relu6, affine (/ 6); hardswish of a 4-d value -> those, then multiply
+ * (hetc's ONNX import before ABI minor 6). hardswish and hardsigmoid of
+ * other ranks stay. */
+hetc_status_t hetc_graph_lower_gated_activations(hetc_graph_t *graph);
 hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph);
 
 #endif /* HETC_DRIVER_GRAPH_PASSES_H_ */

@@ -6,14 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The key's suffix of each activation an epilogue may apply. */
+static const struct {
+  int32_t activation;
+  const char *suffix;
+} epilogue_suffixes[] = {
+    {HETC_PLUGIN_ACT_RELU, "+relu"},
+    {HETC_PLUGIN_ACT_RELU6, "+relu6"},
+    {HETC_PLUGIN_ACT_SIGMOID, "+sigmoid"},
+    {HETC_PLUGIN_ACT_TANH, "+tanh"},
+    {HETC_PLUGIN_ACT_SILU, "+silu"},
+    {HETC_PLUGIN_ACT_HARDSWISH, "+hardswish"},
+    {HETC_PLUGIN_ACT_HARDSIGMOID, "+hardsigmoid"},
+};
+#define NUM_EPILOGUE_SUFFIXES ((int32_t)(sizeof(epilogue_suffixes) / sizeof(epilogue_suffixes[0])))
+
 static const char *activation_suffix(int32_t activation) {
-  switch (activation) {
-    case HETC_PLUGIN_ACT_RELU: return "+relu";
-    case HETC_PLUGIN_ACT_RELU6: return "+relu6";
-    case HETC_PLUGIN_ACT_SIGMOID: return "+sigmoid";
-    case HETC_PLUGIN_ACT_TANH: return "+tanh";
-    default: return "";
-  }
+  for (int32_t a = 0; a < NUM_EPILOGUE_SUFFIXES; ++a)
+    if (epilogue_suffixes[a].activation == activation) return epilogue_suffixes[a].suffix;
+  return "";
 }
 
 void hetc_workload_key(const hetc_plugin_workload_t *w, char *out_key, size_t size) {
@@ -46,7 +57,6 @@ double hetc_workload_flops(const hetc_plugin_workload_t *w) {
 /* Reads the "+bias", "+residual" and "+<activation>" suffixes and the
  * closing " f32"; returns 0 unless exactly those follow. */
 static int parse_epilogue(const char *rest, hetc_plugin_epilogue_t *e) {
-  static const char *const activations[] = {"", "+relu", "+relu6", "+sigmoid", "+tanh"};
   if (!strncmp(rest, "+bias", 5)) {
     e->has_bias = 1;
     rest += 5;
@@ -55,10 +65,10 @@ static int parse_epilogue(const char *rest, hetc_plugin_epilogue_t *e) {
     e->has_residual = 1;
     rest += 9;
   }
-  for (int32_t a = 4; a >= 1; --a) {
-    size_t n = strlen(activations[a]);
-    if (!strncmp(rest, activations[a], n) && rest[n] == ' ') {
-      e->activation = a;
+  for (int32_t a = 0; a < NUM_EPILOGUE_SUFFIXES; ++a) {
+    const size_t n = strlen(epilogue_suffixes[a].suffix);
+    if (!strncmp(rest, epilogue_suffixes[a].suffix, n) && rest[n] == ' ') {
+      e->activation = epilogue_suffixes[a].activation;
       rest += n;
       break;
     }

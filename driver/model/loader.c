@@ -270,6 +270,9 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_EXP] = {1, 1, no_attrs},
     [HETC_OP_LOG] = {1, 1, no_attrs},
     [HETC_OP_LOG_SOFTMAX] = {1, 1, axis_attrs},
+    [HETC_OP_SILU] = {1, 1, no_attrs},
+    [HETC_OP_HARDSWISH] = {1, 1, no_attrs},
+    [HETC_OP_HARDSIGMOID] = {1, 1, no_attrs},
 };
 
 static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,

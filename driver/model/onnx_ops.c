@@ -353,31 +353,22 @@ static hetc_status_t append_batch_norm(hetc_onnx_importer_t *im, int32_t x, cons
   return status;
 }
 
-#define AFFINE_EPSILON 1e-5
-
 /* scale * x + shift per channel of a 4-d x (scale and shift: one value per
- * channel, or one for all when `count` is 1): a batch_norm with mean 0 and
- * variance 1, gamma multiplied by sqrt(1 + epsilon) so that the
- * normalisation divides it back out. Like any batch_norm it folds into a
- * preceding conv2d, so after a convolution it costs nothing. */
+ * channel, or one for all when `count` is 1): hetc_node_make_affine's
+ * batch_norm. */
 static hetc_status_t append_affine(hetc_onnx_importer_t *im, int32_t x, const char *hint, const double *scale,
                                    const double *shift, int64_t count, int32_t *out_value) {
   const hetc_plugin_tensor_t *t = type_of(im, x);
   if (t->rank != 4) return BAD("%s on a rank-%d value is not supported yet (hetc imports it on 4-d values)",
                                im->node->op_type, (int)t->rank);
   const int64_t channels = t->shape[1];
-  float *params[4] = {malloc(sizeof(float) * (size_t)channels), malloc(sizeof(float) * (size_t)channels),
-                      calloc((size_t)channels, sizeof(float)), malloc(sizeof(float) * (size_t)channels)};
-  if (!params[0] || !params[1] || !params[2] || !params[3]) {
-    for (int k = 0; k < 4; ++k) free(params[k]);
-    return out_of_memory();
-  }
-  for (int64_t i = 0; i < channels; ++i) {
-    params[0][i] = (float)(scale[count == 1 ? 0 : i] * sqrt(1.0 + AFFINE_EPSILON));
-    params[1][i] = (float)shift[count == 1 ? 0 : i];
-    params[3][i] = 1.0f;
-  }
-  return append_batch_norm(im, x, hint, AFFINE_EPSILON, params, out_value);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BATCH_NORM);
+  a.epsilon = HETC_AFFINE_EPSILON;
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_BATCH_NORM, hint, &x, 1, &a, &node));
+  HETC_RETURN_IF_ERROR(hetc_node_make_affine(&im->graph->nodes[node], channels, scale, shift, count, 0));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
 }
 
 /* The same with one scale and one shift for every channel. */
@@ -581,23 +572,27 @@ static hetc_status_t translate_clip(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
-/* HardSigmoid: clip(alpha * x + beta, 0, 1) = relu6(6 alpha x + 6 beta) / 6;
- * HardSwish: x * HardSigmoid(x) with alpha 1/6 and beta 1/2. */
+/* HardSwish, and HardSigmoid with torch's alpha 1/6 and beta 1/2: hetc's
+ * hardswish and hardsigmoid, which fuse into a conv2d's or dense's
+ * epilogue. HardSigmoid with another alpha or beta: clip(alpha * x + beta,
+ * 0, 1) = relu6(6 alpha x + 6 beta) / 6, as affine, relu6, affine. */
 static hetc_status_t translate_hard_sigmoid(hetc_onnx_importer_t *im) {
   const int is_swish = !strcmp(im->node->op_type, "HardSwish");
   int32_t x, y;
-  char names[3][320];
+  char names[2][320];
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   float alpha = 1.0f / 6, beta = 0.5f;
   if (!is_swish) {
     HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "alpha", 0.2f, &alpha));
     HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "beta", 0.5f, &beta));
   }
-  const char *last = is_swish ? step_name(im, "gate", names[2], 320) : im->node->output[0];
+  if (alpha == 1.0f / 6 && beta == 0.5f) {
+    HETC_RETURN_IF_ERROR(append_unary(im, is_swish ? HETC_OP_HARDSWISH : HETC_OP_HARDSIGMOID, x, im->node->output[0], &y));
+    return define_output(im, y);
+  }
   HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "in", names[0], 320), 6.0 * alpha, 6.0 * beta, &y));
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, y, step_name(im, "relu6", names[1], 320), &y));
-  HETC_RETURN_IF_ERROR(append_uniform_affine(im, y, last, 1.0 / 6, 0, &y));
-  if (is_swish) HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, x, y, im->node->output[0], &y));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, y, im->node->output[0], 1.0 / 6, 0, &y));
   return define_output(im, y);
 }
 

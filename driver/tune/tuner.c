@@ -1056,6 +1056,22 @@ static hetc_status_t check_override_templates(hetc_tuner_t *tuner, const hetc_gr
 
 /* Marks the tasks `task_numbers` names (all when it is NULL) and refuses
  * a number beyond the model's tasks. */
+/* The graph as compile optimises it for these targets: for the oldest ABI
+ * minor among their plugins (a target that does not resolve counts as
+ * this hetc's; hetc_registry_target_spec reports it where it is used). */
+static hetc_status_t optimize_for_targets(hetc_registry_t *registry, const char *const *targets, int32_t num_targets,
+                                          hetc_graph_t *graph) {
+  uint32_t minor = HETC_PLUGIN_ABI_MINOR;
+  for (int32_t d = 0; d < num_targets; ++d) {
+    hetc_plugin_entry_t *entry = NULL;
+    int32_t device = -1;
+    hetc_status_t status = hetc_registry_target_spec(registry, targets[d], &entry, &device);
+    if (!status && hetc_entry_abi_minor(entry) < minor) minor = hetc_entry_abi_minor(entry);
+    hetc_status_free(status);
+  }
+  return hetc_graph_optimize_for(graph, minor);
+}
+
 static hetc_status_t select_tasks(const int32_t *task_numbers, int32_t num_task_numbers, int32_t task_count,
                                   uint8_t *selected) {
   if (!task_numbers) {
@@ -1084,7 +1100,7 @@ hetc_status_t hetc_tune_check_arguments(hetc_registry_t *registry, const hetc_gr
   hetc_graph_t *graph = NULL;
   hetc_task_list_t *tasks = NULL;
   HETC_RETURN_IF_ERROR(hetc_graph_clone(model, &graph));
-  hetc_status_t status = hetc_graph_optimize(graph);
+  hetc_status_t status = optimize_for_targets(registry, targets, num_targets, graph);
   if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
   uint8_t *selected = status ? NULL : calloc((size_t)tasks->count + 1, 1);
   if (!status && !selected) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "tuner");
@@ -1103,7 +1119,7 @@ hetc_status_t hetc_tuner_tune_graph(hetc_tuner_t *tuner, const hetc_graph_t *mod
   hetc_graph_t *graph = NULL;
   hetc_task_list_t *tasks = NULL;
   HETC_RETURN_IF_ERROR(hetc_graph_clone(model, &graph));
-  hetc_status_t status = hetc_graph_optimize(graph);
+  hetc_status_t status = optimize_for_targets(tuner->registry, targets, num_targets, graph);
   if (!status) status = hetc_graph_extract_tasks(graph, &tasks);
   int32_t total = tasks ? tasks->count * num_targets : 0;
   hetc_tune_task_result_t *results = status ? NULL : calloc((size_t)total + 1, sizeof(*results));
