@@ -720,6 +720,95 @@ def div_scalar_hardswish(g):
     return g.op("Div", [y, g.f32("six", np.float32(6.0))])
 
 
+# -- SiLU, HardSwish, HardSigmoid: activations fused into epilogues ---------
+# torch exports nn.SiLU as Sigmoid then Mul of the input and the gate,
+# nn.Hardswish as HardSwish (opset 14), nn.Hardsigmoid as HardSigmoid with
+# alpha 1/6 and beta 1/2. hetc fuses each into the conv2d or dense before it.
+
+
+def silu(g, x, name=""):
+    """SiLU as torch exports it: Mul(x, Sigmoid(x))."""
+    return g.op("Mul", [x, g.op("Sigmoid", [x], name)], name)
+
+
+def torch_hardsigmoid(g, x, name=""):
+    return g.op("HardSigmoid", [x], name, alpha=1.0 / 6, beta=0.5)
+
+
+@op_case(SHAPE)
+def conv_silu(g):
+    return silu(g, g.conv(g.x, 8, 12, 3, "conv"), "act")
+
+
+@op_case(SHAPE)
+def conv_bn_silu(g):
+    """EfficientNet's Conv (no bias), BatchNormalization, SiLU."""
+    y = g.bn(g.conv(g.x, 8, 12, 3, "conv", bias=False), 12, "bn")
+    return silu(g, y, "act")
+
+
+@op_case(SHAPE)
+def conv_swish_gate_first(g):
+    """Swish as other exporters write it: Mul(Sigmoid(x), x), the gate first."""
+    y = g.conv(g.x, 8, 12, 3, "conv")
+    return g.op("Mul", [g.op("Sigmoid", [y], "act"), y], "act")
+
+
+@op_case(SHAPE, opset=14)
+def conv_hardswish(g):
+    return g.op("HardSwish", [g.conv(g.x, 8, 12, 3, "conv")], "act")
+
+
+@op_case(SHAPE)
+def conv_hardsigmoid(g):
+    return torch_hardsigmoid(g, g.conv(g.x, 8, 12, 3, "conv"), "act")
+
+
+@op_case(SHAPE, **ACT)
+def hardswish_as_mul(g):
+    """Hard-swish as x * HardSigmoid(x) (torch's hardsigmoid constants)."""
+    return g.op("Mul", [g.x, torch_hardsigmoid(g, g.x, "act")], "act")
+
+
+@op_case(FC_IN)
+def gemm_silu(g):
+    return silu(g, g.gemm(g.flatten(g.x), 128, 10, "fc"), "act")
+
+
+@op_case(FC_IN, opset=14)
+def gemm_hardswish(g):
+    """HardSwish of a 2-d value (hetc imported it on 4-d values only before
+    it had an op of its own)."""
+    return g.op("HardSwish", [g.gemm(g.flatten(g.x), 128, 10, "fc")], "act")
+
+
+@op_case(SHAPE, **ACT)
+def silu_after_add(g):
+    """A SiLU with no conv before it: after a broadcast Add."""
+    return silu(g, g.op("Add", [g.x, g.gap(g.x)]), "act")
+
+
+@op_case(SHAPE, **ACT)
+def hardsigmoid_torch(g):
+    return torch_hardsigmoid(g, g.x)
+
+
+@op_case(SHAPE)
+def sigmoid_two_consumers(g):
+    """Mul(x, Sigmoid(x)) whose gate is read again (by an Add): no SiLU."""
+    y = g.conv(g.x, 8, 12, 3, "conv")
+    s = g.op("Sigmoid", [y], "act")
+    return g.op("Add", [g.op("Mul", [y, s], "act"), s], "act")
+
+
+@op_case(SHAPE, outputs=("output", "gate"))
+def sigmoid_graph_output(g):
+    """Mul(x, Sigmoid(x)) whose gate is a graph output too: no SiLU."""
+    y = g.conv(g.x, 8, 12, 3, "conv")
+    s = g.op("Sigmoid", [y], "act")
+    return [g.op("Mul", [y, s], "act"), s]
+
+
 @op_case(SHAPE)
 def mul_scalar(g):
     return g.op("Mul", [g.x, g.f32("half", np.float32(0.5))])
@@ -1311,6 +1400,82 @@ def vgg_style(g):
     y = g.op("Dropout", [g.relu(g.gemm(y, 64, 64, "classifier.3"), "classifier.4")],
              "classifier.5", ratio=0.5)
     return g.op("Softmax", [g.gemm(y, 64, 10, "classifier.6")], axis=1)
+
+
+def mbconv(g, x, cin, cout, stride, t, name):
+    """EfficientNet's MBConv: 1x1 expansion, depthwise 3x3, squeeze-and-excite
+    (its reduction with SiLU, its gate a Sigmoid), 1x1 projection, each Conv
+    (no bias) followed by BatchNormalization; SiLU as Sigmoid and Mul."""
+    hidden, y = cin * t, x
+    if t != 1:
+        y = g.bn(g.conv(y, cin, hidden, 1, name + ".expand_conv", bias=False), hidden, name + ".bn0")
+        y = silu(g, y, name + ".act0")
+    y = g.bn(g.conv(y, hidden, hidden, 3, name + ".depthwise_conv", stride=stride, group=hidden, bias=False),
+             hidden, name + ".bn1")
+    y = silu(g, y, name + ".act1")
+    squeezed = max(1, cin // 4)
+    s = silu(g, g.conv(g.gap(y, name + ".se"), hidden, squeezed, 1, name + ".se.conv_reduce"), name + ".se.act1")
+    s = g.op("Sigmoid", [g.conv(s, squeezed, hidden, 1, name + ".se.conv_expand")], name + ".se")
+    y = g.op("Mul", [y, s], name + ".se")
+    y = g.bn(g.conv(y, hidden, cout, 1, name + ".project_conv", bias=False), cout, name + ".bn2")
+    if stride == 1 and cin == cout:
+        y = g.op("Add", [y, x], name)
+    return y
+
+
+@net_case(NET)
+def efficientnet_style(g):
+    """EfficientNet-B0 in small: stem Conv/2+BN+SiLU, three MBConv blocks
+    (expansion 1 and 6, one stride 2, one residual), head 1x1 Conv+BN+SiLU,
+    GlobalAveragePool, Flatten, Gemm."""
+    y = g.bn(g.conv(g.x, 3, 16, 3, "conv_stem", stride=2, bias=False), 16, "bn0")
+    y = silu(g, y, "act0")
+    y = mbconv(g, y, 16, 8, 1, 1, "blocks.0")
+    y = mbconv(g, y, 8, 12, 2, 6, "blocks.1")
+    y = mbconv(g, y, 12, 12, 1, 6, "blocks.2")
+    y = silu(g, g.bn(g.conv(y, 12, 64, 1, "conv_head", bias=False), 64, "bn1"), "act1")
+    y = g.flatten(g.gap(y, "avgpool"))
+    return g.gemm(y, 64, 10, "classifier")
+
+
+def mbv3_block(g, x, cin, hidden, cout, k, stride, se, hard, name):
+    """MobileNetV3's inverted residual: 1x1 expansion, depthwise kxk,
+    squeeze-and-excite gated by HardSigmoid (torch's), 1x1 projection; each
+    Conv (no bias) with BatchNormalization; ReLU or HardSwish."""
+    def act(v, i):
+        return g.op("HardSwish", [v], "%s.act%d" % (name, i)) if hard else g.relu(v, "%s.act%d" % (name, i))
+    y = x
+    if hidden != cin:
+        y = act(g.bn(g.conv(y, cin, hidden, 1, name + ".block.0.0", bias=False), hidden, name + ".block.0.1"), 0)
+    y = act(g.bn(g.conv(y, hidden, hidden, k, name + ".block.1.0", stride=stride, group=hidden, bias=False),
+                 hidden, name + ".block.1.1"), 1)
+    if se:
+        squeezed = max(8, hidden // 4)
+        s = g.relu(g.conv(g.gap(y, name + ".se"), hidden, squeezed, 1, name + ".se.fc1"), name + ".se")
+        s = torch_hardsigmoid(g, g.conv(s, squeezed, hidden, 1, name + ".se.fc2"), name + ".se")
+        y = g.op("Mul", [y, s], name + ".se")
+    y = g.bn(g.conv(y, hidden, cout, 1, name + ".block.3.0", bias=False), cout, name + ".block.3.1")
+    if stride == 1 and cin == cout:
+        y = g.op("Add", [y, x], name)
+    return y
+
+
+@net_case(NET, opset=17)
+def mobilenet_v3_style(g):
+    """MobileNetV3-Small in small: stem Conv/2+BN+HardSwish, four blocks
+    (ReLU and HardSwish ones, squeeze-and-excite, kernels 3 and 5, one
+    residual), head 1x1 Conv+BN+HardSwish, GlobalAveragePool, Flatten,
+    Gemm+HardSwish, Gemm."""
+    y = g.bn(g.conv(g.x, 3, 16, 3, "features.0.0", stride=2, bias=False), 16, "features.0.1")
+    y = g.op("HardSwish", [y], "features.0.2")
+    y = mbv3_block(g, y, 16, 16, 16, 3, 2, True, False, "features.1")
+    y = mbv3_block(g, y, 16, 64, 24, 3, 2, False, False, "features.2")
+    y = mbv3_block(g, y, 24, 72, 24, 3, 1, False, False, "features.3")
+    y = mbv3_block(g, y, 24, 96, 40, 5, 1, True, True, "features.4")
+    y = g.bn(g.conv(y, 40, 96, 1, "features.5.0", bias=False), 96, "features.5.1")
+    y = g.flatten(g.gap(g.op("HardSwish", [y], "features.5.2"), "avgpool"))
+    y = g.op("HardSwish", [g.gemm(y, 96, 64, "classifier.0")], "classifier.1")
+    return g.gemm(y, 64, 10, "classifier.3")
 
 
 # ---------------------------------------------------------------------------
