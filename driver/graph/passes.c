@@ -132,6 +132,21 @@ static hetc_status_t compact_and_sort(hetc_graph_t *graph) {
   return NULL;
 }
 
+/* A rewrite of node k that may fuse or remove nodes (REMOVED), given who
+ * reads each value. */
+typedef hetc_status_t (*visit_fn)(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_minor);
+
+/* Runs `visit` on each node in order, then drops the removed nodes and
+ * sorts the rest. */
+static hetc_status_t visit_nodes(hetc_graph_t *graph, visit_fn visit, uint32_t abi_minor) {
+  readers_t r;
+  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
+  hetc_status_t status = NULL;
+  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) status = visit(graph, &r, k, abi_minor);
+  readers_free(&r);
+  return status ? status : compact_and_sort(graph);
+}
+
 static void batch_norm_scale_shift(const hetc_node_t *bn, int64_t c, double *scale, double *shift) {
   double gamma = bn->params[HETC_PARAM_GAMMA].data[c], beta = bn->params[HETC_PARAM_BETA].data[c];
   double mean = bn->params[HETC_PARAM_MEAN].data[c], var = bn->params[HETC_PARAM_VAR].data[c];
@@ -151,34 +166,33 @@ static hetc_status_t ensure_bias(const hetc_graph_t *graph, hetc_node_t *node) {
   return NULL;
 }
 
-hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
-  readers_t r;
-  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
-  hetc_status_t status = NULL;
-  for (int32_t b = 0; b < graph->num_nodes && !status; ++b) {
-    hetc_node_t *bn = &graph->nodes[b];
-    if (bn->op != HETC_OP_BATCH_NORM) continue;
-    int32_t producer = graph->values[bn->inputs[0]].producer;
-    if (producer < 0) continue;
-    hetc_node_t *conv = &graph->nodes[producer];
-    if (conv->op != HETC_OP_CONV2D || conv->epilogue.activation || conv->epilogue.has_residual ||
-        sole_consumer(&r, conv->output) != b)
-      continue;
-    if ((status = ensure_bias(graph, conv))) break;
-    const hetc_param_t *weight = &conv->params[HETC_PARAM_WEIGHT];
-    int64_t per_channel = weight->count / conv->attrs.channels;
-    float *bias = conv->params[HETC_PARAM_BIAS].data;
-    for (int64_t k = 0; !graph->shapes_only && k < conv->attrs.channels; ++k) {
-      double scale, shift;
-      batch_norm_scale_shift(bn, k, &scale, &shift);
-      for (int64_t i = 0; i < per_channel; ++i)
-        weight->data[k * per_channel + i] = (float)(weight->data[k * per_channel + i] * scale);
-      bias[k] = (float)(bias[k] * scale + shift);
-    }
-    status = absorb(graph, &r, producer, b);
+/* Node b, a batch_norm, into the conv2d before it. */
+static hetc_status_t fold_batch_norm(hetc_graph_t *graph, readers_t *r, int32_t b, uint32_t abi_minor) {
+  (void)abi_minor;
+  hetc_node_t *bn = &graph->nodes[b];
+  if (bn->op != HETC_OP_BATCH_NORM) return NULL;
+  int32_t producer = graph->values[bn->inputs[0]].producer;
+  if (producer < 0) return NULL;
+  hetc_node_t *conv = &graph->nodes[producer];
+  if (conv->op != HETC_OP_CONV2D || conv->epilogue.activation || conv->epilogue.has_residual ||
+      sole_consumer(r, conv->output) != b)
+    return NULL;
+  HETC_RETURN_IF_ERROR(ensure_bias(graph, conv));
+  const hetc_param_t *weight = &conv->params[HETC_PARAM_WEIGHT];
+  int64_t per_channel = weight->count / conv->attrs.channels;
+  float *bias = conv->params[HETC_PARAM_BIAS].data;
+  for (int64_t k = 0; !graph->shapes_only && k < conv->attrs.channels; ++k) {
+    double scale, shift;
+    batch_norm_scale_shift(bn, k, &scale, &shift);
+    for (int64_t i = 0; i < per_channel; ++i)
+      weight->data[k * per_channel + i] = (float)(weight->data[k * per_channel + i] * scale);
+    bias[k] = (float)(bias[k] * scale + shift);
   }
-  readers_free(&r);
-  return status ? status : compact_and_sort(graph);
+  return absorb(graph, r, producer, b);
+}
+
+hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
+  return visit_nodes(graph, fold_batch_norm, HETC_PLUGIN_ABI_MINOR);
 }
 
 hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph) {
@@ -225,11 +239,13 @@ static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t 
   return 1;
 }
 
-/* Fuses what follows node k, in epilogue order: bias_add, residual add,
- * activation (silu, hardswish and hardsigmoid only for plugins of minor 6
- * on). Each step needs the current value to have one reader. */
+/* Fuses what follows node k, a conv2d or dense, in epilogue order:
+ * bias_add, residual add, activation (silu, hardswish and hardsigmoid only
+ * for plugins of minor 6 on). Each step needs the current value to have one
+ * reader. */
 static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_minor) {
   hetc_node_t *node = &graph->nodes[k];
+  if (node->op != HETC_OP_CONV2D && node->op != HETC_OP_DENSE) return NULL;
   int32_t next = sole_consumer(r, node->output);
   if (next >= 0 && graph->nodes[next].op == HETC_OP_BIAS_ADD) {
     hetc_node_t *bias_add = &graph->nodes[next];
@@ -268,32 +284,32 @@ static hetc_op_t gated_op(hetc_op_t gate) {
   return gate == HETC_OP_SIGMOID ? HETC_OP_SILU : gate == HETC_OP_HARDSIGMOID ? HETC_OP_HARDSWISH : HETC_OP_COUNT;
 }
 
-hetc_status_t hetc_graph_fuse_gated_activations(hetc_graph_t *graph) {
-  readers_t r;
-  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
-  hetc_status_t status = NULL;
-  for (int32_t m = 0; m < graph->num_nodes && !status; ++m) {
-    hetc_node_t *multiply = &graph->nodes[m];
-    if (multiply->op != HETC_OP_MULTIPLY || multiply->num_inputs != 2) continue;
-    for (int side = 0; side < 2; ++side) {
-      const int32_t gate_value = multiply->inputs[side], x = multiply->inputs[1 - side];
-      const int32_t g = graph->values[gate_value].producer;
-      if (g < 0) continue;
-      hetc_node_t *gate = &graph->nodes[g];
-      const hetc_op_t op = gated_op(gate->op);
-      /* The gate of x itself, read by this multiply alone (not by another
-       * node, nor as a graph output). */
-      if (op == HETC_OP_COUNT || gate->inputs[0] != x || sole_consumer(&r, gate_value) != m) continue;
-      if ((status = note_fused(multiply, gate))) break;
-      multiply->op = op;
-      multiply->num_inputs = 1;
-      multiply->inputs[0] = x;
-      gate->op = REMOVED;
-      break;
-    }
+/* Node m, a multiply of x and its gate, into silu(x) or hardswish(x). */
+static hetc_status_t fuse_gated(hetc_graph_t *graph, readers_t *r, int32_t m, uint32_t abi_minor) {
+  (void)abi_minor;
+  hetc_node_t *multiply = &graph->nodes[m];
+  if (multiply->op != HETC_OP_MULTIPLY || multiply->num_inputs != 2) return NULL;
+  for (int side = 0; side < 2; ++side) {
+    const int32_t gate_value = multiply->inputs[side], x = multiply->inputs[1 - side];
+    const int32_t g = graph->values[gate_value].producer;
+    if (g < 0) continue;
+    hetc_node_t *gate = &graph->nodes[g];
+    const hetc_op_t op = gated_op(gate->op);
+    /* The gate of x itself, read by this multiply alone (not by another
+     * node, nor as a graph output). */
+    if (op == HETC_OP_COUNT || gate->inputs[0] != x || sole_consumer(r, gate_value) != m) continue;
+    HETC_RETURN_IF_ERROR(note_fused(multiply, gate));
+    multiply->op = op;
+    multiply->num_inputs = 1;
+    multiply->inputs[0] = x;
+    gate->op = REMOVED;
+    return NULL;
   }
-  readers_free(&r);
-  return status ? status : compact_and_sort(graph);
+  return NULL;
+}
+
+hetc_status_t hetc_graph_fuse_gated_activations(hetc_graph_t *graph) {
+  return visit_nodes(graph, fuse_gated, HETC_PLUGIN_ABI_MINOR);
 }
 
 /* Appends a node of `op` named `name` reading `inputs`, whose output is a
@@ -392,19 +408,9 @@ hetc_status_t hetc_graph_lower_gated_activations(hetc_graph_t *graph) {
   return status ? status : compact_and_sort(graph);
 }
 
-static hetc_status_t fuse_epilogues(hetc_graph_t *graph, uint32_t abi_minor) {
-  readers_t r;
-  HETC_RETURN_IF_ERROR(readers_build(graph, &r));
-  hetc_status_t status = NULL;
-  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) {
-    hetc_op_t op = graph->nodes[k].op;
-    if (op == HETC_OP_CONV2D || op == HETC_OP_DENSE) status = fuse_after(graph, &r, k, abi_minor);
-  }
-  readers_free(&r);
-  return status ? status : compact_and_sort(graph);
+hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) {
+  return visit_nodes(graph, fuse_after, HETC_PLUGIN_ABI_MINOR);
 }
-
-hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) { return fuse_epilogues(graph, HETC_PLUGIN_ABI_MINOR); }
 
 hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor) {
   const int gated = abi_minor >= HETC_GATED_ACTIVATIONS_ABI_MINOR;
@@ -412,7 +418,7 @@ hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor) {
   HETC_RETURN_IF_ERROR(hetc_graph_fold_batch_norm(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_lower_batch_norm(graph));
   if (gated) HETC_RETURN_IF_ERROR(hetc_graph_fuse_gated_activations(graph));
-  return fuse_epilogues(graph, abi_minor);
+  return visit_nodes(graph, fuse_after, abi_minor);
 }
 
 hetc_status_t hetc_graph_optimize(hetc_graph_t *graph) {
