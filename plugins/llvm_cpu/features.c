@@ -56,13 +56,16 @@ static void put_grid_nchwc(hetc_kit_features_t *f, const hpc_conv_shape_t *s, do
 static void conv_nchwc(const hetc_plugin_workload_t *wl, const cpu_config_t *cfg, int lanes,
                        int grouped, hetc_kit_features_t *f) {
   const hpc_conv_shape_t s = hpc_conv_shape(wl);
-  const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc, r = (double)cfg->reg_n;
+  const double ic = (double)cfg->tile_ic, oc = (double)cfg->tile_oc;
   const double cp = hpc_fceil_div(s.C, ic) * ic, kp = hpc_fceil_div(s.K, oc) * oc;
   const double reduction =
       (grouped ? (double)cpu_grouped_span(wl, cfg->tile_oc) : cp) * s.KH * s.KW;
-  /* Merged rows (gen_conv.c): one row of OH x OW columns, one input row. */
+  /* Merged rows (gen_conv.c): one row of OH x OW columns, one input row.
+   * A register block longer than the row is the row (reg_n reaches a
+   * merged row's length whether or not this config merges). */
   const int flat = cpu_conv_nchwc_flat(wl, cfg->tile_oc);
   const double oh = flat ? 1 : s.OH, ow = flat ? s.OH * s.OW : s.OW;
+  const double r = hpc_min2((double)cfg->reg_n, ow);
   const double h = flat ? 1 : s.H, w = flat ? s.H * s.W : s.W;
   const double window_rows = flat ? 1 : hetc_kit_window_span(1, s.SH, s.KH, s.DH, s.H);
   const hetc_kit_feature_tile_t reg = {.spatial = r * oc,

@@ -382,8 +382,11 @@ void cpu_space_describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, 
     add_tile_knob(out, "tile_oc", offsetof(cpu_config_t, tile_oc), K,
                   C < 8 ? 8 : lanes == 16 && short_row ? 32 : 16, 0, lanes);
     const int64_t toc = out->knobs[1].default_value;
-    /* A block may span a merged row's whole plane: up to OH x OW columns. */
-    add_direct_knobs(isa, wl, out, merged, cpu_conv_nchwc_flat(wl, toc) ? merged : OW, toc);
+    /* Where rows can merge (1x1, stride 1, unpadded), a block may span a
+     * merged row: up to OH x OW columns; elsewhere more than OW would only
+     * repeat the OW config. */
+    add_direct_knobs(isa, wl, out, cpu_conv_nchwc_flat(wl, 8) ? merged : OW,
+                     cpu_conv_nchwc_flat(wl, toc) ? merged : OW, toc);
   } else if (kind == CPU_T_CONV_GROUPED) {
     describe_grouped(isa, wl, out);
   } else if (kind == CPU_T_CONV_DEPTHWISE) {
