@@ -177,8 +177,8 @@ static LLVMValueRef eltwise_elem(irb_t *r, LLVMValueRef *c, void *user) {
  *            need a layout without them.
  *   CHANNEL  a binary op of a 4-d NCHW[b]c tensor and a per-channel second
  *            operand ([N or 1, C, 1, 1], in any layout): squeeze-and-
- *            excitation's scale. Per (n, channel block) the b factors are gathered into
- *            vectors once and applied over the plane.
+ *            excitation's scale. Per (n, channel block) the b factors are
+ *            gathered into vectors once and applied over the plane.
  * Anything else walks element by element (irb_walk_output). */
 enum { ELTWISE_WALK = 0, ELTWISE_FLAT, ELTWISE_CHANNEL };
 
