@@ -159,13 +159,18 @@ static LLVMValueRef global_pool_elem(irb_t *r, LLVMValueRef *c, void *user) {
   return FDIV(irb_load(r, r->f32, x->slot), CF((double)(H * W)));
 }
 
+/* a op b of two floats or vectors. */
+static LLVMValueRef binary(irb_t *r, int32_t op, LLVMValueRef a, LLVMValueRef b) {
+  if (op == HETC_PLUGIN_BINARY_DIV) return FDIV(a, b);
+  return op == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
+}
+
 static LLVMValueRef eltwise_elem(irb_t *r, LLVMValueRef *c, void *user) {
   ctx_t *x = user;
   LLVMValueRef a = irb_ld(r, x->in[0].base, irb_offset(r, &x->in[0], c, 0));
   if (x->wl->binary == HETC_PLUGIN_BINARY_NONE) return irb_act(r, a, x->wl->activation);
   LLVMValueRef b = irb_ld(r, x->in[1].base, irb_offset(r, &x->in[1], c, 1));
-  if (x->wl->binary == HETC_PLUGIN_BINARY_DIV) return FDIV(a, b);
-  return x->wl->binary == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
+  return binary(r, x->wl->binary, a, b);
 }
 
 /* Elementwise ops with a vector form, chosen at build time:
@@ -217,12 +222,6 @@ static int eltwise_form(const cpu_gen_t *g) {
   const int zero_kept = wl->num_inputs == 2 && wl->binary != HETC_PLUGIN_BINARY_DIV;
   if (flat && (zero_kept || padding_free(&wl->output, g->output_layout))) return ELTWISE_FLAT;
   return channel_operand(g) ? ELTWISE_CHANNEL : ELTWISE_WALK;
-}
-
-/* a op b of two floats or vectors. */
-static LLVMValueRef binary(irb_t *r, int32_t op, LLVMValueRef a, LLVMValueRef b) {
-  if (op == HETC_PLUGIN_BINARY_DIV) return FDIV(a, b);
-  return op == HETC_PLUGIN_BINARY_ADD ? FADD(a, b) : FMUL(a, b);
 }
 
 /* out = the op of the loaded operands (vectors when `vector`). */

@@ -384,6 +384,27 @@ static void run_unary(int32_t act, const float *values, float *out, int64_t n) {
   p->artifact_release(entry->instance, a);
 }
 
+static float libm_exp(float x) { return expf(x); }
+static float double_sigmoid(float x) { return (float)(1.0 / (1.0 + exp(-(double)x))); }
+
+/* The largest distance in ulps of y[i] from want(x[i]), printed; where want
+ * is NaN, y must be NaN too. */
+static int64_t worst_ulps(const char *what, const float *x, const float *y, int n, float (*want)(float)) {
+  int64_t worst = 0;
+  float worst_at = 0;
+  for (int i = 0; i < n; ++i) {
+    const float w = want(x[i]);
+    if (isnan(w)) {
+      if (!isnan(y[i])) fail_msg("%s(%a) = %a, not NaN", what, (double)x[i], (double)y[i]);
+      continue;
+    }
+    const int64_t d = ulps(y[i], w);
+    if (d > worst) worst = d, worst_at = x[i];
+  }
+  printf("%s: worst %lld ulp at %a\n", what, (long long)worst, (double)worst_at);
+  return worst;
+}
+
 /* exp and sigmoid in vectors are computed inline (irb_exp), not by libm:
  * the unary kernel of a row-major tensor runs them so. Against
  * libm's expf (and 1 / (1 + expf(-x)) in double), within 2 and 3 ulp over a
@@ -402,32 +423,9 @@ static void exp_and_sigmoid_within_ulps(void **state) {
   memcpy(x, special, sizeof(special));
   for (int i = 0; i < SWEEP; ++i) x[SPECIAL + i] = -110.0f + 205.0f * (float)i / (float)SWEEP;
   run_unary(HETC_PLUGIN_ACT_EXP, x, y, N);
-  int64_t worst = 0;
-  float worst_at = 0;
-  for (int i = 0; i < N; ++i) {
-    const float want = expf(x[i]);
-    if (isnan(want)) {
-      if (!isnan(y[i])) fail_msg("exp(%a) = %a, not NaN", (double)x[i], (double)y[i]);
-      continue;
-    }
-    const int64_t d = ulps(y[i], want);
-    if (d > worst) worst = d, worst_at = x[i];
-  }
-  printf("exp: worst %lld ulp at %a\n", (long long)worst, (double)worst_at);
-  assert_true(worst <= 2);
+  assert_true(worst_ulps("exp", x, y, N, libm_exp) <= 2);
   run_unary(HETC_PLUGIN_ACT_SIGMOID, x, y, N);
-  worst = 0;
-  for (int i = 0; i < N; ++i) {
-    const float want = (float)(1.0 / (1.0 + exp(-(double)x[i])));
-    if (isnan(want)) {
-      if (!isnan(y[i])) fail_msg("sigmoid(%a) = %a, not NaN", (double)x[i], (double)y[i]);
-      continue;
-    }
-    const int64_t d = ulps(y[i], want);
-    if (d > worst) worst = d, worst_at = x[i];
-  }
-  printf("sigmoid: worst %lld ulp at %a\n", (long long)worst, (double)worst_at);
-  assert_true(worst <= 3);
+  assert_true(worst_ulps("sigmoid", x, y, N, double_sigmoid) <= 3);
   free(x);
   free(y);
 }
