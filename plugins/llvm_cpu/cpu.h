@@ -48,10 +48,10 @@ typedef struct cpu_isa_t {
 } cpu_isa_t;
 
 /* The ISA an instance uses: HETC_CPU_ISA (avx2, avx512) when set, else the
- * widest the machine runs. NULL with *out set, or UNAVAILABLE when the
- * machine lacks AVX2 + FMA or the forced ISA, or INVALID_ARGUMENT for an
- * unknown HETC_CPU_ISA. */
-hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out);
+ * widest the machine runs; *forced says which (messages name the variable).
+ * NULL with *out set, or UNAVAILABLE when the machine lacks AVX2 + FMA or
+ * the forced ISA, or INVALID_ARGUMENT for an unknown HETC_CPU_ISA. */
+hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out, int *forced);
 /* The descriptor named `name`, or NULL. */
 const cpu_isa_t *cpu_isa_named(const char *name);
 /* Whether code for `code` runs where `host` was chosen (AVX2 code runs on

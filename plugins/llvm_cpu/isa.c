@@ -85,8 +85,9 @@ const cpu_isa_t *cpu_isa_named(const char *name) {
   return NULL;
 }
 
-hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out) {
+hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out, int *forced_out) {
   *out = NULL;
+  *forced_out = 0;
   hetc_plugin_status_t s = cpu_isa_probe();
   if (s) return s;
   const char *forced = getenv("HETC_CPU_ISA");
@@ -100,6 +101,7 @@ hetc_plugin_status_t cpu_isa_select(const cpu_isa_t **out) {
     if (isa == &isa_avx512 && !has_avx512)
       return cpu_status(HETC_PLUGIN_STATUS_UNAVAILABLE, "cpu: HETC_CPU_ISA=avx512, but %s", why);
     *out = isa;
+    *forced_out = 1;
     return NULL;
   }
   *out = has_avx512 ? &isa_avx512 : &isa_avx2;

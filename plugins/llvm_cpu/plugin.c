@@ -25,6 +25,7 @@ hetc_plugin_status_t cpu_status(int32_t code, const char *format, ...) {
 
 struct hetc_plugin_instance_t {
   const cpu_isa_t *isa;
+  int isa_forced; /* by HETC_CPU_ISA */
   cpu_jit_t jit;
   cpu_device_t device;
 };
@@ -64,11 +65,13 @@ static hetc_plugin_status_t cpu_instance_create(hetc_plugin_instance_t **out_ins
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: null out_instance");
   *out_instance = NULL;
   const cpu_isa_t *isa = NULL;
-  hetc_plugin_status_t s = cpu_isa_select(&isa);
+  int isa_forced = 0;
+  hetc_plugin_status_t s = cpu_isa_select(&isa, &isa_forced);
   if (s) return s;
   hetc_plugin_instance_t *inst = calloc(1, sizeof(*inst));
   if (!inst) return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   inst->isa = isa;
+  inst->isa_forced = isa_forced;
   if ((s = cpu_jit_init(&inst->jit, isa))) {
     free(inst);
     return s;
@@ -517,7 +520,7 @@ static hetc_plugin_status_t cpu_artifact_load(hetc_plugin_instance_t *instance,
                    "cpu: %s holds %s code, and this cpu target runs %s%s; recompile the package "
                    "here",
                    o_path, isa->title, instance->isa->title,
-                   getenv("HETC_CPU_ISA") && *getenv("HETC_CPU_ISA") ? " (HETC_CPU_ISA)" : "");
+                   instance->isa_forced ? " (HETC_CPU_ISA)" : "");
   if (!s) s = prepare(instance, isa, device_index, workload, template_index, config, &a);
   if (!s && !(object = read_file(o_path, &object_length)))
     s = cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "cpu: cannot read %s", o_path);
