@@ -52,6 +52,10 @@ onnx_value_t *hetc_onnx_lookup(hetc_onnx_importer_t *im, const char *name) {
   return index < 0 ? NULL : &im->values[index];
 }
 
+int hetc_onnx_is_read(const hetc_onnx_importer_t *im, const char *name) {
+  return name && name[0] && hetc_name_map_get(im->read_names, name) >= 0;
+}
+
 hetc_status_t hetc_onnx_define(hetc_onnx_importer_t *im, const char *name, onnx_value_t **out_value) {
   if (!name || !name[0]) return BAD("a value has no name");
   if (im->num_values == im->max_values) return BAD("more values than the model declares");
@@ -414,9 +418,19 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
   for (size_t k = 0; k < graph->n_node; ++k) max_names += NODES_PER_ONNX_NODE + graph->node[k]->n_input;
   if (max_names > (size_t)INT32_MAX / 4) return BAD("the graph has too many nodes");
   im->hetc_names = hetc_name_map_create((int32_t)max_names);
+  size_t max_reads = graph->n_output + 1;
+  for (size_t k = 0; k < graph->n_node; ++k) max_reads += graph->node[k]->n_input;
+  if (max_reads > (size_t)INT32_MAX / 4) return BAD("the graph has too many node inputs");
+  im->read_names = hetc_name_map_create((int32_t)max_reads);
   g->inputs = calloc(MAX_GRAPH_IO, sizeof(int32_t));
   g->values = calloc(MAX_GRAPH_IO, sizeof(hetc_value_t));
-  if (!im->values || !im->value_index || !im->hetc_names || !g->inputs || !g->values) return out_of_memory();
+  if (!im->values || !im->value_index || !im->hetc_names || !im->read_names || !g->inputs || !g->values)
+    return out_of_memory();
+  for (size_t k = 0; k < graph->n_node; ++k)
+    for (size_t i = 0; i < graph->node[k]->n_input; ++i)
+      if (graph->node[k]->input[i]) hetc_name_map_put(im->read_names, graph->node[k]->input[i], 0);
+  for (size_t k = 0; k < graph->n_output; ++k)
+    if (graph->output[k]->name) hetc_name_map_put(im->read_names, graph->output[k]->name, 0);
 
   for (size_t k = 0; k < graph->n_initializer; ++k) {
     const Onnx__TensorProto *t = graph->initializer[k];
@@ -591,6 +605,7 @@ hetc_status_t hetc_onnx_import_buffer(const uint8_t *data, size_t length, const 
   free(im.values);
   hetc_name_map_free(im.value_index);
   hetc_name_map_free(im.hetc_names);
+  hetc_name_map_free(im.read_names);
   onnx__model_proto__free_unpacked(model, NULL);
   if (status) {
     hetc_graph_free(im.graph);

@@ -27,6 +27,7 @@ typedef struct hetc_onnx_importer_t {
   int32_t num_values, max_values;
   hetc_name_map_t *value_index; /* ONNX name -> values[] */
   hetc_name_map_t *hetc_names;  /* hetc names taken (inputs and nodes) */
+  hetc_name_map_t *read_names;  /* every name a node reads or the graph outputs */
   int64_t folded_elements;      /* values of the constants computed so far */
   /* The node being translated, for messages. */
   const Onnx__NodeProto *node;
@@ -42,6 +43,10 @@ int hetc_onnx_translatable(const char *op_type);
 /* The value an input name stands for, or NULL when no node, input or
  * initializer produces it. */
 onnx_value_t *hetc_onnx_lookup(hetc_onnx_importer_t *im, const char *name);
+/* Whether a node or the graph's outputs read value `name`: an output no
+ * one reads (Dropout's mask, a statistic of training) is dropped, not
+ * refused. */
+int hetc_onnx_is_read(const hetc_onnx_importer_t *im, const char *name);
 /* Registers a node's output `name` (the name must be new). */
 hetc_status_t hetc_onnx_define(hetc_onnx_importer_t *im, const char *name, onnx_value_t **out_value);
 

@@ -58,12 +58,13 @@ static hetc_status_t define_output(hetc_onnx_importer_t *im, int32_t value) {
   return NULL;
 }
 
-/* Outputs past the first (training statistics, indices, masks) must be
- * left unnamed: inference graphs do not read them. */
+/* Outputs past the first (training statistics, indices, masks) must not be
+ * read: inference graphs do not use them. Listed but unread (old exports
+ * list Dropout's mask), they are dropped. */
 static hetc_status_t only_first_output(const hetc_onnx_importer_t *im, const char *what) {
   for (size_t k = 1; k < im->node->n_output; ++k)
-    if (im->node->output[k] && im->node->output[k][0])
-      return BAD("output %zu ('%s', %s) is not supported; hetc imports inference graphs", k, im->node->output[k], what);
+    if (hetc_onnx_is_read(im, im->node->output[k]))
+      return BAD("output %zu ('%s', %s) is read, which hetc does not support; hetc imports inference graphs", k, im->node->output[k], what);
   return NULL;
 }
 

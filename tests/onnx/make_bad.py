@@ -169,6 +169,13 @@ def cases():
     add("pad_reflect_too_far.onnx", after_conv(
         helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="reflect"),
         [1, 8, 8, 24], [numpy_helper.from_array(np.array([0, 0, 0, 8, 0, 0, 0, 8], np.int64), "pads")]))
+    # An output past the first that something reads (here the graph): an
+    # unread one is dropped (corpus: dropout_mask_unread).
+    mask = helper.make_node("Dropout", ["conv0_out"], ["output", "mask"], name="drop0", ratio=0.5)
+    add("dropout_mask_read.onnx", bytes_of(model(
+        nodes=[conv_node(), mask], opsets=[("", 9)],
+        outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, 8, 8]),
+                 helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 8, 8, 8])])))
     add("resize_cubic.onnx", after_conv(
         helper.make_node("Resize", ["conv0_out", "", "scales"], ["output"], name="resize0", mode="cubic"),
         [1, 8, 16, 16], [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]))

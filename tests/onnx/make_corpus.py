@@ -1112,6 +1112,25 @@ def dropout_opset7(g):
     return g.conv(y, 8, 8, 3, "conv2")
 
 
+@op_case(SHAPE, opset=7)
+def dropout_mask_unread(g):
+    """Dropout-7 listing its mask output, which no node reads (as the old model
+    zoo's exports do): the mask is dropped."""
+    y = g.conv(g.x, 8, 8, 3, "conv1")
+    y = g.op("Dropout", [y], "drop", ratio=0.5)
+    g.nodes[-1].output.append("drop_mask")
+    return g.conv(y, 8, 8, 3, "conv2")
+
+
+@op_case(SHAPE, opset=12)
+def maxpool_indices_unread(g):
+    """MaxPool-12 listing its indices output, which no node reads."""
+    y = g.conv(g.x, 8, 8, 3, "conv1")
+    y = g.op("MaxPool", [y], "pool", kernel_shape=[2, 2], strides=[2, 2])
+    g.nodes[-1].output.append("pool_indices")
+    return g.relu(y, "relu")
+
+
 @op_case(SHAPE)
 def identity_between_convs(g):
     y = g.conv(g.x, 8, 8, 3, "conv1")
