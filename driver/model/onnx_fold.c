@@ -12,9 +12,11 @@
 #define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
 
 static const char *const foldable_ops[] = {
-    "Constant", "Shape",   "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "ConstantOfShape",
-    "Reshape",  "Flatten", "Identity", "Dropout", "Slice", "Transpose", "Add", "Sub", "Mul", "Div",
-    "Neg",      "Sqrt",    "Floor", "Ceil", "Relu", NULL};
+    "Constant",  "Shape",     "Size",     "Gather",      "Unsqueeze",   "Squeeze",  "Concat",   "Cast",
+    "ConstantOfShape", "Reshape", "Flatten", "Identity", "Dropout",     "Slice",    "Transpose", "Add",
+    "Sub",       "Mul",       "Div",      "Neg",         "Sqrt",        "Floor",    "Ceil",     "Relu",
+    "Abs",       "Sigmoid",   "Tanh",     "Exp",         "Log",         "Softplus", "Softsign", "Mish",
+    "Elu",       "LeakyRelu", "HardSigmoid", "HardSwish", "Reciprocal", "Erf",      NULL};
 
 int hetc_onnx_foldable(const char *op_type) {
   for (int k = 0; foldable_ops[k]; ++k)
@@ -423,15 +425,54 @@ static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, con
   return NULL;
 }
 
-static hetc_status_t fold_unary(const char *op, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
-  const int keeps_int = in->is_int && strcmp(op, "Sqrt") != 0;
+/* A unary op of the importer's on one value, in double as the reference
+ * executor computes, with the node's attributes. */
+typedef struct unary_attrs_t {
+  double alpha, beta;
+} unary_attrs_t;
+
+static double unary_value(const char *op, double x, const unary_attrs_t *a) {
+  if (!strcmp(op, "Neg")) return -x;
+  if (!strcmp(op, "Abs")) return fabs(x);
+  if (!strcmp(op, "Sqrt")) return sqrt(x);
+  if (!strcmp(op, "Floor")) return floor(x);
+  if (!strcmp(op, "Ceil")) return ceil(x);
+  if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-x));
+  if (!strcmp(op, "Tanh")) return tanh(x);
+  if (!strcmp(op, "Exp")) return exp(x);
+  if (!strcmp(op, "Log")) return log(x);
+  if (!strcmp(op, "Softplus")) return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+  if (!strcmp(op, "Softsign")) return x / (1 + fabs(x));
+  if (!strcmp(op, "Mish")) return x * tanh(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
+  if (!strcmp(op, "Elu")) return x > 0 ? x : a->alpha * expm1(x);
+  if (!strcmp(op, "LeakyRelu")) return x >= 0 ? x : a->alpha * x;
+  if (!strcmp(op, "HardSigmoid")) return fmax(0, fmin(1, a->alpha * x + a->beta));
+  if (!strcmp(op, "HardSwish")) return x * fmax(0, fmin(1, x / 6 + 0.5));
+  if (!strcmp(op, "Reciprocal")) return 1 / x;
+  if (!strcmp(op, "Erf")) return erf(x);
+  return x > 0 ? x : 0; /* Relu */
+}
+
+static hetc_status_t fold_unary(const Onnx__NodeProto *node, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
+  const char *op = node->op_type;
+  /* Integer tensors stay integers where ONNX defines the op on them. */
+  const int keeps_int = in->is_int && (!strcmp(op, "Neg") || !strcmp(op, "Abs") || !strcmp(op, "Relu") ||
+                                       !strcmp(op, "Floor") || !strcmp(op, "Ceil"));
+  float alpha = !strcmp(op, "LeakyRelu") ? 0.01f : !strcmp(op, "HardSigmoid") ? 0.2f : 1.0f, beta = 0.5f;
+  if (!strcmp(op, "Elu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "HardSigmoid"))
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(node, "alpha", alpha, &alpha));
+  if (!strcmp(op, "HardSigmoid")) HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(node, "beta", beta, &beta));
+  const unary_attrs_t attrs = {alpha, beta};
   HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, keeps_int, in->rank, in->dims));
   for (int64_t k = 0; k < in->count; ++k) {
-    const double x = hetc_onnx_const_get(in, k);
-    const double y = !strcmp(op, "Neg") ? -x : !strcmp(op, "Sqrt") ? sqrt(x) : !strcmp(op, "Floor") ? floor(x)
-                   : !strcmp(op, "Ceil") ? ceil(x) : x > 0 ? x : 0;
-    if (keeps_int) out->i[k] = !strcmp(op, "Neg") ? (int64_t)(0 - (uint64_t)in->i[k]) : in->i[k] > 0 || strcmp(op, "Relu") ? in->i[k] : 0;
-    else out->f[k] = (float)y;
+    if (keeps_int) {
+      const int64_t x = in->i[k];
+      const int64_t negated = (int64_t)(0 - (uint64_t)x);
+      out->i[k] = !strcmp(op, "Neg") ? negated : !strcmp(op, "Abs") ? (x < 0 ? negated : x)
+                : !strcmp(op, "Relu") ? (x > 0 ? x : 0) : x;
+    } else {
+      out->f[k] = (float)unary_value(op, hetc_onnx_const_get(in, k), &attrs);
+    }
   }
   return NULL;
 }
@@ -469,5 +510,5 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
   }
   if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div"))
     return y ? fold_binary(op, x, y, &outputs[0]) : BAD("input 1 is missing");
-  return fold_unary(op, x, &outputs[0]);
+  return fold_unary(node, x, &outputs[0]);
 }

@@ -338,38 +338,76 @@ static int per_channel(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t
   return 1;
 }
 
-/* A batch_norm node over x with per-channel gamma, beta, mean, var (taken). */
+/* hetc's batch_norm works on 4-d values. A value of another rank is
+ * reshaped to [N, C, rest, last] (rank 1: [1, 1, L, 1]; rank 2: [N, C, 1,
+ * 1]; rank 3: [N, C, L, 1]), which keeps axis 1 the channels; `*hint`
+ * becomes the 4-d step's name (in `buffer`), and finish_4d reshapes its
+ * output back under the original hint. */
+static hetc_status_t as_4d(hetc_onnx_importer_t *im, int32_t *x, const char **hint, char *buffer, size_t size) {
+  const hetc_plugin_tensor_t t = *type_of(im, *x);
+  if (t.rank == 4) return NULL;
+  int64_t dims[4] = {1, 1, 1, 1};
+  if (t.rank == 1) {
+    dims[2] = t.shape[0];
+  } else {
+    dims[0] = t.shape[0], dims[1] = t.shape[1];
+    if (t.rank >= 3) dims[3] = t.shape[t.rank - 1];
+    for (int32_t d = 2; d + 1 < t.rank; ++d) dims[2] *= t.shape[d];
+    if (t.rank == 3) dims[2] = t.shape[2], dims[3] = 1;
+  }
+  snprintf(buffer, size, "%s.as_4d", *hint);
+  HETC_RETURN_IF_ERROR(append_reshape(im, *x, buffer, 4, dims, x));
+  snprintf(buffer, size, "%s.4d", *hint);
+  *hint = buffer;
+  return NULL;
+}
+
+/* The batch_norm's output `y` back to x's shape (`t`), named `hint`. */
+static hetc_status_t finish_4d(hetc_onnx_importer_t *im, int32_t y, const hetc_plugin_tensor_t *t, const char *hint,
+                               int32_t *out_value) {
+  if (t->rank == 4) {
+    *out_value = y;
+    return NULL;
+  }
+  return append_reshape(im, y, hint, t->rank, t->shape, out_value);
+}
+
+/* A batch_norm node over x (any rank: as_4d) with per-channel gamma, beta,
+ * mean, var (taken). */
 static hetc_status_t append_batch_norm(hetc_onnx_importer_t *im, int32_t x, const char *hint, double epsilon,
                                        float *params[4], int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  const int64_t channels = t.rank >= 2 ? t.shape[1] : 1;
+  const char *node_name = hint;
+  char buffer[320];
+  hetc_status_t status = as_4d(im, &x, &node_name, buffer, sizeof(buffer));
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BATCH_NORM);
   a.epsilon = epsilon;
-  const int64_t channels = type_of(im, x)->shape[1];
-  int32_t node;
-  hetc_status_t status = hetc_onnx_append_node(im, HETC_OP_BATCH_NORM, hint, &x, 1, &a, &node);
+  int32_t node = -1;
+  if (!status) status = hetc_onnx_append_node(im, HETC_OP_BATCH_NORM, node_name, &x, 1, &a, &node);
   for (int slot = 0; slot < 4; ++slot) {
     if (!status) status = set_param(im, node, slot, params[slot], channels);
     else free(params[slot]);
   }
-  if (!status) *out_value = im->graph->nodes[node].output;
-  return status;
+  if (status) return status;
+  return finish_4d(im, im->graph->nodes[node].output, &t, hint, out_value);
 }
 
-/* scale * x + shift per channel of a 4-d x (scale and shift: one value per
- * channel, or one for all when `count` is 1): hetc_node_make_affine's
- * batch_norm. */
+/* scale * x + shift per channel (axis 1) of x, of any rank (as_4d; scale
+ * and shift: one value per channel, or one for all when `count` is 1):
+ * hetc_node_make_affine's batch_norm. */
 static hetc_status_t append_affine(hetc_onnx_importer_t *im, int32_t x, const char *hint, const double *scale,
                                    const double *shift, int64_t count, int32_t *out_value) {
-  const hetc_plugin_tensor_t *t = type_of(im, x);
-  if (t->rank != 4) return BAD("%s on a rank-%d value is not supported yet (hetc imports it on 4-d values)",
-                               im->node->op_type, (int)t->rank);
-  const int64_t channels = t->shape[1];
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  const char *node_name = hint;
+  char buffer[320];
+  HETC_RETURN_IF_ERROR(as_4d(im, &x, &node_name, buffer, sizeof(buffer)));
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BATCH_NORM);
   a.epsilon = HETC_AFFINE_EPSILON;
   int32_t node;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_BATCH_NORM, hint, &x, 1, &a, &node));
-  HETC_RETURN_IF_ERROR(hetc_node_make_affine(&im->graph->nodes[node], channels, scale, shift, count, 0));
-  *out_value = im->graph->nodes[node].output;
-  return NULL;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_BATCH_NORM, node_name, &x, 1, &a, &node));
+  HETC_RETURN_IF_ERROR(hetc_node_make_affine(&im->graph->nodes[node], type_of(im, x)->shape[1], scale, shift, count, 0));
+  return finish_4d(im, im->graph->nodes[node].output, &t, hint, out_value);
 }
 
 /* The same with one scale and one shift for every channel. */
@@ -382,8 +420,8 @@ static hetc_status_t translate_batch_norm(hetc_onnx_importer_t *im) {
   int32_t x;
   const hetc_onnx_const_t *c[4];
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
   HETC_RETURN_IF_ERROR(only_first_output(im, "a training statistic"));
+  if (type_of(im, x)->rank < 2) return BAD("input 0 has rank 1; BatchNormalization needs [N, C, ...]");
   const int64_t channels = type_of(im, x)->shape[1];
   static const char *const names[4] = {"scale", "B", "mean", "var"};
   for (int k = 0; k < 4; ++k) {
@@ -475,6 +513,35 @@ static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, negative, step_name(im, "negative", names[3], 320), &negative));
   HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[4], 320), -alpha, 0, &negative));
   HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
+/* Neg: an affine map by -1. Abs: relu(x) + relu(-x), each exactly 0 where
+ * the other is not. Softsign: x / (1 + abs(x)). Mish: x * tanh(softplus(x)). */
+static hetc_status_t translate_composed_unary(hetc_onnx_importer_t *im) {
+  const char *op = im->node->op_type;
+  const char *out = im->node->output[0];
+  int32_t x, value, part;
+  char names[4][320];
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  if (!strcmp(op, "Neg")) {
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, out, -1, 0, &value));
+    return define_output(im, value);
+  }
+  if (!strcmp(op, "Mish")) {
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_SOFTPLUS, x, step_name(im, "softplus", names[0], 320), &part));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_TANH, part, step_name(im, "tanh", names[1], 320), &part));
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, x, part, out, &value));
+    return define_output(im, value);
+  }
+  const int is_abs = !strcmp(op, "Abs");
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[0], 320), &value));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "flipped", names[1], 320), -1, 0, &part));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, part, step_name(im, "negative", names[2], 320), &part));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, value, part, is_abs ? out : step_name(im, "abs", names[3], 320), &value));
+  if (is_abs) return define_output(im, value);
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "divisor", names[0], 320), 1, 1, &part));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_DIVIDE, x, part, out, &value));
   return define_output(im, value);
 }
 
@@ -604,9 +671,7 @@ static hetc_status_t translate_leaky_relu(hetc_onnx_importer_t *im) {
   char names[3][320];
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   const hetc_plugin_tensor_t *t = type_of(im, x);
-  if (t->rank != 4) return BAD("%s on a rank-%d value is not supported yet (hetc imports it on 4-d values)",
-                               im->node->op_type, (int)t->rank);
-  const int64_t channels = t->shape[1];
+  const int64_t channels = t->rank >= 2 ? t->shape[1] : 1;
   double *slope = malloc(sizeof(double) * (size_t)channels), *zero = calloc((size_t)channels, sizeof(double));
   if (!slope || !zero) {
     free(slope), free(zero);
@@ -650,9 +715,19 @@ static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc
                                  int32_t *out_value) {
   const hetc_plugin_tensor_t t = *type_of(im, x);
   const int over_last = t.rank > 2 && !per_channel(c, &t) && per_last_axis(c, &t);
-  if (!over_last && ((t.rank != 4 && t.rank != 2) || !per_channel(c, &t)))
-    return BAD("a constant operand must hold one value per channel (or one in all) of a 2-d or 4-d activation, or "
-               "one per element of the last axis");
+  if (!over_last && !per_channel(c, &t))
+    return BAD("a constant operand must hold one value per channel (axis 1) or one in all, or one per element of "
+               "the last axis");
+  if (!over_last && t.rank != 4 && t.rank != 2) { /* bias_add is 2-d or 4-d: an affine map by 1 */
+    const int64_t count = c->count;
+    double *scale = malloc(sizeof(double) * (size_t)count), *shift = malloc(sizeof(double) * (size_t)count);
+    hetc_status_t status = scale && shift ? NULL : out_of_memory();
+    for (int64_t i = 0; !status && i < count; ++i) scale[i] = 1, shift[i] = sign * hetc_onnx_const_get(c, i);
+    if (!status) status = append_affine(im, x, im->node->output[0], scale, shift, count, out_value);
+    free(scale);
+    free(shift);
+    return status;
+  }
   char names[2][320];
   if (over_last) {
     const int64_t rows[2] = {hetc_tensor_element_count(&t) / t.shape[t.rank - 1], t.shape[t.rank - 1]};
@@ -680,9 +755,9 @@ static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc
 static hetc_status_t append_const_affine(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c,
                                          int as_scale, int reciprocal, double sign, int32_t *out_value) {
   const hetc_plugin_tensor_t *t = type_of(im, x);
-  if (t->rank != 4 || !per_channel(c, t))
-    return BAD("a constant operand must hold one value per channel (or one in all) of a 4-d activation");
-  const int64_t channels = t->shape[1];
+  if (!per_channel(c, t))
+    return BAD("a constant operand must hold one value per channel (axis 1) or one in all");
+  const int64_t channels = c->count == 1 ? 1 : t->shape[1];
   double *scale = malloc(sizeof(double) * (size_t)channels), *shift = malloc(sizeof(double) * (size_t)channels);
   if (!scale || !shift) {
     free(scale), free(shift);
@@ -1597,6 +1672,10 @@ static const translation_t translations[] = {
     {"Tanh", translate_activation},
     {"Elu", translate_activation},
     {"Softplus", translate_activation},
+    {"Neg", translate_composed_unary},
+    {"Abs", translate_composed_unary},
+    {"Softsign", translate_composed_unary},
+    {"Mish", translate_composed_unary},
     {"Clip", translate_clip},
     {"Add", translate_binary},
     {"Sub", translate_binary},

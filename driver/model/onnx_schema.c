@@ -110,6 +110,11 @@ static const op_form_t forms[] = {
     {"Sqrt", 6, 1, 1, 1, ""},
     {"Floor", 6, 1, 1, 1, ""},
     {"Ceil", 6, 1, 1, 1, ""},
+    {"Abs", 6, 1, 1, 1, ""},
+    {"Reciprocal", 6, 1, 1, 1, ""},
+    {"Erf", 9, 1, 1, 1, ""},
+    {"Softsign", 1, 1, 1, 1, ""},
+    {"Mish", 18, 1, 1, 1, ""},
 };
 
 /* Whether `name` is one of the space-separated words of `list`. */

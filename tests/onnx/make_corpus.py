@@ -76,6 +76,7 @@ class Graph:
 
     def __init__(self, case, opset):
         self.opset = opset
+        self.rank = len(case.shape)
         seed = zlib.crc32(case.name.encode())
         self.rng = np.random.RandomState(seed)
         self.x = "input"
@@ -1091,6 +1092,62 @@ def lrn_alexnet(g):
 @op_case([1, 16, 16, 16], rtol=1e-3, why=LRN_WHY)
 def lrn_size3_bias2(g):
     return g.op("LRN", [g.x], alpha=0.01, beta=0.5, bias=2.0, size=3)
+
+
+# -- activations and constant operands on values of rank 2, 3 and 5 -------------
+
+RANKED_OUTPUTS = ("relu", "sigmoid", "hardswish", "leaky", "hardsigmoid", "elu", "clip", "prelu",
+                  "batchnorm", "add_c", "mul_c", "c_minus", "neg", "abs", "softsign", "mish")
+
+
+def ranked_activations(g):
+    """Every activation and per-channel constant operand on x of any rank, one
+    graph output each (channels: axis 1, 6 of them)."""
+    x, rank = g.x, g.rank
+    per_channel = [6] + [1] * (rank - 2)
+    c = np.linspace(-1.5, 1.5, 6).astype(np.float32).reshape(per_channel)
+    outs = [g.op("Relu", [x], "relu"), g.op("Sigmoid", [x], "sigmoid"), g.op("HardSwish", [x], "hardswish"),
+            g.op("LeakyRelu", [x], "leaky", alpha=0.1),
+            g.op("HardSigmoid", [x], "hardsigmoid", alpha=0.2, beta=0.5),
+            g.op("Elu", [x], "elu", alpha=0.5),
+            g.op("Clip", [x, g.f32("lo", -0.5), g.f32("hi", 0.7)], "clip"),
+            g.op("PRelu", [x, g.init("slope", np.linspace(0.1, 0.6, 6).astype(np.float32).reshape(per_channel))],
+                 "prelu"),
+            g.op("BatchNormalization", [x] + [g.init(n, g.uniform([6], 0.5, 1.5)) for n in ("bn.g", "bn.b", "bn.m", "bn.v")],
+                 "batchnorm"),
+            g.op("Add", [x, g.init("add.const", c)], "add_c"), g.op("Mul", [x, g.init("mul.const", c)], "mul_c"),
+            g.op("Sub", [g.init("sub.const", c), x], "c_minus"), g.op("Neg", [x], "neg"), g.op("Abs", [x], "abs"),
+            g.op("Softsign", [x], "softsign"), g.op("Mish", [x], "mish")]
+    return outs
+
+
+@op_case([4, 6], opset=18, outputs=RANKED_OUTPUTS)
+def activations_rank2(g):
+    return ranked_activations(g)
+
+
+@op_case([2, 6, 5], opset=18, outputs=RANKED_OUTPUTS)
+def activations_rank3(g):
+    return ranked_activations(g)
+
+
+@op_case([1, 6, 3, 4, 5], opset=18, outputs=RANKED_OUTPUTS)
+def activations_rank5(g):
+    return ranked_activations(g)
+
+
+@op_case(SHAPE, opset=18)
+def folded_activations(g):
+    """Every unary op hetc evaluates at import, on a constant the conv adds
+    per channel: abs, sigmoid, tanh, exp, log, softplus, softsign, mish, elu,
+    leaky relu, hard sigmoid and swish, reciprocal, erf, in a chain."""
+    v = g.f32("base", np.linspace(0.2, 1.8, 8).astype(np.float32).reshape([8, 1, 1]))
+    for op, attrs in (("Abs", {}), ("Sigmoid", {}), ("Tanh", {}), ("Exp", {}), ("Log", {}), ("Softplus", {}),
+                      ("Softsign", {}), ("Mish", {}), ("Elu", {"alpha": 0.5}), ("LeakyRelu", {"alpha": 0.2}),
+                      ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("HardSwish", {}), ("Reciprocal", {}),
+                      ("Erf", {})):
+        v = g.op(op, [v], "fold", **attrs)
+    return g.op("Add", [g.conv(g.x, 8, 8, 3, "conv"), v], "add")
 
 
 # -- Dropout, Identity -----------------------------------------------------------
