@@ -16,7 +16,9 @@ static const char *const foldable_ops[] = {
     "ConstantOfShape", "Reshape", "Flatten", "Identity", "Dropout",     "Slice",    "Transpose", "Add",
     "Sub",       "Mul",       "Div",      "Neg",         "Sqrt",        "Floor",    "Ceil",     "Relu",
     "Abs",       "Sigmoid",   "Tanh",     "Exp",         "Log",         "Softplus", "Softsign", "Mish",
-    "Elu",       "LeakyRelu", "HardSigmoid", "HardSwish", "Reciprocal", "Erf",      NULL};
+    "Elu",       "LeakyRelu", "HardSigmoid", "HardSwish", "Reciprocal", "Erf",      "Pow",      "Max",
+    "Min",       "Sum",       "Clip",     "ReduceMean",  "ReduceSum",   "ReduceMax", "ReduceMin", "ReduceL2",
+    "ReduceProd", NULL};
 
 int hetc_onnx_foldable(const char *op_type) {
   for (int k = 0; foldable_ops[k]; ++k)
@@ -389,6 +391,38 @@ static hetc_status_t fold_transpose(const Onnx__NodeProto *node, const hetc_onnx
 }
 
 /* Elementwise ops with numpy-style broadcasting. */
+/* x op y, in double for floats. */
+static double binary_value(const char *op, double x, double y) {
+  if (!strcmp(op, "Add") || !strcmp(op, "Sum")) return x + y;
+  if (!strcmp(op, "Sub")) return x - y;
+  if (!strcmp(op, "Mul")) return x * y;
+  if (!strcmp(op, "Div")) return x / y;
+  if (!strcmp(op, "Pow")) return pow(x, y);
+  if (!strcmp(op, "Max")) return isnan(x) || isnan(y) ? NAN : fmax(x, y);
+  return isnan(x) || isnan(y) ? NAN : fmin(x, y); /* Min */
+}
+
+/* The same on integers (shapes), wrapping as unsigned (defined) rather
+ * than overflowing: shape arithmetic never comes near 2^63. */
+static hetc_status_t binary_int(const char *op, int64_t x, int64_t y, int64_t *out) {
+  const uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+  if (!strcmp(op, "Add") || !strcmp(op, "Sum")) *out = (int64_t)(ux + uy);
+  else if (!strcmp(op, "Sub")) *out = (int64_t)(ux - uy);
+  else if (!strcmp(op, "Mul")) *out = (int64_t)(ux * uy);
+  else if (!strcmp(op, "Max")) *out = x > y ? x : y;
+  else if (!strcmp(op, "Min")) *out = x < y ? x : y;
+  else if (!strcmp(op, "Div")) {
+    if (y == 0 || (y == -1 && x == INT64_MIN)) return BAD("integer division by zero or overflow");
+    *out = x / y;
+  } else { /* Pow: exact while it fits */
+    if (y < 0) return BAD("an integer to a negative power");
+    double p = pow((double)x, (double)y);
+    if (!(fabs(p) < 0x1p53)) return BAD("an integer power overflows");
+    *out = (int64_t)p;
+  }
+  return NULL;
+}
+
 static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, const hetc_onnx_const_t *b,
                                  hetc_onnx_const_t *out) {
   const int32_t rank = a->rank > b->rank ? a->rank : b->rank;
@@ -409,18 +443,82 @@ static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, con
       ia += (a_dims[d] == 1 ? 0 : index) * sa, sa *= a_dims[d];
       ib += (b_dims[d] == 1 ? 0 : index) * sb, sb *= b_dims[d];
     }
-    if (out->is_int) {
-      const int64_t x = a->i[ia], y = b->i[ib];
-      if (op[0] == 'D' && (y == 0 || (y == -1 && x == INT64_MIN))) return BAD("integer division by zero or overflow");
-      /* Shape arithmetic never comes near 2^63; wrap as unsigned (defined)
-       * rather than overflow. */
-      const uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-      out->i[k] = op[0] == 'A' ? (int64_t)(ux + uy) : op[0] == 'S' ? (int64_t)(ux - uy)
-                : op[0] == 'M' ? (int64_t)(ux * uy) : x / y;
-    } else {
-      const double x = hetc_onnx_const_get(a, ia), y = hetc_onnx_const_get(b, ib);
-      out->f[k] = (float)(op[0] == 'A' ? x + y : op[0] == 'S' ? x - y : op[0] == 'M' ? x * y : x / y);
-    }
+    if (out->is_int) HETC_RETURN_IF_ERROR(binary_int(op, a->i[ia], b->i[ib], &out->i[k]));
+    else out->f[k] = (float)binary_value(op, hetc_onnx_const_get(a, ia), hetc_onnx_const_get(b, ib));
+  }
+  return NULL;
+}
+
+/* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceL2 and ReduceProd over
+ * the axes (attribute, or input 1 from ReduceSum-13 and the others' opset
+ * 18; none: every axis, unless noop_with_empty_axes), keepdims. */
+static hetc_status_t fold_reduce(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                                 int32_t num_inputs, hetc_onnx_const_t *out) {
+  const char *op = node->op_type + strlen("Reduce");
+  const hetc_onnx_const_t *in = inputs[0];
+  int64_t axes[HETC_ONNX_MAX_RANK], keepdims = 1, noop = 0;
+  int32_t count = -1;
+  HETC_RETURN_IF_ERROR(axes_of(node, inputs, num_inputs, axes, &count));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "keepdims", 1, &keepdims));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "noop_with_empty_axes", 0, &noop));
+  if (count <= 0 && noop) return reshaped(in, in->rank, in->dims, out);
+  int reduced[HETC_ONNX_MAX_RANK] = {0};
+  for (int32_t k = 0; k < count; ++k) {
+    HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], in->rank));
+    reduced[axes[k]] = 1;
+  }
+  int64_t dims[HETC_ONNX_MAX_RANK], kept_dims[HETC_ONNX_MAX_RANK], strides[HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  int64_t group = 1;
+  for (int32_t d = 0; d < in->rank; ++d) {
+    if (count <= 0) reduced[d] = 1;
+    kept_dims[d] = reduced[d] ? 1 : in->dims[d];
+    if (reduced[d]) group *= in->dims[d];
+    if (!reduced[d] || keepdims) dims[rank++] = kept_dims[d];
+  }
+  if (group == 0 && (!strcmp(op, "Max") || !strcmp(op, "Min"))) return BAD("a %s over no values", node->op_type);
+  const int keeps_int = in->is_int && strcmp(op, "Mean") != 0 && strcmp(op, "L2") != 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, keeps_int, rank, dims));
+  row_major_strides(in, strides);
+  double *acc = malloc(sizeof(double) * (size_t)(out->count ? out->count : 1));
+  if (!acc) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "constant folding");
+  const double start = !strcmp(op, "Max") ? -INFINITY : !strcmp(op, "Min") ? INFINITY : !strcmp(op, "Prod") ? 1 : 0;
+  for (int64_t k = 0; k < out->count; ++k) acc[k] = start;
+  for (int64_t k = 0; k < in->count; ++k) {
+    int64_t o = 0;
+    for (int32_t d = 0; d < in->rank; ++d) o = o * kept_dims[d] + (reduced[d] ? 0 : (k / strides[d]) % in->dims[d]);
+    const double x = hetc_onnx_const_get(in, k);
+    double *a = &acc[o];
+    if (!strcmp(op, "Max")) *a = isnan(x) || isnan(*a) ? NAN : fmax(*a, x);
+    else if (!strcmp(op, "Min")) *a = isnan(x) || isnan(*a) ? NAN : fmin(*a, x);
+    else if (!strcmp(op, "Prod")) *a *= x;
+    else if (!strcmp(op, "L2")) *a += x * x;
+    else *a += x;
+  }
+  for (int64_t k = 0; k < out->count; ++k) {
+    const double v = !strcmp(op, "Mean") ? acc[k] / (double)group : !strcmp(op, "L2") ? sqrt(acc[k]) : acc[k];
+    if (keeps_int) out->i[k] = (int64_t)v;
+    else out->f[k] = (float)v;
+  }
+  free(acc);
+  return NULL;
+}
+
+/* Clip: bounds as attributes (before opset 11) or inputs 1 and 2, each
+ * omitted bound open. */
+static hetc_status_t fold_clip(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                               int32_t num_inputs, hetc_onnx_const_t *out) {
+  const hetc_onnx_const_t *in = inputs[0], *lo_c = need(inputs, num_inputs, 1), *hi_c = need(inputs, num_inputs, 2);
+  float lo_attr = -INFINITY, hi_attr = INFINITY;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(node, "min", -INFINITY, &lo_attr));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(node, "max", INFINITY, &hi_attr));
+  if ((lo_c && lo_c->count != 1) || (hi_c && hi_c->count != 1)) return BAD("a bound must be one value");
+  const double lo = lo_c ? hetc_onnx_const_get(lo_c, 0) : lo_attr, hi = hi_c ? hetc_onnx_const_get(hi_c, 0) : hi_attr;
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, in->rank, in->dims));
+  for (int64_t k = 0; k < in->count; ++k) {
+    const double x = hetc_onnx_const_get(in, k), raised = x < lo ? lo : x, y = isnan(x) ? x : raised > hi ? hi : raised;
+    if (in->is_int) out->i[k] = (int64_t)y;
+    else out->f[k] = (float)y;
   }
   return NULL;
 }
@@ -508,7 +606,21 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
     }
     return NULL;
   }
-  if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div"))
+  if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") || !strcmp(op, "Pow"))
     return y ? fold_binary(op, x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum")) { /* variadic: left to right */
+    HETC_RETURN_IF_ERROR(reshaped(x, x->rank, x->dims, &outputs[0]));
+    for (int32_t k = 1; k < num_inputs; ++k) {
+      if (!inputs[k]) return BAD("input %d is missing", (int)k);
+      hetc_onnx_const_t next;
+      hetc_status_t status = fold_binary(op, &outputs[0], inputs[k], &next);
+      hetc_onnx_const_release(&outputs[0]);
+      if (status) return status;
+      outputs[0] = next;
+    }
+    return NULL;
+  }
+  if (!strncmp(op, "Reduce", 6)) return fold_reduce(node, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "Clip")) return fold_clip(node, inputs, num_inputs, &outputs[0]);
   return fold_unary(node, x, &outputs[0]);
 }

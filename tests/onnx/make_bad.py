@@ -176,6 +176,13 @@ def cases():
         nodes=[conv_node(), mask], opsets=[("", 9)],
         outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, 8, 8]),
                  helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 8, 8, 8])])))
+    # A reduction evaluated at import over an axis the constant lacks.
+    reduce_bad = helper.make_node("ReduceSum", ["bias_raw", "bias_axes"], ["bias"], name="reduce0")
+    add_bias = helper.make_node("Add", ["conv0_out", "bias"], ["output"], name="add0")
+    add("reduce_axis_out_of_range.onnx", bytes_of(model(
+        nodes=[conv_node(), reduce_bad, add_bias],
+        inits=conv_params() + [numpy_helper.from_array(np.ones([8, 1, 2], np.float32), "bias_raw"),
+                               numpy_helper.from_array(np.array([3], np.int64), "bias_axes")])))
     add("resize_cubic.onnx", after_conv(
         helper.make_node("Resize", ["conv0_out", "", "scales"], ["output"], name="resize0", mode="cubic"),
         [1, 8, 16, 16], [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]))

@@ -1150,6 +1150,42 @@ def folded_activations(g):
     return g.op("Add", [g.conv(g.x, 8, 8, 3, "conv"), v], "add")
 
 
+@op_case(SHAPE, opset=13)
+def folded_weight_standardisation(g):
+    """NFNet-style scaled weight standardisation, computed at import: the
+    conv's weight is (w - mean(w)) / sqrt(var(w) + eps) over each output
+    channel's fan-in (ReduceMean, Sub, Pow, Sqrt, Div), times a gain clipped
+    into [0.5, 2] (Clip)."""
+    w = g.init("conv.weight_raw", g.normal([8, 8, 3, 3], 0.3, 0.1))
+    mean = g.op("ReduceMean", [w], "ws", axes=[1, 2, 3], keepdims=1)
+    centred = g.op("Sub", [w, mean], "ws")
+    var = g.op("ReduceMean", [g.op("Pow", [centred, g.f32("two", 2.0)], "ws")], "ws", axes=[1, 2, 3], keepdims=1)
+    std = g.op("Sqrt", [g.op("Add", [var, g.f32("eps", 1e-4)], "ws")], "ws")
+    gain = g.op("Clip", [g.init("gain_raw", np.linspace(0, 3, 8).astype(np.float32).reshape([8, 1, 1, 1])),
+                         g.f32("gain_lo", 0.5), g.f32("gain_hi", 2.0)], "ws")
+    weight = g.op("Mul", [g.op("Div", [centred, std], "ws"), gain], "ws")
+    y = g.op("Conv", [g.x, weight, g.init("conv.bias", g.normal([8], 0.1))], "conv", dilations=[1, 1],
+             group=1, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+    return g.relu(y, "relu")
+
+
+@op_case(SHAPE, opset=18)
+def folded_reductions(g):
+    """A per-channel bias computed at import through every reduction and the
+    variadic Max, Min and Sum: ReduceSum (axes as input), ReduceMax,
+    ReduceMin, ReduceL2, ReduceProd (keepdims 0, then Unsqueeze), Max, Min,
+    Sum."""
+    base = g.init("base", g.uniform([8, 2, 3], 0.5, 1.5))
+    axes = g.i64("axes_12", [1, 2])
+    parts = [g.op("ReduceSum", [base, axes], "bias", keepdims=1),
+             g.op("ReduceMax", [base, axes], "bias", keepdims=1),
+             g.op("ReduceMin", [base, axes], "bias", keepdims=1),
+             g.op("ReduceL2", [base, axes], "bias", keepdims=1),
+             g.op("Unsqueeze", [g.op("ReduceProd", [base, axes], "bias", keepdims=0), axes], "bias")]
+    bias = g.op("Sum", [g.op("Max", parts[:3], "bias"), g.op("Min", parts[3:], "bias"), parts[0]], "bias")
+    return g.op("Add", [g.conv(g.x, 8, 8, 3, "conv"), bias], "add")
+
+
 # -- Dropout, Identity -----------------------------------------------------------
 
 
