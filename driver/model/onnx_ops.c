@@ -339,22 +339,16 @@ static int per_channel(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t
 }
 
 /* hetc's batch_norm works on 4-d values. A value of another rank is
- * reshaped to [N, C, rest, last] (rank 1: [1, 1, L, 1]; rank 2: [N, C, 1,
- * 1]; rank 3: [N, C, L, 1]), which keeps axis 1 the channels; `*hint`
- * becomes the 4-d step's name (in `buffer`), and finish_4d reshapes its
- * output back under the original hint. */
+ * reshaped to [N, C, rest, 1] (rank 1: [1, 1, L, 1]), which keeps axis 1
+ * the channels; `*hint` becomes the 4-d step's name (in `buffer`), and
+ * finish_4d reshapes its output back under the original hint. */
 static hetc_status_t as_4d(hetc_onnx_importer_t *im, int32_t *x, const char **hint, char *buffer, size_t size) {
   const hetc_plugin_tensor_t t = *type_of(im, *x);
   if (t.rank == 4) return NULL;
   int64_t dims[4] = {1, 1, 1, 1};
-  if (t.rank == 1) {
-    dims[2] = t.shape[0];
-  } else {
-    dims[0] = t.shape[0], dims[1] = t.shape[1];
-    if (t.rank >= 3) dims[3] = t.shape[t.rank - 1];
-    for (int32_t d = 2; d + 1 < t.rank; ++d) dims[2] *= t.shape[d];
-    if (t.rank == 3) dims[2] = t.shape[2], dims[3] = 1;
-  }
+  const int32_t first_rest = t.rank == 1 ? 0 : 2;
+  if (t.rank > 1) dims[0] = t.shape[0], dims[1] = t.shape[1];
+  for (int32_t d = first_rest; d < t.rank; ++d) dims[2] *= t.shape[d];
   snprintf(buffer, size, "%s.as_4d", *hint);
   HETC_RETURN_IF_ERROR(append_reshape(im, *x, buffer, 4, dims, x));
   snprintf(buffer, size, "%s.4d", *hint);
