@@ -12,13 +12,16 @@
 #define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
 
 static const char *const foldable_ops[] = {
-    "Constant",  "Shape",     "Size",     "Gather",      "Unsqueeze",   "Squeeze",  "Concat",   "Cast",
-    "ConstantOfShape", "Reshape", "Flatten", "Identity", "Dropout",     "Slice",    "Transpose", "Add",
-    "Sub",       "Mul",       "Div",      "Neg",         "Sqrt",        "Floor",    "Ceil",     "Relu",
-    "Abs",       "Sigmoid",   "Tanh",     "Exp",         "Log",         "Softplus", "Softsign", "Mish",
-    "Elu",       "LeakyRelu", "HardSigmoid", "HardSwish", "Reciprocal", "Erf",      "Pow",      "Max",
-    "Min",       "Sum",       "Clip",     "ReduceMean",  "ReduceSum",   "ReduceMax", "ReduceMin", "ReduceL2",
-    "ReduceProd", NULL};
+    /* shapes and data movement */
+    "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "ConstantOfShape", "Reshape",
+    "Flatten", "Identity", "Dropout", "Slice", "Transpose",
+    /* arithmetic */
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip",
+    /* unary */
+    "Neg", "Abs", "Sqrt", "Floor", "Ceil", "Reciprocal", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Softplus",
+    "Softsign", "Mish", "Elu", "LeakyRelu", "HardSigmoid", "HardSwish", "Erf",
+    /* reductions */
+    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceProd", NULL};
 
 int hetc_onnx_foldable(const char *op_type) {
   for (int k = 0; foldable_ops[k]; ++k)
@@ -390,7 +393,6 @@ static hetc_status_t fold_transpose(const Onnx__NodeProto *node, const hetc_onnx
   return NULL;
 }
 
-/* Elementwise ops with numpy-style broadcasting. */
 /* x op y, in double for floats. */
 static double binary_value(const char *op, double x, double y) {
   if (!strcmp(op, "Add") || !strcmp(op, "Sum")) return x + y;
@@ -423,6 +425,7 @@ static hetc_status_t binary_int(const char *op, int64_t x, int64_t y, int64_t *o
   return NULL;
 }
 
+/* Elementwise ops with numpy-style broadcasting. */
 static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, const hetc_onnx_const_t *b,
                                  hetc_onnx_const_t *out) {
   const int32_t rank = a->rank > b->rank ? a->rank : b->rank;
