@@ -92,9 +92,12 @@ extern "C" {
  *            HETC_PLUGIN_ACT_LOG (elementwise only).
  *   minor 6: HETC_PLUGIN_ACT_SILU, HETC_PLUGIN_ACT_HARDSWISH and
  *            HETC_PLUGIN_ACT_HARDSIGMOID, unary elementwise and epilogue
- *            activations alike (HETC_PLUGIN_ACT_IS_EPILOGUE). */
+ *            activations alike (HETC_PLUGIN_ACT_IS_EPILOGUE).
+ *   minor 7: HETC_PLUGIN_ACT_GELU and HETC_PLUGIN_ACT_GELU_TANH (unary
+ *            elementwise and epilogue activations), HETC_PLUGIN_ACT_ERF
+ *            (elementwise only). */
 #define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 6
+#define HETC_PLUGIN_ABI_MINOR 7
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -238,16 +241,27 @@ typedef enum hetc_plugin_activation_t {
   HETC_PLUGIN_ACT_SILU = 9,
   HETC_PLUGIN_ACT_HARDSWISH = 10,
   HETC_PLUGIN_ACT_HARDSIGMOID = 11,
+  /* Since minor 7, in epilogues and unary elementwise ops alike: gelu
+   * 0.5 x (1 + erf(x / sqrt(2))), and gelu_tanh, its tanh approximation
+   * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as torch computes
+   * them: 0 at 0 (so padding channels stay 0), inf at inf, NaN at -inf (as
+   * x times a gate of 0 is, like silu); NaN stays NaN. */
+  HETC_PLUGIN_ACT_GELU = 12,
+  HETC_PLUGIN_ACT_GELU_TANH = 13,
+  /* Since minor 7, unary elementwise only: erf(x) (0 at 0, -1 and 1 at
+   * -inf and inf; NaN stays NaN). */
+  HETC_PLUGIN_ACT_ERF = 14,
 } hetc_plugin_activation_t;
 
 /* Whether an activation may be an epilogue's (hetc_plugin_epilogue_t):
- * none and the four of minor 0, and since minor 6 silu, hardswish and
- * hardsigmoid; never elu, softplus, exp or log. */
+ * none and the four of minor 0, since minor 6 silu, hardswish and
+ * hardsigmoid, since minor 7 gelu and gelu_tanh; never elu, softplus, exp,
+ * log or erf. */
 #define HETC_PLUGIN_ACT_IS_EPILOGUE(activation)                                \
   (((activation) >= HETC_PLUGIN_ACT_NONE &&                                    \
     (activation) <= HETC_PLUGIN_ACT_TANH) ||                                   \
    ((activation) >= HETC_PLUGIN_ACT_SILU &&                                    \
-    (activation) <= HETC_PLUGIN_ACT_HARDSIGMOID))
+    (activation) <= HETC_PLUGIN_ACT_GELU_TANH))
 
 typedef enum hetc_plugin_binary_t {
   HETC_PLUGIN_BINARY_NONE = 0,

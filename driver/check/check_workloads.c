@@ -15,6 +15,8 @@ static const char *epilogue_name(int32_t activation) {
     case HETC_PLUGIN_ACT_SILU: return " silu";
     case HETC_PLUGIN_ACT_HARDSWISH: return " hardswish";
     case HETC_PLUGIN_ACT_HARDSIGMOID: return " hardsigmoid";
+    case HETC_PLUGIN_ACT_GELU: return " gelu";
+    case HETC_PLUGIN_ACT_GELU_TANH: return " gelu_tanh";
     default: return "";
   }
 }
@@ -31,7 +33,8 @@ typedef struct conv_spec_t {
  * residual, batched and dilated; then minor 6's epilogues: a 1x1 with silu,
  * a strided depthwise with hardswish (MobileNetV3's), and hardsigmoid after
  * a residual on 10 channels, which fill no block of 4 or 8 (hardsigmoid(0)
- * is 0.5: padding channels must stay 0). */
+ * is 0.5: padding channels must stay 0); then minor 7's gelu after a
+ * residual on 10 channels (ViT's and ConvNeXt's). */
 static const conv_spec_t conv_specs[] = {
     {1, 8, 10, 10, 16, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 0, HETC_PLUGIN_ACT_RELU, 1},
     {1, 16, 9, 9, 8, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 0, 0, HETC_PLUGIN_ACT_NONE, 0},
@@ -42,6 +45,7 @@ static const conv_spec_t conv_specs[] = {
     {1, 8, 9, 9, 12, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 1, 0, HETC_PLUGIN_ACT_SILU, 1},
     {1, 12, 10, 10, 12, 3, 3, 2, 1, 12, {1, 1, 1, 1}, 1, 0, HETC_PLUGIN_ACT_HARDSWISH, 0},
     {1, 6, 7, 7, 10, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 1, HETC_PLUGIN_ACT_HARDSIGMOID, 0},
+    {1, 6, 8, 8, 10, 3, 3, 1, 1, 1, {1, 1, 1, 1}, 1, 1, HETC_PLUGIN_ACT_GELU, 1},
 };
 #define NUM_CONV ((int32_t)(sizeof(conv_specs) / sizeof(conv_specs[0])))
 
@@ -72,6 +76,13 @@ static void dense_silu(check_workload_t *out) {
   dense(out);
   out->workload.epilogue.activation = HETC_PLUGIN_ACT_SILU;
   snprintf(out->label, sizeof(out->label), "dense 2x40 -> 10 bias silu");
+}
+
+/* Minor 7: gelu_tanh in a dense's epilogue (as GPT-style MLPs have it). */
+static void dense_gelu_tanh(check_workload_t *out) {
+  dense(out);
+  out->workload.epilogue.activation = HETC_PLUGIN_ACT_GELU_TANH;
+  snprintf(out->label, sizeof(out->label), "dense 2x40 -> 10 bias gelu_tanh");
 }
 
 static void dense_residual(check_workload_t *out) {
@@ -122,7 +133,7 @@ static void relu(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "elementwise relu 1x4x5x5");
 }
 
-/* Minor 4's, 5's and 6's activations, on a shape whose channels do not fill
+/* Minor 4's to 7's activations, on a shape whose channels do not fill
  * a block of 4 or 8 (most are not 0 at 0, so padding channels must stay
  * out or be put back to 0). */
 static void unary(check_workload_t *out, int32_t activation, const char *name) {
@@ -141,6 +152,9 @@ static void log_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_LOG, "
 static void silu_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_SILU, "silu"); }
 static void hardswish_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_HARDSWISH, "hardswish"); }
 static void hardsigmoid_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_HARDSIGMOID, "hardsigmoid"); }
+static void gelu_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_GELU, "gelu"); }
+static void gelu_tanh_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_GELU_TANH, "gelu_tanh"); }
+static void erf_unary(check_workload_t *out) { unary(out, HETC_PLUGIN_ACT_ERF, "erf"); }
 
 /* A binary op whose second input broadcasts over H and W. */
 static void binary_broadcast(check_workload_t *out, int32_t binary, const char *name, const char *symbol) {
@@ -262,7 +276,8 @@ static const struct {
     {softmax, 1}, {concat, 1}, {flatten, 1}, {to_nchwc, 1}, {nchwc_to_nhwc, 0}, {bias_add, 1},
     {transpose_nhwc, 1}, {transpose_shuffle, 0}, {elu, 1}, {softplus, 0}, {div_broadcast, 1},
     {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1}, {silu_unary, 1}, {hardswish_unary, 0},
-    {hardsigmoid_unary, 1}, {dense_silu, 0},
+    {hardsigmoid_unary, 1}, {dense_silu, 0}, {gelu_unary, 1}, {gelu_tanh_unary, 0}, {erf_unary, 1},
+    {dense_gelu_tanh, 0},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

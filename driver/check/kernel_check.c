@@ -114,7 +114,8 @@ void hetc_kernel_check_random_conv(uint64_t *rng, const kernel_check_conv_limits
    * HETC_PLUGIN_ACT_IS_EPILOGUE). */
   static const int32_t activations[] = {HETC_PLUGIN_ACT_NONE,      HETC_PLUGIN_ACT_RELU,     HETC_PLUGIN_ACT_RELU6,
                                         HETC_PLUGIN_ACT_SIGMOID,   HETC_PLUGIN_ACT_TANH,     HETC_PLUGIN_ACT_SILU,
-                                        HETC_PLUGIN_ACT_HARDSWISH, HETC_PLUGIN_ACT_HARDSIGMOID};
+                                        HETC_PLUGIN_ACT_HARDSWISH, HETC_PLUGIN_ACT_HARDSIGMOID, HETC_PLUGIN_ACT_GELU,
+                                        HETC_PLUGIN_ACT_GELU_TANH};
   w->epilogue.activation = activations[NEXT(0, (int64_t)(sizeof(activations) / sizeof(activations[0])) - 1)];
   w->epilogue.has_residual = index % 4 == 3;
   w->num_inputs = 1 + w->epilogue.has_residual;

@@ -171,10 +171,10 @@ static void get_workload(reader_t *r, const cJSON *object, const char *base, het
   const int is_transpose = w->op == HETC_PLUGIN_OP_TRANSPOSE;
   w->axis = (int32_t)get_int(r, object, base, "axis", 0,
                              is_transpose ? (1 << (3 * HETC_PLUGIN_MAX_RANK)) - 1 : HETC_PLUGIN_MAX_RANK - 1);
-  w->activation = (int32_t)get_int(r, object, base, "activation", 0, HETC_PLUGIN_ACT_HARDSIGMOID);
+  w->activation = (int32_t)get_int(r, object, base, "activation", 0, HETC_PLUGIN_ACT_ERF);
   w->binary = (int32_t)get_int(r, object, base, "binary", 0, HETC_PLUGIN_BINARY_DIV);
   int32_t epilogue[3];
-  get_i32s(r, object, base, "epilogue", 3, 0, HETC_PLUGIN_ACT_HARDSIGMOID, epilogue);
+  get_i32s(r, object, base, "epilogue", 3, 0, HETC_PLUGIN_ACT_ERF, epilogue);
   w->epilogue.has_bias = epilogue[0] != 0;
   w->epilogue.has_residual = epilogue[1] != 0;
   w->epilogue.activation = epilogue[2];

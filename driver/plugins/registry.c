@@ -385,6 +385,7 @@ hetc_status_t hetc_registry_target_spec(hetc_registry_t *registry, const char *s
 }
 
 static uint32_t activation_minor(int32_t activation) {
+  if (activation >= HETC_PLUGIN_ACT_GELU && activation <= HETC_PLUGIN_ACT_ERF) return 7;
   if (activation >= HETC_PLUGIN_ACT_SILU && activation <= HETC_PLUGIN_ACT_HARDSIGMOID) return 6;
   if (activation == HETC_PLUGIN_ACT_EXP || activation == HETC_PLUGIN_ACT_LOG) return 5;
   if (activation == HETC_PLUGIN_ACT_ELU || activation == HETC_PLUGIN_ACT_SOFTPLUS) return 4;

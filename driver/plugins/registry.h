@@ -64,10 +64,11 @@ char *hetc_registry_search_path(void);
 /* The ABI minor that introduced the newest op, activation (of an
  * elementwise op or an epilogue) or binary op `workload` uses: 0 for those
  * of the first release, 4 for transpose, elu, softplus and div, 5 for
- * log_softmax, exp and log, 6 for silu, hardswish and hardsigmoid. hetc
- * hands a workload only to plugins built for that minor or a later one: an
- * older plugin need not check what its header did not name (an epilogue's
- * activation was one of four before minor 6). */
+ * log_softmax, exp and log, 6 for silu, hardswish and hardsigmoid, 7 for
+ * gelu, gelu_tanh and erf. hetc hands a workload only to plugins built for
+ * that minor or a later one: an older plugin need not check what its
+ * header did not name (an epilogue's activation was one of four before
+ * minor 6, one of seven before minor 7). */
 uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload);
 
 /* Why device `device_index` of `entry` does not take `workload`, into

@@ -24,6 +24,13 @@ double hetc_reference_activate(int32_t activation, double x) {
     case HETC_PLUGIN_ACT_SILU: return x / (1.0 + exp(-x));
     case HETC_PLUGIN_ACT_HARDSWISH: return x * hard_gate(x) / 6.0;
     case HETC_PLUGIN_ACT_HARDSIGMOID: return hard_gate(x) / 6.0;
+    /* 1 + erf(x / sqrt 2) as erfc(-x / sqrt 2) and 0.5 (1 + tanh(y)) as
+     * 1 / (1 + exp(-2 y)): the same values, without the cancellation where
+     * x is negative; NaN at -inf as torch's x * (1 + ...) is. */
+    case HETC_PLUGIN_ACT_GELU: return 0.5 * x * erfc(-x * 0.70710678118654752440);
+    case HETC_PLUGIN_ACT_GELU_TANH:
+      return x / (1.0 + exp(-1.5957691216057307117 * (x + 0.044715 * x * x * x)));
+    case HETC_PLUGIN_ACT_ERF: return erf(x);
     default: return x;
   }
 }
@@ -35,7 +42,7 @@ hetc_status_t hetc_reference_check_epilogue(const hetc_plugin_workload_t *w,
       (e->has_residual != 0 && e->has_residual != 1))
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "%s: epilogue flags must be 0 or 1", op);
-  /* Unary elementwise ops take elu, softplus, exp and log too. */
+  /* Unary elementwise ops take elu, softplus, exp, log and erf too. */
   if (!HETC_PLUGIN_ACT_IS_EPILOGUE(e->activation))
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "%s: unknown epilogue activation %d", op,
@@ -115,7 +122,7 @@ hetc_status_t hetc_reference_elementwise(const hetc_plugin_workload_t *w,
   if (w->activation == HETC_PLUGIN_ACT_NONE)
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "elementwise: neither an activation nor a binary op");
-  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_HARDSIGMOID)
+  if (w->activation < HETC_PLUGIN_ACT_NONE || w->activation > HETC_PLUGIN_ACT_ERF)
     return hetc_status_new(HETC_STATUS_UNSUPPORTED,
                            "elementwise: unknown activation %d", w->activation);
   if (!hetc_reference_same_shape(&w->inputs[0], &w->output))

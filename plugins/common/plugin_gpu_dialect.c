@@ -10,7 +10,7 @@
  *   HK_TX/TY/TZ, HK_BX/BY/BZ   thread and block indices (int)
  *   HK_GID_X             the global thread index along x (long)
  *   HK_BARRIER()         block-wide barrier for shared memory
- *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG, HK_LOG1P, HK_FABS, HK_TANH, HK_NEG_INF   float math
+ *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG, HK_LOG1P, HK_FABS, HK_TANH, HK_ERF, HK_ERFC, HK_NEG_INF   float math
  *   Tensor cores (blocks are 1-d, whole warps):
  *   HK_LANE, HK_WARP     lane in the warp, warp in the block
  *   HK_MMA_SCRATCH(s, w) declares what w warps' mma steps need (nothing
@@ -51,6 +51,8 @@ static const char cuda_dialect[] =
     "#define HK_LOG1P(x) log1pf(x)\n"
     "#define HK_FABS(x) fabsf(x)\n"
     "#define HK_TANH(x) tanhf(x)\n"
+    "#define HK_ERF(x) erff(x)\n"
+    "#define HK_ERFC(x) erfcf(x)\n"
     "#define HK_NEG_INF (-__int_as_float(0x7f800000))\n"
     "#define HK_LANE ((int)(threadIdx.x & 31u))\n"
     "#define HK_WARP ((int)(threadIdx.x >> 5))\n"
@@ -91,6 +93,8 @@ static const char opencl_dialect[] =
     "#define HK_LOG1P(x) log1p(x)\n"
     "#define HK_FABS(x) fabs(x)\n"
     "#define HK_TANH(x) tanh(x)\n"
+    "#define HK_ERF(x) erf(x)\n"
+    "#define HK_ERFC(x) erfc(x)\n"
     "#define HK_NEG_INF (-INFINITY)\n"
     "#define HK_LANE ((int)(get_local_id(0) & 31u))\n"
     "#define HK_WARP ((int)(get_local_id(0) >> 5))\n"

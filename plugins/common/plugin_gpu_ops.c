@@ -49,6 +49,9 @@ const char *hpc_gpu_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_SILU: return HPC_SILU_EXPR("HK_EXP");
     case HETC_PLUGIN_ACT_HARDSWISH: return HPC_HARDSWISH_EXPR;
     case HETC_PLUGIN_ACT_HARDSIGMOID: return HPC_HARDSIGMOID_EXPR;
+    case HETC_PLUGIN_ACT_GELU: return HPC_GELU_EXPR("HK_ERFC");
+    case HETC_PLUGIN_ACT_GELU_TANH: return HPC_GELU_TANH_EXPR("HK_EXP");
+    case HETC_PLUGIN_ACT_ERF: return "HK_ERF(v)";
     default: return "v";
   }
 }

@@ -37,6 +37,15 @@ int hpc_elementwise_row_major_only(const hetc_plugin_workload_t *wl);
 #define HPC_SILU_EXPR(EXP) "(v / (1.0f + " EXP "(-v)))"
 #define HPC_HARDSWISH_EXPR "(v * " HPC_HARD_GATE_EXPR " / 6.0f)"
 #define HPC_HARDSIGMOID_EXPR "(" HPC_HARD_GATE_EXPR " / 6.0f)"
+/* gelu with the complementary error function ERFC (erfcf, HK_ERFC or
+ * erfc): 1 + erf(x / sqrt 2) is erfc(-x / sqrt 2), which keeps the digits
+ * that 1 + erf loses where x is negative (gelu(-5) is -1.4e-6). NaN at
+ * -inf, as x * (1 + erf(x / sqrt 2)) is. */
+#define HPC_GELU_EXPR(ERFC) "(0.5f * v * " ERFC "(v * -0.70710678f))"
+/* gelu_tanh with the exponential EXP: 0.5 x (1 + tanh(y)) is
+ * x / (1 + exp(-2 y)), with y = sqrt(2 / pi) (x + 0.044715 x^3); no
+ * cancellation where tanh(y) is near -1, NaN at -inf, x at inf. */
+#define HPC_GELU_TANH_EXPR(EXP) "(v / (1.0f + " EXP "(-1.59576912f * (v + 0.044715f * v * v * v))))"
 
 /* The C operator of an elementwise binary op: "+", "*" or "/". */
 const char *hpc_binary_operator(int32_t binary);

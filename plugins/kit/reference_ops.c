@@ -94,6 +94,13 @@ float hetc_kit_activate(int32_t activation, float v) {
     case HETC_PLUGIN_ACT_HARDSWISH: return v * hard_gate(v) / 6.0f;
     case HETC_PLUGIN_ACT_HARDSIGMOID: return hard_gate(v) / 6.0f;
 #endif
+#if HETC_PLUGIN_ABI_MINOR >= 7
+    /* erfc(-x / sqrt 2) is 1 + erf(x / sqrt 2) without its cancellation
+     * below 0, and x / (1 + exp(-2 y)) is 0.5 x (1 + tanh(y)). */
+    case HETC_PLUGIN_ACT_GELU: return 0.5f * v * erfcf(v * -0.70710678f);
+    case HETC_PLUGIN_ACT_GELU_TANH: return v / (1.0f + expf(-1.59576912f * (v + 0.044715f * v * v * v)));
+    case HETC_PLUGIN_ACT_ERF: return erff(v);
+#endif
     default: return v;
   }
 }

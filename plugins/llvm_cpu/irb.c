@@ -195,6 +195,86 @@ static LLVMValueRef sigmoid(irb_t *r, LLVMValueRef x) {
   return SEL(negative, FMUL(e, s), s);
 }
 
+/* erf's two halves of a = min(|x|, 10), each accurate where it is used:
+ * `small`, erf(a) for a < 0.75, as a (c0 + a^2 P(a^2)) (a minimax fit of
+ * erf(a) / a in a^2, relative error 3e-11, c0 kept out of the polynomial
+ * so that its last rounding is small); `tail`, erfc(a) for a >= 0.75, as
+ * exp(-a^2) Q(1 / (1 + a)) (a fit of erfc(a) exp(a^2), whose value moves
+ * only from 0.44 to 0.056 there; relative error 1.5e-8), with a^2's
+ * rounding error taken back out of exp(-a^2) (a^2 reaches 100, where
+ * half an ulp of it would cost 4e-6 relative). Past 10, erfc is below
+ * the floats' subnormals and erf is 1. NaN stays NaN. Plain arithmetic
+ * and irb_exp, so a vector stays a vector. */
+typedef struct erf_parts_t {
+  LLVMValueRef a, small, tail;
+} erf_parts_t;
+
+static erf_parts_t erf_parts(irb_t *r, LLVMValueRef x) {
+  LLVMTypeRef ft = LLVMTypeOf(x);
+#define K(v) const_like(r, ft, (v), 0)
+  static const double small[7] = {1.128379167e+00,  -3.761263846e-01, 1.128377889e-01, -2.686479031e-02,
+                                  5.216851783e-03,  -8.357900309e-04, 9.476173748e-05};
+  static const double tail[10] = {4.684803170e-06,  5.639744769e-01,  5.683811916e-01, 2.367946345e-01,
+                                  1.437522866e-02,  -1.894635838e+00, 2.570803632e+00, -6.876878062e-01,
+                                  -9.725823695e-01, 6.189322457e-01};
+  erf_parts_t p;
+  LLVMValueRef a = irb_intrinsic(r, "llvm.fabs", ft, &x, 1);
+  p.a = a = SEL(LLVMBuildFCmp(r->b, LLVMRealOGT, a, K(10.0), ""), K(10.0), a);
+  LLVMValueRef a2 = FMUL(a, a);
+  LLVMValueRef s = K(small[6]);
+  for (int k = 5; k >= 1; --k) s = irb_fma(r, s, a2, K(small[k]));
+  p.small = irb_fma(r, a, K(small[0]), FMUL(a, FMUL(a2, s)));
+  LLVMValueRef u = FDIV(K(1.0), FADD(K(1.0), a));
+  LLVMValueRef q = K(tail[9]);
+  for (int k = 8; k >= 0; --k) q = irb_fma(r, q, u, K(tail[k]));
+  /* exp(-(a2 + lo)) = exp(-a2) (1 - lo) to first order, lo = a^2 - a2. */
+  LLVMValueRef lo = irb_fma(r, a, a, LLVMBuildFNeg(r->b, a2, ""));
+  p.tail = FMUL(irb_exp(r, LLVMBuildFNeg(r->b, a2, "")), irb_fma(r, LLVMBuildFNeg(r->b, q, ""), lo, q));
+  return p;
+#undef K
+}
+
+/* erf(x), the halves of erf_parts joined and given x's sign: within 2.1
+ * ulp over the floats (test_cpu_kernels measures it). */
+LLVMValueRef irb_erf(irb_t *r, LLVMValueRef x) {
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  erf_parts_t p = erf_parts(r, x);
+  LLVMValueRef near = LLVMBuildFCmp(r->b, LLVMRealOLT, p.a, const_like(r, ft, 0.75, 0), "");
+  LLVMValueRef e = SEL(near, p.small, FSUB(const_like(r, ft, 1.0, 0), p.tail));
+  LLVMValueRef args[2] = {e, x};
+  return irb_intrinsic(r, "llvm.copysign", ft, args, 2);
+}
+
+/* 0.5 x (1 + erf(x / sqrt 2)) with 1 + erf(y) taken as erfc(-y) where y
+ * is at or below -0.75: the tail half directly, without the cancellation
+ * of 1 + erf (gelu(-5) is -1.4e-6, which 1 + erf would get 10% wrong).
+ * Past y = -10 that factor is 0, so gelu(-inf) is NaN as torch's is. */
+static LLVMValueRef gelu(irb_t *r, LLVMValueRef x) {
+  LLVMTypeRef ft = LLVMTypeOf(x);
+#define K(v) const_like(r, ft, (v), 0)
+  LLVMValueRef y = FMUL(x, K(0.70710678118654752440));
+  erf_parts_t p = erf_parts(r, y);
+  LLVMValueRef near = LLVMBuildFCmp(r->b, LLVMRealOLT, p.a, K(0.75), "");
+  LLVMValueRef signed_small = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, y, K(0.0), ""), LLVMBuildFNeg(r->b, p.small, ""), p.small);
+  LLVMValueRef upper = FSUB(K(2.0), p.tail); /* 1 + erf(y) for y >= 0.75 */
+  LLVMValueRef lower = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, y, K(-10.0), ""), K(0.0), p.tail);
+  LLVMValueRef one_plus = SEL(near, FADD(K(1.0), signed_small),
+                              SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, y, K(0.0), ""), lower, upper));
+  return FMUL(FMUL(K(0.5), x), one_plus);
+#undef K
+}
+
+/* 0.5 x (1 + tanh(y)) = x sigmoid(2 y), y = sqrt(2 / pi) (x + 0.044715 x^3):
+ * sigmoid keeps the digits 1 + tanh loses where y is negative. x^3
+ * overflows first for large |x|, where sigmoid is then exactly 0 or 1:
+ * x at +inf, NaN at -inf (as torch's). */
+static LLVMValueRef gelu_tanh(irb_t *r, LLVMValueRef x) {
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  LLVMValueRef cube = FMUL(FMUL(x, x), x);
+  LLVMValueRef inner = irb_fma(r, cube, const_like(r, ft, 0.044715, 0), x);
+  return FMUL(x, sigmoid(r, FMUL(inner, const_like(r, ft, 1.5957691216057307117, 0))));
+}
+
 /* The activations made of compares and selects, on a float or a vector
  * alike: relu, relu6, and hardswish and hardsigmoid as torch computes
  * them (x + 3 clamped to [0, 6], over 6). An unordered compare is false,
@@ -224,6 +304,11 @@ static LLVMValueRef act_scalar(irb_t *r, LLVMValueRef v, int32_t activation) {
   LLVMValueRef selected = act_select(r, v, activation);
   if (selected) return selected;
   switch (activation) {
+    /* The vector code on one lane, so that a loop's scalar tail computes
+     * what its vector body does. */
+    case HETC_PLUGIN_ACT_GELU: return gelu(r, v);
+    case HETC_PLUGIN_ACT_GELU_TANH: return gelu_tanh(r, v);
+    case HETC_PLUGIN_ACT_ERF: return irb_erf(r, v);
     case HETC_PLUGIN_ACT_SIGMOID: {
       /* A scalar: libm's expf is faster than irb_exp's longer series; in
        * vectors (irb_act below) irb_exp does 8 or 16 at once. */
@@ -254,6 +339,9 @@ LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation) {
   if (activation == HETC_PLUGIN_ACT_SIGMOID) return sigmoid(r, v);
   if (activation == HETC_PLUGIN_ACT_SILU) return FMUL(v, sigmoid(r, v)); /* NaN at -inf, as torch's */
   if (activation == HETC_PLUGIN_ACT_EXP) return irb_exp(r, v);
+  if (activation == HETC_PLUGIN_ACT_GELU) return gelu(r, v);
+  if (activation == HETC_PLUGIN_ACT_GELU_TANH) return gelu_tanh(r, v);
+  if (activation == HETC_PLUGIN_ACT_ERF) return irb_erf(r, v);
   /* tanh and the rest: lane by lane through libm, for accuracy. */
   LLVMValueRef out = LLVMGetUndef(LLVMTypeOf(v));
   for (unsigned i = 0; i < LLVMGetVectorSize(LLVMTypeOf(v)); ++i) {

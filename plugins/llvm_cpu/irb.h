@@ -43,6 +43,7 @@ LLVMValueRef irb_alloca_array(irb_t *r, LLVMTypeRef type, int64_t count);
 #define DIV(x, y) LLVMBuildSDiv(r->b, (x), (y), "")
 #define REM(x, y) LLVMBuildSRem(r->b, (x), (y), "")
 #define FADD(x, y) LLVMBuildFAdd(r->b, (x), (y), "")
+#define FSUB(x, y) LLVMBuildFSub(r->b, (x), (y), "")
 #define FMUL(x, y) LLVMBuildFMul(r->b, (x), (y), "")
 #define FDIV(x, y) LLVMBuildFDiv(r->b, (x), (y), "")
 #define LT(x, y) LLVMBuildICmp(r->b, LLVMIntSLT, (x), (y), "")
@@ -70,6 +71,9 @@ LLVMValueRef irb_act(irb_t *r, LLVMValueRef v, int32_t activation);
 /* e^x of a float or a vector of floats, inline (no call), within 2 ulp of
  * expf (irb.c). */
 LLVMValueRef irb_exp(irb_t *r, LLVMValueRef x);
+/* erf(x) of a float or a vector of floats, inline, within a few ulp of
+ * the exact value (irb.c). */
+LLVMValueRef irb_erf(irb_t *r, LLVMValueRef x);
 /* Calls the libm function `name` (float -> float). */
 LLVMValueRef irb_libm(irb_t *r, const char *name, LLVMValueRef v);
 

@@ -13,6 +13,8 @@ const char *ocl_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_SILU: return HPC_SILU_EXPR("exp");
     case HETC_PLUGIN_ACT_HARDSWISH: return HPC_HARDSWISH_EXPR;
     case HETC_PLUGIN_ACT_HARDSIGMOID: return HPC_HARDSIGMOID_EXPR;
+    case HETC_PLUGIN_ACT_GELU: return HPC_GELU_EXPR("erfc");
+    case HETC_PLUGIN_ACT_GELU_TANH: return HPC_GELU_TANH_EXPR("exp");
     default: return NULL;
   }
 }

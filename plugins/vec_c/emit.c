@@ -64,6 +64,9 @@ const char *vec_act_expr(int32_t activation) {
     case HETC_PLUGIN_ACT_SILU: return HPC_SILU_EXPR("expf");
     case HETC_PLUGIN_ACT_HARDSWISH: return HPC_HARDSWISH_EXPR;
     case HETC_PLUGIN_ACT_HARDSIGMOID: return HPC_HARDSIGMOID_EXPR;
+    case HETC_PLUGIN_ACT_GELU: return HPC_GELU_EXPR("erfcf");
+    case HETC_PLUGIN_ACT_GELU_TANH: return HPC_GELU_TANH_EXPR("expf");
+    case HETC_PLUGIN_ACT_ERF: return "erff(v)";
     default: return NULL;
   }
 }

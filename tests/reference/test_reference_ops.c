@@ -578,9 +578,83 @@ static void test_torch_activations(void **state) {
   expect_torch(y, hardsigmoid, 9, 1e-7);
   assert_true(y[4] == 1.0f && y[5] == 1.0f);
 
+}
+
+/* Minor 7's activations. At the edges: NaN at -inf for gelu and gelu_tanh
+ * (x times a gate of 0, as torch's), inf at inf, signed zeros kept, erf
+ * +-1 at +-inf; in the negative tail the values themselves, which
+ * 0.5 x (1 + erf(x / sqrt 2)) in double rounds to -0 at -10 (1 + erf is
+ * 1.5e-23 there; the constants are 0.5 x erfc(-x / sqrt 2) and
+ * x / (1 + exp(-2 y))). Between -6 and 6 they agree with the textbook forms
+ * in double (erf and tanh) within 1e-6. */
+static void test_gelu_and_erf(void **state) {
+  (void)state;
+  enum { N = 13 };
+  hetc_plugin_tensor_t in = t2(1, N);
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_ELEMENTWISE, 1, &in, t2(1, N));
+  float x[N] = {-INFINITY, -10, -3, -1, -0.0f, 0, 0.5f, 1, 3, 10, INFINITY, NAN, 1e-30f}, y[N];
+  const float *inputs[] = {x};
+
+  w.activation = HETC_PLUGIN_ACT_GELU;
+  run_ok(&w, inputs, NULL, y);
+  const float gelu[N] = {NAN,         -7.61985298e-23f, -0.00404969417f, -0.158655256f, -0.0f, 0, 0.345731229f,
+                         0.841344774f, 2.99595022f,      10,              INFINITY,      NAN,   5e-31f};
+  expect_torch(y, gelu, N, 1e-6);
+
+  w.activation = HETC_PLUGIN_ACT_GELU_TANH;
+  run_ok(&w, inputs, NULL, y);
+  const float gelu_tanh[N] = {NAN,         -1.20409239e-37f, -0.00363739207f, -0.158808008f, -0.0f, 0, 0.345714003f,
+                              0.841192007f, 2.99636269f,      10,              INFINITY,      NAN,   5e-31f};
+  expect_torch(y, gelu_tanh, N, 1e-6);
+
+  w.activation = HETC_PLUGIN_ACT_ERF;
+  run_ok(&w, inputs, NULL, y);
+  const float erfs[N] = {-1,          -1,           -0.999977887f, -0.842700779f, -0.0f, 0, 0.520499885f,
+                         0.842700779f, 0.999977887f, 1,             1,             NAN,   1.12837917e-30f};
+  expect_torch(y, erfs, N, 1e-7);
+
+  enum { SWEEP = 241 };
+  hetc_plugin_tensor_t sin = t2(1, SWEEP);
+  hetc_plugin_workload_t s = workload(HETC_PLUGIN_OP_ELEMENTWISE, 1, &sin, t2(1, SWEEP));
+  float sx[SWEEP], sg[SWEEP], st[SWEEP], want_g[SWEEP], want_t[SWEEP];
+  for (int i = 0; i < SWEEP; ++i) {
+    const double v = sx[i] = -6.0f + 0.05f * (float)i;
+    want_g[i] = (float)(0.5 * v * (1.0 + erf(v / sqrt(2.0))));
+    want_t[i] = (float)(0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v))));
+  }
+  const float *sweep[] = {sx};
+  s.activation = HETC_PLUGIN_ACT_GELU;
+  run_ok(&s, sweep, NULL, sg);
+  s.activation = HETC_PLUGIN_ACT_GELU_TANH;
+  run_ok(&s, sweep, NULL, st);
+  expect_torch(sg, want_g, SWEEP, 1e-6);
+  expect_torch(st, want_t, SWEEP, 1e-6);
+
   /* One past the last activation of this minor is unknown. */
-  w.activation = HETC_PLUGIN_ACT_HARDSIGMOID + 1;
+  w.activation = HETC_PLUGIN_ACT_ERF + 1;
   run_fails(&w, inputs, NULL, y, HETC_STATUS_UNSUPPORTED);
+}
+
+/* gelu and gelu_tanh are epilogues (after the residual: acc 1 + bias 1 +
+ * residual -1 = 1), erf is not. */
+static void test_gelu_epilogues(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t ins[2] = {t4(1, 1, 1, 1), t4(1, 1, 1, 1)};
+  hetc_plugin_workload_t w = conv_workload(ins, 2, t4(1, 1, 1, 1), 1, 1);
+  w.epilogue.has_bias = 1;
+  w.epilogue.has_residual = 1;
+  float x[1] = {1}, r[1] = {-1}, weight[1] = {1}, bias[1] = {1}, y[1];
+  const float *inputs[] = {x, r};
+  const float *params[] = {weight, bias};
+  w.epilogue.activation = HETC_PLUGIN_ACT_GELU;
+  run_ok(&w, inputs, params, y);
+  const float gelu1[1] = {0.841344774f}, gelu_tanh1[1] = {0.841192007f};
+  expect_torch(y, gelu1, 1, 1e-7);
+  w.epilogue.activation = HETC_PLUGIN_ACT_GELU_TANH;
+  run_ok(&w, inputs, params, y);
+  expect_torch(y, gelu_tanh1, 1, 1e-7);
+  w.epilogue.activation = HETC_PLUGIN_ACT_ERF;
+  run_fails(&w, inputs, params, y, HETC_STATUS_UNSUPPORTED);
 }
 
 /* They are epilogues too, applied after the residual: acc 1 + bias 1 +
@@ -1127,6 +1201,8 @@ int main(void) {
       cmocka_unit_test(test_divide),
       cmocka_unit_test(test_torch_activations),
       cmocka_unit_test(test_torch_activation_epilogues),
+      cmocka_unit_test(test_gelu_and_erf),
+      cmocka_unit_test(test_gelu_epilogues),
       cmocka_unit_test(test_layout_transform_and_reshape),
       cmocka_unit_test(test_layout_round_trips),
       cmocka_unit_test(test_layout_element_count_and_errors),

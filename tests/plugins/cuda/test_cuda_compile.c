@@ -279,9 +279,10 @@ static int default_config_compiles(const hetc_plugin_workload_t *w, int kind, co
   return failed;
 }
 
-/* ABI minor 6's activations, written as CUDA C for NVRTC: in the epilogue
- * of every conv2d and dense template (the first sample workload each
- * applies to) and as a unary elementwise op. */
+/* ABI minors 6's and 7's activations, written as CUDA C for NVRTC: in the
+ * epilogue of every conv2d and dense template (the first sample workload
+ * each applies to) and as a unary elementwise op; erf only as the latter,
+ * never an epilogue's. */
 static void test_minor6_activations_compile(void **state) {
   (void)state;
   cu_host = hetc_host_services();
@@ -290,15 +291,17 @@ static void test_minor6_activations_compile(void **state) {
   load_workloads("mobilenet_v1.json", &mobilenet);
   static const int kinds[] = {CU_T_CONV_NCHW, CU_T_CONV_NHWC, CU_T_CONV_WINOGRAD, CU_T_CONV_IGEMM_TC,
                               CU_T_CONV_DEPTHWISE, CU_T_DENSE};
-  static const int32_t activations[] = {HETC_PLUGIN_ACT_SILU, HETC_PLUGIN_ACT_HARDSWISH, HETC_PLUGIN_ACT_HARDSIGMOID};
-  static const char *const names[] = {"silu", "hardswish", "hardsigmoid"};
+  static const int32_t activations[] = {HETC_PLUGIN_ACT_SILU, HETC_PLUGIN_ACT_HARDSWISH, HETC_PLUGIN_ACT_HARDSIGMOID,
+                                        HETC_PLUGIN_ACT_GELU, HETC_PLUGIN_ACT_GELU_TANH, HETC_PLUGIN_ACT_ERF};
+  static const char *const names[] = {"silu", "hardswish", "hardsigmoid", "gelu", "gelu_tanh", "erf"};
+  enum { EPILOGUES = 5, ALL = 6 };
   int failures = 0, compiled = 0;
   for (int k = 0; k < 6; ++k) {
     const workloads_t *set = kinds[k] == CU_T_CONV_DEPTHWISE ? &mobilenet : &resnet;
     int i = 0;
     while (i < set->count && !template_applies(&set->w[i], kinds[k])) ++i;
     assert_true(i < set->count);
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < EPILOGUES; ++a) {
       hetc_plugin_workload_t w = set->w[i];
       w.epilogue.activation = activations[a];
       failures += default_config_compiles(&w, kinds[k], names[a]);
@@ -306,7 +309,7 @@ static void test_minor6_activations_compile(void **state) {
     }
   }
   hetc_plugin_tensor_t t = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 12, 7, 7}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
-  for (int a = 0; a < 3; ++a) {
+  for (int a = 0; a < ALL; ++a) {
     hetc_plugin_workload_t w;
     memset(&w, 0, sizeof(w));
     w.op = HETC_PLUGIN_OP_ELEMENTWISE;
@@ -317,7 +320,7 @@ static void test_minor6_activations_compile(void **state) {
     failures += default_config_compiles(&w, CU_T_ELEMENTWISE, names[a]);
     ++compiled;
   }
-  printf("%d kernels with silu, hardswish or hardsigmoid compiled, %d failed\n", compiled - failures, failures);
+  printf("%d kernels with minor 6's and 7's activations compiled, %d failed\n", compiled - failures, failures);
   assert_int_equal(failures, 0);
 }
 

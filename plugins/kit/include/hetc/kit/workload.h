@@ -13,7 +13,10 @@
 
 /* The last activation and binary op of the header compiled against: an
  * elementwise workload names one of them or none. */
-#if HETC_PLUGIN_ABI_MINOR >= 6
+#if HETC_PLUGIN_ABI_MINOR >= 7
+#define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_ERF
+#define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
+#elif HETC_PLUGIN_ABI_MINOR >= 6
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_HARDSIGMOID
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
 #elif HETC_PLUGIN_ABI_MINOR >= 5
@@ -28,8 +31,9 @@
 #endif
 
 /* Whether a conv2d's or dense's epilogue may apply `activation` under the
- * header compiled against: the four of minor 0, and from minor 6 silu,
- * hardswish and hardsigmoid too. */
+ * header compiled against: the four of minor 0, from minor 6 silu,
+ * hardswish and hardsigmoid too, from minor 7 gelu and gelu_tanh (each
+ * header's HETC_PLUGIN_ACT_IS_EPILOGUE names its own). */
 #if HETC_PLUGIN_ABI_MINOR >= 6
 #define HETC_KIT_EPILOGUE_ACTIVATION(activation) HETC_PLUGIN_ACT_IS_EPILOGUE(activation)
 #else
