@@ -407,14 +407,18 @@ uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload) {
 void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,
                                       const hetc_plugin_workload_t *workload, char *out, size_t size) {
   const hetc_plugin_t *p = entry->plugin;
+  const uint32_t needs = hetc_workload_abi_minor(workload);
+  if (p->header.abi_minor < needs) {
+    /* Its supports_why is not asked either: the workload names what the
+     * plugin's header did not ("unknown activation 12" would hide why). */
+    snprintf(out, size, "the plugin speaks ABI %u.%u; this workload needs ABI %u.%u", p->header.abi_major,
+             p->header.abi_minor, HETC_PLUGIN_ABI_MAJOR, needs);
+    return;
+  }
   hetc_status_t why = HETC_PLUGIN_HAS_FIELD(p, hetc_plugin_t, supports_why) && p->supports_why
                           ? p->supports_why(entry->instance, device_index, workload)
                           : NULL;
-  const uint32_t needs = hetc_workload_abi_minor(workload);
   if (why && hetc_status_message(why)[0]) snprintf(out, size, "%s", hetc_status_message(why));
-  else if (p->header.abi_minor < needs)
-    snprintf(out, size, "the plugin speaks ABI %u.%u; this workload needs ABI %u.%u", p->header.abi_major,
-             p->header.abi_minor, HETC_PLUGIN_ABI_MAJOR, needs);
   else snprintf(out, size, "the plugin gives no reason");
   hetc_status_free(why);
 }

@@ -72,9 +72,9 @@ char *hetc_registry_search_path(void);
 uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload);
 
 /* Why device `device_index` of `entry` does not take `workload`, into
- * `out`: the message of the plugin's supports_why (ABI minor 3); else, for
- * a plugin older than the workload's minor, that; else "the plugin gives
- * no reason". */
+ * `out`: for a plugin older than the workload's minor, that (its
+ * supports_why is not asked); else the message of the plugin's
+ * supports_why (ABI minor 3), or "the plugin gives no reason". */
 void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,
                                       const hetc_plugin_workload_t *workload, char *out, size_t size);
 
