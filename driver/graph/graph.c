@@ -32,6 +32,9 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_SILU] = "silu",
     [HETC_OP_HARDSWISH] = "hardswish",
     [HETC_OP_HARDSIGMOID] = "hardsigmoid",
+    [HETC_OP_GELU] = "gelu",
+    [HETC_OP_GELU_TANH] = "gelu_tanh",
+    [HETC_OP_ERF] = "erf",
 };
 
 hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
@@ -218,6 +221,9 @@ int32_t hetc_op_activation(hetc_op_t op) {
     case HETC_OP_SILU: return HETC_PLUGIN_ACT_SILU;
     case HETC_OP_HARDSWISH: return HETC_PLUGIN_ACT_HARDSWISH;
     case HETC_OP_HARDSIGMOID: return HETC_PLUGIN_ACT_HARDSIGMOID;
+    case HETC_OP_GELU: return HETC_PLUGIN_ACT_GELU;
+    case HETC_OP_GELU_TANH: return HETC_PLUGIN_ACT_GELU_TANH;
+    case HETC_OP_ERF: return HETC_PLUGIN_ACT_ERF;
     default: return HETC_PLUGIN_ACT_NONE;
   }
 }
@@ -281,6 +287,9 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_SILU:
     case HETC_OP_HARDSWISH:
     case HETC_OP_HARDSIGMOID:
+    case HETC_OP_GELU:
+    case HETC_OP_GELU_TANH:
+    case HETC_OP_ERF:
       w.op = HETC_PLUGIN_OP_ELEMENTWISE;
       w.activation = hetc_op_activation(node->op);
       break;

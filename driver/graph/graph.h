@@ -45,6 +45,9 @@ typedef enum hetc_op_t {
   HETC_OP_SILU,        /* x * sigmoid(x) */
   HETC_OP_HARDSWISH,   /* x * hardsigmoid(x) */
   HETC_OP_HARDSIGMOID, /* torch's: clamp(x / 6 + 1 / 2, 0, 1) */
+  HETC_OP_GELU,        /* 0.5 x (1 + erf(x / sqrt 2)) */
+  HETC_OP_GELU_TANH,   /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+  HETC_OP_ERF,
   HETC_OP_COUNT
 } hetc_op_t;
 
@@ -57,12 +60,12 @@ static inline int hetc_workload_is_tunable(const hetc_plugin_workload_t *workloa
   return workload->op == HETC_PLUGIN_OP_CONV2D || workload->op == HETC_PLUGIN_OP_DENSE;
 }
 /* The activation an op applies (relu, relu6, sigmoid, tanh, elu,
- * softplus, exp, log, silu, hardswish, hardsigmoid), or
- * HETC_PLUGIN_ACT_NONE for every other op. */
+ * softplus, exp, log, silu, hardswish, hardsigmoid, gelu, gelu_tanh, erf),
+ * or HETC_PLUGIN_ACT_NONE for every other op. */
 int32_t hetc_op_activation(hetc_op_t op);
 /* Whether an activation may be a conv2d's or dense's epilogue: the four of
- * ABI minor 0 and silu, hardswish and hardsigmoid (plugin.h's
- * HETC_PLUGIN_ACT_IS_EPILOGUE). */
+ * ABI minor 0, silu, hardswish and hardsigmoid, gelu and gelu_tanh
+ * (plugin.h's HETC_PLUGIN_ACT_IS_EPILOGUE). */
 static inline int hetc_activation_fuses(int32_t activation) {
   return activation != HETC_PLUGIN_ACT_NONE && HETC_PLUGIN_ACT_IS_EPILOGUE(activation);
 }

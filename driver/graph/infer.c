@@ -218,7 +218,10 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
     case HETC_OP_LOG:
     case HETC_OP_SILU:
     case HETC_OP_HARDSWISH:
-    case HETC_OP_HARDSIGMOID: break;
+    case HETC_OP_HARDSIGMOID:
+    case HETC_OP_GELU:
+    case HETC_OP_GELU_TANH:
+    case HETC_OP_ERF: break;
     case HETC_OP_ADD:
     case HETC_OP_MULTIPLY:
     case HETC_OP_DIVIDE:

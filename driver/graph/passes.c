@@ -241,7 +241,7 @@ static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t 
 
 /* Fuses what follows node k, a conv2d or dense, in epilogue order:
  * bias_add, residual add, activation (silu, hardswish and hardsigmoid only
- * for plugins of minor 6 on). Each step needs the current value to have one
+ * for plugins of minor 6 on, gelu and gelu_tanh of minor 7 on). Each step needs the current value to have one
  * reader. */
 static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_minor) {
   hetc_node_t *node = &graph->nodes[k];
@@ -271,7 +271,9 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, ui
   }
   const int32_t activation = next >= 0 ? hetc_op_activation(graph->nodes[next].op) : HETC_PLUGIN_ACT_NONE;
   const int gated = activation >= HETC_PLUGIN_ACT_SILU && activation <= HETC_PLUGIN_ACT_HARDSIGMOID;
-  if (hetc_activation_fuses(activation) && (!gated || abi_minor >= HETC_GATED_ACTIVATIONS_ABI_MINOR)) {
+  const int gelu = activation == HETC_PLUGIN_ACT_GELU || activation == HETC_PLUGIN_ACT_GELU_TANH;
+  const uint32_t needs = gelu ? HETC_GELU_ABI_MINOR : gated ? HETC_GATED_ACTIVATIONS_ABI_MINOR : 0;
+  if (hetc_activation_fuses(activation) && abi_minor >= needs) {
     node->epilogue.activation = activation;
     HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
   }

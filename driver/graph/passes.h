@@ -7,6 +7,11 @@
 /* The ABI minor whose plugins take silu, hardswish and hardsigmoid, as
  * unary elementwise ops and as epilogues. */
 #define HETC_GATED_ACTIVATIONS_ABI_MINOR 6
+/* The ABI minor whose plugins take gelu and gelu_tanh (as unary
+ * elementwise ops and as epilogues) and erf (elementwise). No older op
+ * computes erf exactly, so below it they are not lowered: a node no target
+ * takes then names the minor it needs. */
+#define HETC_GELU_ABI_MINOR 7
 
 /* Runs every pass in order, for plugins of ABI minor `abi_minor` (the
  * oldest among the targets): batch_norm folding into conv2d, lowering of
@@ -14,7 +19,8 @@
  * sigmoid(x)) into silu and multiply(x, hardsigmoid(x)) into hardswish,
  * epilogue fusion into conv2d and dense (bias_add, residual add,
  * activation). Below minor 6 silu, hardswish and hardsigmoid are lowered
- * to ops older plugins know first, and not made. The graph computes the
+ * to ops older plugins know first, and not made; below minor 7 gelu and
+ * gelu_tanh stay unfused elementwise ops. The graph computes the
  * same function afterwards (up to float rounding); value ids of the
  * model's values are stable, nodes stay topologically sorted. */
 hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor);

@@ -18,6 +18,8 @@ static const struct {
     {HETC_PLUGIN_ACT_SILU, "+silu"},
     {HETC_PLUGIN_ACT_HARDSWISH, "+hardswish"},
     {HETC_PLUGIN_ACT_HARDSIGMOID, "+hardsigmoid"},
+    {HETC_PLUGIN_ACT_GELU, "+gelu"},
+    {HETC_PLUGIN_ACT_GELU_TANH, "+gelu_tanh"},
 };
 #define NUM_EPILOGUE_SUFFIXES ((int32_t)(sizeof(epilogue_suffixes) / sizeof(epilogue_suffixes[0])))
 

@@ -273,6 +273,9 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_SILU] = {1, 1, no_attrs},
     [HETC_OP_HARDSWISH] = {1, 1, no_attrs},
     [HETC_OP_HARDSIGMOID] = {1, 1, no_attrs},
+    [HETC_OP_GELU] = {1, 1, no_attrs},
+    [HETC_OP_GELU_TANH] = {1, 1, no_attrs},
+    [HETC_OP_ERF] = {1, 1, no_attrs},
 };
 
 static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,

@@ -293,6 +293,51 @@ static hetc_status_t import_node(hetc_onnx_importer_t *im) {
   return hetc_onnx_translate_node(im);
 }
 
+/* The node after `from` that reads value `name`, when it is the one node
+ * that does, reading it once, and the value is no graph output; else -1.
+ * Nodes before `from` cannot read it: every input is defined before its
+ * reader. */
+static int64_t sole_reader(const Onnx__GraphProto *g, size_t from, const char *name) {
+  for (size_t k = 0; k < g->n_output; ++k)
+    if (g->output[k]->name && !strcmp(g->output[k]->name, name)) return -1;
+  int64_t found = -1;
+  for (size_t k = from + 1; k < g->n_node; ++k)
+    for (size_t i = 0; i < g->node[k]->n_input; ++i)
+      if (!strcmp(g->node[k]->input[i], name)) {
+        if (found >= 0) return -1;
+        found = (int64_t)k;
+      }
+  return found;
+}
+
+static int is_op(const Onnx__NodeProto *n, const char *op, size_t inputs) {
+  return !strcmp(n->op_type, op) && n->n_input == inputs && n->n_output == 1 && n->output[0][0] &&
+         (!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx"));
+}
+
+/* Whether node k heads an exact GELU as torch's legacy exporter writes it
+ * (hetc_onnx_translate_gelu_chain), going by the ops and their readers:
+ * the constants may be defined only further on, and are checked at the
+ * chain's last node. Fills chain with the five nodes' indices and *x_name
+ * with the value the GELU is of. */
+static int gelu_chain(const Onnx__GraphProto *g, size_t k, int64_t chain[5], const char **x_name) {
+  static const char *const ops[5] = {"", "Erf", "Add", "Mul", "Mul"};
+  const Onnx__NodeProto *head = g->node[k];
+  const int divides = is_op(head, "Div", 2);
+  if (!divides && !is_op(head, "Mul", 2)) return 0;
+  chain[0] = (int64_t)k;
+  for (int s = 1; s < 5; ++s) {
+    chain[s] = sole_reader(g, (size_t)chain[s - 1], g->node[chain[s - 1]]->output[0]);
+    if (chain[s] < 0 || !is_op(g->node[chain[s]], ops[s], s == 1 ? 1 : 2)) return 0;
+  }
+  const Onnx__NodeProto *times_x = g->node[chain[3]];
+  const char *sum = g->node[chain[2]]->output[0];
+  const char *x = !strcmp(times_x->input[0], sum) ? times_x->input[1] : times_x->input[0];
+  if (strcmp(head->input[0], x) != 0 && (divides || strcmp(head->input[1], x) != 0)) return 0;
+  *x_name = x;
+  return 1;
+}
+
 /* "node 'NAME' (index K, OP)", or by its output when it has no name. */
 static void describe_node(const Onnx__NodeProto *n, int32_t index, char *out, size_t size) {
   const char *op = n->op_type && n->op_type[0] ? n->op_type : "no op_type";
@@ -470,16 +515,55 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
   /* Nodes go after the inputs in the values array. */
   hetc_value_t *values = realloc(g->values, sizeof(hetc_value_t) * (size_t)g->num_inputs);
   if (values) g->values = values;
+  /* An exact GELU's first four nodes wait for its last (head_of: the
+   * first's index, at the last's), where it becomes one gelu, or, when a
+   * constant is not the exporter's, its nodes one by one after all. */
+  int64_t *head_of = malloc(sizeof(int64_t) * (graph->n_node + 1));
+  uint8_t *deferred = calloc(graph->n_node + 1, 1);
+  if (!head_of || !deferred) {
+    free(head_of), free(deferred);
+    return out_of_memory();
+  }
+  for (size_t k = 0; k < graph->n_node; ++k) head_of[k] = -1;
   for (size_t k = 0; k < graph->n_node; ++k) {
-    im->node = graph->node[k];
-    im->node_index = (int32_t)k;
-    hetc_status_t status = import_node(im);
+    if (deferred[k]) continue;
+    int64_t chain[5];
+    const char *x_name = NULL;
+    hetc_status_t status = NULL;
+    if (head_of[k] < 0 && gelu_chain(graph, k, chain, &x_name)) {
+      for (int s = 0; s < 4; ++s) deferred[chain[s]] = 1;
+      head_of[chain[4]] = (int64_t)k;
+      continue;
+    }
+    if (head_of[k] >= 0) {
+      gelu_chain(graph, (size_t)head_of[k], chain, &x_name);
+      const Onnx__NodeProto *nodes[5] = {NULL, NULL, NULL, NULL, NULL};
+      for (int s = 0; s < 5 && !status; ++s) {
+        im->node = nodes[s] = graph->node[chain[s]];
+        im->node_index = (int32_t)chain[s];
+        status = hetc_onnx_check_schema(im->node, im->opset);
+      }
+      int fused = 0;
+      if (!status) status = hetc_onnx_translate_gelu_chain(im, nodes, x_name, &fused);
+      for (int s = 0; s < 5 && !status && !fused; ++s) {
+        im->node = nodes[s];
+        im->node_index = (int32_t)chain[s];
+        status = import_node(im);
+      }
+    } else {
+      im->node = graph->node[k];
+      im->node_index = (int32_t)k;
+      status = import_node(im);
+    }
     if (status) {
+      free(head_of), free(deferred);
       char where[600];
       describe_node(im->node, im->node_index, where, sizeof(where));
       return hetc_status_annotate(status, "%s: %s", im->file.display_name, where);
     }
   }
+  free(head_of);
+  free(deferred);
   hetc_status_t status = set_outputs(im, graph);
   if (status) return hetc_status_annotate(status, "%s", im->file.display_name);
   int32_t dropped = 0, cycle_node = -1;

@@ -37,6 +37,14 @@ typedef struct hetc_onnx_importer_t {
 /* Translates the current node (im->node), whose inputs are not all
  * constant, into hetc nodes. Failures are bare BAD_INPUT messages. */
 hetc_status_t hetc_onnx_translate_node(hetc_onnx_importer_t *im);
+/* The exact GELU as torch's legacy exporter writes it, found by the walk
+ * (onnx_import.c) with every intermediate read once, here with its
+ * constants checked: chain is Div(x, sqrt 2) or Mul(x, 1 / sqrt 2), Erf,
+ * Add(., 1), Mul(x, .), Mul(., 0.5), binary operands in either order, and
+ * im->node the last. Appends one gelu named after the last output and sets
+ * *out_fused, or leaves the graph alone when a constant differs. */
+hetc_status_t hetc_onnx_translate_gelu_chain(hetc_onnx_importer_t *im, const Onnx__NodeProto *const chain[5],
+                                             const char *x_name, int *out_fused);
 /* Whether hetc_onnx_translate_node knows op_type. */
 int hetc_onnx_translatable(const char *op_type);
 

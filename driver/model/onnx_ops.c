@@ -484,7 +484,7 @@ static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
     hetc_op_t op;
   } activations[] = {{"Relu", HETC_OP_RELU}, {"Sigmoid", HETC_OP_SIGMOID}, {"Tanh", HETC_OP_TANH},
                      {"Softplus", HETC_OP_SOFTPLUS}, {"Elu", HETC_OP_ELU},   {"Exp", HETC_OP_EXP},
-                     {"Log", HETC_OP_LOG}};
+                     {"Log", HETC_OP_LOG},   {"Erf", HETC_OP_ERF}};
   int32_t x, value;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   hetc_op_t op = HETC_OP_RELU;
@@ -507,6 +507,50 @@ static hetc_status_t translate_activation(hetc_onnx_importer_t *im) {
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, negative, step_name(im, "negative", names[3], 320), &negative));
   HETC_RETURN_IF_ERROR(append_uniform_affine(im, negative, step_name(im, "scaled", names[4], 320), -alpha, 0, &negative));
   HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
+/* Gelu (opset 20): approximate "none" is gelu, "tanh" gelu_tanh. */
+static hetc_status_t translate_gelu(hetc_onnx_importer_t *im) {
+  char approximate[16];
+  int32_t x, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "approximate", "none", approximate, sizeof(approximate)));
+  const int tanh_form = !strcmp(approximate, "tanh");
+  if (!tanh_form && strcmp(approximate, "none") != 0)
+    return BAD("attribute 'approximate' is '%s'; expected 'none' or 'tanh'", approximate);
+  HETC_RETURN_IF_ERROR(append_unary(im, tanh_form ? HETC_OP_GELU_TANH : HETC_OP_GELU, x, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
+/* Whether the value named `name` is a constant of one value within 1e-6
+ * relative of `want` (the exporters write float32 roundings of sqrt 2 and
+ * 1 / sqrt 2). */
+static int constant_near(hetc_onnx_importer_t *im, const char *name, double want) {
+  const onnx_value_t *v = hetc_onnx_lookup(im, name);
+  return v && v->kind == ONNX_VALUE_CONST && v->constant.count == 1 &&
+         fabs(hetc_onnx_const_get(&v->constant, 0) - want) <= 1e-6 * want;
+}
+
+/* The input of `n` that is not `other` (n has two). */
+static const char *other_input(const Onnx__NodeProto *n, const char *other) {
+  return !strcmp(n->input[0], other) ? n->input[1] : n->input[0];
+}
+
+hetc_status_t hetc_onnx_translate_gelu_chain(hetc_onnx_importer_t *im, const Onnx__NodeProto *const chain[5],
+                                             const char *x_name, int *out_fused) {
+  *out_fused = 0;
+  const Onnx__NodeProto *scale = chain[0], *add = chain[2], *times_x = chain[3], *half = chain[4];
+  const int divides = !strcmp(scale->op_type, "Div");
+  const onnx_value_t *x = hetc_onnx_lookup(im, x_name);
+  if (!x || x->kind != ONNX_VALUE_ACTIVATION) return NULL;
+  if (!constant_near(im, other_input(scale, x_name), divides ? sqrt(2.0) : sqrt(0.5)) ||
+      !constant_near(im, other_input(add, chain[1]->output[0]), 1.0) ||
+      !constant_near(im, other_input(half, times_x->output[0]), 0.5))
+    return NULL;
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_GELU, x->value, half->output[0], &value));
+  *out_fused = 1;
   return define_output(im, value);
 }
 
@@ -1684,6 +1728,8 @@ static const translation_t translations[] = {
     {"LRN", translate_lrn},
     {"Exp", translate_activation},
     {"Log", translate_activation},
+    {"Erf", translate_activation},
+    {"Gelu", translate_gelu},
     {"Transpose", translate_transpose},
     {"DepthToSpace", translate_depth_to_space},
     {"SpaceToDepth", translate_depth_to_space},

@@ -128,6 +128,7 @@ static const op_form_t forms[] = {
     {"Erf", 9, 1, 1, 1, ""},
     {"Softsign", 1, 1, 1, 1, ""},
     {"Mish", 18, 1, 1, 1, ""},
+    {"Gelu", 20, 1, 1, 1, "approximate"},
 };
 
 /* Whether `name` is one of the space-separated words of `list`. */
