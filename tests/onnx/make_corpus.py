@@ -57,7 +57,7 @@ CHECK_RTOL = 1e-5  # --check: how far a regenerated expected.bin may drift
 # The IR version each opset came with (onnx/helper.py VERSION_TABLE): what an
 # exporter stamps. IR 3 (opset < 9 here) still requires every initializer to be
 # listed among the graph inputs, as old PyTorch exports do.
-IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 21: 10}
+IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 20: 9, 21: 10}
 
 PRODUCER = "hetc-make_corpus"
 
@@ -808,6 +808,75 @@ def sigmoid_graph_output(g):
     y = g.conv(g.x, 8, 12, 3, "conv")
     s = g.op("Sigmoid", [y], "act")
     return [g.op("Mul", [y, s], "act"), s]
+
+
+# -- GELU and Erf (ABI minor 7) --------------------------------------------
+# torch's legacy exporter writes nn.GELU() as Div(x, 1.4142135), Erf,
+# Add(., 1), Mul(x, .), Mul(., 0.5), each scalar from a Constant node just
+# before its reader; opset 20 has Gelu itself. hetc imports the chain as one
+# gelu when its intermediates have no other readers, and fuses it into the
+# conv2d or dense before it.
+
+
+def exact_gelu(g, x, name="", mul_form=False, swapped=False):
+    """The exact GELU as torch's legacy exporter writes it; mul_form scales by
+    Mul(x, 0.70710677) instead of Div(x, 1.4142135), swapped puts every
+    binary op's operands the other way round."""
+    def pair(a, b):
+        return [b, a] if swapped else [a, b]
+    if mul_form:
+        scaled = g.op("Mul", pair(x, g.constant(np.float32(0.70710677), scope_of(name))), name)
+    else:
+        scaled = g.op("Div", [x, g.constant(np.float32(1.4142135), scope_of(name))], name)
+    e = g.op("Erf", [scaled], name)
+    s = g.op("Add", pair(e, g.constant(np.float32(1.0), scope_of(name))), name)
+    m = g.op("Mul", pair(x, s), name)
+    return g.op("Mul", pair(m, g.constant(np.float32(0.5), scope_of(name))), name)
+
+
+@op_case(SHAPE)
+def conv_gelu_exact(g):
+    return exact_gelu(g, g.conv(g.x, 8, 12, 3, "conv"), "act")
+
+
+@op_case(SHAPE)
+def conv_gelu_exact_mul_swapped(g):
+    """Mul(0.70710677, x) for the scale, every operand pair reversed."""
+    return exact_gelu(g, g.conv(g.x, 8, 12, 3, "conv"), "act", mul_form=True, swapped=True)
+
+
+@op_case([2, 6, 5], **ACT)
+def gelu_exact_rank3(g):
+    """A transformer MLP's GELU, on a [batch, tokens, features] value."""
+    return exact_gelu(g, g.x, "act")
+
+
+@op_case(FC_IN, opset=20)
+def gemm_gelu(g):
+    return g.op("Gelu", [g.gemm(g.flatten(g.x), 128, 10, "fc")], "act")
+
+
+@op_case(FC_IN, opset=20)
+def gemm_gelu_tanh(g):
+    return g.op("Gelu", [g.gemm(g.flatten(g.x), 128, 10, "fc")], "act", approximate="tanh")
+
+
+@op_case([2, 6, 5], **ACT)
+def erf_rank3(g):
+    """Erf of a computed value, alone (not part of a GELU)."""
+    return g.op("Erf", [g.x], "act")
+
+
+@op_case(SHAPE)
+def gelu_erf_read_elsewhere(g):
+    """The exact GELU chain whose Erf is read again (by an Add after it): no
+    gelu, the ops one by one."""
+    y = g.conv(g.x, 8, 12, 3, "conv")
+    scaled = g.op("Div", [y, g.constant(np.float32(1.4142135), "/act")], "act")
+    e = g.op("Erf", [scaled], "act")
+    s = g.op("Add", [e, g.constant(np.float32(1.0), "/act")], "act")
+    m = g.op("Mul", [y, s], "act")
+    return g.op("Add", [g.op("Mul", [m, g.constant(np.float32(0.5), "/act")], "act"), e], "act")
 
 
 @op_case(SHAPE)
