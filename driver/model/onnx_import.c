@@ -293,21 +293,11 @@ static hetc_status_t import_node(hetc_onnx_importer_t *im) {
   return hetc_onnx_translate_node(im);
 }
 
-/* The node after `from` that reads value `name`, when it is the one node
- * that does, reading it once, and the value is no graph output; else -1.
- * Nodes before `from` cannot read it: every input is defined before its
- * reader. */
-static int64_t sole_reader(const Onnx__GraphProto *g, size_t from, const char *name) {
-  for (size_t k = 0; k < g->n_output; ++k)
-    if (g->output[k]->name && !strcmp(g->output[k]->name, name)) return -1;
-  int64_t found = -1;
-  for (size_t k = from + 1; k < g->n_node; ++k)
-    for (size_t i = 0; i < g->node[k]->n_input; ++i)
-      if (!strcmp(g->node[k]->input[i], name)) {
-        if (found >= 0) return -1;
-        found = (int64_t)k;
-      }
-  return found;
+/* The node that reads value `name`, when it is the one node that does,
+ * reading it once, and the value is no graph output; else -1. */
+static int64_t sole_reader(const hetc_onnx_importer_t *im, const char *name) {
+  const int32_t slot = hetc_name_map_get(im->read_names, name);
+  return slot < 0 ? -1 : im->sole_readers[slot];
 }
 
 static int is_op(const Onnx__NodeProto *n, const char *op, size_t inputs) {
@@ -315,27 +305,54 @@ static int is_op(const Onnx__NodeProto *n, const char *op, size_t inputs) {
          (!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx"));
 }
 
-/* Whether node k heads an exact GELU as torch's legacy exporter writes it
- * (hetc_onnx_translate_gelu_chain), going by the ops and their readers:
- * the constants may be defined only further on, and are checked at the
- * chain's last node. Fills chain with the five nodes' indices and *x_name
- * with the value the GELU is of. */
-static int gelu_chain(const Onnx__GraphProto *g, size_t k, int64_t chain[5], const char **x_name) {
-  static const char *const ops[5] = {"", "Erf", "Add", "Mul", "Mul"};
-  const Onnx__NodeProto *head = g->node[k];
-  const int divides = is_op(head, "Div", 2);
-  if (!divides && !is_op(head, "Mul", 2)) return 0;
-  chain[0] = (int64_t)k;
-  for (int s = 1; s < 5; ++s) {
-    chain[s] = sole_reader(g, (size_t)chain[s - 1], g->node[chain[s - 1]]->output[0]);
-    if (chain[s] < 0 || !is_op(g->node[chain[s]], ops[s], s == 1 ? 1 : 2)) return 0;
+/* The input of binary node n that is not `running`, when n reads `running`
+ * where the op allows it (Div and Pow: first only); else NULL. */
+static const char *other_operand(const Onnx__NodeProto *n, const char *running) {
+  const int ordered = !strcmp(n->op_type, "Div") || !strcmp(n->op_type, "Pow");
+  if (!strcmp(n->input[0], running)) return n->input[1];
+  return !ordered && !strcmp(n->input[1], running) ? n->input[0] : NULL;
+}
+
+/* Whether node k starts chain c (hetc_onnx_gelu_chains), going by the ops
+ * and their readers: each intermediate is read by the next step alone and
+ * is no graph output. The constants may be defined only further on; the
+ * chain's last node checks them. Fills nodes with the steps' node indices
+ * and *x_name with the value the chain is of. */
+static int gelu_chain_at(const hetc_onnx_importer_t *im, const Onnx__GraphProto *g, size_t k,
+                         const hetc_onnx_chain_t *c, int64_t *nodes, const char **x_name) {
+  if (!is_op(g->node[k], c->steps[0].op, c->steps[0].other ? 2 : 1)) return 0;
+  nodes[0] = (int64_t)k;
+  for (int32_t s = 1; s < c->length; ++s) {
+    nodes[s] = sole_reader(im, g->node[nodes[s - 1]]->output[0]);
+    /* Inputs are defined before their readers: a reader before the step
+     * would be a graph the walk refuses anyway. */
+    if (nodes[s] <= nodes[s - 1]) return 0;
+    if (!is_op(g->node[nodes[s]], c->steps[s].op, c->steps[s].other ? 2 : 1)) return 0;
   }
-  const Onnx__NodeProto *times_x = g->node[chain[3]];
-  const char *sum = g->node[chain[2]]->output[0];
-  const char *x = !strcmp(times_x->input[0], sum) ? times_x->input[1] : times_x->input[0];
-  if (strcmp(head->input[0], x) != 0 && (divides || strcmp(head->input[1], x) != 0)) return 0;
+  /* x: the other operand of the first step past the head that reads it. */
+  const char *x = NULL;
+  for (int32_t s = 1; s < c->length && !x; ++s)
+    if (c->steps[s].other == 'x') x = other_operand(g->node[nodes[s]], g->node[nodes[s - 1]]->output[0]);
+  const Onnx__NodeProto *head = g->node[k];
+  if (!x || !is_op(head, c->steps[0].op, c->steps[0].other ? 2 : 1)) return 0;
+  const char *head_other = c->steps[0].other ? other_operand(head, x) : NULL;
+  if (c->steps[0].other && (!head_other || (c->steps[0].other == 'x') != !strcmp(head_other, x))) return 0;
+  for (int32_t s = 1; s < c->length; ++s) {
+    const Onnx__NodeProto *n = g->node[nodes[s]];
+    if (!c->steps[s].other) continue;
+    const char *other = other_operand(n, g->node[nodes[s - 1]]->output[0]);
+    if (!other || (c->steps[s].other == 'x') != !strcmp(other, x)) return 0;
+  }
   *x_name = x;
   return 1;
+}
+
+/* The chain of hetc_onnx_gelu_chains that node k starts, or NULL. */
+static const hetc_onnx_chain_t *gelu_chain(const hetc_onnx_importer_t *im, const Onnx__GraphProto *g, size_t k,
+                                           int64_t *nodes, const char **x_name) {
+  for (int32_t c = 0; c < hetc_onnx_gelu_chain_count; ++c)
+    if (gelu_chain_at(im, g, k, &hetc_onnx_gelu_chains[c], nodes, x_name)) return &hetc_onnx_gelu_chains[c];
+  return NULL;
 }
 
 /* "node 'NAME' (index K, OP)", or by its output when it has no name. */
@@ -467,15 +484,26 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
   for (size_t k = 0; k < graph->n_node; ++k) max_reads += graph->node[k]->n_input;
   if (max_reads > (size_t)INT32_MAX / 4) return BAD("the graph has too many node inputs");
   im->read_names = hetc_name_map_create((int32_t)max_reads);
+  im->sole_readers = malloc(sizeof(int64_t) * max_reads);
   g->inputs = calloc(MAX_GRAPH_IO, sizeof(int32_t));
   g->values = calloc(MAX_GRAPH_IO, sizeof(hetc_value_t));
-  if (!im->values || !im->value_index || !im->hetc_names || !im->read_names || !g->inputs || !g->values)
+  if (!im->values || !im->value_index || !im->hetc_names || !im->read_names || !im->sole_readers || !g->inputs ||
+      !g->values)
     return out_of_memory();
+  int32_t slots = 0;
   for (size_t k = 0; k < graph->n_node; ++k)
-    for (size_t i = 0; i < graph->node[k]->n_input; ++i)
-      if (graph->node[k]->input[i]) hetc_name_map_put(im->read_names, graph->node[k]->input[i], 0);
-  for (size_t k = 0; k < graph->n_output; ++k)
-    if (graph->output[k]->name) hetc_name_map_put(im->read_names, graph->output[k]->name, 0);
+    for (size_t i = 0; i < graph->node[k]->n_input; ++i) {
+      if (!graph->node[k]->input[i]) continue;
+      const int32_t slot = hetc_name_map_put(im->read_names, graph->node[k]->input[i], slots);
+      if (slot == slots) im->sole_readers[slots++] = (int64_t)k;
+      else if (slot >= 0) im->sole_readers[slot] = -1;
+    }
+  for (size_t k = 0; k < graph->n_output; ++k) {
+    if (!graph->output[k]->name) continue;
+    const int32_t slot = hetc_name_map_put(im->read_names, graph->output[k]->name, slots);
+    if (slot == slots) ++slots;
+    if (slot >= 0) im->sole_readers[slot] = -1;
+  }
 
   for (size_t k = 0; k < graph->n_initializer; ++k) {
     const Onnx__TensorProto *t = graph->initializer[k];
@@ -515,9 +543,9 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
   /* Nodes go after the inputs in the values array. */
   hetc_value_t *values = realloc(g->values, sizeof(hetc_value_t) * (size_t)g->num_inputs);
   if (values) g->values = values;
-  /* An exact GELU's first four nodes wait for its last (head_of: the
-   * first's index, at the last's), where it becomes one gelu, or, when a
-   * constant is not the exporter's, its nodes one by one after all. */
+  /* A GELU chain's nodes but the last wait for it (head_of: the first's
+   * index, at the last's), where they become one gelu, or, when x or a
+   * constant is not the chain's, are imported one by one after all. */
   int64_t *head_of = malloc(sizeof(int64_t) * (graph->n_node + 1));
   uint8_t *deferred = calloc(graph->n_node + 1, 1);
   if (!head_of || !deferred) {
@@ -527,25 +555,26 @@ static hetc_status_t import_graph(hetc_onnx_importer_t *im, const Onnx__GraphPro
   for (size_t k = 0; k < graph->n_node; ++k) head_of[k] = -1;
   for (size_t k = 0; k < graph->n_node; ++k) {
     if (deferred[k]) continue;
-    int64_t chain[5];
+    int64_t chain[HETC_ONNX_CHAIN_MAX];
     const char *x_name = NULL;
+    const hetc_onnx_chain_t *c = head_of[k] < 0 ? gelu_chain(im, graph, k, chain, &x_name) : NULL;
     hetc_status_t status = NULL;
-    if (head_of[k] < 0 && gelu_chain(graph, k, chain, &x_name)) {
-      for (int s = 0; s < 4; ++s) deferred[chain[s]] = 1;
-      head_of[chain[4]] = (int64_t)k;
+    if (c) {
+      for (int32_t s = 0; s + 1 < c->length; ++s) deferred[chain[s]] = 1;
+      head_of[chain[c->length - 1]] = (int64_t)k;
       continue;
     }
     if (head_of[k] >= 0) {
-      gelu_chain(graph, (size_t)head_of[k], chain, &x_name);
-      const Onnx__NodeProto *nodes[5] = {NULL, NULL, NULL, NULL, NULL};
-      for (int s = 0; s < 5 && !status; ++s) {
+      c = gelu_chain(im, graph, (size_t)head_of[k], chain, &x_name);
+      const Onnx__NodeProto *nodes[HETC_ONNX_CHAIN_MAX] = {NULL};
+      for (int32_t s = 0; s < c->length && !status; ++s) {
         im->node = nodes[s] = graph->node[chain[s]];
         im->node_index = (int32_t)chain[s];
         status = hetc_onnx_check_schema(im->node, im->opset);
       }
       int fused = 0;
-      if (!status) status = hetc_onnx_translate_gelu_chain(im, nodes, x_name, &fused);
-      for (int s = 0; s < 5 && !status && !fused; ++s) {
+      if (!status) status = hetc_onnx_translate_gelu_chain(im, c, nodes, x_name, &fused);
+      for (int32_t s = 0; s < c->length && !status && !fused; ++s) {
         im->node = nodes[s];
         im->node_index = (int32_t)chain[s];
         status = import_node(im);
@@ -690,6 +719,7 @@ hetc_status_t hetc_onnx_import_buffer(const uint8_t *data, size_t length, const 
   hetc_name_map_free(im.value_index);
   hetc_name_map_free(im.hetc_names);
   hetc_name_map_free(im.read_names);
+  free(im.sole_readers);
   onnx__model_proto__free_unpacked(model, NULL);
   if (status) {
     hetc_graph_free(im.graph);

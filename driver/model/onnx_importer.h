@@ -27,7 +27,8 @@ typedef struct hetc_onnx_importer_t {
   int32_t num_values, max_values;
   hetc_name_map_t *value_index; /* ONNX name -> values[] */
   hetc_name_map_t *hetc_names;  /* hetc names taken (inputs and nodes) */
-  hetc_name_map_t *read_names;  /* every name a node reads or the graph outputs */
+  hetc_name_map_t *read_names;  /* every name a node reads or the graph outputs, to a slot of: */
+  int64_t *sole_readers;        /* the one node that reads the name, once; -1: several, or a graph output */
   int64_t folded_elements;      /* values of the constants computed so far */
   /* The node being translated, for messages. */
   const Onnx__NodeProto *node;
@@ -37,14 +38,34 @@ typedef struct hetc_onnx_importer_t {
 /* Translates the current node (im->node), whose inputs are not all
  * constant, into hetc nodes. Failures are bare BAD_INPUT messages. */
 hetc_status_t hetc_onnx_translate_node(hetc_onnx_importer_t *im);
-/* The exact GELU as torch's legacy exporter writes it, found by the walk
- * (onnx_import.c) with every intermediate read once, here with its
- * constants checked: chain is Div(x, sqrt 2) or Mul(x, 1 / sqrt 2), Erf,
- * Add(., 1), Mul(x, .), Mul(., 0.5), binary operands in either order, and
- * im->node the last. Appends one gelu named after the last output and sets
- * *out_fused, or leaves the graph alone when a constant differs. */
-hetc_status_t hetc_onnx_translate_gelu_chain(hetc_onnx_importer_t *im, const Onnx__NodeProto *const chain[5],
-                                             const char *x_name, int *out_fused);
+/* A GELU as exporters write it op by op: each step reads the step before
+ * (the first reads x) and, per `other`, nothing else (unary), x, or a
+ * constant of one value near `value`. Div and Pow take the running value
+ * first; Add and Mul either way round. */
+enum { HETC_ONNX_CHAIN_MAX = 9 };
+typedef struct hetc_onnx_chain_step_t {
+  const char *op;
+  char other; /* 0: unary; 'x': the chain's input; 'c': a constant */
+  double value;
+} hetc_onnx_chain_step_t;
+typedef struct hetc_onnx_chain_t {
+  hetc_op_t op; /* what the chain computes */
+  int32_t length;
+  hetc_onnx_chain_step_t steps[HETC_ONNX_CHAIN_MAX];
+} hetc_onnx_chain_t;
+/* torch's legacy exports of nn.GELU(): the exact form (Div(x, sqrt 2) or
+ * Mul(x, 1 / sqrt 2), Erf, Add 1, Mul x, Mul 0.5) and the tanh form (x^3 as
+ * Pow(x, 3) or Mul(x, Mul(x, x)), Mul 0.044715, Add x, Mul sqrt(2 / pi),
+ * Tanh, Add 1, Mul x, Mul 0.5). */
+extern const hetc_onnx_chain_t hetc_onnx_gelu_chains[];
+extern const int32_t hetc_onnx_gelu_chain_count;
+/* A chain the walk (onnx_import.c) found by its ops and readers, every
+ * intermediate read once, with im->node its last node: when x is computed
+ * and every constant the chain's, appends one node of the chain's op named
+ * after the last output and sets *out_fused; else leaves the graph alone. */
+hetc_status_t hetc_onnx_translate_gelu_chain(hetc_onnx_importer_t *im, const hetc_onnx_chain_t *chain,
+                                             const Onnx__NodeProto *const *nodes, const char *x_name,
+                                             int *out_fused);
 /* Whether hetc_onnx_translate_node knows op_type. */
 int hetc_onnx_translatable(const char *op_type);
 

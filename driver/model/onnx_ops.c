@@ -523,33 +523,46 @@ static hetc_status_t translate_gelu(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+#define SQRT_2 1.4142135623730951
+#define SQRT_2_OVER_PI 0.79788456080286536
+const hetc_onnx_chain_t hetc_onnx_gelu_chains[] = {
+    {HETC_OP_GELU, 5, {{"Div", 'c', SQRT_2}, {"Erf", 0, 0}, {"Add", 'c', 1}, {"Mul", 'x', 0}, {"Mul", 'c', 0.5}}},
+    {HETC_OP_GELU, 5, {{"Mul", 'c', 1 / SQRT_2}, {"Erf", 0, 0}, {"Add", 'c', 1}, {"Mul", 'x', 0}, {"Mul", 'c', 0.5}}},
+    {HETC_OP_GELU_TANH, 8,
+     {{"Pow", 'c', 3}, {"Mul", 'c', 0.044715}, {"Add", 'x', 0}, {"Mul", 'c', SQRT_2_OVER_PI}, {"Tanh", 0, 0},
+      {"Add", 'c', 1}, {"Mul", 'x', 0}, {"Mul", 'c', 0.5}}},
+    {HETC_OP_GELU_TANH, 9,
+     {{"Mul", 'x', 0}, {"Mul", 'x', 0}, {"Mul", 'c', 0.044715}, {"Add", 'x', 0}, {"Mul", 'c', SQRT_2_OVER_PI},
+      {"Tanh", 0, 0}, {"Add", 'c', 1}, {"Mul", 'x', 0}, {"Mul", 'c', 0.5}}},
+};
+const int32_t hetc_onnx_gelu_chain_count = (int32_t)(sizeof(hetc_onnx_gelu_chains) / sizeof(hetc_onnx_gelu_chains[0]));
+
 /* Whether the value named `name` is a constant of one value within 1e-6
  * relative of `want` (the exporters write float32 roundings of sqrt 2 and
- * 1 / sqrt 2). */
+ * the like). */
 static int constant_near(hetc_onnx_importer_t *im, const char *name, double want) {
   const onnx_value_t *v = hetc_onnx_lookup(im, name);
   return v && v->kind == ONNX_VALUE_CONST && v->constant.count == 1 &&
          fabs(hetc_onnx_const_get(&v->constant, 0) - want) <= 1e-6 * want;
 }
 
-/* The input of `n` that is not `other` (n has two). */
-static const char *other_input(const Onnx__NodeProto *n, const char *other) {
-  return !strcmp(n->input[0], other) ? n->input[1] : n->input[0];
-}
-
-hetc_status_t hetc_onnx_translate_gelu_chain(hetc_onnx_importer_t *im, const Onnx__NodeProto *const chain[5],
-                                             const char *x_name, int *out_fused) {
+hetc_status_t hetc_onnx_translate_gelu_chain(hetc_onnx_importer_t *im, const hetc_onnx_chain_t *chain,
+                                             const Onnx__NodeProto *const *nodes, const char *x_name,
+                                             int *out_fused) {
   *out_fused = 0;
-  const Onnx__NodeProto *scale = chain[0], *add = chain[2], *times_x = chain[3], *half = chain[4];
-  const int divides = !strcmp(scale->op_type, "Div");
   const onnx_value_t *x = hetc_onnx_lookup(im, x_name);
   if (!x || x->kind != ONNX_VALUE_ACTIVATION) return NULL;
-  if (!constant_near(im, other_input(scale, x_name), divides ? sqrt(2.0) : sqrt(0.5)) ||
-      !constant_near(im, other_input(add, chain[1]->output[0]), 1.0) ||
-      !constant_near(im, other_input(half, times_x->output[0]), 0.5))
-    return NULL;
+  for (int32_t s = 0; s < chain->length; ++s) {
+    if (chain->steps[s].other != 'c') continue;
+    /* The operand that is not the running value (x for the first step). */
+    const char *running = s ? nodes[s - 1]->output[0] : x_name;
+    const Onnx__NodeProto *n = nodes[s];
+    const char *other = !strcmp(n->input[0], running) ? n->input[1] : n->input[0];
+    if (!constant_near(im, other, chain->steps[s].value)) return NULL;
+  }
   int32_t value;
-  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_GELU, x->value, half->output[0], &value));
+  const char *name = nodes[chain->length - 1]->output[0];
+  HETC_RETURN_IF_ERROR(append_unary(im, chain->op, x->value, name, &value));
   *out_fused = 1;
   return define_output(im, value);
 }

@@ -861,6 +861,32 @@ def gemm_gelu_tanh(g):
     return g.op("Gelu", [g.gemm(g.flatten(g.x), 128, 10, "fc")], "act", approximate="tanh")
 
 
+def tanh_gelu(g, x, name="", pow_form=False):
+    """nn.GELU(approximate="tanh") as torch's legacy exporter writes it:
+    x^3 as Mul(x, Mul(x, x)) (or Pow(x, 3)), Mul 0.044715, Add x, Mul
+    sqrt(2 / pi), Tanh, Add 1, Mul x, Mul 0.5, scalars first as torch puts
+    them."""
+    def c(v):
+        return g.constant(np.float32(v), scope_of(name))
+    if pow_form:
+        cube = g.op("Pow", [x, c(3.0)], name)
+    else:
+        cube = g.op("Mul", [x, g.op("Mul", [x, x], name)], name)
+    inner = g.op("Add", [x, g.op("Mul", [c(0.044715), cube], name)], name)
+    t = g.op("Tanh", [g.op("Mul", [c(0.7978846), inner], name)], name)
+    return g.op("Mul", [c(0.5), g.op("Mul", [x, g.op("Add", [c(1.0), t], name)], name)], name)
+
+
+@op_case(SHAPE)
+def conv_gelu_tanh_chain(g):
+    return tanh_gelu(g, g.conv(g.x, 8, 12, 3, "conv"), "act")
+
+
+@op_case(FC_IN)
+def gemm_gelu_tanh_pow(g):
+    return tanh_gelu(g, g.gemm(g.flatten(g.x), 128, 10, "fc"), "act", pow_form=True)
+
+
 @op_case([2, 6, 5], **ACT)
 def erf_rank3(g):
     """Erf of a computed value, alone (not part of a GELU)."""

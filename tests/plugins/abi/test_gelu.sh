@@ -1,6 +1,6 @@
 #!/bin/sh
-# gelu, gelu_tanh and erf (ABI minor 7): torch's exact-GELU chain and
-# ONNX's Gelu become one gelu, fused into the conv2d or dense before it, and
+# gelu, gelu_tanh and erf (ABI minor 7): torch's GELU chains (exact and
+# tanh) and ONNX's Gelu become one gelu or gelu_tanh, fused into the conv2d or dense before it, and
 # only where the chain's intermediates have no other readers; a plugin of
 # minor 6 is handed none of them (no older op computes erf exactly, so they
 # are not lowered for it).
@@ -36,6 +36,8 @@ tasks conv_gelu_exact_mul_swapped 1 "g1+bias+gelu"
 tasks gelu_exact_rank3 1
 tasks gemm_gelu 2 "units10+bias+gelu"
 tasks gemm_gelu_tanh 2 "units10+bias+gelu_tanh"
+tasks conv_gelu_tanh_chain 1 "g1+bias+gelu_tanh"
+tasks gemm_gelu_tanh_pow 2 "units10+bias+gelu_tanh"
 tasks erf_rank3 1
 # The Erf is read again: conv with its bias alone, the scale and the Add
 # (affine maps, lowered to depthwise 1x1 conv2d), erf, multiply, add.
