@@ -577,7 +577,56 @@ static void test_torch_activations(void **state) {
   const float hardsigmoid[9] = {0, 0, 0.333333343f, 0.5f, 1, 1, NAN, 0.916666687f, 0};
   expect_torch(y, hardsigmoid, 9, 1e-7);
   assert_true(y[4] == 1.0f && y[5] == 1.0f);
+}
 
+/* They are epilogues too, applied after the residual: acc 1 + bias 1 +
+ * residual -5 = -3, where hardswish gives -0 (1 + 1 through the gate
+ * would give 2 * 5 / 6); elu and erf stay unary elementwise only. */
+static void test_torch_activation_epilogues(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t ins[2] = {t4(1, 1, 1, 1), t4(1, 1, 1, 1)};
+  hetc_plugin_workload_t w = conv_workload(ins, 2, t4(1, 1, 1, 1), 1, 1);
+  w.epilogue.has_bias = 1;
+  w.epilogue.has_residual = 1;
+  float x[1] = {1}, r[1] = {-5}, weight[1] = {1}, bias[1] = {1}, y[1];
+  const float *inputs[] = {x, r};
+  const float *params[] = {weight, bias};
+  w.epilogue.activation = HETC_PLUGIN_ACT_HARDSWISH;
+  run_ok(&w, inputs, params, y);
+  assert_true(y[0] == 0 && signbit(y[0]));
+  w.epilogue.activation = HETC_PLUGIN_ACT_HARDSIGMOID;
+  run_ok(&w, inputs, params, y);
+  assert_true(y[0] == 0);
+  r[0] = 1; /* acc 3: silu(3) = 3 / (1 + e^-3) */
+  w.epilogue.activation = HETC_PLUGIN_ACT_SILU;
+  run_ok(&w, inputs, params, y);
+  const float silu3[1] = {2.85772228f};
+  expect_torch(y, silu3, 1, 1e-7);
+
+  /* dense 1x2 -> 1: 2 * 1 + 1 * 1 + bias 0.5 = 3.5 -> hardswish 3.5. */
+  hetc_plugin_tensor_t din = t2(1, 2);
+  hetc_plugin_workload_t d = workload(HETC_PLUGIN_OP_DENSE, 1, &din, t2(1, 1));
+  d.epilogue.has_bias = 1;
+  d.epilogue.activation = HETC_PLUGIN_ACT_HARDSWISH;
+  float dx[2] = {2, 1}, dw[2] = {1, 1}, db[1] = {0.5f};
+  const float *dinputs[] = {dx};
+  const float *dparams[] = {dw, db};
+  run_ok(&d, dinputs, dparams, y);
+  assert_true(y[0] == 3.5f);
+
+  /* Minor 7's at acc 3: gelu(3) and gelu_tanh(3); erf is no epilogue's. */
+  const float gelu3[1] = {2.99595022f}, gelu_tanh3[1] = {2.99636269f};
+  w.epilogue.activation = HETC_PLUGIN_ACT_GELU;
+  run_ok(&w, inputs, params, y);
+  expect_torch(y, gelu3, 1, 1e-7);
+  w.epilogue.activation = HETC_PLUGIN_ACT_GELU_TANH;
+  run_ok(&w, inputs, params, y);
+  expect_torch(y, gelu_tanh3, 1, 1e-7);
+  w.epilogue.activation = HETC_PLUGIN_ACT_ERF;
+  run_fails(&w, inputs, params, y, HETC_STATUS_UNSUPPORTED);
+
+  w.epilogue.activation = HETC_PLUGIN_ACT_ELU;
+  run_fails(&w, inputs, params, y, HETC_STATUS_UNSUPPORTED);
 }
 
 /* Minor 7's activations. At the edges: NaN at -inf for gelu and gelu_tanh
@@ -633,67 +682,6 @@ static void test_gelu_and_erf(void **state) {
   /* One past the last activation of this minor is unknown. */
   w.activation = HETC_PLUGIN_ACT_ERF + 1;
   run_fails(&w, inputs, NULL, y, HETC_STATUS_UNSUPPORTED);
-}
-
-/* gelu and gelu_tanh are epilogues (after the residual: acc 1 + bias 1 +
- * residual -1 = 1), erf is not. */
-static void test_gelu_epilogues(void **state) {
-  (void)state;
-  hetc_plugin_tensor_t ins[2] = {t4(1, 1, 1, 1), t4(1, 1, 1, 1)};
-  hetc_plugin_workload_t w = conv_workload(ins, 2, t4(1, 1, 1, 1), 1, 1);
-  w.epilogue.has_bias = 1;
-  w.epilogue.has_residual = 1;
-  float x[1] = {1}, r[1] = {-1}, weight[1] = {1}, bias[1] = {1}, y[1];
-  const float *inputs[] = {x, r};
-  const float *params[] = {weight, bias};
-  w.epilogue.activation = HETC_PLUGIN_ACT_GELU;
-  run_ok(&w, inputs, params, y);
-  const float gelu1[1] = {0.841344774f}, gelu_tanh1[1] = {0.841192007f};
-  expect_torch(y, gelu1, 1, 1e-7);
-  w.epilogue.activation = HETC_PLUGIN_ACT_GELU_TANH;
-  run_ok(&w, inputs, params, y);
-  expect_torch(y, gelu_tanh1, 1, 1e-7);
-  w.epilogue.activation = HETC_PLUGIN_ACT_ERF;
-  run_fails(&w, inputs, params, y, HETC_STATUS_UNSUPPORTED);
-}
-
-/* They are epilogues too, applied after the residual: acc 1 + bias 1 +
- * residual -5 = -3, where hardswish gives -0 (1 + 1 through the gate
- * would give 2 * 5 / 6); elu stays unary elementwise only. */
-static void test_torch_activation_epilogues(void **state) {
-  (void)state;
-  hetc_plugin_tensor_t ins[2] = {t4(1, 1, 1, 1), t4(1, 1, 1, 1)};
-  hetc_plugin_workload_t w = conv_workload(ins, 2, t4(1, 1, 1, 1), 1, 1);
-  w.epilogue.has_bias = 1;
-  w.epilogue.has_residual = 1;
-  float x[1] = {1}, r[1] = {-5}, weight[1] = {1}, bias[1] = {1}, y[1];
-  const float *inputs[] = {x, r};
-  const float *params[] = {weight, bias};
-  w.epilogue.activation = HETC_PLUGIN_ACT_HARDSWISH;
-  run_ok(&w, inputs, params, y);
-  assert_true(y[0] == 0 && signbit(y[0]));
-  w.epilogue.activation = HETC_PLUGIN_ACT_HARDSIGMOID;
-  run_ok(&w, inputs, params, y);
-  assert_true(y[0] == 0);
-  r[0] = 1; /* acc 3: silu(3) = 3 / (1 + e^-3) */
-  w.epilogue.activation = HETC_PLUGIN_ACT_SILU;
-  run_ok(&w, inputs, params, y);
-  const float silu3[1] = {2.85772228f};
-  expect_torch(y, silu3, 1, 1e-7);
-
-  /* dense 1x2 -> 1: 2 * 1 + 1 * 1 + bias 0.5 = 3.5 -> hardswish 3.5. */
-  hetc_plugin_tensor_t din = t2(1, 2);
-  hetc_plugin_workload_t d = workload(HETC_PLUGIN_OP_DENSE, 1, &din, t2(1, 1));
-  d.epilogue.has_bias = 1;
-  d.epilogue.activation = HETC_PLUGIN_ACT_HARDSWISH;
-  float dx[2] = {2, 1}, dw[2] = {1, 1}, db[1] = {0.5f};
-  const float *dinputs[] = {dx};
-  const float *dparams[] = {dw, db};
-  run_ok(&d, dinputs, dparams, y);
-  assert_true(y[0] == 3.5f);
-
-  w.epilogue.activation = HETC_PLUGIN_ACT_ELU;
-  run_fails(&w, inputs, params, y, HETC_STATUS_UNSUPPORTED);
 }
 
 static void test_divide(void **state) {
@@ -1202,7 +1190,6 @@ int main(void) {
       cmocka_unit_test(test_torch_activations),
       cmocka_unit_test(test_torch_activation_epilogues),
       cmocka_unit_test(test_gelu_and_erf),
-      cmocka_unit_test(test_gelu_epilogues),
       cmocka_unit_test(test_layout_transform_and_reshape),
       cmocka_unit_test(test_layout_round_trips),
       cmocka_unit_test(test_layout_element_count_and_errors),

@@ -17,21 +17,8 @@
 # (HETC_PLUGIN_PATH names the minor-5 sample's folder)
 set -u
 hetc=$1 corpus_test=$2 corpus=$3 not_yet=$4 work=$5
-rm -rf "$work" && mkdir -p "$work" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/corpus_checks.sh"
 
-# tasks CASE NODES [KEY...]: CASE has NODES nodes after fusion and each KEY
-# (a workload key's tail) among its tasks.
-tasks() {
-  name=$1 nodes=$2
-  shift 2
-  "$hetc" tasks "$corpus/$name.onnx" >"$work/$name.tasks" 2>&1 || { cat "$work/$name.tasks"; fail "$name: hetc tasks failed"; }
-  head -n 1 "$work/$name.tasks" | grep -q ": $nodes nodes after fusion" ||
-    { cat "$work/$name.tasks"; fail "$name: expected $nodes nodes after fusion"; }
-  for key in "$@"; do
-    grep -q -- "$key f32\$" "$work/$name.tasks" || { cat "$work/$name.tasks"; fail "$name: no task ending in '$key f32'"; }
-  done
-}
 tasks conv_silu 1 "g1+bias+silu"
 tasks conv_bn_silu 1 "g1+bias+silu"
 tasks conv_swish_gate_first 1 "g1+bias+silu"
@@ -49,12 +36,6 @@ tasks hard_sigmoid 2 "g8+bias+relu6" "g8+bias"
 tasks efficientnet_style 25 "g16+bias+silu" "g48+bias+silu" "g1+bias+sigmoid" "g1+bias+residual"
 tasks mobilenet_v3_style 25 "g1+bias+hardswish" "g96+bias+hardswish" "g1+bias+hardsigmoid" "units64+bias+hardswish"
 
-# steps CASE TARGETS: the nodes of CASE's plan on TARGETS (explain's rows).
-steps() {
-  "$hetc" compile "$corpus/$1.onnx" --targets "$2" -o "$work/$1.hetc" --explain >"$work/$1.$2.explain" 2>&1 ||
-    { cat "$work/$1.$2.explain"; fail "$1 on $2: compile failed"; }
-  grep -cE '^ +[0-9]+  [a-z_0-9]+ ' "$work/$1.$2.explain"
-}
 older=$(steps efficientnet_style example_c)
 [ "$older" -eq 45 ] || { cat "$work/efficientnet_style.example_c.explain"; fail "efficientnet_style on the minor-5 sample: $older steps, expected 45"; }
 grep -q ' silu ' "$work/efficientnet_style.example_c.explain" && fail "the minor-5 sample was handed a silu"

@@ -16,21 +16,8 @@
 # (HETC_PLUGIN_PATH names the minor-6 sample's folder)
 set -u
 hetc=$1 corpus_test=$2 corpus=$3 not_yet=$4 work=$5
-rm -rf "$work" && mkdir -p "$work" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/corpus_checks.sh"
 
-# tasks CASE NODES [KEY...]: CASE has NODES nodes after fusion and each KEY
-# (a workload key's tail) among its tasks.
-tasks() {
-  name=$1 nodes=$2
-  shift 2
-  "$hetc" tasks "$corpus/$name.onnx" >"$work/$name.tasks" 2>&1 || { cat "$work/$name.tasks"; fail "$name: hetc tasks failed"; }
-  head -n 1 "$work/$name.tasks" | grep -q ": $nodes nodes after fusion" ||
-    { cat "$work/$name.tasks"; fail "$name: expected $nodes nodes after fusion"; }
-  for key in "$@"; do
-    grep -q -- "$key f32\$" "$work/$name.tasks" || { cat "$work/$name.tasks"; fail "$name: no task ending in '$key f32'"; }
-  done
-}
 tasks conv_gelu_exact 1 "g1+bias+gelu"
 tasks conv_gelu_exact_mul_swapped 1 "g1+bias+gelu"
 tasks gelu_exact_rank3 1
@@ -43,12 +30,6 @@ tasks erf_rank3 1
 # (affine maps, lowered to depthwise 1x1 conv2d), erf, multiply, add.
 tasks gelu_erf_read_elsewhere 6 "g1+bias"
 
-# steps CASE TARGETS: the nodes of CASE's plan on TARGETS (explain's rows).
-steps() {
-  "$hetc" compile "$corpus/$1.onnx" --targets "$2" -o "$work/$1.$2.hetc" --explain >"$work/$1.$2.explain" 2>&1 ||
-    { cat "$work/$1.$2.explain"; fail "$1 on $2: compile failed"; }
-  grep -cE '^ +[0-9]+  [a-z_0-9]+ ' "$work/$1.$2.explain"
-}
 for target in vec cpu; do
   [ "$(steps conv_gelu_exact $target)" -eq 1 ] || { cat "$work/conv_gelu_exact.$target.explain"; fail "conv_gelu_exact on $target: expected 1 step"; }
   grep -qE '^ +1  conv2d ' "$work/conv_gelu_exact.$target.explain" || fail "conv_gelu_exact on $target: the step is no conv2d"
