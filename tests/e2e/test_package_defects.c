@@ -138,6 +138,14 @@ static void config_outside_space(cJSON *m) {
   cJSON *first = config->child;
   cJSON_ReplaceItemInObject(config, first->string, cJSON_CreateIntArray((int[]){12345}, 1));
 }
+/* erf (ABI minor 7) is a unary activation only, never an epilogue's;
+ * gelu, its neighbour, is one. */
+static void epilogue_activation(cJSON *m, int activation) {
+  cJSON *workload = cJSON_GetObjectItem(item_at(m, "steps", first_step_with_params(m)), "workload");
+  cJSON_ReplaceItemInObject(workload, "epilogue", cJSON_CreateIntArray((int[]){1, 0, activation}, 3));
+}
+static void epilogue_erf(cJSON *m) { epilogue_activation(m, HETC_PLUGIN_ACT_ERF); }
+static void epilogue_gelu(cJSON *m) { epilogue_activation(m, HETC_PLUGIN_ACT_GELU); }
 static void artifact_path_escapes(cJSON *m) {
   cJSON_ReplaceItemInObject(item_at(m, "steps", 0), "artifact", cJSON_CreateString("../../etc/passwd"));
 }
@@ -201,6 +209,10 @@ CASE(template_renamed, "no longer has template 'vec_conv2d_winograd'")
 CASE(workspace_invented, "do not match the manifest")
 CASE(config_outside_space, "loading artifact")
 CASE(artifact_path_escapes, "/steps/0/artifact: expected a plain file prefix")
+CASE(epilogue_erf, "/workload/epilogue: activation 14 is not an epilogue's")
+/* The manifest reads a gelu epilogue; the kernel emitted for relu then no
+ * longer matches the workload. */
+CASE(epilogue_gelu, "was emitted for another workload")
 CASE(output_in_blocked_layout, "/layout: a blocked layout needs rank 4")
 CASE(steps_reversed, "manifest.json: /steps/0: step 0 (prob) reads input 0: value 7 (fc@vec:row-major), which no "
                      "earlier step writes")
@@ -380,6 +392,8 @@ int main(void) {
       cmocka_unit_test(test_workspace_invented),
       cmocka_unit_test(test_config_outside_space),
       cmocka_unit_test(test_artifact_path_escapes),
+      cmocka_unit_test(test_epilogue_erf),
+      cmocka_unit_test(test_epilogue_gelu),
       cmocka_unit_test(test_output_in_blocked_layout),
       cmocka_unit_test(missing_manifest),
       cmocka_unit_test(truncated_weights),
