@@ -312,9 +312,9 @@ static hetc_status_t fold_flatten(const Onnx__NodeProto *node, const hetc_onnx_c
   return reshaped(in, 2, dims, out);
 }
 
-static hetc_status_t fold_slice(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_const_t *const *inputs,
-                                int32_t num_inputs, hetc_onnx_const_t *out) {
-  const hetc_onnx_const_t *in = inputs[0];
+hetc_status_t hetc_onnx_slice_ranges(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_const_t *const *inputs,
+                                     int32_t num_inputs, int32_t rank, const int64_t *in_dims, int64_t *begin,
+                                     int64_t *step, int64_t *dims) {
   int64_t starts[HETC_ONNX_MAX_RANK], ends[HETC_ONNX_MAX_RANK], axes[HETC_ONNX_MAX_RANK], steps[HETC_ONNX_MAX_RANK];
   int32_t n = -1, n_ends = -1, n_axes = -1, n_steps = -1;
   if (opset < 10) {
@@ -330,13 +330,13 @@ static hetc_status_t fold_slice(const Onnx__NodeProto *node, int64_t opset, cons
   }
   if (n < 0 || n != n_ends || (n_axes >= 0 && n_axes != n) || (n_steps >= 0 && n_steps != n))
     return BAD("starts, ends, axes and steps differ in length");
-  int64_t begin[HETC_ONNX_MAX_RANK], step[HETC_ONNX_MAX_RANK], dims[HETC_ONNX_MAX_RANK];
-  for (int32_t d = 0; d < in->rank; ++d) begin[d] = 0, step[d] = 1, dims[d] = in->dims[d];
+  for (int32_t d = 0; d < rank; ++d) begin[d] = 0, step[d] = 1, dims[d] = in_dims[d];
   for (int32_t k = 0; k < n; ++k) {
     int64_t axis = n_axes >= 0 ? axes[k] : k;
-    HETC_RETURN_IF_ERROR(normalise_axis(&axis, in->rank));
-    const int64_t extent = in->dims[axis], s = n_steps >= 0 ? steps[k] : 1;
-    if (s == 0 || s > (INT64_C(1) << 40) || s < -(INT64_C(1) << 40)) return BAD("step %lld is not supported", (long long)s);
+    HETC_RETURN_IF_ERROR(normalise_axis(&axis, rank));
+    const int64_t extent = in_dims[axis], s = n_steps >= 0 ? steps[k] : 1;
+    if (s == 0) return BAD("step 0 along axis %lld: Slice's steps must not be 0", (long long)axis);
+    if (s > (INT64_C(1) << 40) || s < -(INT64_C(1) << 40)) return BAD("step %lld is not supported", (long long)s);
     int64_t b = starts[k] < 0 ? starts[k] + extent : starts[k], e = ends[k] < 0 ? ends[k] + extent : ends[k];
     if (s > 0) {
       b = b < 0 ? 0 : b > extent ? extent : b;
@@ -349,6 +349,14 @@ static hetc_status_t fold_slice(const Onnx__NodeProto *node, int64_t opset, cons
     }
     begin[axis] = b, step[axis] = s;
   }
+  return NULL;
+}
+
+static hetc_status_t fold_slice(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_const_t *const *inputs,
+                                int32_t num_inputs, hetc_onnx_const_t *out) {
+  const hetc_onnx_const_t *in = inputs[0];
+  int64_t begin[HETC_ONNX_MAX_RANK], step[HETC_ONNX_MAX_RANK], dims[HETC_ONNX_MAX_RANK];
+  HETC_RETURN_IF_ERROR(hetc_onnx_slice_ranges(node, opset, inputs, num_inputs, in->rank, in->dims, begin, step, dims));
   HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, in->rank, dims));
   int64_t strides[HETC_ONNX_MAX_RANK];
   row_major_strides(in, strides);

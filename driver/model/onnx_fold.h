@@ -29,4 +29,12 @@ hetc_status_t hetc_onnx_reshape_dims(const Onnx__NodeProto *node, int32_t in_ran
                                      int64_t in_count, const hetc_onnx_const_t *shape, int64_t *out_dims,
                                      int32_t *out_rank);
 
+/* Slice's ranges over a value of `rank` dims `in_dims`: from the node's
+ * starts, ends, axes and steps (attributes before opset 10, else constant
+ * inputs 1 to 4, NULL where omitted; inputs[0] is not read), each axis'
+ * first index, step and extent (the caller's arrays of `rank` entries). */
+hetc_status_t hetc_onnx_slice_ranges(const Onnx__NodeProto *node, int64_t opset, const hetc_onnx_const_t *const *inputs,
+                                     int32_t num_inputs, int32_t rank, const int64_t *in_dims, int64_t *begin,
+                                     int64_t *step, int64_t *dims);
+
 #endif /* HETC_DRIVER_MODEL_ONNX_FOLD_H_ */

@@ -1689,6 +1689,127 @@ static hetc_status_t translate_lrn(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* ---- Slice and Split of computed values ------------------------------------ */
+
+/* x's elements from `begin` by `step` (`extent` of them) along axis 1, 2 or
+ * 3 of a 4-d x, named `hint`: channels by a 1x1 conv2d whose weight picks
+ * one input channel per output channel, H and W by a plane map's one-hot
+ * matrix. Exact for finite values (x times 1 plus zeros); a NaN or
+ * infinity in a channel or row left out spreads into the kept ones, as in
+ * every plane map. */
+static hetc_status_t append_pick(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t begin, int64_t step,
+                                 int64_t extent, const char *hint, int32_t *out_value) {
+  const int64_t in_extent = type_of(im, x)->shape[axis];
+  if (extent < 1) return BAD("the slice of axis %d is empty (hetc's values have no zero extent)", (int)axis);
+  float *pick = calloc((size_t)(extent * in_extent), sizeof(float));
+  if (!pick) return out_of_memory();
+  for (int64_t o = 0; o < extent; ++o) pick[o * in_extent + begin + o * step] = 1.0f;
+  if (axis != 1) return append_axis_map(im, x, axis, pick, extent, hint, out_value);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
+  a.channels = extent;
+  a.kernel[0] = a.kernel[1] = 1;
+  return append_conv(im, x, hint, &a, pick, extent * in_extent, NULL, 0, out_value);
+}
+
+/* The part of 4-d x from begin[d] by step[d] (dims[d] of them) on every
+ * axis, named `hint`: a pick per axis that changes, the batch axis never. */
+static hetc_status_t append_slice(hetc_onnx_importer_t *im, int32_t x, const int64_t begin[4], const int64_t step[4],
+                                  const int64_t dims[4], const char *hint, int32_t *out_value) {
+  int32_t last = 0;
+  for (int32_t d = 0; d < 4; ++d)
+    if (dims[d] != type_of(im, x)->shape[d] || begin[d] != 0 || step[d] != 1) last = d + 1;
+  if (last == 0) { /* the whole value, as Identity */
+    *out_value = x;
+    return NULL;
+  }
+  if (dims[0] != type_of(im, x)->shape[0] || begin[0] != 0 || step[0] != 1)
+    return BAD("%s of the batch axis (0) is not supported yet", im->node->op_type);
+  char names[3][320];
+  for (int32_t d = 1; d + 1 < last; ++d) {
+    if (dims[d] == type_of(im, x)->shape[d] && begin[d] == 0 && step[d] == 1) continue;
+    char step_hint[32];
+    snprintf(step_hint, sizeof(step_hint), "axis%d", (int)d);
+    HETC_RETURN_IF_ERROR(append_pick(im, x, d, begin[d], step[d], dims[d],
+                                     step_name(im, step_hint, names[d - 1], 320), &x));
+  }
+  return append_pick(im, x, last - 1, begin[last - 1], step[last - 1], dims[last - 1], hint, out_value);
+}
+
+/* Slice of a computed 4-d value: constant starts, ends, axes and steps (any
+ * step, negative too), the batch axis whole. */
+static hetc_status_t translate_slice(hetc_onnx_importer_t *im) {
+  int32_t x, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const hetc_onnx_const_t *ranges[5] = {NULL};
+  for (int32_t k = 1; k < 5 && im->opset >= 10; ++k) HETC_RETURN_IF_ERROR(const_input(im, k, k < 3, &ranges[k]));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t begin[4], step[4], dims[4];
+  HETC_RETURN_IF_ERROR(hetc_onnx_slice_ranges(im->node, im->opset, ranges, 5, 4, t.shape, begin, step, dims));
+  HETC_RETURN_IF_ERROR(append_slice(im, x, begin, step, dims, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
+/* Split of a computed 4-d value along `axis` into consecutive parts: the
+ * sizes from input 1 (opset 13 on) or the attribute `split` (before), else
+ * num_outputs parts (opset 18) or one per output, equal but the last
+ * smaller when the extent does not divide. */
+static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t axis = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 0, &axis));
+  if (axis < -4 || axis > 3) return BAD("axis %lld is outside rank 4", (long long)axis);
+  if (axis < 0) axis += 4;
+  const int32_t parts = (int32_t)im->node->n_output;
+  if (parts > 64) return BAD("a Split into %d outputs is not supported (at most 64)", (int)parts);
+  int64_t sizes[64];
+  int32_t count = -1;
+  const hetc_onnx_const_t *split = NULL;
+  if (im->opset >= 13) HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &split));
+  if (split) {
+    if (split->rank > 1 || split->count != parts)
+      return BAD("input 1 (split) holds %lld sizes for %d outputs", (long long)split->count, (int)parts);
+    for (int32_t k = 0; k < parts; ++k) sizes[k] = hetc_onnx_const_get_int(split, k);
+    count = parts;
+  } else if (im->opset < 13) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_ints(im->node, "split", 64, sizes, &count));
+    if (count >= 0 && count != parts)
+      return BAD("attribute 'split' holds %d sizes for %d outputs", (int)count, (int)parts);
+  }
+  const int64_t extent = t.shape[axis];
+  if (count < 0) {
+    int64_t num_outputs = parts;
+    if (im->opset >= 18) HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "num_outputs", parts, &num_outputs));
+    if (num_outputs != parts) return BAD("num_outputs is %lld for %d outputs", (long long)num_outputs, (int)parts);
+    const int64_t each = (extent + parts - 1) / parts;
+    for (int32_t k = 0; k < parts; ++k) sizes[k] = k + 1 < parts ? each : extent - each * (parts - 1);
+  }
+  int64_t total = 0;
+  for (int32_t k = 0; k < parts; ++k) {
+    if (sizes[k] < 1) return BAD("part %d has size %lld (hetc's values have no zero extent)", (int)k, (long long)sizes[k]);
+    total += sizes[k];
+  }
+  if (total != extent)
+    return BAD("the parts add up to %lld, and axis %lld has extent %lld", (long long)total, (long long)axis,
+               (long long)extent);
+  int64_t begin[4] = {0, 0, 0, 0}, step[4] = {1, 1, 1, 1}, dims[4];
+  for (int32_t k = 0; k < parts; ++k) {
+    memcpy(dims, t.shape, sizeof(dims));
+    dims[axis] = sizes[k];
+    int32_t value;
+    HETC_RETURN_IF_ERROR(append_slice(im, x, begin, step, dims, im->node->output[k], &value));
+    onnx_value_t *v = NULL;
+    HETC_RETURN_IF_ERROR(hetc_onnx_define(im, im->node->output[k], &v));
+    v->kind = ONNX_VALUE_ACTIVATION;
+    v->value = value;
+    begin[axis] += sizes[k];
+  }
+  return NULL;
+}
+
 /* Dropout and Identity pass their input on: nothing to compute. */
 static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   int32_t x;
@@ -1744,6 +1865,8 @@ static const translation_t translations[] = {
     {"Erf", translate_activation},
     {"Gelu", translate_gelu},
     {"Transpose", translate_transpose},
+    {"Slice", translate_slice},
+    {"Split", translate_split},
     {"DepthToSpace", translate_depth_to_space},
     {"SpaceToDepth", translate_depth_to_space},
     {"ConvTranspose", translate_conv_transpose},

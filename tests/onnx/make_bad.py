@@ -183,6 +183,18 @@ def cases():
         nodes=[conv_node(), reduce_bad, add_bias],
         inits=conv_params() + [numpy_helper.from_array(np.ones([8, 1, 2], np.float32), "bias_raw"),
                                numpy_helper.from_array(np.array([3], np.int64), "bias_axes")])))
+    # Slice and Split of computed values: what they refuse.
+    add("split_sizes_mismatch.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Split", ["conv0_out", "sizes"], ["output", "rest"], name="split0", axis=1)],
+        inits=conv_params() + [numpy_helper.from_array(np.array([3, 4], np.int64), "sizes")],
+        outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 3, 8, 8]),
+                 helper.make_tensor_value_info("rest", TensorProto.FLOAT, [1, 4, 8, 8])])))
+    slice_inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+                   (("starts", [0]), ("ends", [1]), ("axes", [0]), ("steps", [0]))]
+    add("slice_step_zero.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Slice", ["conv0_out", "starts", "ends", "axes", "steps"], ["output"],
+                                             name="slice0")],
+        inits=conv_params() + slice_inits)))
     add("resize_cubic.onnx", after_conv(
         helper.make_node("Resize", ["conv0_out", "", "scales"], ["output"], name="resize0", mode="cubic"),
         [1, 8, 16, 16], [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]))

@@ -1281,6 +1281,62 @@ def folded_reductions(g):
     return g.op("Add", [g.conv(g.x, 8, 8, 3, "conv"), bias], "add")
 
 
+# -- Slice and Split of computed values ------------------------------------------
+
+
+@op_case(SHAPE)
+def slice_channel_halves(g):
+    """ShuffleNet v2's channel split as torch's chunk(2, dim=1) exports it:
+    two Slices of the conv's output (opset 13, starts/ends/axes as inputs),
+    one half through a conv, then Concat."""
+    y = g.conv(g.x, 8, 8, 3, "conv1")
+    a = g.op("Slice", [y, g.i64("a.starts", [0]), g.i64("a.ends", [4]), g.i64("a.axes", [1])], "split")
+    b = g.op("Slice", [y, g.i64("b.starts", [4]), g.i64("b.ends", [2 ** 63 - 1]), g.i64("b.axes", [1])], "split")
+    b = g.conv(b, 4, 4, 3, "conv2")
+    return g.op("Concat", [a, b], "cat", axis=1)
+
+
+@op_case(SHAPE)
+def slice_hw_steps(g):
+    """Slice over H with step 2 and over W backwards with step -3, channels
+    4 to 7: every axis but the batch one."""
+    y = g.relu(g.conv(g.x, 8, 8, 3, "conv"), "relu")
+    return g.op("Slice", [y, g.i64("starts", [4, 1, 15]), g.i64("ends", [-1, 16, 0]), g.i64("axes", [1, 2, 3]),
+                          g.i64("steps", [1, 2, -3])], "slice")
+
+
+@op_case(SHAPE, opset=9)
+def slice_attributes_opset9(g):
+    """Slice-1's attribute form (opset 9): channels 2 to 6 and rows from 3."""
+    y = g.conv(g.x, 8, 8, 3, "conv")
+    return g.op("Slice", [y], "slice", starts=[2, 3], ends=[6, 100], axes=[1, 2])
+
+
+@op_case(SHAPE, opset=13, outputs=("a", "b", "c"))
+def split_channels_opset13(g):
+    """Split-13 with the sizes as input 1: 8 channels into 2, 5 and 1."""
+    y = g.conv(g.x, 8, 8, 3, "conv")
+    g.nodes.append(helper.make_node("Split", [y, g.i64("sizes", [2, 5, 1])], ["s0", "s1", "s2"], name="/split/Split",
+                                    axis=1))
+    return ["s0", g.relu("s1", "relu"), "s2"]
+
+
+@op_case(SHAPE, opset=18, outputs=("a", "b", "c"))
+def split_num_outputs_opset18(g):
+    """Split-18 by num_outputs: 16 rows into 6, 6 and 4 (the last smaller)."""
+    y = g.conv(g.x, 8, 8, 3, "conv")
+    g.nodes.append(helper.make_node("Split", [y], ["s0", "s1", "s2"], name="/split/Split", axis=2, num_outputs=3))
+    return ["s0", "s1", "s2"]
+
+
+@op_case(SHAPE, opset=11, outputs=("a", "b"))
+def split_attribute_opset11(g):
+    """Split-11's attribute form over W with a negative axis, equal parts."""
+    y = g.conv(g.x, 8, 8, 3, "conv")
+    g.nodes.append(helper.make_node("Split", [y], ["s0", "s1"], name="/split/Split", axis=-1))
+    return ["s0", "s1"]
+
+
 # -- Dropout, Identity -----------------------------------------------------------
 
 
