@@ -155,9 +155,13 @@ static void nchw_space(cu_space_t *s, const hetc_plugin_workload_t *wl) {
   const int64_t K = wl->output.shape[1], P = wl->output.shape[2], Q = wl->output.shape[3];
   const int64_t Cg = wl->inputs[0].shape[1] / wl->groups, R = wl->kernel[0], S = wl->kernel[1];
   /* Default: 8 x 2 x 16 threads of 4 x 2 x 1 outputs (where the extents
-   * allow), 8 input channels and the whole window staged per step. */
+   * allow), 8 input channels and the whole window staged per step; one
+   * tap row (column) per step where the dilated window spans more than 8
+   * rows (columns): DeepLab's ASPP (3x3, dilation 36) would otherwise stage
+   * a 76 x 88 input tile a channel, 214 KB for 8 channels. */
   static const int64_t want_f[4] = {0, 1, 8, 4}, want_y[4] = {0, 1, 2, 2}, want_x[4] = {0, 1, 16, 1};
-  const int64_t want_rc[2] = {0, 8}, want_ry[2] = {0, R}, want_rx[2] = {0, S};
+  const int64_t reach_y = (R - 1) * wl->dilation[0] + 1, reach_x = (S - 1) * wl->dilation[1] + 1;
+  const int64_t want_rc[2] = {0, 8}, want_ry[2] = {0, reach_y > 8 ? 1 : R}, want_rx[2] = {0, reach_x > 8 ? 1 : S};
   add_split(s, "tile_f", FIELD(tile_f), K, 4, want_f);
   add_split(s, "tile_y", FIELD(tile_y), P, 4, want_y);
   add_split(s, "tile_x", FIELD(tile_x), Q, 4, want_x);
