@@ -301,7 +301,7 @@ static int64_t sole_reader(const hetc_onnx_importer_t *im, const char *name) {
 }
 
 static int is_op(const Onnx__NodeProto *n, const char *op, size_t inputs) {
-  return !strcmp(n->op_type, op) && n->n_input == inputs && n->n_output == 1 && n->output[0][0] &&
+  return n->op_type && !strcmp(n->op_type, op) && n->n_input == inputs && n->n_output == 1 && n->output[0][0] &&
          (!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx"));
 }
 
