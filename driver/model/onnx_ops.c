@@ -50,13 +50,15 @@ static const hetc_plugin_tensor_t *type_of(const hetc_onnx_importer_t *im, int32
 }
 
 /* Output 0 of the node is hetc value `value`. */
-static hetc_status_t define_output(hetc_onnx_importer_t *im, int32_t value) {
+static hetc_status_t define_output_at(hetc_onnx_importer_t *im, size_t k, int32_t value) {
   onnx_value_t *v = NULL;
-  HETC_RETURN_IF_ERROR(hetc_onnx_define(im, im->node->output[0], &v));
+  HETC_RETURN_IF_ERROR(hetc_onnx_define(im, im->node->output[k], &v));
   v->kind = ONNX_VALUE_ACTIVATION;
   v->value = value;
   return NULL;
 }
+
+static hetc_status_t define_output(hetc_onnx_importer_t *im, int32_t value) { return define_output_at(im, 0, value); }
 
 /* Outputs past the first (training statistics, indices, masks) must not be
  * read: inference graphs do not use them. Listed but unread (old exports
@@ -1801,10 +1803,7 @@ static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
     dims[axis] = sizes[k];
     int32_t value;
     HETC_RETURN_IF_ERROR(append_slice(im, x, begin, step, dims, im->node->output[k], &value));
-    onnx_value_t *v = NULL;
-    HETC_RETURN_IF_ERROR(hetc_onnx_define(im, im->node->output[k], &v));
-    v->kind = ONNX_VALUE_ACTIVATION;
-    v->value = value;
+    HETC_RETURN_IF_ERROR(define_output_at(im, (size_t)k, value));
     begin[axis] += sizes[k];
   }
   return NULL;
