@@ -12,8 +12,9 @@
  * hetc_plugin_query_fn_t. The driver calls it with its ABI major, the highest
  * minor it understands and its host services table. The plugin returns its
  * constant plugin table, or NULL when it cannot serve this host (for example
- * a different major). The driver refuses a table whose abi_major differs from
- * its own.
+ * a different major). A driver of major 2 that a plugin declines asks it once
+ * more as a host of ABI 1.7 (the last minor of major 1), so plugins built
+ * for major 1 keep loading; it refuses a table of any other major.
  *
  * Every table starts with hetc_plugin_table_header_t. Minor versions only
  * append fields at the end of a table; a reader touches a field only when the
@@ -95,9 +96,17 @@ extern "C" {
  *            activations alike (HETC_PLUGIN_ACT_IS_EPILOGUE).
  *   minor 7: HETC_PLUGIN_ACT_GELU and HETC_PLUGIN_ACT_GELU_TANH (unary
  *            elementwise and epilogue activations), HETC_PLUGIN_ACT_ERF
- *            (elementwise only). */
-#define HETC_PLUGIN_ABI_MAJOR 1
-#define HETC_PLUGIN_ABI_MINOR 7
+ *            (elementwise only).
+ * Major 2 (ops with parameters of their own need room in the workload,
+ * which cannot grow within a major):
+ *   2.0:     hetc_plugin_workload_t.params, a fixed-size union holding the
+ *            parameters of the ops that have their own; HETC_PLUGIN_OP_RESIZE
+ *            (params.resize). Everything of 1.7 is unchanged: the major-2
+ *            workload is the major-1 one with params appended, so a major-1
+ *            plugin reads the prefix it knows (and is never handed an op of
+ *            major 2). */
+#define HETC_PLUGIN_ABI_MAJOR 2
+#define HETC_PLUGIN_ABI_MINOR 0
 
 /* The one symbol a plugin exports. */
 #define HETC_PLUGIN_QUERY_SYMBOL "hetc_plugin_query"
@@ -217,7 +226,8 @@ typedef enum hetc_plugin_op_t {
   HETC_PLUGIN_OP_BIAS_ADD = 10,
   HETC_PLUGIN_OP_TRANSPOSE = 11, /* since minor 4 */
   HETC_PLUGIN_OP_LOG_SOFTMAX = 12, /* since minor 5 */
-  HETC_PLUGIN_OP_COUNT_ = 13 /* one past the last op of this minor */
+  HETC_PLUGIN_OP_RESIZE = 13,      /* since 2.0 */
+  HETC_PLUGIN_OP_COUNT_ = 14 /* one past the last op of this minor */
 } hetc_plugin_op_t;
 
 typedef enum hetc_plugin_activation_t {
@@ -281,6 +291,59 @@ typedef struct hetc_plugin_epilogue_t {
   int32_t reserved;
 } hetc_plugin_epilogue_t;
 
+/* Resize (since 2.0): where output index j of a resized dim (input extent
+ * n, output extent m, scale s = params.resize.scales[dim - 2]) reads from,
+ * in input coordinates x, computed in double precision as ONNX's Resize
+ * defines its coordinate_transformation_mode: */
+typedef enum hetc_plugin_resize_coordinates_t {
+  HETC_PLUGIN_RESIZE_HALF_PIXEL = 0,         /* x = (j + 0.5) / s - 0.5 */
+  HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL = 1, /* as half_pixel where m > 1, else 0 */
+  HETC_PLUGIN_RESIZE_ALIGN_CORNERS = 2,      /* x = j (n - 1) / (m - 1) where m > 1, else 0 */
+  HETC_PLUGIN_RESIZE_ASYMMETRIC = 3,         /* x = j / s */
+  HETC_PLUGIN_RESIZE_TF_HALF_PIXEL_FOR_NN = 4, /* x = (j + 0.5) / s */
+  /* x = n / 2 (1 - m / (s n)) + (j + 0.5) / s - 0.5 */
+  HETC_PLUGIN_RESIZE_HALF_PIXEL_SYMMETRIC = 5,
+} hetc_plugin_resize_coordinates_t;
+
+/* How nearest resizing turns x into an index (then clamped to [0, n-1]):
+ * the nearest integer, a tie (x = k + 0.5 exactly) going to k or k + 1;
+ * floor(x); ceil(x). */
+typedef enum hetc_plugin_resize_rounding_t {
+  HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR = 0,
+  HETC_PLUGIN_RESIZE_ROUND_PREFER_CEIL = 1,
+  HETC_PLUGIN_RESIZE_FLOOR = 2,
+  HETC_PLUGIN_RESIZE_CEIL = 3,
+} hetc_plugin_resize_rounding_t;
+
+typedef enum hetc_plugin_resize_mode_t {
+  /* output = input at the rounded index of each of H and W */
+  HETC_PLUGIN_RESIZE_NEAREST = 0,
+  /* x clamped to [0, n-1], lo = floor(x), hi = min(lo + 1, n-1), f = x - lo
+   * per dim; output = (1 - fy) ((1 - fx) in[lo_y][lo_x] + fx in[lo_y][hi_x])
+   * + fy ((1 - fx) in[hi_y][lo_x] + fx in[hi_y][hi_x]) */
+  HETC_PLUGIN_RESIZE_LINEAR = 1,
+} hetc_plugin_resize_mode_t;
+
+typedef struct hetc_plugin_resize_params_t {
+  int32_t mode;        /* hetc_plugin_resize_mode_t */
+  int32_t coordinates; /* hetc_plugin_resize_coordinates_t */
+  int32_t rounding;    /* hetc_plugin_resize_rounding_t; nearest only, else 0 */
+  int32_t reserved;    /* zero */
+  double scales[2];    /* s of H and W, > 0 (output / input unless the model
+                        * gave a scale whose product it floored) */
+} hetc_plugin_resize_params_t;
+
+/* The parameters of the ops that have their own, one member an op, read
+ * by the workload's op; all zero for every other op. Its size is fixed for
+ * the whole major, so the workload keeps its size: later minors add members
+ * for their new ops and append fields to a member only within the union,
+ * and a host zeroes every workload it builds, so a field a host's minor does
+ * not know reads 0, which must mean what that minor meant. */
+typedef union hetc_plugin_op_params_t {
+  hetc_plugin_resize_params_t resize; /* HETC_PLUGIN_OP_RESIZE */
+  uint64_t reserved[16];
+} hetc_plugin_op_params_t;
+
 /* The operation a kernel computes, independent of any layout choice.
  *
  * Inputs of a kernel, in this order:
@@ -321,6 +384,8 @@ typedef struct hetc_plugin_epilogue_t {
  *            HETC_PLUGIN_PERM_AT(axis, d), a permutation of 0..rank-1
  *            packed three bits an output dim (bits past the rank's are
  *            zero); input and output of equal rank
+ *   resize (since 2.0): params.resize; a 4-d input resampled over H and
+ *            W (N and C as the input's; hetc_plugin_resize_params_t)
  */
 typedef struct hetc_plugin_workload_t {
   int32_t op;         /* hetc_plugin_op_t */
@@ -338,6 +403,7 @@ typedef struct hetc_plugin_workload_t {
   int32_t activation; /* hetc_plugin_activation_t, elementwise unary */
   int32_t binary;     /* hetc_plugin_binary_t, elementwise binary */
   hetc_plugin_epilogue_t epilogue;
+  hetc_plugin_op_params_t params; /* since 2.0: the op's own parameters */
 } hetc_plugin_workload_t;
 
 /* A transpose's permutation (since minor 4): the input dim that output dim

@@ -29,8 +29,9 @@ static int valid_target_name(const char *name) {
 
 /* Negotiation and identity. Returns 0 when the plugin cannot be used. */
 int hetc_check_load(session_t *s, const char *path) {
-  int report = hetc_check_item_begin(s, "ABI %d.%u: load and negotiate", HETC_PLUGIN_ABI_MAJOR, s->minor);
-  hetc_status_t status = hetc_registry_open_file(path, hetc_check_host_for_minor(s->minor), &s->registry);
+  const uint32_t major = hetc_abi_level_major(s->level), minor = hetc_abi_level_minor(s->level);
+  int report = hetc_check_item_begin(s, "ABI %u.%u: load and negotiate", major, minor);
+  hetc_status_t status = hetc_registry_open_file(path, hetc_check_host_for_level(s->level), &s->registry);
   if (status) {
     if (report) hetc_check_fail_status(s, status, "loading");
     else hetc_status_free(status);
@@ -44,8 +45,8 @@ int hetc_check_load(session_t *s, const char *path) {
   hetc_registry_keep_peaks(s->registry, NULL, HETC_PEAKS_READ);
   if (!report) return s->p && s->entry->state == HETC_PLUGIN_STATE_READY;
   if (!s->p) {
-    if (s->minor < HETC_PLUGIN_ABI_MINOR && s->entry->reason && strstr(s->entry->reason, "declined this host"))
-      hetc_check_say(s, "PASS", "declines a host of ABI %d.%u (it needs a newer one): %s", HETC_PLUGIN_ABI_MAJOR, s->minor,
+    if (s->level < HETC_ABI_LEVEL_NOW && s->entry->reason && strstr(s->entry->reason, "declined this host"))
+      hetc_check_say(s, "PASS", "declines a host of ABI %u.%u (it needs a newer one): %s", major, minor,
           s->entry->reason);
     else
       hetc_check_say(s, "FAIL", "refused: %s", s->entry->reason);
@@ -58,9 +59,9 @@ int hetc_check_load(session_t *s, const char *path) {
   if (!s->p->vendor || !s->p->version || !s->p->description)
     hetc_check_say(s, "FAIL", "vendor, version and description must all be set (static strings)");
   if (!s->failures)
-    hetc_check_say(s, "PASS", "target '%s' (%s %s, %s) speaks ABI %u.%u with a host of ABI %d.%u", s->p->name,
+    hetc_check_say(s, "PASS", "target '%s' (%s %s, %s) speaks ABI %u.%u with a host of ABI %u.%u", s->p->name,
         s->p->vendor, s->p->version, s->p->description, s->p->header.abi_major, s->p->header.abi_minor,
-        HETC_PLUGIN_ABI_MAJOR, s->minor);
+        major, minor);
   if (s->entry->state != HETC_PLUGIN_STATE_READY) {
     hetc_check_say(s, "SKIP", "probe says the plugin is not usable here: %s; every device check is skipped", s->entry->reason);
     hetc_check_item_end(s);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plugins/abi_level.h"
 #include "plugins/host.h"
 #include "space/space.h"
 
@@ -46,8 +47,8 @@ static hetc_plugin_status_t missing_mark_optional(hetc_plugin_space_t *space, co
   (void)space;
   atomic_store(&used_mark_optional, 1);
   return table.status_new(HETC_PLUGIN_STATUS_INTERNAL,
-                          "called host->space_mark_optional('%s'), which a host of ABI %d.0 does not have",
-                          knob_name ? knob_name : "(null)", HETC_PLUGIN_ABI_MAJOR);
+                          "called host->space_mark_optional('%s'), which a host of ABI 1.0 does not have",
+                          knob_name ? knob_name : "(null)");
 }
 
 /* space_define_split as a minor-0 host has it: SPLIT_BOTH (minor 1) is an
@@ -58,8 +59,8 @@ static hetc_plugin_status_t minor0_define_split(hetc_plugin_space_t *space, cons
   if (policy == HETC_PLUGIN_SPLIT_BOTH) {
     atomic_store(&used_split_both, 1);
     return table.status_new(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
-                            "space_define_split('%s'): policy SPLIT_BOTH, which a host of ABI %d.0 does not know",
-                            name ? name : "(null)", HETC_PLUGIN_ABI_MAJOR);
+                            "space_define_split('%s'): policy SPLIT_BOTH, which a host of ABI 1.0 does not know",
+                            name ? name : "(null)");
   }
   return hetc_space_define_split(space, name, extent, num_parts, policy, max_factor, candidates, num_candidates);
 }
@@ -87,16 +88,18 @@ static hetc_plugin_status_t missing_constraint_copy(hetc_plugin_space_t *space, 
   atomic_store(&used_constraint_copy, 1);
   return table.status_new(HETC_PLUGIN_STATUS_INTERNAL,
                           "called host->space_add_constraint_copy, which a host of ABI %d.%u does not have",
-                          HETC_PLUGIN_ABI_MAJOR, table.header.abi_minor);
+                          table.header.abi_major, table.header.abi_minor);
 }
 
-const hetc_plugin_host_t *hetc_check_host_for_minor(uint32_t minor) {
+const hetc_plugin_host_t *hetc_check_host_for_level(uint32_t level) {
   memcpy(&table, hetc_host_services(), sizeof(table));
-  if (minor > HETC_PLUGIN_ABI_MINOR) minor = HETC_PLUGIN_ABI_MINOR;
-  table.header.abi_minor = minor;
-  table.header.struct_size = (uint32_t)hetc_host_table_size(minor);
+  if (level > HETC_ABI_LEVEL_NOW) level = HETC_ABI_LEVEL_NOW;
+  table.header.abi_major = hetc_abi_level_major(level);
+  table.header.abi_minor = hetc_abi_level_minor(level);
+  table.header.struct_size = (uint32_t)hetc_host_table_size(level);
   table.alloc = counting_alloc;
   table.free = counting_free;
+  const uint32_t minor = level; /* the calls below are major 1's */
   if (minor < 1) {
     table.space_mark_optional = missing_mark_optional;
     table.space_define_split = minor0_define_split;

@@ -6,6 +6,7 @@
 
 #include "check/check_workloads.h"
 #include "check/plugin_check.h"
+#include "plugins/abi_level.h"
 #include "plugins/registry.h"
 
 /* Max relative error against the reference executor. */
@@ -14,7 +15,7 @@
 typedef struct session_t {
   int fd;
   const hetc_plugin_check_options_t *options;
-  uint32_t minor;
+  uint32_t level; /* the host's ABI level (plugins/abi_level.h) */
   int32_t first_item, item;
   hetc_registry_t *registry; /* owned */
   hetc_plugin_entry_t *entry; /* the one plugin, in registry */

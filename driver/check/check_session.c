@@ -1,5 +1,5 @@
 /* One session of `hetc plugin-check`, in the child process: loads the
- * plugin with a host of the session's ABI minor and runs the numbered
+ * plugin with a host of the session's ABI version and runs the numbered
  * items (plugin_check.h) in a fixed order, so that a session restarted
  * after a crash skips exactly what its predecessor did. */
 #include <stdio.h>
@@ -7,11 +7,13 @@
 #include "check/check_host.h"
 #include "check/check_items.h"
 
-/* An older minor: negotiation, then every space and template 0's default
- * kernel of each supported workload (quick suite, one device), with the
- * older host. */
-static void older_minor_session(session_t *s) {
-  if (!hetc_check_item_begin(s, "ABI %d.%u: spaces and default kernels", HETC_PLUGIN_ABI_MAJOR, s->minor)) return;
+/* An older ABI version: negotiation, then every space and template 0's
+ * default kernel of each supported workload (quick suite, one device),
+ * with the older host. */
+static void older_version_session(session_t *s) {
+  if (!hetc_check_item_begin(s, "ABI %u.%u: spaces and default kernels", hetc_abi_level_major(s->level),
+                             hetc_abi_level_minor(s->level)))
+    return;
   hetc_status_t status = hetc_registry_instance(s->entry);
   if (status) {
     hetc_check_fail_status(s, status, "instance_create");
@@ -44,7 +46,8 @@ static void older_minor_session(session_t *s) {
   const char *missing = hetc_check_host_missing_calls_used();
   if (missing[0])
     hetc_check_say(s, "FAIL", "the plugin called %s, which a host of ABI %d.%u lacks: read a host field added after minor 0 "
-        "only when HETC_PLUGIN_HAS_FIELD says the host has it", missing, HETC_PLUGIN_ABI_MAJOR, s->minor);
+        "only when HETC_PLUGIN_HAS_FIELD says the host has it", missing, hetc_abi_level_major(s->level),
+        hetc_abi_level_minor(s->level));
   if (!s->failures)
     hetc_check_say(s, "PASS", "%d spaces defined and %d default kernels match the reference (max rel error %.2g)", spaces,
         kernels, max_error);
@@ -53,14 +56,14 @@ static void older_minor_session(session_t *s) {
   s->entry->instance = NULL;
 }
 
-void hetc_plugin_check_session(const char *path, const hetc_plugin_check_options_t *options, uint32_t minor,
+void hetc_plugin_check_session(const char *path, const hetc_plugin_check_options_t *options, uint32_t level,
                                int32_t first_item, int fd) {
-  session_t s = {fd, options, minor, first_item, 0, NULL, NULL, NULL, 0, ""};
+  session_t s = {fd, options, level, first_item, 0, NULL, NULL, NULL, 0, ""};
   if (hetc_check_load(&s, path)) {
     /* What the plugin allocated while loading may live as long as it does. */
     int64_t baseline_blocks = hetc_check_host_live_blocks(), baseline_bytes = hetc_check_host_live_bytes();
-    if (minor < HETC_PLUGIN_ABI_MINOR) {
-      older_minor_session(&s);
+    if (level < HETC_ABI_LEVEL_NOW) {
+      older_version_session(&s);
     } else if (hetc_check_instance(&s)) {
       int32_t devices = s.p->device_count(s.entry->instance);
       for (int32_t d = 0; d < devices; ++d) {

@@ -100,7 +100,7 @@ static int round_trip(const template_ctx_t *c, const hetc_plugin_space_t *space,
  * 1 when the template has features. */
 static int check_features(const template_ctx_t *c, const hetc_plugin_config_t *config, const char *text) {
   const hetc_plugin_t *p = c->s->p;
-  if (p->header.abi_minor < 1 || !HETC_PLUGIN_HAS_FIELD(p, hetc_plugin_t, features) || !p->features) return 0;
+  if (hetc_plugin_abi_level(p) < 1 || !HETC_PLUGIN_HAS_FIELD(p, hetc_plugin_t, features) || !p->features) return 0;
   float first[HETC_FEATURE_COUNT], second[HETC_FEATURE_COUNT];
   float *rows[2] = {first, second};
   int32_t counts[2] = {0, 0};

@@ -2,6 +2,7 @@
  * results, and turns a session that dies inside an item into that item's
  * failure. */
 #include "check/plugin_check.h"
+#include "plugins/abi_level.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -80,7 +81,7 @@ static void describe_death(int wait_status, int32_t timeout_s, char *out, size_t
 /* Runs one session from `first_item`; returns the item to restart from, or
  * -1 when the session is over. */
 static int32_t run_session(supervisor_t *sup, const char *path, const hetc_plugin_check_options_t *options,
-                           uint32_t minor, int32_t first_item, hetc_status_t *out_status) {
+                           uint32_t level, int32_t first_item, hetc_status_t *out_status) {
   int fds[2];
   if (pipe(fds)) {
     *out_status = hetc_status_new(HETC_STATUS_INTERNAL, "plugin-check: pipe: %s", strerror(errno));
@@ -96,7 +97,7 @@ static int32_t run_session(supervisor_t *sup, const char *path, const hetc_plugi
   }
   if (pid == 0) {
     close(fds[0]);
-    hetc_plugin_check_session(path, options, minor, first_item, fds[1]);
+    hetc_plugin_check_session(path, options, level, first_item, fds[1]);
     close(fds[1]);
     /* exit, not _exit: a sanitizer's leak check runs at exit. */
     exit(0);
@@ -144,18 +145,19 @@ hetc_status_t hetc_plugin_check(const char *path, const hetc_plugin_check_option
   fprintf(report, "hetc plugin-check %s (host ABI %d.%d)%s\n", path, HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR,
           options->quick ? ", quick" : "");
   hetc_status_t status = NULL;
-  /* The newest minor first: the full run; then a short one per older
-   * minor, each in processes of its own, unless it could not be loaded at
-   * all (which the full run has said). */
-  for (int32_t minor = HETC_PLUGIN_ABI_MINOR; minor >= 0 && !status && !sup.load_failed; --minor) {
+  /* This hetc's version first: the full run; then a short one per older
+   * version (1.7 down to 1.0), each in processes of its own, unless it
+   * could not be loaded at all (which the full run has said). */
+  for (int32_t level = (int32_t)HETC_ABI_LEVEL_NOW; level >= 0 && !status && !sup.load_failed; --level) {
     int32_t next = 0;
     for (int32_t restarts = 0; next >= 0 && !status; ++restarts) {
       if (restarts > MAX_RESTARTS) {
-        snprintf(sup.open_label, sizeof(sup.open_label), "ABI %d.%d session", HETC_PLUGIN_ABI_MAJOR, minor);
+        snprintf(sup.open_label, sizeof(sup.open_label), "ABI %u.%u session", hetc_abi_level_major((uint32_t)level),
+                 hetc_abi_level_minor((uint32_t)level));
         print_result(&sup, "FAIL", "crashed too often; the remaining checks were not run");
         break;
       }
-      next = run_session(&sup, path, options, (uint32_t)minor, next, &status);
+      next = run_session(&sup, path, options, (uint32_t)level, next, &status);
     }
   }
   fprintf(report, "plugin-check: %d passed, %d failed, %d skipped\n", out_summary->passed, out_summary->failed,

@@ -1,4 +1,5 @@
 #include "compile/compile.h"
+#include "plugins/abi_level.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -580,10 +581,10 @@ static hetc_status_t setup(compiler_t *c, hetc_registry_t *registry, const hetc_
   }
   /* Fused as the oldest plugin among the targets can run it: silu and the
    * hard activations stay apart (ops of minor 0) when one predates them. */
-  uint32_t minor = HETC_PLUGIN_ABI_MINOR;
+  uint32_t level = HETC_ABI_LEVEL_NOW;
   for (int32_t d = 0; d < c->plan->num_devices; ++d)
-    if (hetc_entry_abi_minor(c->entries[d]) < minor) minor = hetc_entry_abi_minor(c->entries[d]);
-  status = hetc_graph_optimize_for(c->graph, minor);
+    if (hetc_entry_abi_level(c->entries[d]) < level) level = hetc_entry_abi_level(c->entries[d]);
+  status = hetc_graph_optimize_for(c->graph, level);
   if (status) {
     hetc_status_free(unavailable);
     return status;

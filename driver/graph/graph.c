@@ -35,7 +35,20 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_GELU] = "gelu",
     [HETC_OP_GELU_TANH] = "gelu_tanh",
     [HETC_OP_ERF] = "erf",
+    [HETC_OP_RESIZE] = "resize",
 };
+
+const char *const hetc_resize_mode_names[] = {"nearest", "linear", NULL};
+const char *const hetc_resize_coordinates_names[] = {
+    "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "half_pixel_symmetric",
+    NULL};
+const char *const hetc_resize_rounding_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
+
+int32_t hetc_name_index(const char *const *names, const char *name) {
+  for (int32_t i = 0; names[i]; ++i)
+    if (!strcmp(names[i], name)) return i;
+  return -1;
+}
 
 hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
   hetc_node_attrs_t a;
@@ -312,6 +325,10 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_LOG_SOFTMAX:
       w.op = node->op == HETC_OP_SOFTMAX ? HETC_PLUGIN_OP_SOFTMAX : HETC_PLUGIN_OP_LOG_SOFTMAX;
       w.axis = a->axis;
+      break;
+    case HETC_OP_RESIZE:
+      w.op = HETC_PLUGIN_OP_RESIZE;
+      w.params.resize = a->resize;
       break;
     case HETC_OP_TRANSPOSE:
       w.op = HETC_PLUGIN_OP_TRANSPOSE;

@@ -12,6 +12,9 @@
 #include "common/status.h"
 #include "hetc/plugin.h"
 
+/* Largest output H or W of a resize. */
+#define HETC_MAX_RESIZE_EXTENT 16384
+
 /* Most activation inputs a node can have (concat's limit plus a fused
  * residual). */
 #define HETC_MAX_NODE_INPUTS 65
@@ -48,11 +51,20 @@ typedef enum hetc_op_t {
   HETC_OP_GELU,        /* 0.5 x (1 + erf(x / sqrt 2)) */
   HETC_OP_GELU_TANH,   /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
   HETC_OP_ERF,
+  HETC_OP_RESIZE, /* H and W of a 4-d value (hetc_plugin_resize_params_t) */
   HETC_OP_COUNT
 } hetc_op_t;
 
 /* model.json spelling of an op, or NULL. */
 const char *hetc_op_name(hetc_op_t op);
+
+/* model.json's names (ONNX's) of resize's modes, coordinate transforms and
+ * roundings: entry v names the hetc_plugin_resize_* value v; NULL-terminated. */
+extern const char *const hetc_resize_mode_names[];
+extern const char *const hetc_resize_coordinates_names[];
+extern const char *const hetc_resize_rounding_names[];
+/* The index of `name` in a NULL-terminated list, or -1. */
+int32_t hetc_name_index(const char *const *names, const char *name);
 /* Ops whose kernels have knobs, so that records, the tuner and graph-level
  * selection have configs to choose among (README.md, "Tuning"). */
 static inline int hetc_op_is_tunable(hetc_op_t op) { return op == HETC_OP_CONV2D || op == HETC_OP_DENSE; }
@@ -109,6 +121,8 @@ typedef struct hetc_node_attrs_t {
   int64_t reshape_shape[HETC_PLUGIN_MAX_RANK]; /* as written, -1 allowed */
   int32_t perm_rank;                           /* transpose: entries of perm */
   int32_t perm[HETC_PLUGIN_MAX_RANK];          /* transpose: output dim d is input dim perm[d] */
+  int64_t resize_size[2];                      /* resize: output H and W */
+  hetc_plugin_resize_params_t resize;          /* resize */
 } hetc_node_attrs_t;
 
 /* The attributes a model.json node of `op` has when it names none:

@@ -255,6 +255,15 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
       }
       break;
     }
+    case HETC_OP_RESIZE:
+      HETC_RETURN_IF_ERROR(expect_rank(in, 4, "resize", out_where));
+      out.shape[2] = node->attrs.resize_size[0];
+      out.shape[3] = node->attrs.resize_size[1];
+      /* Scales the model did not give are what the sizes make them. */
+      for (int32_t k = 0; k < 2; ++k)
+        if (!(node->attrs.resize.scales[k] > 0))
+          node->attrs.resize.scales[k] = (double)out.shape[2 + k] / (double)in->shape[2 + k];
+      break;
     case HETC_OP_COUNT: FAIL("op", "unknown op");
   }
   /* Each factor is below 2^31 (checked by the loader), so the running

@@ -1,4 +1,5 @@
 #include "graph/passes.h"
+#include "plugins/abi_level.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,15 +135,15 @@ static hetc_status_t compact_and_sort(hetc_graph_t *graph) {
 
 /* A rewrite of node k that may fuse or remove nodes (REMOVED), given who
  * reads each value. */
-typedef hetc_status_t (*visit_fn)(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_minor);
+typedef hetc_status_t (*visit_fn)(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_level);
 
 /* Runs `visit` on each node in order, then drops the removed nodes and
  * sorts the rest. */
-static hetc_status_t visit_nodes(hetc_graph_t *graph, visit_fn visit, uint32_t abi_minor) {
+static hetc_status_t visit_nodes(hetc_graph_t *graph, visit_fn visit, uint32_t abi_level) {
   readers_t r;
   HETC_RETURN_IF_ERROR(readers_build(graph, &r));
   hetc_status_t status = NULL;
-  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) status = visit(graph, &r, k, abi_minor);
+  for (int32_t k = 0; k < graph->num_nodes && !status; ++k) status = visit(graph, &r, k, abi_level);
   readers_free(&r);
   return status ? status : compact_and_sort(graph);
 }
@@ -167,8 +168,8 @@ static hetc_status_t ensure_bias(const hetc_graph_t *graph, hetc_node_t *node) {
 }
 
 /* Node b, a batch_norm, into the conv2d before it. */
-static hetc_status_t fold_batch_norm(hetc_graph_t *graph, readers_t *r, int32_t b, uint32_t abi_minor) {
-  (void)abi_minor;
+static hetc_status_t fold_batch_norm(hetc_graph_t *graph, readers_t *r, int32_t b, uint32_t abi_level) {
+  (void)abi_level;
   hetc_node_t *bn = &graph->nodes[b];
   if (bn->op != HETC_OP_BATCH_NORM) return NULL;
   int32_t producer = graph->values[bn->inputs[0]].producer;
@@ -192,7 +193,7 @@ static hetc_status_t fold_batch_norm(hetc_graph_t *graph, readers_t *r, int32_t 
 }
 
 hetc_status_t hetc_graph_fold_batch_norm(hetc_graph_t *graph) {
-  return visit_nodes(graph, fold_batch_norm, HETC_PLUGIN_ABI_MINOR);
+  return visit_nodes(graph, fold_batch_norm, HETC_ABI_LEVEL_NOW);
 }
 
 hetc_status_t hetc_graph_lower_batch_norm(hetc_graph_t *graph) {
@@ -243,7 +244,7 @@ static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t 
  * bias_add, residual add, activation (silu, hardswish and hardsigmoid only
  * for plugins of minor 6 on, gelu and gelu_tanh of minor 7 on). Each step needs the current value to have one
  * reader. */
-static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_minor) {
+static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_level) {
   hetc_node_t *node = &graph->nodes[k];
   if (node->op != HETC_OP_CONV2D && node->op != HETC_OP_DENSE) return NULL;
   int32_t next = sole_consumer(r, node->output);
@@ -273,7 +274,7 @@ static hetc_status_t fuse_after(hetc_graph_t *graph, readers_t *r, int32_t k, ui
   const int gated = activation >= HETC_PLUGIN_ACT_SILU && activation <= HETC_PLUGIN_ACT_HARDSIGMOID;
   const int gelu = activation == HETC_PLUGIN_ACT_GELU || activation == HETC_PLUGIN_ACT_GELU_TANH;
   const uint32_t needs = gelu ? HETC_GELU_ABI_MINOR : gated ? HETC_GATED_ACTIVATIONS_ABI_MINOR : 0;
-  if (hetc_activation_fuses(activation) && abi_minor >= needs) {
+  if (hetc_activation_fuses(activation) && abi_level >= needs) {
     node->epilogue.activation = activation;
     HETC_RETURN_IF_ERROR(absorb(graph, r, k, next));
   }
@@ -287,8 +288,8 @@ static hetc_op_t gated_op(hetc_op_t gate) {
 }
 
 /* Node m, a multiply of x and its gate, into silu(x) or hardswish(x). */
-static hetc_status_t fuse_gated(hetc_graph_t *graph, readers_t *r, int32_t m, uint32_t abi_minor) {
-  (void)abi_minor;
+static hetc_status_t fuse_gated(hetc_graph_t *graph, readers_t *r, int32_t m, uint32_t abi_level) {
+  (void)abi_level;
   hetc_node_t *multiply = &graph->nodes[m];
   if (multiply->op != HETC_OP_MULTIPLY || multiply->num_inputs != 2) return NULL;
   for (int side = 0; side < 2; ++side) {
@@ -311,7 +312,7 @@ static hetc_status_t fuse_gated(hetc_graph_t *graph, readers_t *r, int32_t m, ui
 }
 
 hetc_status_t hetc_graph_fuse_gated_activations(hetc_graph_t *graph) {
-  return visit_nodes(graph, fuse_gated, HETC_PLUGIN_ABI_MINOR);
+  return visit_nodes(graph, fuse_gated, HETC_ABI_LEVEL_NOW);
 }
 
 /* Appends a node of `op` named `name` reading `inputs`, whose output is a
@@ -411,18 +412,18 @@ hetc_status_t hetc_graph_lower_gated_activations(hetc_graph_t *graph) {
 }
 
 hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph) {
-  return visit_nodes(graph, fuse_after, HETC_PLUGIN_ABI_MINOR);
+  return visit_nodes(graph, fuse_after, HETC_ABI_LEVEL_NOW);
 }
 
-hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor) {
-  const int gated = abi_minor >= HETC_GATED_ACTIVATIONS_ABI_MINOR;
+hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_level) {
+  const int gated = abi_level >= HETC_GATED_ACTIVATIONS_ABI_MINOR;
   if (!gated) HETC_RETURN_IF_ERROR(hetc_graph_lower_gated_activations(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_fold_batch_norm(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_lower_batch_norm(graph));
   if (gated) HETC_RETURN_IF_ERROR(hetc_graph_fuse_gated_activations(graph));
-  return visit_nodes(graph, fuse_after, abi_minor);
+  return visit_nodes(graph, fuse_after, abi_level);
 }
 
 hetc_status_t hetc_graph_optimize(hetc_graph_t *graph) {
-  return hetc_graph_optimize_for(graph, HETC_PLUGIN_ABI_MINOR);
+  return hetc_graph_optimize_for(graph, HETC_ABI_LEVEL_NOW);
 }

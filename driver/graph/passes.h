@@ -13,7 +13,7 @@
  * takes then names the minor it needs. */
 #define HETC_GELU_ABI_MINOR 7
 
-/* Runs every pass in order, for plugins of ABI minor `abi_minor` (the
+/* Runs every pass in order, for plugins of ABI level `abi_level` (the
  * oldest among the targets): batch_norm folding into conv2d, lowering of
  * the remaining batch_norms to depthwise 1x1 conv2d, multiply(x,
  * sigmoid(x)) into silu and multiply(x, hardsigmoid(x)) into hardswish,
@@ -23,8 +23,8 @@
  * gelu_tanh stay unfused elementwise ops. The graph computes the
  * same function afterwards (up to float rounding); value ids of the
  * model's values are stable, nodes stay topologically sorted. */
-hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_minor);
-/* The same for plugins of this hetc's ABI minor. */
+hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_level);
+/* The same for plugins of this hetc's ABI version. */
 hetc_status_t hetc_graph_optimize(hetc_graph_t *graph);
 
 /* The individual passes, for tests. */

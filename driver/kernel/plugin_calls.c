@@ -1,5 +1,6 @@
 /* The calls hetc makes into a loaded plugin (plugin_calls.h). */
 #include "kernel/plugin_calls.h"
+#include "plugins/abi_level.h"
 
 const char *hetc_entry_name(const hetc_plugin_entry_t *entry) { return entry->plugin->name; }
 const char *hetc_entry_version(const hetc_plugin_entry_t *entry) { return entry->plugin->version; }
@@ -14,13 +15,13 @@ const hetc_plugin_device_t *hetc_entry_device(const hetc_plugin_entry_t *entry, 
 
 int32_t hetc_entry_supports(const hetc_plugin_entry_t *entry, int32_t device_index,
                             const hetc_plugin_workload_t *workload) {
-  /* A plugin's supports is not asked about what its ABI minor did not
+  /* A plugin's supports is not asked about what its ABI version did not
    * define. */
-  return entry->plugin->header.abi_minor >= hetc_workload_abi_minor(workload) &&
+  return hetc_plugin_abi_level(entry->plugin) >= hetc_workload_abi_level(workload) &&
          entry->plugin->supports(entry->instance, device_index, workload);
 }
 
-uint32_t hetc_entry_abi_minor(const hetc_plugin_entry_t *entry) { return entry->plugin->header.abi_minor; }
+uint32_t hetc_entry_abi_level(const hetc_plugin_entry_t *entry) { return hetc_plugin_abi_level(entry->plugin); }
 
 int32_t hetc_entry_template_count(const hetc_plugin_entry_t *entry, int32_t device_index,
                                   const hetc_plugin_workload_t *workload) {

@@ -19,13 +19,13 @@ const char *hetc_entry_version(const hetc_plugin_entry_t *entry);
 int32_t hetc_entry_device_count(const hetc_plugin_entry_t *entry);
 const hetc_plugin_device_t *hetc_entry_device(const hetc_plugin_entry_t *entry, int32_t device_index);
 
-/* 0 without asking a plugin of an ABI minor older than the workload's
- * (hetc_workload_abi_minor). */
+/* 0 without asking a plugin of an ABI version older than the workload's
+ * (hetc_workload_abi_level). */
 int32_t hetc_entry_supports(const hetc_plugin_entry_t *entry, int32_t device_index,
                             const hetc_plugin_workload_t *workload);
-/* The ABI minor of the plugin's table: graphs for it are optimised with
- * hetc_graph_optimize_for. */
-uint32_t hetc_entry_abi_minor(const hetc_plugin_entry_t *entry);
+/* The ABI level of the plugin's table (plugins/abi_level.h): graphs for it
+ * are optimised with hetc_graph_optimize_for. */
+uint32_t hetc_entry_abi_level(const hetc_plugin_entry_t *entry);
 int32_t hetc_entry_template_count(const hetc_plugin_entry_t *entry, int32_t device_index,
                                   const hetc_plugin_workload_t *workload);
 const char *hetc_entry_template_name(const hetc_plugin_entry_t *entry, int32_t device_index,

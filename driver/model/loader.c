@@ -244,6 +244,7 @@ static const char *const avg_pool_attrs[] = {"kernel", "strides", "padding", "ce
 static const char *const axis_attrs[] = {"axis", NULL};
 static const char *const reshape_attrs[] = {"shape", NULL};
 static const char *const transpose_attrs[] = {"perm", NULL};
+static const char *const resize_attrs[] = {"size", "scales", "mode", "coordinates", "rounding", NULL};
 
 static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_CONV2D] = {1, 1, conv_attrs},
@@ -276,7 +277,52 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_GELU] = {1, 1, no_attrs},
     [HETC_OP_GELU_TANH] = {1, 1, no_attrs},
     [HETC_OP_ERF] = {1, 1, no_attrs},
+    [HETC_OP_RESIZE] = {1, 1, resize_attrs},
 };
+
+/* An optional string attribute that must be one of `names` (NULL-terminated);
+ * *out keeps its default when the key is absent. */
+static hetc_status_t get_choice(const loader_t *L, const cJSON *attrs, const char *path, const char *key,
+                                const char *const *names, int32_t *out) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(attrs, key);
+  if (!item) return NULL;
+  char sub[128], got[80], list[256] = "";
+  snprintf(sub, sizeof(sub), "%s/%s", path, key);
+  const int32_t index = cJSON_IsString(item) ? hetc_name_index(names, item->valuestring) : -1;
+  if (index >= 0) {
+    *out = index;
+    return NULL;
+  }
+  for (int32_t i = 0; names[i]; ++i)
+    snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"", i ? ", " : "", names[i]);
+  return fail(L, sub, "expected one of %s, got %s", list, GOT(item));
+}
+
+static hetc_status_t parse_resize_attrs(const loader_t *L, const cJSON *attrs, const char *path,
+                                        hetc_node_attrs_t *a) {
+  char sub[128], got[80];
+  const cJSON *item;
+  int32_t size[2];
+  HETC_RETURN_IF_ERROR(require(L, attrs, path, "size", &item));
+  snprintf(sub, sizeof(sub), "%s/size", path);
+  HETC_RETURN_IF_ERROR(get_int_array(L, item, sub, 2, 1, HETC_MAX_RESIZE_EXTENT, "integers from 1 to 16384", size));
+  a->resize_size[0] = size[0], a->resize_size[1] = size[1];
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "scales"))) {
+    snprintf(sub, sizeof(sub), "%s/scales", path);
+    int ok = cJSON_IsArray(item) && cJSON_GetArraySize(item) == 2;
+    for (int i = 0; ok && i < 2; ++i) {
+      const cJSON *scale = cJSON_GetArrayItem(item, i);
+      ok = cJSON_IsNumber(scale) && isfinite(scale->valuedouble) && scale->valuedouble > 0;
+      if (ok) a->resize.scales[i] = scale->valuedouble;
+    }
+    if (!ok) return fail(L, sub, "expected 2 positive numbers, got %s", GOT(item));
+  }
+  HETC_RETURN_IF_ERROR(get_choice(L, attrs, path, "mode", hetc_resize_mode_names, &a->resize.mode));
+  HETC_RETURN_IF_ERROR(get_choice(L, attrs, path, "coordinates", hetc_resize_coordinates_names, &a->resize.coordinates));
+  HETC_RETURN_IF_ERROR(get_choice(L, attrs, path, "rounding", hetc_resize_rounding_names, &a->resize.rounding));
+  if (a->resize.mode != HETC_PLUGIN_RESIZE_NEAREST) a->resize.rounding = 0;
+  return NULL;
+}
 
 static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,
                                         const char *path, hetc_node_attrs_t *a) {
@@ -379,6 +425,7 @@ static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *a
       a->reshape_rank = rank;
       break;
     }
+    case HETC_OP_RESIZE: HETC_RETURN_IF_ERROR(parse_resize_attrs(L, attrs, path, a)); break;
     case HETC_OP_TRANSPOSE: {
       HETC_RETURN_IF_ERROR(require(L, attrs, path, "perm", &item));
       snprintf(sub, sizeof(sub), "%s/perm", path);

@@ -52,6 +52,16 @@ static cJSON *node_attrs(const hetc_node_t *node) {
     case HETC_OP_LOG_SOFTMAX: cJSON_AddNumberToObject(attrs, "axis", a->axis); break;
     case HETC_OP_RESHAPE: cJSON_AddItemToObject(attrs, "shape", int64_array(a->reshape_shape, a->reshape_rank)); break;
     case HETC_OP_TRANSPOSE: cJSON_AddItemToObject(attrs, "perm", int_array(a->perm, a->perm_rank)); break;
+    case HETC_OP_RESIZE: {
+      cJSON_AddItemToObject(attrs, "size", int64_array(a->resize_size, 2));
+      cJSON *scales = cJSON_AddArrayToObject(attrs, "scales");
+      for (int k = 0; k < 2; ++k) cJSON_AddItemToArray(scales, cJSON_CreateNumber(a->resize.scales[k]));
+      cJSON_AddStringToObject(attrs, "mode", hetc_resize_mode_names[a->resize.mode]);
+      cJSON_AddStringToObject(attrs, "coordinates", hetc_resize_coordinates_names[a->resize.coordinates]);
+      if (a->resize.mode == HETC_PLUGIN_RESIZE_NEAREST)
+        cJSON_AddStringToObject(attrs, "rounding", hetc_resize_rounding_names[a->resize.rounding]);
+      break;
+    }
     default: break;
   }
   return attrs;

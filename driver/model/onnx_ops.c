@@ -1475,65 +1475,9 @@ static hetc_status_t translate_conv_transpose(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
-/* Where output j of a resized dim (n to m, scale s) reads from, as ONNX's
- * coordinate_transformation_mode defines it; NAN for a mode hetc does not
- * know. */
-static double resize_source(const char *mode, int64_t j, int64_t n, int64_t m, double s) {
-  const double centre = ((double)j + 0.5) / s;
-  if (!strcmp(mode, "half_pixel")) return centre - 0.5;
-  if (!strcmp(mode, "pytorch_half_pixel")) return m > 1 ? centre - 0.5 : 0.0;
-  if (!strcmp(mode, "align_corners")) return m > 1 ? (double)j * (double)(n - 1) / (double)(m - 1) : 0.0;
-  if (!strcmp(mode, "asymmetric")) return (double)j / s;
-  if (!strcmp(mode, "tf_half_pixel_for_nn")) return centre;
-  if (!strcmp(mode, "half_pixel_symmetric")) {
-    const double adjustment = (double)m / (s * (double)n), middle = (double)n / 2.0;
-    return middle * (1.0 - adjustment) + centre - 0.5;
-  }
-  return NAN;
-}
-
-/* Input index nearest to source x under ONNX's nearest_mode (-1 for a mode
- * hetc does not know), clamped into the dim. */
-static int64_t resize_nearest(const char *rounding, double x, int64_t n) {
-  const double below = floor(x), halfway = below + 0.5;
-  double chosen;
-  if (!strcmp(rounding, "round_prefer_floor")) chosen = x == halfway ? below : floor(x + 0.5);
-  else if (!strcmp(rounding, "round_prefer_ceil")) chosen = x == halfway ? below + 1 : floor(x + 0.5);
-  else if (!strcmp(rounding, "floor")) chosen = below;
-  else if (!strcmp(rounding, "ceil")) chosen = ceil(x);
-  else return -1;
-  return chosen < 0 ? 0 : chosen > (double)(n - 1) ? n - 1 : (int64_t)chosen;
-}
-
-/* The matrix that resizes a dim of n to m at scale s (append_axis_map):
- * one 1 a row for nearest, the two neighbours' weights for linear (the
- * source clamped into the dim, as onnxruntime does). */
-static hetc_status_t resize_matrix(const hetc_onnx_importer_t *im, int64_t n, int64_t m, double s, int linear,
-                                   const char *coordinates, const char *rounding, float **out_matrix) {
-  float *matrix;
-  HETC_RETURN_IF_ERROR(new_map_matrix(im, m, n, &matrix));
-  for (int64_t j = 0; j < m; ++j) {
-    const double x = resize_source(coordinates, j, n, m, s);
-    if (!linear) {
-      matrix[j * n + resize_nearest(rounding, x, n)] = 1.0f;
-      continue;
-    }
-    const double clamped = x < 0 ? 0 : x > (double)(n - 1) ? (double)(n - 1) : x;
-    const int64_t low = (int64_t)clamped, high = low + 1 < n ? low + 1 : low;
-    const double fraction = clamped - (double)low;
-    matrix[j * n + low] += (float)(1.0 - fraction);
-    matrix[j * n + high] += (float)fraction;
-  }
-  *out_matrix = matrix;
-  return NULL;
-}
-
 /* Upsample and Resize over H and W, in nearest and linear modes, with every
- * coordinate_transformation_mode but tf_crop_and_resize. Nearest by whole
- * factors where the modes make it a repeat of each pixel (asymmetric with
- * floor, the half-pixel modes with rounding): concats of copies
- * (append_interleave). Everything else: the resampling matrices of H and W
- * (append_axis_map). */
+ * coordinate_transformation_mode but tf_crop_and_resize: one resize node
+ * (its parameters as ONNX names them). */
 static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
   const int is_upsample = !strcmp(im->node->op_type, "Upsample");
   int32_t x;
@@ -1554,9 +1498,12 @@ static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
   const int linear = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
   if (!linear && strcmp(mode, "nearest") != 0)
     return BAD("%s mode '%s' is not supported (hetc imports nearest and linear)", im->node->op_type, mode);
-  if (isnan(resize_source(coordinates, 0, 1, 1, 1.0)))
-    return BAD("coordinate_transformation_mode '%s' is not supported", coordinates);
-  if (!linear && resize_nearest(rounding, 0.0, 1) < 0) return BAD("nearest_mode '%s' is not supported", rounding);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_RESIZE);
+  a.resize.mode = linear ? HETC_PLUGIN_RESIZE_LINEAR : HETC_PLUGIN_RESIZE_NEAREST;
+  a.resize.coordinates = hetc_name_index(hetc_resize_coordinates_names, coordinates);
+  if (a.resize.coordinates < 0) return BAD("coordinate_transformation_mode '%s' is not supported", coordinates);
+  a.resize.rounding = linear ? 0 : hetc_name_index(hetc_resize_rounding_names, rounding);
+  if (a.resize.rounding < 0) return BAD("nearest_mode '%s' is not supported", rounding);
   if (strcmp(aspect, "stretch") != 0) return BAD("keep_aspect_ratio_policy '%s' is not supported (hetc imports stretch)",
                                                  aspect);
   int64_t axes[4] = {0, 1, 2, 3};
@@ -1607,32 +1554,14 @@ static hetc_status_t translate_resize(hetc_onnx_importer_t *im) {
   }
   if (antialias && (scales[2] < 1 || scales[3] < 1))
     return BAD("antialiased downscaling is not supported yet");
-  const int asymmetric_floor = !strcmp(coordinates, "asymmetric") && !strcmp(rounding, "floor");
-  const int half_pixel_round = (!strcmp(coordinates, "half_pixel") || !strcmp(coordinates, "pytorch_half_pixel")) &&
-                               (!strcmp(rounding, "round_prefer_floor") || !strcmp(rounding, "round_prefer_ceil"));
-  int repeats = !linear && (asymmetric_floor || half_pixel_round);
-  for (int k = 2; k < 4; ++k) repeats = repeats && out[k] % t.shape[k] == 0 && out[k] / t.shape[k] <= 64;
-  int32_t value;
-  if (repeats) {
-    char name[320];
-    const int64_t factor_h = out[2] / t.shape[2], factor_w = out[3] / t.shape[3];
-    HETC_RETURN_IF_ERROR(append_interleave(im, x, x, 3, factor_w,
-                                           factor_h > 1 ? step_name(im, "wide", name, 320) : im->node->output[0], &value));
-    HETC_RETURN_IF_ERROR(append_interleave(im, value, value, 2, factor_h, im->node->output[0], &value));
-    return define_output(im, value);
+  if (out[2] == t.shape[2] && out[3] == t.shape[3] && scales[2] == 1.0 && scales[3] == 1.0) return define_output(im, x);
+  for (int k = 0; k < 2; ++k) {
+    a.resize_size[k] = out[2 + k];
+    a.resize.scales[k] = scales[2 + k];
   }
-  float *matrix[4] = {NULL, NULL, NULL, NULL};
-  hetc_status_t status = NULL;
-  for (int k = 2; k < 4 && !status; ++k)
-    if (out[k] != t.shape[k] || scales[k] != 1.0)
-      status = resize_matrix(im, t.shape[k], out[k], scales[k], linear, coordinates, rounding, &matrix[k]);
-  if (status) {
-    free(matrix[2]);
-    return status;
-  }
-  if (!matrix[2] && !matrix[3]) return define_output(im, x);
-  HETC_RETURN_IF_ERROR(append_plane_map(im, x, matrix[2], out[2], matrix[3], out[3], &value));
-  return define_output(im, value);
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_RESIZE, im->node->output[0], &x, 1, &a, &node));
+  return define_output(im, im->graph->nodes[node].output);
 }
 
 /* LRN (across channels, ONNX's only kind): x / (bias + alpha / size * the

@@ -1,5 +1,6 @@
 #include "plugins/host.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdatomic.h>
@@ -10,6 +11,7 @@
 #include "common/env.h"
 #include "common/status.h"
 #include "common/thread_pool.h"
+#include "plugins/abi_level.h"
 #include "space/space.h"
 
 static atomic_int log_level = -1;
@@ -104,9 +106,35 @@ static const hetc_plugin_host_t host_table = {
 
 const hetc_plugin_host_t *hetc_host_services(void) { return &host_table; }
 
-size_t hetc_host_table_size(uint32_t minor) {
-  /* One entry per minor: where that minor's table ended. */
-  if (minor == 0) return offsetof(hetc_plugin_host_t, space_mark_optional);
-  if (minor <= 2) return offsetof(hetc_plugin_host_t, logv);
+size_t hetc_host_table_size(uint32_t level) {
+  /* One entry per version that appended: where the table ended before. */
+  if (level == 0) return offsetof(hetc_plugin_host_t, space_mark_optional);
+  if (level <= 2) return offsetof(hetc_plugin_host_t, logv);
   return sizeof(hetc_plugin_host_t);
+}
+
+typedef struct major1_copy_t {
+  const hetc_plugin_host_t *source;
+  hetc_plugin_host_t copy;
+  struct major1_copy_t *next;
+} major1_copy_t;
+
+static pthread_mutex_t major1_lock = PTHREAD_MUTEX_INITIALIZER;
+static major1_copy_t *major1_copies; /* never freed: see host.h */
+
+const hetc_plugin_host_t *hetc_host_as_major1(const hetc_plugin_host_t *host) {
+  pthread_mutex_lock(&major1_lock);
+  major1_copy_t *c = major1_copies;
+  while (c && c->source != host) c = c->next;
+  if (!c && (c = malloc(sizeof(*c))) != NULL) {
+    c->source = host;
+    memcpy(&c->copy, host, sizeof(c->copy));
+    c->copy.header.abi_major = 1;
+    c->copy.header.abi_minor = HETC_ABI_MAJOR1_LAST_MINOR;
+    c->copy.header.struct_size = (uint32_t)hetc_host_table_size(HETC_ABI_MAJOR1_LAST_MINOR);
+    c->next = major1_copies;
+    major1_copies = c;
+  }
+  pthread_mutex_unlock(&major1_lock);
+  return c ? &c->copy : NULL;
 }

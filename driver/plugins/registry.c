@@ -1,6 +1,7 @@
 #include "plugins/registry.h"
 
 #include "plugin_elf.h"
+#include "plugins/abi_level.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -130,9 +131,9 @@ static const struct {
 };
 
 int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t reason_size) {
-  if (plugin->header.abi_major != HETC_PLUGIN_ABI_MAJOR) {
+  if (plugin->header.abi_major != HETC_PLUGIN_ABI_MAJOR && plugin->header.abi_major != 1) {
     snprintf(reason, reason_size,
-             "the plugin speaks ABI %u.%u; this hetc speaks ABI %d.%d and loads plugins of major %d only",
+             "the plugin speaks ABI %u.%u; this hetc speaks ABI %d.%d and loads plugins of majors 1 and %d",
              plugin->header.abi_major, plugin->header.abi_minor, HETC_PLUGIN_ABI_MAJOR,
              HETC_PLUGIN_ABI_MINOR, HETC_PLUGIN_ABI_MAJOR);
     return 1;
@@ -177,14 +178,19 @@ static void negotiate(hetc_plugin_entry_t *entry, const hetc_plugin_host_t *host
   hetc_plugin_query_fn_t query;
   void *symbol = dlsym(entry->handle, HETC_PLUGIN_QUERY_SYMBOL);
   memcpy(&query, &symbol, sizeof(query));
-  const hetc_plugin_t *plugin =
-      query ? query(HETC_PLUGIN_ABI_MAJOR, host->header.abi_minor, host) : NULL;
+  const hetc_plugin_t *plugin = query ? query(host->header.abi_major, host->header.abi_minor, host) : NULL;
+  /* A plugin of major 1 declines a major-2 host, as its guide told it to;
+   * it is asked once more by the same services showing themselves as 1.7. */
+  const hetc_plugin_host_t *major1 = NULL;
+  if (query && !plugin && host->header.abi_major == 2 && (major1 = hetc_host_as_major1(host)) != NULL)
+    plugin = query(major1->header.abi_major, major1->header.abi_minor, major1);
   if (!query) {
     set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "no exported symbol %s (not a hetc plugin)",
                HETC_PLUGIN_QUERY_SYMBOL);
   } else if (!plugin) {
-    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "%s declined this host (host ABI %d.%u)",
-               HETC_PLUGIN_QUERY_SYMBOL, HETC_PLUGIN_ABI_MAJOR, host->header.abi_minor);
+    set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "%s declined this host (host ABI %u.%u%s)",
+               HETC_PLUGIN_QUERY_SYMBOL, host->header.abi_major, host->header.abi_minor,
+               major1 ? ", and as 1.7" : "");
   } else if (hetc_plugin_table_problem(plugin, problem, sizeof(problem))) {
     set_reason(entry, HETC_PLUGIN_STATE_REFUSED, "%s", problem);
   } else {
@@ -384,7 +390,7 @@ hetc_status_t hetc_registry_target_spec(hetc_registry_t *registry, const char *s
   return NULL;
 }
 
-static uint32_t activation_minor(int32_t activation) {
+static uint32_t activation_level(int32_t activation) {
   if (activation >= HETC_PLUGIN_ACT_GELU && activation <= HETC_PLUGIN_ACT_ERF) return 7;
   if (activation >= HETC_PLUGIN_ACT_SILU && activation <= HETC_PLUGIN_ACT_HARDSIGMOID) return 6;
   if (activation == HETC_PLUGIN_ACT_EXP || activation == HETC_PLUGIN_ACT_LOG) return 5;
@@ -392,14 +398,15 @@ static uint32_t activation_minor(int32_t activation) {
   return 0;
 }
 
-uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload) {
+uint32_t hetc_workload_abi_level(const hetc_plugin_workload_t *workload) {
   switch (workload->op) {
     case HETC_PLUGIN_OP_TRANSPOSE: return 4;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return 5;
+    case HETC_PLUGIN_OP_RESIZE: return hetc_abi_level(2, 0);
     case HETC_PLUGIN_OP_ELEMENTWISE:
-      return workload->binary == HETC_PLUGIN_BINARY_DIV ? 4 : activation_minor(workload->activation);
+      return workload->binary == HETC_PLUGIN_BINARY_DIV ? 4 : activation_level(workload->activation);
     case HETC_PLUGIN_OP_CONV2D:
-    case HETC_PLUGIN_OP_DENSE: return activation_minor(workload->epilogue.activation);
+    case HETC_PLUGIN_OP_DENSE: return activation_level(workload->epilogue.activation);
     default: return 0;
   }
 }
@@ -407,12 +414,12 @@ uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload) {
 void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,
                                       const hetc_plugin_workload_t *workload, char *out, size_t size) {
   const hetc_plugin_t *p = entry->plugin;
-  const uint32_t needs = hetc_workload_abi_minor(workload);
-  if (p->header.abi_minor < needs) {
+  const uint32_t needs = hetc_workload_abi_level(workload);
+  if (hetc_plugin_abi_level(p) < needs) {
     /* Its supports_why is not asked either: the workload names what the
      * plugin's header did not ("unknown activation 12" would hide why). */
     snprintf(out, size, "the plugin speaks ABI %u.%u; this workload needs ABI %u.%u", p->header.abi_major,
-             p->header.abi_minor, HETC_PLUGIN_ABI_MAJOR, needs);
+             p->header.abi_minor, hetc_abi_level_major(needs), hetc_abi_level_minor(needs));
     return;
   }
   hetc_status_t why = HETC_PLUGIN_HAS_FIELD(p, hetc_plugin_t, supports_why) && p->supports_why

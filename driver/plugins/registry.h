@@ -61,18 +61,19 @@ int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t 
  * the caller. */
 char *hetc_registry_search_path(void);
 
-/* The ABI minor that introduced the newest op, activation (of an
- * elementwise op or an epilogue) or binary op `workload` uses: 0 for those
- * of the first release, 4 for transpose, elu, softplus and div, 5 for
- * log_softmax, exp and log, 6 for silu, hardswish and hardsigmoid, 7 for
- * gelu, gelu_tanh and erf. hetc hands a workload only to plugins built for
- * that minor or a later one: an older plugin need not check what its
- * header did not name (an epilogue's activation was one of four before
- * minor 6, one of seven before minor 7). */
-uint32_t hetc_workload_abi_minor(const hetc_plugin_workload_t *workload);
+/* The ABI level (plugins/abi_level.h) that introduced the newest op,
+ * activation (of an elementwise op or an epilogue) or binary op `workload`
+ * uses: 0 for those of the first release, 4 (1.4) for transpose, elu,
+ * softplus and div, 5 for log_softmax, exp and log, 6 for silu, hardswish
+ * and hardsigmoid, 7 for gelu, gelu_tanh and erf, 8 (2.0) for resize. hetc
+ * hands a workload only to plugins built for that version or a later one:
+ * an older plugin need not check what its header did not name (an
+ * epilogue's activation was one of four before minor 6, one of seven
+ * before minor 7). */
+uint32_t hetc_workload_abi_level(const hetc_plugin_workload_t *workload);
 
 /* Why device `device_index` of `entry` does not take `workload`, into
- * `out`: for a plugin older than the workload's minor, that (its
+ * `out`: for a plugin older than the workload's level, that (its
  * supports_why is not asked); else the message of the plugin's
  * supports_why (ABI minor 3), or "the plugin gives no reason". */
 void hetc_registry_unsupported_reason(const hetc_plugin_entry_t *entry, int32_t device_index,

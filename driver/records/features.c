@@ -2,6 +2,7 @@
  * a plugin's loop-nest features plus its own workload, device and derived
  * features (features.h). */
 #include "records/features.h"
+#include "plugins/abi_level.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -243,7 +244,7 @@ static hetc_status_t put_plugin(const hetc_plugin_t *plugin, const hetc_plugin_i
                                 int32_t template_index, const hetc_plugin_config_t *config,
                                 float *out) {
   /* features() of minor 0 came before the schema was defined. */
-  if (plugin->header.abi_minor < 1 || !HETC_PLUGIN_HAS_FIELD(plugin, hetc_plugin_t, features) ||
+  if (hetc_plugin_abi_level(plugin) < 1 || !HETC_PLUGIN_HAS_FIELD(plugin, hetc_plugin_t, features) ||
       !plugin->features)
     return NULL;
   int32_t count = 0;

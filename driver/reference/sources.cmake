@@ -7,6 +7,7 @@ list(APPEND HETC_DRIVER_SOURCES
   reference/elementwise.c
   reference/layout.c
   reference/pool.c
+  reference/resize.c
   reference/softmax.c
   reference/transpose.c
 )

@@ -1,4 +1,5 @@
 #include "tune/tuner.h"
+#include "plugins/abi_level.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1061,15 +1062,15 @@ static hetc_status_t check_override_templates(hetc_tuner_t *tuner, const hetc_gr
  * this hetc's; hetc_registry_target_spec reports it where it is used). */
 static hetc_status_t optimize_for_targets(hetc_registry_t *registry, const char *const *targets, int32_t num_targets,
                                           hetc_graph_t *graph) {
-  uint32_t minor = HETC_PLUGIN_ABI_MINOR;
+  uint32_t level = HETC_ABI_LEVEL_NOW;
   for (int32_t d = 0; d < num_targets; ++d) {
     hetc_plugin_entry_t *entry = NULL;
     int32_t device = -1;
     hetc_status_t status = hetc_registry_target_spec(registry, targets[d], &entry, &device);
-    if (!status && hetc_entry_abi_minor(entry) < minor) minor = hetc_entry_abi_minor(entry);
+    if (!status && hetc_entry_abi_level(entry) < level) level = hetc_entry_abi_level(entry);
     hetc_status_free(status);
   }
-  return hetc_graph_optimize_for(graph, minor);
+  return hetc_graph_optimize_for(graph, level);
 }
 
 static hetc_status_t select_tasks(const int32_t *task_numbers, int32_t num_task_numbers, int32_t task_count,

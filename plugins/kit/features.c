@@ -1,7 +1,7 @@
 /* Writing the plugin's part of a feature row (hetc/kit/features.h). */
 #include "hetc/kit/features.h"
 
-#if HETC_PLUGIN_ABI_MINOR >= 1
+#if HETC_KIT_ABI_AT_LEAST(1, 1)
 
 #include <math.h>
 
@@ -64,4 +64,4 @@ double hetc_kit_window_span(double count, double stride, double taps, double dil
   return s < limit ? s : limit;
 }
 
-#endif /* HETC_PLUGIN_ABI_MINOR >= 1 */
+#endif /* HETC_KIT_ABI_AT_LEAST(1, 1) */

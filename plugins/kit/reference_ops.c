@@ -7,6 +7,7 @@
 
 #include "hetc/kit/host.h"
 #include "hetc/kit/layout.h"
+#include "hetc/kit/resize.h"
 #include "hetc/kit/status.h"
 #include "hetc/kit/workload.h"
 
@@ -52,7 +53,7 @@ double hetc_kit_reference_inner_loop(const hetc_plugin_workload_t *wl) {
     case HETC_PLUGIN_OP_AVG_POOL2D: return wl->kernel[1];
     case HETC_PLUGIN_OP_GLOBAL_AVG_POOL2D: return (double)(in->shape[2] * in->shape[3]);
     case HETC_PLUGIN_OP_SOFTMAX:
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_KIT_ABI_AT_LEAST(1, 5)
     case HETC_PLUGIN_OP_LOG_SOFTMAX:
 #endif
       return (double)in->shape[wl->axis];
@@ -66,7 +67,7 @@ double hetc_kit_reference_inner_loop(const hetc_plugin_workload_t *wl) {
   }
 }
 
-#if HETC_PLUGIN_ABI_MINOR >= 6
+#if HETC_KIT_ABI_AT_LEAST(1, 6)
 /* x + 3 clamped to [0, 6], as torch's hardswish and hardsigmoid compute
  * it; NaN passes through. */
 static float hard_gate(float v) {
@@ -81,20 +82,20 @@ float hetc_kit_activate(int32_t activation, float v) {
     case HETC_PLUGIN_ACT_RELU6: return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
     case HETC_PLUGIN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
     case HETC_PLUGIN_ACT_TANH: return tanhf(v);
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
     case HETC_PLUGIN_ACT_ELU: return v > 0.0f ? v : expm1f(v);
     case HETC_PLUGIN_ACT_SOFTPLUS: return (v > 0.0f ? v : 0.0f) + log1pf(expf(-fabsf(v)));
 #endif
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_KIT_ABI_AT_LEAST(1, 5)
     case HETC_PLUGIN_ACT_EXP: return expf(v);
     case HETC_PLUGIN_ACT_LOG: return logf(v);
 #endif
-#if HETC_PLUGIN_ABI_MINOR >= 6
+#if HETC_KIT_ABI_AT_LEAST(1, 6)
     case HETC_PLUGIN_ACT_SILU: return v / (1.0f + expf(-v));
     case HETC_PLUGIN_ACT_HARDSWISH: return v * hard_gate(v) / 6.0f;
     case HETC_PLUGIN_ACT_HARDSIGMOID: return hard_gate(v) / 6.0f;
 #endif
-#if HETC_PLUGIN_ABI_MINOR >= 7
+#if HETC_KIT_ABI_AT_LEAST(1, 7)
     /* erfc(-x / sqrt 2) is 1 + erf(x / sqrt 2) without its cancellation
      * below 0, and x / (1 + exp(-2 y)) is 0.5 x (1 + tanh(y)). */
     case HETC_PLUGIN_ACT_GELU: return 0.5f * v * erfcf(v * -0.70710678f);
@@ -281,7 +282,7 @@ static void bias_planes(int64_t begin, int64_t end, void *user_data) {
   }
 }
 
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
 /* Output elements [begin, end) in row-major order, each read from the
  * input at the permuted index: an odometer over the output with the
  * input's stride for each output dim. */
@@ -327,6 +328,34 @@ static void split_at_axis(job_t *j, const hetc_plugin_tensor_t *t, int32_t axis)
   for (int32_t d = axis + 1; d < t->rank; ++d) j->inner *= t->shape[d];
 }
 
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+/* Output rows [begin, end) over every (n, c) plane (plane * OH + row), the
+ * columns' taps a block at a time on the stack. */
+static void resize_rows(int64_t begin, int64_t end, void *user_data) {
+  enum { BLOCK = 512 };
+  const job_t *j = user_data;
+  const hetc_plugin_tensor_t *in = &j->wl->inputs[0], *out = &j->wl->output;
+  const int64_t H = in->shape[2], W = in->shape[3], OH = out->shape[2], OW = out->shape[3];
+  hetc_kit_resize_tap_t cols[BLOCK];
+  for (int64_t c0 = 0; c0 < OW; c0 += BLOCK) {
+    const int64_t n = OW - c0 < BLOCK ? OW - c0 : BLOCK;
+    hetc_kit_resize_taps(j->wl, 3, c0, n, cols);
+    for (int64_t r = begin; r < end; ++r) {
+      hetc_kit_resize_tap_t row;
+      hetc_kit_resize_taps(j->wl, 2, r % OH, 1, &row);
+      const float *top = j->args[0] + (r / OH * H + row.lo) * W, *bottom = j->args[0] + (r / OH * H + row.hi) * W;
+      float *y = j->args[1] + r * OW + c0;
+      for (int64_t c = 0; c < n; ++c) {
+        const hetc_kit_resize_tap_t t = cols[c];
+        const float upper = top[t.lo] + t.weight * (top[t.hi] - top[t.lo]);
+        const float lower = bottom[t.lo] + t.weight * (bottom[t.hi] - bottom[t.lo]);
+        y[c] = upper + row.weight * (lower - upper);
+      }
+    }
+  }
+}
+#endif
+
 void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args) {
   void (*parallel_for)(int64_t, int64_t, hetc_plugin_parallel_body_fn_t, void *) = hetc_kit_host()->parallel_for;
   const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
@@ -348,7 +377,7 @@ void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args
       parallel_for(hetc_kit_logical_count(out), grain(1), wl->binary ? binary_chunk : unary_chunk, &j);
       break;
     case HETC_PLUGIN_OP_SOFTMAX:
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_KIT_ABI_AT_LEAST(1, 5)
     case HETC_PLUGIN_OP_LOG_SOFTMAX:
 #endif
       split_at_axis(&j, in, wl->axis);
@@ -372,8 +401,13 @@ void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args
       split_at_axis(&j, in, 1);
       parallel_for(in->shape[0] * j.extent, grain(j.inner), bias_planes, &j);
       break;
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
     case HETC_PLUGIN_OP_TRANSPOSE: parallel_for(hetc_kit_logical_count(out), grain(2), transpose_chunk, &j); break;
+#endif
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+    case HETC_PLUGIN_OP_RESIZE:
+      parallel_for(out->shape[0] * out->shape[1] * out->shape[2], grain(4 * out->shape[3]), resize_rows, &j);
+      break;
 #endif
     default: break;
   }

@@ -8,7 +8,7 @@
 
 hetc_plugin_status_t hetc_kit_status_va(const hetc_plugin_host_t *host, int32_t code, const char *format,
                                         va_list args) {
-#if HETC_PLUGIN_ABI_MINOR >= 3
+#if HETC_KIT_ABI_AT_LEAST(1, 3)
   if (HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, status_newv) && host->status_newv)
     return host->status_newv(code, format, args);
 #endif
@@ -40,7 +40,7 @@ hetc_plugin_status_t hetc_kit_status(int32_t code, const char *format, ...) {
 
 void hetc_kit_log_va(const hetc_plugin_host_t *host, int32_t level, const char *origin, const char *format,
                      va_list args) {
-#if HETC_PLUGIN_ABI_MINOR >= 3
+#if HETC_KIT_ABI_AT_LEAST(1, 3)
   if (HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, logv) && host->logv) {
     host->logv(level, origin, format, args);
     return;

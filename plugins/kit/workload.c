@@ -18,7 +18,7 @@ const char *hetc_kit_op_name(int32_t op) {
   static const char *const names[] = {"?",           "conv2d",  "dense",  "max_pool2d",
                                       "avg_pool2d",  "global_avg_pool2d", "elementwise",
                                       "softmax",     "concat",  "layout_transform", "bias_add",
-                                      "transpose",   "log_softmax"};
+                                      "transpose",   "log_softmax", "resize"};
   if (op < 1 || op >= HETC_PLUGIN_OP_COUNT_) return "unknown op";
   return names[op];
 }
@@ -163,7 +163,7 @@ static int32_t check_concat(hetc_kit_reason_t *r, const hetc_plugin_workload_t *
   return 0;
 }
 
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
 static int32_t check_transpose(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
   const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
   if (wl->num_inputs != 1 || in->rank != out->rank) INVALID("transpose: one input of the output's rank expected");
@@ -176,6 +176,25 @@ static int32_t check_transpose(hetc_kit_reason_t *r, const hetc_plugin_workload_
       INVALID("transpose: output dim %d is %lld, input dim %d is %lld", d, (long long)out->shape[d], from,
               (long long)in->shape[from]);
   }
+  return 0;
+}
+#endif
+
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+static int32_t check_resize(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_tensor_t *in = wl->inputs, *out = &wl->output;
+  const hetc_plugin_resize_params_t *p = &wl->params.resize;
+  if (wl->num_inputs != 1 || in->rank != 4 || out->rank != 4 || in->shape[0] != out->shape[0] ||
+      in->shape[1] != out->shape[1])
+    INVALID("resize: one 4-d input of the output's N and C expected");
+  if (p->mode != HETC_PLUGIN_RESIZE_NEAREST && p->mode != HETC_PLUGIN_RESIZE_LINEAR)
+    UNSUPPORTED("resize: mode %d is not supported", p->mode);
+  if (p->coordinates < HETC_PLUGIN_RESIZE_HALF_PIXEL || p->coordinates > HETC_PLUGIN_RESIZE_HALF_PIXEL_SYMMETRIC)
+    UNSUPPORTED("resize: coordinate transform %d is not supported", p->coordinates);
+  if (p->rounding < HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR || p->rounding > HETC_PLUGIN_RESIZE_CEIL)
+    UNSUPPORTED("resize: rounding %d is not supported", p->rounding);
+  if (!(p->scales[0] > 0) || !(p->scales[1] > 0) || p->scales[0] > 1e9 || p->scales[1] > 1e9)
+    INVALID("resize: scales %g, %g must be positive", p->scales[0], p->scales[1]);
   return 0;
 }
 #endif
@@ -200,7 +219,7 @@ static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) 
       return 0;
     case HETC_PLUGIN_OP_ELEMENTWISE: return check_elementwise(r, wl);
     case HETC_PLUGIN_OP_SOFTMAX:
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_KIT_ABI_AT_LEAST(1, 5)
     case HETC_PLUGIN_OP_LOG_SOFTMAX:
 #endif
       if (wl->num_inputs != 1 || !hetc_kit_same_shape(in, out))
@@ -217,8 +236,11 @@ static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) 
       if (wl->num_inputs != 1 || !hetc_kit_same_shape(in, out) || in->rank < 2)
         INVALID("bias_add: one input of rank >= 2 of the output's shape");
       return 0;
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
     case HETC_PLUGIN_OP_TRANSPOSE: return check_transpose(r, wl);
+#endif
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+    case HETC_PLUGIN_OP_RESIZE: return check_resize(r, wl);
 #endif
     default: UNSUPPORTED("op %d is not supported", wl->op);
   }
@@ -313,14 +335,21 @@ void hetc_kit_workload_describe(const hetc_plugin_workload_t *wl, char *buf, siz
       break;
     case HETC_PLUGIN_OP_ELEMENTWISE: append(&t, " activation %d binary %d", wl->activation, wl->binary); break;
     case HETC_PLUGIN_OP_SOFTMAX:
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_KIT_ABI_AT_LEAST(1, 5)
     case HETC_PLUGIN_OP_LOG_SOFTMAX:
 #endif
     case HETC_PLUGIN_OP_CONCAT: append(&t, " axis %d", wl->axis); break;
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
     case HETC_PLUGIN_OP_TRANSPOSE:
       append(&t, " perm");
       for (int32_t d = 0; d < wl->output.rank; ++d) append(&t, "%s%d", d ? "," : " ", HETC_PLUGIN_PERM_AT(wl->axis, d));
+      break;
+#endif
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+    case HETC_PLUGIN_OP_RESIZE:
+      append(&t, " mode %d coordinates %d rounding %d scales %.17g,%.17g", wl->params.resize.mode,
+             wl->params.resize.coordinates, wl->params.resize.rounding, wl->params.resize.scales[0],
+             wl->params.resize.scales[1]);
       break;
 #endif
     default: break;

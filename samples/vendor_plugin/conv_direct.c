@@ -260,7 +260,7 @@ void exc_direct_run(const hetc_plugin_workload_t *wl, const exc_direct_config_t 
 /* Features (schema 1, since ABI minor 1)                                   */
 /* ------------------------------------------------------------------------ */
 
-#if HETC_PLUGIN_ABI_MINOR >= 1
+#if HETC_KIT_ABI_AT_LEAST(1, 1)
 /* Levels of the nest above (element counts; the kit makes bytes of them):
  *   REGISTER: one accumulator tile, inner_k x inner_x outputs over the whole
  *             reduction; every load counted: inner_x inputs and inner_k

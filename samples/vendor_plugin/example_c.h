@@ -62,7 +62,7 @@ hetc_plugin_status_t exc_direct_pack(const hetc_plugin_workload_t *wl, const exc
                                      const float *logical, uint64_t count, void *out);
 /* args: input, [residual], packed weight, [bias], output. */
 void exc_direct_run(const hetc_plugin_workload_t *wl, const exc_direct_config_t *cfg, float *const *args);
-#if HETC_PLUGIN_ABI_MINOR >= 1
+#if HETC_KIT_ABI_AT_LEAST(1, 1)
 /* Writes indices [0, min(capacity, HETC_FEATURE_PLUGIN_END)); allocates
  * nothing. */
 void exc_direct_features(const hetc_plugin_workload_t *wl, const exc_direct_config_t *cfg, float *out,

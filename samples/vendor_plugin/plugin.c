@@ -29,10 +29,10 @@ const char *exc_template_name(int32_t op) {
       [HETC_PLUGIN_OP_CONCAT] = "example_c_concat",
       [HETC_PLUGIN_OP_LAYOUT_TRANSFORM] = "example_c_layout_transform",
       [HETC_PLUGIN_OP_BIAS_ADD] = "example_c_bias_add",
-#if HETC_PLUGIN_ABI_MINOR >= 4
+#if HETC_KIT_ABI_AT_LEAST(1, 4)
       [HETC_PLUGIN_OP_TRANSPOSE] = "example_c_transpose",
 #endif
-#if HETC_PLUGIN_ABI_MINOR >= 5
+#if HETC_KIT_ABI_AT_LEAST(1, 5)
       [HETC_PLUGIN_OP_LOG_SOFTMAX] = "example_c_log_softmax",
 #endif
   };
@@ -154,7 +154,7 @@ static int32_t exc_supports(const hetc_plugin_instance_t *instance, int32_t devi
   return serves(instance, device_index, workload);
 }
 
-#if HETC_PLUGIN_ABI_MINOR >= 3
+#if HETC_KIT_ABI_AT_LEAST(1, 3)
 /* supports() with the reason, for hetc's messages (ABI minor 3). */
 static hetc_plugin_status_t exc_supports_why(const hetc_plugin_instance_t *instance, int32_t device_index,
                                              const hetc_plugin_workload_t *workload) {
@@ -199,7 +199,7 @@ static hetc_plugin_status_t exc_template_define_space(const hetc_plugin_instance
 /* Features (schema 1): only built against minor >= 1                       */
 /* ------------------------------------------------------------------------ */
 
-#if HETC_PLUGIN_ABI_MINOR >= 1
+#if HETC_KIT_ABI_AT_LEAST(1, 1)
 /* Validates like build() and describes its loop nest; allocates nothing on
  * success and keeps no state, so it may run concurrently with anything. */
 static hetc_plugin_status_t exc_features(const hetc_plugin_instance_t *instance, int32_t device_index,
@@ -258,14 +258,14 @@ static const hetc_plugin_t exc_plugin = {
     .buffer_host_pointer = hetc_kit_buffer_host_pointer,
     .run = exc_run,
     .time = exc_time,
-#if HETC_PLUGIN_ABI_MINOR >= 1
+#if HETC_KIT_ABI_AT_LEAST(1, 1)
     .features = exc_features,
 #else
     .features = NULL, /* the feature schema is minor 1's */
 #endif
     .artifact_emit = exc_artifact_emit,
     .artifact_load = exc_artifact_load,
-#if HETC_PLUGIN_ABI_MINOR >= 3
+#if HETC_KIT_ABI_AT_LEAST(1, 3)
     .buffer_view = NULL, /* optional: concats run as kernels */
     .supports_why = exc_supports_why,
 #endif

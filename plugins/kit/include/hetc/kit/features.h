@@ -12,7 +12,9 @@
 
 #include <hetc/plugin.h>
 
-#if HETC_PLUGIN_ABI_MINOR >= 1
+#include "hetc/kit/abi.h"
+
+#if HETC_KIT_ABI_AT_LEAST(1, 1)
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,6 +79,6 @@ double hetc_kit_window_span(double count, double stride, double taps, double dil
 }
 #endif
 
-#endif /* HETC_PLUGIN_ABI_MINOR >= 1 */
+#endif /* HETC_KIT_ABI_AT_LEAST(1, 1) */
 
 #endif /* HETC_KIT_FEATURES_H_ */

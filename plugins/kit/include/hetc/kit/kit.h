@@ -15,11 +15,15 @@
  *   buffers.h             buffers in host memory, table-ready
  *   files.h, artifact_file.h  atomic writes, bounded reads; one-file artifacts
  *   reference_ops.h       C kernels for every op but conv2d
+ *   resize.h              a resize's rows, columns and weights (ABI 2.0)
  *   features.h            feature rows (ABI minor >= 1)
- *   cpu_info.h, peak.h    a CPU device's model, caches and peak */
+ *   cpu_info.h, peak.h    a CPU device's model, caches and peak
+ *   abi.h                 HETC_KIT_ABI_AT_LEAST, for sources built against
+ *                         several headers */
 #ifndef HETC_KIT_KIT_H_
 #define HETC_KIT_KIT_H_
 
+#include "hetc/kit/abi.h"
 #include "hetc/kit/artifact_file.h"
 #include "hetc/kit/boundary.h"
 #include "hetc/kit/buffers.h"
@@ -32,6 +36,7 @@
 #include "hetc/kit/peak.h"
 #include "hetc/kit/reason.h"
 #include "hetc/kit/reference_ops.h"
+#include "hetc/kit/resize.h"
 #include "hetc/kit/run.h"
 #include "hetc/kit/status.h"
 #include "hetc/kit/workload.h"

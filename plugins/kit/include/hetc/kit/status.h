@@ -12,6 +12,8 @@
 
 #include <hetc/plugin.h>
 
+#include "hetc/kit/abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

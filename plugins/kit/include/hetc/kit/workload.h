@@ -9,20 +9,22 @@
 
 #include <hetc/plugin.h>
 
+#include "hetc/kit/abi.h"
+
 #include "hetc/kit/reason.h"
 
 /* The last activation and binary op of the header compiled against: an
  * elementwise workload names one of them or none. */
-#if HETC_PLUGIN_ABI_MINOR >= 7
+#if HETC_KIT_ABI_AT_LEAST(1, 7)
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_ERF
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
-#elif HETC_PLUGIN_ABI_MINOR >= 6
+#elif HETC_KIT_ABI_AT_LEAST(1, 6)
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_HARDSIGMOID
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
-#elif HETC_PLUGIN_ABI_MINOR >= 5
+#elif HETC_KIT_ABI_AT_LEAST(1, 5)
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_LOG
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
-#elif HETC_PLUGIN_ABI_MINOR >= 4
+#elif HETC_KIT_ABI_AT_LEAST(1, 4)
 #define HETC_KIT_LAST_ACTIVATION HETC_PLUGIN_ACT_SOFTPLUS
 #define HETC_KIT_LAST_BINARY HETC_PLUGIN_BINARY_DIV
 #else
@@ -34,7 +36,7 @@
  * header compiled against: the four of minor 0, from minor 6 silu,
  * hardswish and hardsigmoid too, from minor 7 gelu and gelu_tanh (each
  * header's HETC_PLUGIN_ACT_IS_EPILOGUE names its own). */
-#if HETC_PLUGIN_ABI_MINOR >= 6
+#if HETC_KIT_ABI_AT_LEAST(1, 6)
 #define HETC_KIT_EPILOGUE_ACTIVATION(activation) HETC_PLUGIN_ACT_IS_EPILOGUE(activation)
 #else
 #define HETC_KIT_EPILOGUE_ACTIVATION(activation)                                                  \
