@@ -267,6 +267,29 @@ static void transpose_shuffle(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "transpose 1x2x3x4x5 perm 0,2,1,3,4 (channel shuffle)");
 }
 
+/* ABI 2.0's resize: DeepLab's bilinear upsampling by a factor that is
+ * not whole (torch's align_corners=False), and a nearest downscale with
+ * ties (7 to 3 columns at half_pixel) on 10 channels. */
+static void resize_linear(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_RESIZE;
+  out->inputs[0] = tensor(4, 1, 6, 5, 7);
+  out->workload.output = tensor(4, 1, 6, 13, 16);
+  out->workload.params.resize = (hetc_plugin_resize_params_t){
+      HETC_PLUGIN_RESIZE_LINEAR, HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL, 0, 0, {13.0 / 5.0, 16.0 / 7.0}};
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "resize 1x6x5x7 -> 13x16 linear pytorch_half_pixel");
+}
+
+static void resize_nearest(check_workload_t *out) {
+  out->workload.op = HETC_PLUGIN_OP_RESIZE;
+  out->inputs[0] = tensor(4, 2, 10, 4, 7);
+  out->workload.output = tensor(4, 2, 10, 8, 3);
+  out->workload.params.resize = (hetc_plugin_resize_params_t){
+      HETC_PLUGIN_RESIZE_NEAREST, HETC_PLUGIN_RESIZE_HALF_PIXEL, HETC_PLUGIN_RESIZE_ROUND_PREFER_CEIL, 0, {2.0, 3.0 / 7.0}};
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "resize 2x10x4x7 -> 8x3 nearest half_pixel round_prefer_ceil");
+}
+
 static const struct {
   op_builder_t build;
   int quick;
@@ -277,7 +300,7 @@ static const struct {
     {transpose_nhwc, 1}, {transpose_shuffle, 0}, {elu, 1}, {softplus, 0}, {div_broadcast, 1},
     {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1}, {silu_unary, 1}, {hardswish_unary, 0},
     {hardsigmoid_unary, 1}, {dense_silu, 0}, {gelu_unary, 1}, {gelu_tanh_unary, 0}, {erf_unary, 1},
-    {dense_gelu_tanh, 0},
+    {dense_gelu_tanh, 0}, {resize_linear, 1}, {resize_nearest, 0},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

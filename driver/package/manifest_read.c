@@ -139,6 +139,34 @@ static int same_logical_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_t
   return 1;
 }
 
+/* A resize's parameters: {"mode_coordinates_rounding": [3 ints],
+ * "scales": [2 positive numbers]}. */
+static void get_resize(reader_t *r, const cJSON *workload, const char *base, hetc_plugin_resize_params_t *p) {
+  char sub[192];
+  snprintf(sub, sizeof(sub), "%s/resize", base);
+  const cJSON *object = field(r, workload, base, "resize");
+  if (r->status) return;
+  int64_t choices[3] = {0};
+  if (get_ints(r, object, sub, "mode_coordinates_rounding", 3, 3, 0, HETC_PLUGIN_RESIZE_HALF_PIXEL_SYMMETRIC, choices) !=
+      3)
+    return;
+  p->mode = (int32_t)choices[0], p->coordinates = (int32_t)choices[1], p->rounding = (int32_t)choices[2];
+  if (p->mode > HETC_PLUGIN_RESIZE_LINEAR || p->rounding > HETC_PLUGIN_RESIZE_CEIL) {
+    bad(r, "mode %d or rounding %d is not a resize's", (int)p->mode, (int)p->rounding);
+    return;
+  }
+  const cJSON *scales = field(r, object, sub, "scales");
+  if (r->status) return;
+  for (int32_t k = 0; k < 2; ++k) {
+    const cJSON *v = cJSON_IsArray(scales) && cJSON_GetArraySize(scales) == 2 ? cJSON_GetArrayItem(scales, k) : NULL;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble)) {
+      bad(r, "expected 2 positive numbers");
+      return;
+    }
+    p->scales[k] = v->valuedouble;
+  }
+}
+
 static void get_workload(reader_t *r, const cJSON *object, const char *base, hetc_plan_step_t *s) {
   hetc_plugin_workload_t *w = &s->workload;
   char sub[160];
@@ -182,6 +210,7 @@ static void get_workload(reader_t *r, const cJSON *object, const char *base, het
     at(r, base, "epilogue");
     bad(r, "activation %d is not an epilogue's", (int)epilogue[2]);
   }
+  if (w->op == HETC_PLUGIN_OP_RESIZE && !r->status) get_resize(r, object, base, &w->params.resize);
 }
 
 static void get_config(reader_t *r, const cJSON *config, const char *base, hetc_plan_step_t *s) {

@@ -43,6 +43,13 @@ static cJSON *workload_json(const hetc_plugin_workload_t *w) {
   cJSON_AddNumberToObject(object, "binary", w->binary);
   int32_t epilogue[3] = {w->epilogue.has_bias, w->epilogue.has_residual, w->epilogue.activation};
   cJSON_AddItemToObject(object, "epilogue", int_array(epilogue, 3));
+  if (w->op == HETC_PLUGIN_OP_RESIZE) {
+    const hetc_plugin_resize_params_t *p = &w->params.resize;
+    cJSON *resize = cJSON_AddObjectToObject(object, "resize");
+    int32_t choices[3] = {p->mode, p->coordinates, p->rounding};
+    cJSON_AddItemToObject(resize, "mode_coordinates_rounding", int_array(choices, 3));
+    cJSON_AddItemToObject(resize, "scales", cJSON_CreateDoubleArray(p->scales, 2));
+  }
   return object;
 }
 

@@ -139,8 +139,8 @@ int hetc_plugin_table_problem(const hetc_plugin_t *plugin, char *reason, size_t 
     return 1;
   }
   if (plugin->header.struct_size < MINOR0_TABLE_SIZE) {
-    snprintf(reason, reason_size, "plugin table is %u bytes, ABI %d.0 needs at least %zu",
-             plugin->header.struct_size, HETC_PLUGIN_ABI_MAJOR, (size_t)MINOR0_TABLE_SIZE);
+    snprintf(reason, reason_size, "plugin table is %u bytes, ABI 1.0 needs at least %zu",
+             plugin->header.struct_size, (size_t)MINOR0_TABLE_SIZE);
     return 1;
   }
   if (!plugin->name || !plugin->name[0]) {

@@ -5,11 +5,11 @@
  * (<hetc/kit/...>, a static library with hidden visibility) from the SDK:
  * the library exports hetc_plugin_query alone.
  *
- * Building against several SDK minors: a minor only appends (fields at the
- * ends of tables, enum values, macros), so this compiles against any minor
- * >= 0. What a later minor added is used only under
- * `#if HETC_PLUGIN_ABI_MINOR >= N` (the names do not exist in an older
- * header); built against minor 0 the plugin has no features() -- the
+ * Building against several SDK versions: a minor only appends (fields at
+ * the ends of tables, enum values, macros) and major 2 keeps all of 1.7, so
+ * this compiles against any version from 1.0. What a later version added
+ * is used only under `#if HETC_KIT_ABI_AT_LEAST(major, minor)` (the names
+ * do not exist in an older header); built against 1.0 the plugin has no features() -- the
  * feature schema is minor 1's -- and its table says minor 0. The kit must
  * be built against the same header (samples/vendor_plugin/sources.cmake). */
 #ifndef EXAMPLE_C_H_

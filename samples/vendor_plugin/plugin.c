@@ -35,6 +35,9 @@ const char *exc_template_name(int32_t op) {
 #if HETC_KIT_ABI_AT_LEAST(1, 5)
       [HETC_PLUGIN_OP_LOG_SOFTMAX] = "example_c_log_softmax",
 #endif
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+      [HETC_PLUGIN_OP_RESIZE] = "example_c_resize",
+#endif
   };
   return op > 0 && op < HETC_PLUGIN_OP_COUNT_ ? names[op] : NULL;
 }

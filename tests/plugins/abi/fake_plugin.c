@@ -7,6 +7,8 @@
  *   FAKE_PROBE_DECLINES probe answers UNAVAILABLE with a reason
  *   FAKE_NO_QUERY       exports no query symbol
  *   FAKE_DECLINE_HOST   the query returns NULL
+ *   FAKE_MAJOR1_ONLY    the query declines any host but one of ABI 1.7
+ *                       (a plugin built for major 1 meeting hetc 2.x)
  *   FAKE_NO_BUILD       its table lacks the required build call
  * The calls past the device list are stubs: the host never gets that far. */
 #include <stddef.h>
@@ -166,6 +168,9 @@ HETC_PLUGIN_EXPORT const hetc_plugin_t *hetc_plugin_query(uint32_t host_major, u
   return NULL;
 #else
   host = host_table;
+#ifdef FAKE_MAJOR1_ONLY
+  if (host_major != 1 || host_table->header.abi_major != 1 || host_table->header.abi_minor != 7) return NULL;
+#endif
   /* A real plugin built for another major would decline here; this one
    * answers anyway so the host's own check is what gets tested. */
   (void)host_major;

@@ -39,6 +39,9 @@ static void good_plugins_load(void **state) {
   expect("libfake_good.so", HETC_PLUGIN_STATE_READY, NULL);
   /* A plugin from a newer minor is accepted: only its known prefix is read. */
   expect("libfake_newer_minor.so", HETC_PLUGIN_STATE_READY, NULL);
+  /* A plugin of major 1 declines 2.x and is asked again as 1.7. */
+  expect("libfake_major1.so", HETC_PLUGIN_STATE_READY, NULL);
+  assert_int_equal(find("libfake_major1.so")->plugin->header.abi_major, 1);
   hetc_plugin_entry_t *entry = NULL;
   hetc_status_t status = hetc_registry_target(registry, "fake_good", &entry);
   assert_null(status);
@@ -48,7 +51,8 @@ static void good_plugins_load(void **state) {
 static void wrong_major_is_refused(void **state) {
   (void)state;
   char want[128];
-  snprintf(want, sizeof(want), "the plugin speaks ABI 2.0; this hetc speaks ABI 1.%d and loads plugins of major 1 only",
+  snprintf(want, sizeof(want),
+           "the plugin speaks ABI 3.0; this hetc speaks ABI 2.%d and loads plugins of majors 1 and 2",
            HETC_PLUGIN_ABI_MINOR);
   expect("libfake_bad_major.so", HETC_PLUGIN_STATE_REFUSED, want);
 }
@@ -68,7 +72,7 @@ static void missing_symbol_is_refused(void **state) {
 static void declining_query_is_refused(void **state) {
   (void)state;
   char want[128];
-  snprintf(want, sizeof(want), "hetc_plugin_query declined this host (host ABI %d.%d)",
+  snprintf(want, sizeof(want), "hetc_plugin_query declined this host (host ABI %d.%d, and as 1.7)",
            HETC_PLUGIN_ABI_MAJOR, HETC_PLUGIN_ABI_MINOR);
   expect("libfake_declines_host.so", HETC_PLUGIN_STATE_REFUSED, want);
 }
