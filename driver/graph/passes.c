@@ -240,6 +240,144 @@ static int same_shape(const hetc_plugin_tensor_t *a, const hetc_plugin_tensor_t 
   return 1;
 }
 
+/* ---- channel shuffles and linear 1x1 convolutions ------------------------ */
+
+static int shape_is(const hetc_plugin_tensor_t *t, int32_t rank, const int64_t *dims) {
+  if (t->rank != rank) return 0;
+  for (int32_t i = 0; i < rank; ++i)
+    if (t->shape[i] != dims[i]) return 0;
+  return 1;
+}
+
+/* Node k, a reshape of [N, C, H, W] into [N, g, C / g, H, W] whose only
+ * reader swaps the two channel dims (transpose 0,2,1,3,4) and whose
+ * reader's only reader reshapes back to [N, C, H, W]: ShuffleNet's channel
+ * shuffle. The last reshape becomes a 1x1 conv2d whose one-hot weight
+ * picks input channel j * (C / g) + i for output channel i * g + j, and the
+ * other two go: three copies through row-major layouts become one kernel
+ * that keeps the producer's layout, and that merge_linear_1x1 can fold
+ * into the convs that read it. */
+static hetc_status_t shuffle_to_pick(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_level) {
+  (void)abi_level;
+  hetc_node_t *split = &graph->nodes[k];
+  if (split->op != HETC_OP_RESHAPE) return NULL;
+  const hetc_plugin_tensor_t *in = &graph->values[split->inputs[0]].type;
+  const hetc_plugin_tensor_t *five = &graph->values[split->output].type;
+  if (in->rank != 4 || five->rank != 5) return NULL;
+  const int64_t N = in->shape[0], C = in->shape[1], H = in->shape[2], W = in->shape[3], g = five->shape[1];
+  const int64_t grouped[5] = {N, g, g > 0 ? C / g : 0, H, W};
+  if (g < 1 || C % g || !shape_is(five, 5, grouped)) return NULL;
+  const int32_t t = sole_consumer(r, split->output);
+  if (t < 0 || graph->nodes[t].op != HETC_OP_TRANSPOSE) return NULL;
+  const hetc_node_t *swap = &graph->nodes[t];
+  const int32_t perm[5] = {0, 2, 1, 3, 4};
+  if (swap->attrs.perm_rank != 5 || memcmp(swap->attrs.perm, perm, sizeof(perm)) != 0) return NULL;
+  const int32_t m = sole_consumer(r, swap->output);
+  if (m < 0 || graph->nodes[m].op != HETC_OP_RESHAPE || !same_shape(&graph->values[graph->nodes[m].output].type, in))
+    return NULL;
+  float *weight = NULL;
+  if (!graph->shapes_only) {
+    weight = calloc((size_t)(C * C), sizeof(float));
+    if (!weight) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+    const int64_t per_group = C / g;
+    for (int64_t i = 0; i < per_group; ++i)
+      for (int64_t j = 0; j < g; ++j) weight[(i * g + j) * C + j * per_group + i] = 1.0f;
+  }
+  hetc_node_t *merge = &graph->nodes[m];
+  HETC_RETURN_IF_ERROR(note_fused(merge, split));
+  HETC_RETURN_IF_ERROR(note_fused(merge, swap));
+  merge->op = HETC_OP_CONV2D;
+  merge->inputs[0] = split->inputs[0];
+  r->node[split->inputs[0]] = m;
+  merge->attrs = hetc_node_default_attrs(HETC_OP_CONV2D);
+  merge->attrs.channels = C;
+  merge->attrs.kernel[0] = merge->attrs.kernel[1] = 1;
+  merge->params[HETC_PARAM_WEIGHT] = (hetc_param_t){4, {C, C, 1, 1}, C * C, weight};
+  graph->nodes[t].op = REMOVED;
+  split->op = REMOVED;
+  return NULL;
+}
+
+/* A conv2d that is a linear map of channels: 1x1, stride 1, no padding,
+ * one group, no bias and no epilogue. */
+static int is_linear_1x1(const hetc_node_t *n) {
+  const hetc_node_attrs_t *a = &n->attrs;
+  return n->op == HETC_OP_CONV2D && a->kernel[0] == 1 && a->kernel[1] == 1 && a->strides[0] == 1 &&
+         a->strides[1] == 1 && !a->padding[0] && !a->padding[1] && !a->padding[2] && !a->padding[3] &&
+         a->groups == 1 && !a->has_bias && !n->epilogue.activation && !n->epilogue.has_residual &&
+         n->num_inputs == 1;
+}
+
+/* Multiply-adds of conv2d node k with `in_channels` input channels. */
+static double conv_macs(const hetc_graph_t *graph, int32_t k, int64_t in_channels) {
+  const hetc_node_t *n = &graph->nodes[k];
+  const hetc_plugin_tensor_t *out = &graph->values[n->output].type;
+  return (double)out->shape[0] * (double)out->shape[1] * (double)out->shape[2] * (double)out->shape[3] *
+         (double)(in_channels / n->attrs.groups) * n->attrs.kernel[0] * n->attrs.kernel[1];
+}
+
+/* Node p, a linear 1x1 conv2d (weight P [M, C]) whose every reader is a
+ * conv2d of one group that reads it as its first input only: each reader's
+ * weight R [O, M, KH, KW] becomes R P [O, C, KH, KW] and reads p's input,
+ * and p goes, where that does not add multiply-adds. Zero padding commutes
+ * with a map without bias, so every reader may pad. Channel picks (Slice,
+ * Split, shuffles) end up inside the convs after them. */
+static hetc_status_t merge_linear_1x1(hetc_graph_t *graph, readers_t *r, int32_t p, uint32_t abi_level) {
+  (void)abi_level;
+  hetc_node_t *pick = &graph->nodes[p];
+  if (!is_linear_1x1(pick)) return NULL;
+  const int32_t value = pick->output, x = pick->inputs[0];
+  for (int32_t o = 0; o < graph->num_outputs; ++o)
+    if (graph->outputs[o] == value) return NULL;
+  const int64_t M = pick->attrs.channels, C = graph->values[x].type.shape[1];
+  double before = conv_macs(graph, p, C), after = 0;
+  int32_t readers = 0;
+  for (int32_t k = p + 1; k < graph->num_nodes; ++k) {
+    const hetc_node_t *n = &graph->nodes[k];
+    if (n->op == REMOVED) continue;
+    int reads = 0;
+    for (int32_t i = 0; i < n->num_inputs; ++i) reads += n->inputs[i] == value;
+    if (!reads) continue;
+    if (n->op != HETC_OP_CONV2D || n->attrs.groups != 1 || n->inputs[0] != value || reads != 1) return NULL;
+    before += conv_macs(graph, k, M);
+    after += conv_macs(graph, k, C);
+    ++readers;
+  }
+  if (readers == 0 || readers != r->count[value] || after > before) return NULL;
+  for (int32_t k = p + 1; k < graph->num_nodes; ++k) {
+    hetc_node_t *n = &graph->nodes[k];
+    if (n->op == REMOVED || n->num_inputs < 1 || n->inputs[0] != value) continue;
+    hetc_param_t *w = &n->params[HETC_PARAM_WEIGHT];
+    const int64_t O = n->attrs.channels, taps = (int64_t)n->attrs.kernel[0] * n->attrs.kernel[1];
+    float *merged = NULL;
+    if (!graph->shapes_only) {
+      merged = malloc(sizeof(float) * (size_t)(O * C * taps));
+      if (!merged) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "graph passes");
+      const float *P = pick->params[HETC_PARAM_WEIGHT].data;
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t t = 0; t < taps; ++t) {
+            double sum = 0;
+            for (int64_t m = 0; m < M; ++m) sum += (double)w->data[(o * M + m) * taps + t] * P[m * C + c];
+            merged[(o * C + c) * taps + t] = (float)sum;
+          }
+    }
+    free(w->data);
+    *w = (hetc_param_t){4, {O, C, n->attrs.kernel[0], n->attrs.kernel[1]}, O * C * taps, merged};
+    n->inputs[0] = x;
+    r->node[x] = k;
+    HETC_RETURN_IF_ERROR(note_fused(n, pick));
+  }
+  r->count[x] += readers - 1;
+  pick->op = REMOVED;
+  return NULL;
+}
+
+hetc_status_t hetc_graph_fold_channel_picks(hetc_graph_t *graph) {
+  HETC_RETURN_IF_ERROR(visit_nodes(graph, shuffle_to_pick, HETC_ABI_LEVEL_NOW));
+  return visit_nodes(graph, merge_linear_1x1, HETC_ABI_LEVEL_NOW);
+}
+
 /* Fuses what follows node k, a conv2d or dense, in epilogue order:
  * bias_add, residual add, activation (silu, hardswish and hardsigmoid only
  * for plugins of minor 6 on, gelu and gelu_tanh of minor 7 on). Each step needs the current value to have one
@@ -420,6 +558,7 @@ hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_level) {
   if (!gated) HETC_RETURN_IF_ERROR(hetc_graph_lower_gated_activations(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_fold_batch_norm(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_lower_batch_norm(graph));
+  HETC_RETURN_IF_ERROR(hetc_graph_fold_channel_picks(graph));
   if (gated) HETC_RETURN_IF_ERROR(hetc_graph_fuse_gated_activations(graph));
   return visit_nodes(graph, fuse_after, abi_level);
 }

@@ -17,6 +17,7 @@
  * oldest among the targets): batch_norm folding into conv2d, lowering of
  * the remaining batch_norms to depthwise 1x1 conv2d, multiply(x,
  * sigmoid(x)) into silu and multiply(x, hardsigmoid(x)) into hardswish,
+ * channel shuffles into picks and picks into the convs after them,
  * epilogue fusion into conv2d and dense (bias_add, residual add,
  * activation). Below minor 6 silu, hardswish and hardsigmoid are lowered
  * to ops older plugins know first, and not made; below minor 7 gelu and
@@ -40,5 +41,10 @@ hetc_status_t hetc_graph_fuse_gated_activations(hetc_graph_t *graph);
  * other ranks stay. */
 hetc_status_t hetc_graph_lower_gated_activations(hetc_graph_t *graph);
 hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph);
+/* ShuffleNet's channel shuffle (reshape to [N, g, C / g, H, W], transpose
+ * 0,2,1,3,4, reshape back) -> one 1x1 conv2d picking channels; then every
+ * 1x1 conv2d that is a linear map of channels (no bias, no epilogue) into
+ * the one-group conv2ds reading it, where that adds no multiply-adds. */
+hetc_status_t hetc_graph_fold_channel_picks(hetc_graph_t *graph);
 
 #endif /* HETC_DRIVER_GRAPH_PASSES_H_ */

@@ -288,6 +288,23 @@ def build_cases():
     case("transpose_perm_short", transpose([0, 2, 1]))
     case("transpose_perm_out_of_range", transpose([0, 1, 2, 7]))
 
+    def resize(attrs, start=base):
+        def f(m):
+            m["nodes"].append({"name": "big", "op": "resize", "inputs": ["relu"]})
+            if attrs is not None:
+                m["nodes"][-1]["attrs"] = attrs
+            m["outputs"] = ["big"]
+        return mutate(f, start)
+    case("resize_missing_size", resize({"mode": "linear"}))
+    case("resize_size_zero", resize({"size": [0, 8]}))
+    case("resize_size_too_big", resize({"size": [8, 16385]}))
+    case("resize_mode_cubic", resize({"size": [8, 8], "mode": "cubic"}))
+    case("resize_coordinates_unknown", resize({"size": [8, 8], "coordinates": "tf_crop_and_resize"}))
+    case("resize_rounding_not_string", resize({"size": [8, 8], "rounding": 1}))
+    case("resize_scales_negative", resize({"size": [8, 8], "scales": [2, -1]}))
+    case("resize_unknown_attr", resize({"size": [8, 8], "antialias": True}))
+    case("resize_input_2d", resize({"size": [8, 8]}, base2d))
+
     # -- wiring ------------------------------------------------------------------
     case("wiring_dangling_input", mutate(lambda m: node(m, "relu").update(inputs=["conv2"])))
     case("wiring_self_input", mutate(lambda m: node(m, "relu").update(inputs=["relu"])))

@@ -806,6 +806,78 @@ static void test_transpose(void **state) {
   run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
 }
 
+/* Resize (ABI 2.0) against hand-computed samplings: nearest repeats,
+ * half-pixel ties rounding either way, linear with the source clamped at
+ * the edges, align_corners, and pytorch_half_pixel's single output. */
+static hetc_plugin_workload_t resize(hetc_plugin_tensor_t *in, int64_t oh, int64_t ow, int32_t mode,
+                                     int32_t coordinates, int32_t rounding) {
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_RESIZE, 1, in, t4(in->shape[0], in->shape[1], oh, ow));
+  w.params.resize = (hetc_plugin_resize_params_t){
+      mode, coordinates, rounding, 0, {(double)oh / (double)in->shape[2], (double)ow / (double)in->shape[3]}};
+  return w;
+}
+
+static void test_resize(void **state) {
+  (void)state;
+  float y[16];
+  hetc_plugin_tensor_t in = t4(1, 1, 2, 2);
+  const float x[4] = {0, 1, 2, 3};
+  const float *inputs[] = {x};
+  hetc_plugin_workload_t w =
+      resize(&in, 4, 4, HETC_PLUGIN_RESIZE_NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_FLOOR);
+  run_ok(&w, inputs, NULL, y);
+  const float repeated[16] = {0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3};
+  expect_exact(y, repeated, 16);
+
+  /* Four columns to two at half_pixel: sources 0.5 and 2.5, both ties. */
+  hetc_plugin_tensor_t row4 = t4(1, 1, 1, 4);
+  const float x4[4] = {10, 11, 12, 13};
+  const float *inputs4[] = {x4};
+  w = resize(&row4, 1, 2, HETC_PLUGIN_RESIZE_NEAREST, HETC_PLUGIN_RESIZE_HALF_PIXEL,
+             HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR);
+  run_ok(&w, inputs4, NULL, y);
+  const float floors[2] = {10, 12};
+  expect_exact(y, floors, 2);
+  w.params.resize.rounding = HETC_PLUGIN_RESIZE_ROUND_PREFER_CEIL;
+  run_ok(&w, inputs4, NULL, y);
+  const float ceils[2] = {11, 13};
+  expect_exact(y, ceils, 2);
+
+  /* Two columns to four, linear: sources -0.25, 0.25, 0.75, 1.25, the
+   * outer two clamped onto the edges. */
+  hetc_plugin_tensor_t row2 = t4(1, 1, 1, 2);
+  const float x2[2] = {0, 4};
+  const float *inputs2[] = {x2};
+  w = resize(&row2, 1, 4, HETC_PLUGIN_RESIZE_LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0);
+  run_ok(&w, inputs2, NULL, y);
+  const float blended[4] = {0, 1, 3, 4};
+  expect_exact(y, blended, 4);
+
+  /* Three to five with aligned corners: sources 0, 0.5, 1, 1.5, 2. */
+  hetc_plugin_tensor_t row3 = t4(1, 1, 1, 3);
+  const float x3[3] = {0, 2, 4};
+  const float *inputs3[] = {x3};
+  w = resize(&row3, 1, 5, HETC_PLUGIN_RESIZE_LINEAR, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, 0);
+  run_ok(&w, inputs3, NULL, y);
+  const float aligned[5] = {0, 1, 2, 3, 4};
+  expect_exact(y, aligned, 5);
+
+  /* One output column: pytorch_half_pixel reads column 0, half_pixel the
+   * middle ((0.5) * 3 - 0.5 = 1). */
+  w = resize(&row3, 1, 1, HETC_PLUGIN_RESIZE_LINEAR, HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL, 0);
+  run_ok(&w, inputs3, NULL, y);
+  assert_true(y[0] == 0);
+  w.params.resize.coordinates = HETC_PLUGIN_RESIZE_HALF_PIXEL;
+  run_ok(&w, inputs3, NULL, y);
+  assert_true(y[0] == 2);
+
+  w.params.resize.mode = 7;
+  run_fails(&w, inputs3, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+  w.params.resize.mode = HETC_PLUGIN_RESIZE_LINEAR;
+  w.params.resize.scales[1] = 0;
+  run_fails(&w, inputs3, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_batch_norm(void **state) {
   (void)state;
   /* Channel 0: gamma 2, var 3, eps 1 -> scale 1; (x-1)+1 = x.
@@ -1186,6 +1258,7 @@ int main(void) {
       cmocka_unit_test(test_log_softmax),
       cmocka_unit_test(test_concat),
       cmocka_unit_test(test_transpose),
+      cmocka_unit_test(test_resize),
       cmocka_unit_test(test_divide),
       cmocka_unit_test(test_torch_activations),
       cmocka_unit_test(test_torch_activation_epilogues),

@@ -1,7 +1,7 @@
 /* Deliberately broken plugins for test_plugin_check: each wraps the
  * example_c sample (BASE_PLUGIN, loaded with dlopen) and breaks one rule,
  * picked by a compile definition:
- *   DEFECT_WRONG_MAJOR      its table says ABI major 2
+ *   DEFECT_WRONG_MAJOR      its table says the ABI major after the host's
  *   DEFECT_BAD_DESCRIPTOR   its device has -4 compute units
  *   DEFECT_SPACE_DRIFT      conv2d spaces change from one definition to the next
  *   DEFECT_CRASH            building a conv2d kernel crashes
