@@ -101,7 +101,8 @@ extern "C" {
  * which cannot grow within a major):
  *   2.0:     hetc_plugin_workload_t.params, a fixed-size union holding the
  *            parameters of the ops that have their own; HETC_PLUGIN_OP_RESIZE
- *            (params.resize). Everything of 1.7 is unchanged: the major-2
+ *            (params.resize) and HETC_PLUGIN_OP_NORMALIZE (params.normalize:
+ *            instance, group and layer normalization). Everything of 1.7 is unchanged: the major-2
  *            workload is the major-1 one with params appended, so a major-1
  *            plugin reads the prefix it knows (and is never handed an op of
  *            major 2). */
@@ -227,7 +228,8 @@ typedef enum hetc_plugin_op_t {
   HETC_PLUGIN_OP_TRANSPOSE = 11, /* since minor 4 */
   HETC_PLUGIN_OP_LOG_SOFTMAX = 12, /* since minor 5 */
   HETC_PLUGIN_OP_RESIZE = 13,      /* since 2.0 */
-  HETC_PLUGIN_OP_COUNT_ = 14 /* one past the last op of this minor */
+  HETC_PLUGIN_OP_NORMALIZE = 14,   /* since 2.0 */
+  HETC_PLUGIN_OP_COUNT_ = 15 /* one past the last op of this minor */
 } hetc_plugin_op_t;
 
 typedef enum hetc_plugin_activation_t {
@@ -333,6 +335,26 @@ typedef struct hetc_plugin_resize_params_t {
                         * gave a scale whose product it floored) */
 } hetc_plugin_resize_params_t;
 
+/* Normalize (since 2.0): instance, group and layer normalization. Dims
+ * axis .. axis + num_axes - 1 are normalized, dim `axis` in `groups` equal
+ * parts: with outer the product of the dims before axis and inner that of
+ * the dims after the normalized ones, each (outer index, group, inner
+ * index) has its mean m and biased variance v over the group's part of dim
+ * axis times the other normalized dims, and
+ *   y = (x - m) / sqrt(v + epsilon), then, with affine, y * scale[c] +
+ *   bias[c] for c the index along dim axis.
+ * InstanceNormalization of [N, C, H, W] is axis 1, num_axes 3, groups C;
+ * GroupNormalization axis 1, num_axes 3, groups G; LayerNormalization over
+ * the last dim axis rank - 1, num_axes 1, groups 1; ConvNeXt's LayerNorm of
+ * channels in NCHW axis 1, num_axes 1, groups 1 (inner = H W). */
+typedef struct hetc_plugin_normalize_params_t {
+  int32_t axis;     /* >= 0 */
+  int32_t num_axes; /* >= 1, axis + num_axes <= rank */
+  int32_t groups;   /* >= 1, divides shape[axis] */
+  int32_t affine;   /* 1: params scale and bias, shape[axis] values each */
+  double epsilon;   /* > 0 */
+} hetc_plugin_normalize_params_t;
+
 /* The parameters of the ops that have their own, one member an op, read
  * by the workload's op; all zero for every other op. Its size is fixed for
  * the whole major, so the workload keeps its size: later minors add members
@@ -340,7 +362,8 @@ typedef struct hetc_plugin_resize_params_t {
  * and a host zeroes every workload it builds, so a field a host's minor does
  * not know reads 0, which must mean what that minor meant. */
 typedef union hetc_plugin_op_params_t {
-  hetc_plugin_resize_params_t resize; /* HETC_PLUGIN_OP_RESIZE */
+  hetc_plugin_resize_params_t resize;       /* HETC_PLUGIN_OP_RESIZE */
+  hetc_plugin_normalize_params_t normalize; /* HETC_PLUGIN_OP_NORMALIZE */
   uint64_t reserved[16];
 } hetc_plugin_op_params_t;
 
@@ -351,9 +374,11 @@ typedef union hetc_plugin_op_params_t {
  *                one and, like every activation input, is read in the
  *                layout artifact_info reports for it
  *   params:      conv2d and dense: weight, then bias when epilogue.has_bias;
- *                bias_add: bias; other ops: none
+ *                bias_add: bias; normalize with params.normalize.affine:
+ *                scale, then bias; other ops: none
  * Logical param shapes: conv2d weight [C_out, C_in/groups, KH, KW]; dense
- * weight [units, K]; bias [C_out] (bias_add: [C] of axis 1).
+ * weight [units, K]; bias [C_out] (bias_add: [C] of axis 1; normalize:
+ * scale and bias [shape[params.normalize.axis]]).
  *
  * Op-specific fields (fields an op does not use are zero):
  *   conv2d:  kernel, strides, padding, dilation (>= 1), groups (divides
@@ -386,6 +411,8 @@ typedef union hetc_plugin_op_params_t {
  *            zero); input and output of equal rank
  *   resize (since 2.0): params.resize; a 4-d input resampled over H and
  *            W (N and C as the input's; hetc_plugin_resize_params_t)
+ *   normalize (since 2.0): params.normalize; one input of the output's
+ *            shape, rank 2 to 6 (hetc_plugin_normalize_params_t)
  */
 typedef struct hetc_plugin_workload_t {
   int32_t op;         /* hetc_plugin_op_t */

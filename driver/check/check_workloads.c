@@ -290,6 +290,39 @@ static void resize_nearest(check_workload_t *out) {
   snprintf(out->label, sizeof(out->label), "resize 2x10x4x7 -> 8x3 nearest half_pixel round_prefer_ceil");
 }
 
+/* ABI 2.0's normalize: InstanceNorm, GroupNorm over a batch of 2, a
+ * LayerNorm over the last dim of a rank-3 value, and ConvNeXt's LayerNorm
+ * over the channels of NCHW (inner H W), without affine. */
+static void normalize_with(check_workload_t *out, hetc_plugin_tensor_t t, hetc_plugin_normalize_params_t p,
+                           const char *what) {
+  out->workload.op = HETC_PLUGIN_OP_NORMALIZE;
+  out->inputs[0] = t;
+  out->workload.output = t;
+  out->workload.params.normalize = p;
+  set_inputs(out, 1);
+  snprintf(out->label, sizeof(out->label), "normalize %s", what);
+}
+
+static void instance_norm(check_workload_t *out) {
+  normalize_with(out, tensor(4, 1, 6, 4, 5), (hetc_plugin_normalize_params_t){1, 3, 6, 1, 1e-5},
+                 "1x6x4x5 instance (6 groups) affine");
+}
+
+static void group_norm(check_workload_t *out) {
+  normalize_with(out, tensor(4, 2, 8, 3, 3), (hetc_plugin_normalize_params_t){1, 3, 4, 1, 1e-3},
+                 "2x8x3x3 4 groups affine");
+}
+
+static void layer_norm_last(check_workload_t *out) {
+  normalize_with(out, tensor(3, 2, 5, 12, 0), (hetc_plugin_normalize_params_t){2, 1, 1, 1, 1e-6},
+                 "2x5x12 over the last dim affine");
+}
+
+static void layer_norm_channels(check_workload_t *out) {
+  normalize_with(out, tensor(4, 1, 10, 3, 4), (hetc_plugin_normalize_params_t){1, 1, 1, 0, 1e-6},
+                 "1x10x3x4 over the channels");
+}
+
 static const struct {
   op_builder_t build;
   int quick;
@@ -300,7 +333,8 @@ static const struct {
     {transpose_nhwc, 1}, {transpose_shuffle, 0}, {elu, 1}, {softplus, 0}, {div_broadcast, 1},
     {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1}, {silu_unary, 1}, {hardswish_unary, 0},
     {hardsigmoid_unary, 1}, {dense_silu, 0}, {gelu_unary, 1}, {gelu_tanh_unary, 0}, {erf_unary, 1},
-    {dense_gelu_tanh, 0}, {resize_linear, 1}, {resize_nearest, 0},
+    {dense_gelu_tanh, 0}, {resize_linear, 1}, {resize_nearest, 0}, {instance_norm, 1}, {group_norm, 0},
+    {layer_norm_last, 1}, {layer_norm_channels, 0},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

@@ -36,6 +36,7 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_GELU_TANH] = "gelu_tanh",
     [HETC_OP_ERF] = "erf",
     [HETC_OP_RESIZE] = "resize",
+    [HETC_OP_NORMALIZE] = "normalize",
 };
 
 const char *const hetc_resize_mode_names[] = {"nearest", "linear", NULL};
@@ -58,6 +59,7 @@ hetc_node_attrs_t hetc_node_default_attrs(hetc_op_t op) {
   a.groups = 1;
   a.epsilon = 1e-5;
   a.axis = op == HETC_OP_CONCAT ? 1 : -1;
+  a.normalize = (hetc_plugin_normalize_params_t){1, 0, 1, 1, 1e-5};
   return a;
 }
 
@@ -185,6 +187,7 @@ int32_t hetc_graph_node_param_count(const hetc_node_t *node) {
     case HETC_OP_DENSE: return node->attrs.has_bias ? 2 : 1;
     case HETC_OP_BIAS_ADD: return 1;
     case HETC_OP_BATCH_NORM: return 4;
+    case HETC_OP_NORMALIZE: return node->attrs.normalize.affine ? 2 : 0;
     default: return 0;
   }
 }
@@ -329,6 +332,10 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
     case HETC_OP_RESIZE:
       w.op = HETC_PLUGIN_OP_RESIZE;
       w.params.resize = a->resize;
+      break;
+    case HETC_OP_NORMALIZE:
+      w.op = HETC_PLUGIN_OP_NORMALIZE;
+      w.params.normalize = a->normalize;
       break;
     case HETC_OP_TRANSPOSE:
       w.op = HETC_PLUGIN_OP_TRANSPOSE;

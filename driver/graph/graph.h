@@ -52,6 +52,7 @@ typedef enum hetc_op_t {
   HETC_OP_GELU_TANH,   /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
   HETC_OP_ERF,
   HETC_OP_RESIZE, /* H and W of a 4-d value (hetc_plugin_resize_params_t) */
+  HETC_OP_NORMALIZE, /* instance, group, layer norm (hetc_plugin_normalize_params_t) */
   HETC_OP_COUNT
 } hetc_op_t;
 
@@ -94,7 +95,8 @@ typedef struct hetc_param_t {
 } hetc_param_t;
 
 /* Parameter slots by op: conv2d/dense: WEIGHT, BIAS; bias_add: BIAS;
- * batch_norm: GAMMA, BETA, MEAN, VAR. */
+ * batch_norm: GAMMA, BETA, MEAN, VAR; normalize with affine: WEIGHT (the
+ * scale), BIAS. */
 enum {
   HETC_PARAM_WEIGHT = 0,
   HETC_PARAM_BIAS = 1,
@@ -123,6 +125,7 @@ typedef struct hetc_node_attrs_t {
   int32_t perm[HETC_PLUGIN_MAX_RANK];          /* transpose: output dim d is input dim perm[d] */
   int64_t resize_size[2];                      /* resize: output H and W */
   hetc_plugin_resize_params_t resize;          /* resize */
+  hetc_plugin_normalize_params_t normalize;    /* normalize; num_axes 0: to the last dim */
 } hetc_node_attrs_t;
 
 /* The attributes a model.json node of `op` has when it names none:

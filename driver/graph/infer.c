@@ -264,6 +264,20 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
         if (!(node->attrs.resize.scales[k] > 0))
           node->attrs.resize.scales[k] = (double)out.shape[2 + k] / (double)in->shape[2 + k];
       break;
+    case HETC_OP_NORMALIZE: {
+      hetc_plugin_normalize_params_t *p = &node->attrs.normalize;
+      if (in->rank < 2) FAIL("inputs/0", "normalize expects an input of rank 2 to 6, got rank %d", in->rank);
+      const int32_t axis = p->axis < 0 ? p->axis + in->rank : p->axis;
+      if (axis < 0 || axis >= in->rank) FAIL("attrs/axis", "axis %d is out of range for rank %d", p->axis, in->rank);
+      p->axis = axis;
+      if (p->num_axes == 0) p->num_axes = in->rank - p->axis;
+      if (p->num_axes < 1 || p->axis + p->num_axes > in->rank)
+        FAIL("attrs/num_axes", "%d axes from axis %d pass the last of rank %d", p->num_axes, p->axis, in->rank);
+      if (in->shape[p->axis] % p->groups != 0)
+        FAIL("attrs/groups", "%d groups do not divide dim %d (%lld)", p->groups, p->axis,
+             (long long)in->shape[p->axis]);
+      break;
+    }
     case HETC_OP_COUNT: FAIL("op", "unknown op");
   }
   /* Each factor is below 2^31 (checked by the loader), so the running

@@ -12,6 +12,7 @@ int64_t hetc_kernel_param_elements(const hetc_plugin_workload_t *w, int32_t para
   if (w->op == HETC_PLUGIN_OP_CONV2D && param == 0)
     return cout * (w->inputs[0].shape[1] / (w->groups > 0 ? w->groups : 1)) * w->kernel[0] * w->kernel[1];
   if (w->op == HETC_PLUGIN_OP_DENSE && param == 0) return cout * w->inputs[0].shape[1];
+  if (w->op == HETC_PLUGIN_OP_NORMALIZE) return w->inputs[0].shape[w->params.normalize.axis];
   return cout;
 }
 

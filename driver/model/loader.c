@@ -245,6 +245,7 @@ static const char *const axis_attrs[] = {"axis", NULL};
 static const char *const reshape_attrs[] = {"shape", NULL};
 static const char *const transpose_attrs[] = {"perm", NULL};
 static const char *const resize_attrs[] = {"size", "scales", "mode", "coordinates", "rounding", NULL};
+static const char *const normalize_attrs[] = {"axis", "num_axes", "groups", "epsilon", "affine", NULL};
 
 static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_CONV2D] = {1, 1, conv_attrs},
@@ -278,6 +279,7 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_GELU_TANH] = {1, 1, no_attrs},
     [HETC_OP_ERF] = {1, 1, no_attrs},
     [HETC_OP_RESIZE] = {1, 1, resize_attrs},
+    [HETC_OP_NORMALIZE] = {1, 1, normalize_attrs},
 };
 
 /* An optional string attribute that must be one of `names` (NULL-terminated);
@@ -363,6 +365,39 @@ static hetc_status_t parse_window_attrs(const loader_t *L, const cJSON *attrs,
   return NULL;
 }
 
+static hetc_status_t parse_normalize_attrs(const loader_t *L, const cJSON *attrs, const char *path,
+                                           hetc_plugin_normalize_params_t *p) {
+  char sub[128], got[80];
+  const cJSON *item;
+  int64_t value = 0;
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "axis"))) {
+    snprintf(sub, sizeof(sub), "%s/axis", path);
+    HETC_RETURN_IF_ERROR(get_int(L, item, sub, -HETC_PLUGIN_MAX_RANK, HETC_PLUGIN_MAX_RANK - 1, &value));
+    p->axis = (int32_t)value;
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "num_axes"))) {
+    snprintf(sub, sizeof(sub), "%s/num_axes", path);
+    HETC_RETURN_IF_ERROR(get_int(L, item, sub, 1, HETC_PLUGIN_MAX_RANK, &value));
+    p->num_axes = (int32_t)value;
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "groups"))) {
+    snprintf(sub, sizeof(sub), "%s/groups", path);
+    HETC_RETURN_IF_ERROR(get_int(L, item, sub, 1, MAX_CHANNELS, &value));
+    p->groups = (int32_t)value;
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "epsilon"))) {
+    snprintf(sub, sizeof(sub), "%s/epsilon", path);
+    if (!cJSON_IsNumber(item) || !(item->valuedouble > 0) || !isfinite(item->valuedouble))
+      return fail(L, sub, "expected a positive number, got %s", GOT(item));
+    p->epsilon = item->valuedouble;
+  }
+  if ((item = cJSON_GetObjectItemCaseSensitive(attrs, "affine"))) {
+    snprintf(sub, sizeof(sub), "%s/affine", path);
+    HETC_RETURN_IF_ERROR(get_bool(L, item, sub, &p->affine));
+  }
+  return NULL;
+}
+
 static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *attrs,
                                  const char *path, hetc_node_attrs_t *a) {
   char sub[128], got[80];
@@ -426,6 +461,7 @@ static hetc_status_t parse_attrs(const loader_t *L, hetc_op_t op, const cJSON *a
       break;
     }
     case HETC_OP_RESIZE: HETC_RETURN_IF_ERROR(parse_resize_attrs(L, attrs, path, a)); break;
+    case HETC_OP_NORMALIZE: HETC_RETURN_IF_ERROR(parse_normalize_attrs(L, attrs, path, &a->normalize)); break;
     case HETC_OP_TRANSPOSE: {
       HETC_RETURN_IF_ERROR(require(L, attrs, path, "perm", &item));
       snprintf(sub, sizeof(sub), "%s/perm", path);

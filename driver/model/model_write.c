@@ -52,6 +52,15 @@ static cJSON *node_attrs(const hetc_node_t *node) {
     case HETC_OP_LOG_SOFTMAX: cJSON_AddNumberToObject(attrs, "axis", a->axis); break;
     case HETC_OP_RESHAPE: cJSON_AddItemToObject(attrs, "shape", int64_array(a->reshape_shape, a->reshape_rank)); break;
     case HETC_OP_TRANSPOSE: cJSON_AddItemToObject(attrs, "perm", int_array(a->perm, a->perm_rank)); break;
+    case HETC_OP_NORMALIZE: {
+      const hetc_plugin_normalize_params_t *p = &a->normalize;
+      cJSON_AddNumberToObject(attrs, "axis", p->axis);
+      cJSON_AddNumberToObject(attrs, "num_axes", p->num_axes);
+      cJSON_AddNumberToObject(attrs, "groups", p->groups);
+      cJSON_AddNumberToObject(attrs, "epsilon", p->epsilon);
+      cJSON_AddBoolToObject(attrs, "affine", p->affine);
+      break;
+    }
     case HETC_OP_RESIZE: {
       cJSON_AddItemToObject(attrs, "size", int64_array(a->resize_size, 2));
       cJSON *scales = cJSON_AddArrayToObject(attrs, "scales");

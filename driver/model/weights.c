@@ -22,6 +22,7 @@ const char *hetc_weights_param_suffix(hetc_op_t op, int slot) {
     return slot == HETC_PARAM_WEIGHT ? "weight" : slot == HETC_PARAM_BIAS ? "bias" : NULL;
   }
   if (op == HETC_OP_BIAS_ADD) return slot == HETC_PARAM_BIAS ? "bias" : NULL;
+  if (op == HETC_OP_NORMALIZE) return slot == HETC_PARAM_WEIGHT ? "scale" : slot == HETC_PARAM_BIAS ? "bias" : NULL;
   return NULL;
 }
 
@@ -57,6 +58,17 @@ int hetc_weights_param_shape(const hetc_graph_t *graph, const hetc_node_t *node,
       if (slot < 0 || slot > HETC_PARAM_VAR) return 0;
       *out_shape = (hetc_param_t){1, {in->shape[1]}, 0, NULL};
       break;
+    case HETC_OP_NORMALIZE:
+    {
+      /* The axis as the model wrote it, in case inference has not made it
+       * non-negative yet (and checked it: out of range, no params). */
+      const int32_t axis = a->normalize.axis < 0 ? a->normalize.axis + in->rank : a->normalize.axis;
+      if (!a->normalize.affine || (slot != HETC_PARAM_WEIGHT && slot != HETC_PARAM_BIAS) || axis < 0 ||
+          axis >= in->rank)
+        return 0;
+      *out_shape = (hetc_param_t){1, {in->shape[axis]}, 0, NULL};
+      break;
+    }
     default: return 0;
   }
   out_shape->count = 1;
@@ -102,9 +114,9 @@ hetc_status_t hetc_weights_init_random(hetc_graph_t *graph, uint64_t seed) {
     if (!data) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "weights for %s", name);
     uint64_t state = seed ^ hetc_fnv1a64(name, strlen(name), HETC_FNV1A64_OFFSET);
     const int is_weight = node->op != HETC_OP_BATCH_NORM && slot == HETC_PARAM_WEIGHT &&
-                          node->op != HETC_OP_BIAS_ADD;
-    const int is_positive = node->op == HETC_OP_BATCH_NORM &&
-                            (slot == HETC_PARAM_GAMMA || slot == HETC_PARAM_VAR);
+                          node->op != HETC_OP_BIAS_ADD && node->op != HETC_OP_NORMALIZE;
+    const int is_positive = (node->op == HETC_OP_BATCH_NORM && (slot == HETC_PARAM_GAMMA || slot == HETC_PARAM_VAR)) ||
+                            (node->op == HETC_OP_NORMALIZE && slot == HETC_PARAM_WEIGHT);
     double fan_in = (double)shape.count / (double)shape.shape[0];
     double scale = is_weight ? sqrt(3.0 / fan_in) : 0.1;
     for (int64_t i = 0; i < shape.count; ++i) {

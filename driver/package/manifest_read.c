@@ -167,6 +167,34 @@ static void get_resize(reader_t *r, const cJSON *workload, const char *base, het
   }
 }
 
+/* A normalize's parameters: {"axis_num_axes_groups_affine": [4 ints],
+ * "epsilon": a positive number}, checked against the input's shape. */
+static void get_normalize(reader_t *r, const cJSON *workload, const char *base, hetc_plugin_workload_t *w) {
+  char sub[192];
+  snprintf(sub, sizeof(sub), "%s/normalize", base);
+  const cJSON *object = field(r, workload, base, "normalize");
+  if (r->status) return;
+  int64_t ints[4] = {0};
+  if (get_ints(r, object, sub, "axis_num_axes_groups_affine", 4, 4, 0, 1 << 20, ints) != 4) return;
+  hetc_plugin_normalize_params_t *p = &w->params.normalize;
+  p->axis = (int32_t)ints[0], p->num_axes = (int32_t)ints[1], p->groups = (int32_t)ints[2];
+  p->affine = (int32_t)ints[3];
+  const int32_t rank = w->inputs[0].rank;
+  if (p->num_axes < 1 || p->axis + p->num_axes > rank || p->groups < 1 || p->affine > 1 ||
+      w->inputs[0].shape[p->axis] % p->groups != 0) {
+    bad(r, "axis %d, %d axes, %d groups or affine %d do not fit an input of rank %d", (int)p->axis,
+        (int)p->num_axes, (int)p->groups, (int)p->affine, (int)rank);
+    return;
+  }
+  const cJSON *epsilon = field(r, object, sub, "epsilon");
+  if (r->status) return;
+  if (!cJSON_IsNumber(epsilon) || !(epsilon->valuedouble > 0) || !isfinite(epsilon->valuedouble)) {
+    bad(r, "expected a positive number");
+    return;
+  }
+  p->epsilon = epsilon->valuedouble;
+}
+
 static void get_workload(reader_t *r, const cJSON *object, const char *base, hetc_plan_step_t *s) {
   hetc_plugin_workload_t *w = &s->workload;
   char sub[160];
@@ -211,6 +239,7 @@ static void get_workload(reader_t *r, const cJSON *object, const char *base, het
     bad(r, "activation %d is not an epilogue's", (int)epilogue[2]);
   }
   if (w->op == HETC_PLUGIN_OP_RESIZE && !r->status) get_resize(r, object, base, &w->params.resize);
+  if (w->op == HETC_PLUGIN_OP_NORMALIZE && !r->status) get_normalize(r, object, base, w);
 }
 
 static void get_config(reader_t *r, const cJSON *config, const char *base, hetc_plan_step_t *s) {

@@ -50,6 +50,13 @@ static cJSON *workload_json(const hetc_plugin_workload_t *w) {
     cJSON_AddItemToObject(resize, "mode_coordinates_rounding", int_array(choices, 3));
     cJSON_AddItemToObject(resize, "scales", cJSON_CreateDoubleArray(p->scales, 2));
   }
+  if (w->op == HETC_PLUGIN_OP_NORMALIZE) {
+    const hetc_plugin_normalize_params_t *p = &w->params.normalize;
+    cJSON *normalize = cJSON_AddObjectToObject(object, "normalize");
+    int32_t ints[4] = {p->axis, p->num_axes, p->groups, p->affine};
+    cJSON_AddItemToObject(normalize, "axis_num_axes_groups_affine", int_array(ints, 4));
+    cJSON_AddNumberToObject(normalize, "epsilon", p->epsilon);
+  }
   return object;
 }
 

@@ -126,6 +126,9 @@ hetc_status_t hetc_reference_concat(const hetc_plugin_workload_t *workload,
                                     const float *const *inputs, float *y);
 hetc_status_t hetc_reference_transpose(const hetc_plugin_workload_t *workload, const float *x, float *y);
 hetc_status_t hetc_reference_resize(const hetc_plugin_workload_t *workload, const float *x, float *y);
+/* scale and bias: shape[axis] values each, read only with params.normalize.affine. */
+hetc_status_t hetc_reference_normalize(const hetc_plugin_workload_t *workload, const float *x, const float *scale,
+                                       const float *bias, float *y);
 hetc_status_t hetc_reference_bias_add(const hetc_plugin_workload_t *workload,
                                       const float *x, const float *bias,
                                       float *y);

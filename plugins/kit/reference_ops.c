@@ -356,6 +356,36 @@ static void resize_rows(int64_t begin, int64_t end, void *user_data) {
 }
 #endif
 
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+/* Normalize's lines [begin, end): (outer, group, inner) triples, inner
+ * fastest; a line's elements lie `inner` apart. Mean first, then the
+ * variance about it, both in double. */
+static void normalize_lines(int64_t begin, int64_t end, void *user_data) {
+  const job_t *j = user_data;
+  const hetc_plugin_normalize_params_t *p = &j->wl->params.normalize;
+  const hetc_plugin_tensor_t *in = &j->wl->inputs[0];
+  const int64_t channels = in->shape[p->axis], per_group = channels / p->groups, inner = j->inner;
+  const int64_t rest = j->extent / channels, count = per_group * rest;
+  const float *scale = p->affine ? j->args[1] : NULL, *bias = p->affine ? j->args[2] : NULL;
+  float *y = j->args[p->affine ? 3 : 1];
+  for (int64_t line = begin; line < end; ++line) {
+    const int64_t i = line % inner, g = line / inner % p->groups, o = line / inner / p->groups;
+    const int64_t first = ((o * channels + g * per_group) * rest) * inner + i;
+    const float *x = j->args[0] + first;
+    double sum = 0, squares = 0;
+    for (int64_t k = 0; k < count; ++k) sum += x[k * inner];
+    const double mean = sum / (double)count;
+    for (int64_t k = 0; k < count; ++k) squares += (x[k * inner] - mean) * (x[k * inner] - mean);
+    const double inv = 1.0 / sqrt(squares / (double)count + p->epsilon);
+    for (int64_t k = 0; k < count; ++k) {
+      const float v = (float)((x[k * inner] - mean) * inv);
+      const int64_t c = g * per_group + k / rest;
+      y[first + k * inner] = scale ? v * scale[c] + bias[c] : v;
+    }
+  }
+}
+#endif
+
 void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args) {
   void (*parallel_for)(int64_t, int64_t, hetc_plugin_parallel_body_fn_t, void *) = hetc_kit_host()->parallel_for;
   const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
@@ -408,6 +438,15 @@ void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args
     case HETC_PLUGIN_OP_RESIZE:
       parallel_for(out->shape[0] * out->shape[1] * out->shape[2], grain(4 * out->shape[3]), resize_rows, &j);
       break;
+    case HETC_PLUGIN_OP_NORMALIZE: {
+      const hetc_plugin_normalize_params_t *p = &wl->params.normalize;
+      /* outer: dims before axis; extent: the normalized dims; inner: after. */
+      j.outer = j.extent = j.inner = 1;
+      for (int32_t d = 0; d < in->rank; ++d)
+        *(d < p->axis ? &j.outer : d < p->axis + p->num_axes ? &j.extent : &j.inner) *= in->shape[d];
+      parallel_for(j.outer * p->groups * j.inner, grain(3 * j.extent / p->groups), normalize_lines, &j);
+      break;
+    }
 #endif
     default: break;
   }

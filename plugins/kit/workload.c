@@ -18,7 +18,7 @@ const char *hetc_kit_op_name(int32_t op) {
   static const char *const names[] = {"?",           "conv2d",  "dense",  "max_pool2d",
                                       "avg_pool2d",  "global_avg_pool2d", "elementwise",
                                       "softmax",     "concat",  "layout_transform", "bias_add",
-                                      "transpose",   "log_softmax", "resize"};
+                                      "transpose",   "log_softmax", "resize", "normalize"};
   if (op < 1 || op >= HETC_PLUGIN_OP_COUNT_) return "unknown op";
   return names[op];
 }
@@ -197,6 +197,20 @@ static int32_t check_resize(hetc_kit_reason_t *r, const hetc_plugin_workload_t *
     INVALID("resize: scales %g, %g must be positive", p->scales[0], p->scales[1]);
   return 0;
 }
+
+static int32_t check_normalize(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_tensor_t *in = wl->inputs;
+  const hetc_plugin_normalize_params_t *p = &wl->params.normalize;
+  if (wl->num_inputs != 1 || !hetc_kit_same_shape(in, &wl->output) || in->rank < 2)
+    INVALID("normalize: one input of rank >= 2 of the output's shape expected");
+  if (p->axis < 0 || p->num_axes < 1 || p->axis + p->num_axes > in->rank)
+    INVALID("normalize: axes %d .. %d outside rank %d", p->axis, p->axis + p->num_axes - 1, in->rank);
+  if (p->groups < 1 || in->shape[p->axis] % p->groups != 0)
+    INVALID("normalize: %d groups do not divide %lld", p->groups, (long long)in->shape[p->axis]);
+  if ((p->affine != 0 && p->affine != 1) || !(p->epsilon > 0) || !(p->epsilon < 1e30))
+    INVALID("normalize: affine %d or epsilon %g", p->affine, p->epsilon);
+  return 0;
+}
 #endif
 
 static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
@@ -241,6 +255,7 @@ static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) 
 #endif
 #if HETC_KIT_ABI_AT_LEAST(2, 0)
     case HETC_PLUGIN_OP_RESIZE: return check_resize(r, wl);
+    case HETC_PLUGIN_OP_NORMALIZE: return check_normalize(r, wl);
 #endif
     default: UNSUPPORTED("op %d is not supported", wl->op);
   }
@@ -269,6 +284,9 @@ int hetc_kit_conv_is_depthwise(const hetc_plugin_workload_t *wl) {
 
 int32_t hetc_kit_param_count(const hetc_plugin_workload_t *wl) {
   if (wl->op == HETC_PLUGIN_OP_CONV2D || wl->op == HETC_PLUGIN_OP_DENSE) return 1 + wl->epilogue.has_bias;
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+  if (wl->op == HETC_PLUGIN_OP_NORMALIZE) return wl->params.normalize.affine ? 2 : 0;
+#endif
   return wl->op == HETC_PLUGIN_OP_BIAS_ADD ? 1 : 0;
 }
 
@@ -282,6 +300,11 @@ uint64_t hetc_kit_param_elements(const hetc_plugin_workload_t *wl, int32_t index
       if (index == 0) return (uint64_t)(out_channels * in_channels);
       return index == 1 && wl->epilogue.has_bias ? (uint64_t)out_channels : 0;
     case HETC_PLUGIN_OP_BIAS_ADD: return index == 0 ? (uint64_t)in_channels : 0;
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+    case HETC_PLUGIN_OP_NORMALIZE:
+      return index >= 0 && index < hetc_kit_param_count(wl) ? (uint64_t)wl->inputs[0].shape[wl->params.normalize.axis]
+                                                             : 0;
+#endif
     default: return 0;
   }
 }
@@ -350,6 +373,11 @@ void hetc_kit_workload_describe(const hetc_plugin_workload_t *wl, char *buf, siz
       append(&t, " mode %d coordinates %d rounding %d scales %.17g,%.17g", wl->params.resize.mode,
              wl->params.resize.coordinates, wl->params.resize.rounding, wl->params.resize.scales[0],
              wl->params.resize.scales[1]);
+      break;
+    case HETC_PLUGIN_OP_NORMALIZE:
+      append(&t, " axis %d num_axes %d groups %d affine %d epsilon %.17g", wl->params.normalize.axis,
+             wl->params.normalize.num_axes, wl->params.normalize.groups, wl->params.normalize.affine,
+             wl->params.normalize.epsilon);
       break;
 #endif
     default: break;

@@ -68,10 +68,12 @@ int hetc_kit_conv_is_depthwise(const hetc_plugin_workload_t *wl);
 const char *hetc_kit_op_name(int32_t op);
 
 /* Params the workload takes, in plugin.h's order: conv2d and dense a
- * weight and, with has_bias, a bias; bias_add a bias; other ops none. */
+ * weight and, with has_bias, a bias; bias_add a bias; normalize with
+ * affine a scale and a bias (ABI 2.0); other ops none. */
 int32_t hetc_kit_param_count(const hetc_plugin_workload_t *wl);
 /* Elements of logical param `index` (conv2d weight [C_out, C_in/groups,
- * KH, KW], dense weight [units, K], bias [C]), 0 past the last. */
+ * KH, KW], dense weight [units, K], bias [C], normalize's scale and bias
+ * [shape[axis]]), 0 past the last. */
 uint64_t hetc_kit_param_elements(const hetc_plugin_workload_t *wl, int32_t index);
 
 /* One line: op, logical shapes, the attributes the op uses. Layouts are
