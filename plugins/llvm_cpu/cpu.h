@@ -86,9 +86,17 @@ typedef enum cpu_template_kind_t {
   CPU_T_TRANSPOSE,
   CPU_T_LOG_SOFTMAX, /* gen_softmax's log form */
   CPU_T_CONV_GROUPED, /* NCHW[x]c direct conv over output blocks of whole groups */
+  CPU_T_RESIZE,       /* gen_resize.c */
   CPU_T_COUNT_
 } cpu_template_kind_t;
 
+/* A resize's taps are arrays of the module, one entry an output row or
+ * column: wider outputs are refused (UNSUPPORTED) rather than built into
+ * modules of megabytes. */
+#define CPU_RESIZE_MAX_EXTENT 65536
+
+/* hpc_workload_check, then the limits of this plugin's own kernels. */
+int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_t reason_size);
 int32_t cpu_template_count(const hetc_plugin_workload_t *wl);
 int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
 const char *cpu_template_name(int kind);
