@@ -10,14 +10,18 @@
  * floats (hetc_kit_layout_block: NCHW[b]c P = b, row-major P = 1, NHWC P
  * = C). One parallel iteration is one output row of one plane; an output
  * pixel blends up to four input pixels, whole:
- *   P a multiple of 8  vectors of the ISA's width over the pixel (NCHWc's
+ *   P a multiple of 8  vectors over the pixel, 16 lanes where the ISA has
+ *                      them and P is a multiple of 16, else 8 (NCHWc's
  *                      padding channels are zeros in and, as blends of
  *                      zeros, out);
- *   P = 1              vectors over the output row, the input values
+ *   P = 1              vectors over the output row: lanes permuted out
+ *                      of one load where a vector's taps lie within a
+ *                      vector's width of input columns (upscales), else
  *                      gathered through a vector of column taps;
  *   other P            one float at a time.
  * Linear blends are lerps, a + w (b - a) as one FMA, across the columns
- * and then between the two rows, as the reference orders them; a row
+ * and then between the two rows, as the reference orders them (the
+ * permuting form blends the rows first); a row
  * whose weight is 0 (align_corners, integer scales, the clamped edges)
  * reads one input row only. Nearest copies. */
 #include <stdlib.h>
@@ -99,6 +103,10 @@ typedef struct resize_t {
   LLVMValueRef top, bottom; /* first element of the input rows */
   LLVMValueRef out_row;     /* first element of the output row */
   LLVMValueRef wy;          /* float */
+  /* Row-major rows whose column taps span under a vector each: */
+  int permute;
+  LLVMValueRef bases; /* i32 per vector of output columns: its first input column */
+  LLVMValueRef row;   /* W + L floats on the stack: the blended input row */
 } resize_t;
 
 /* Where the input pixel `column` (i64) of the row starting at `row`
@@ -177,8 +185,20 @@ static LLVMValueRef gather(irb_t *r, const resize_t *s, LLVMValueRef row, LLVMVa
   return intrinsic2(r, "llvm.masked.gather", r->vec, LLVMTypeOf(at), args, 4);
 }
 
-/* Output columns ow .. ow + L - 1 (ow a value); only the first `active`
- * are stored (the row's last, partial vector; its taps are padded). */
+/* Output columns ow .. ow + L - 1 of the row (ow a value); only the first
+ * `active` are stored (the row's last, partial vector; its taps are
+ * padded). */
+static void store_columns(irb_t *r, const resize_t *s, LLVMValueRef value, LLVMValueRef ow, int64_t active) {
+  LLVMValueRef at = ADD(s->out_row, ow);
+  if (active == r->lanes) {
+    irb_stv(r, value, s->y, at);
+    return;
+  }
+  LLVMValueRef args[4] = {value, LLVMBuildInBoundsGEP2(r->b, r->f32, s->y, &at, 1, ""), LLVMConstInt(r->i32, 4, 0),
+                          lane_mask(r, active)};
+  intrinsic2(r, "llvm.masked.store", r->vec, r->ptr, args, 4);
+}
+
 static void columns_blend(irb_t *r, const resize_t *s, LLVMValueRef ow, int two_rows, int64_t active) {
   LLVMTypeRef iv = LLVMVectorType(r->i32, (unsigned)r->lanes);
   LLVMValueRef lo = tap_load(r, iv, s->cols.lo, ow);
@@ -190,14 +210,7 @@ static void columns_blend(irb_t *r, const resize_t *s, LLVMValueRef ow, int two_
       value = lerp(r, value, lerp(r, gather(r, s, s->bottom, lo), gather(r, s, s->bottom, hi), wx),
                    irb_splat(r, s->wy));
   }
-  if (active == r->lanes) {
-    irb_stv(r, value, s->y, ADD(s->out_row, ow));
-    return;
-  }
-  LLVMValueRef at = ADD(s->out_row, ow);
-  LLVMValueRef args[4] = {value, LLVMBuildInBoundsGEP2(r->b, r->f32, s->y, &at, 1, ""), LLVMConstInt(r->i32, 4, 0),
-                          lane_mask(r, active)};
-  intrinsic2(r, "llvm.masked.store", r->vec, r->ptr, args, 4);
+  store_columns(r, s, value, ow, active);
 }
 
 static void columns_row(irb_t *r, const resize_t *s, int two_rows) {
@@ -209,6 +222,84 @@ static void columns_row(irb_t *r, const resize_t *s, int two_rows) {
     irb_endfor(r, &lw);
   }
   if (whole < s->OW) columns_blend(r, s, C64(whole), two_rows, s->OW - whole);
+}
+
+/* Where every output vector's taps lie within L input columns (upscales,
+ * the columns' spans known at build time), gathers are not needed: the
+ * row is blended vertically once into a buffer, and each output vector is
+ * one load from it at the vector's base column and a lane permutation per
+ * tap (vpermps), its indices relative to that base. Blending the rows
+ * first changes the reference's order of the lerps, not what they read. */
+
+/* row[0, W) = the top input row, or its blend with the bottom one. */
+static void blend_rows(irb_t *r, const resize_t *s, int two_rows) {
+  const int64_t L = r->lanes, whole = s->W / L * L;
+  LLVMValueRef wy = two_rows ? irb_splat(r, s->wy) : NULL;
+  if (whole > 0) {
+    irb_loop_t lw;
+    LLVMValueRef w = irb_for(r, &lw, C64(0), C64(whole), L);
+    LLVMValueRef v = irb_ldv(r, s->x, ADD(s->top, w));
+    if (two_rows) v = lerp(r, v, irb_ldv(r, s->x, ADD(s->bottom, w)), wy);
+    irb_stv(r, v, s->row, w);
+    irb_endfor(r, &lw);
+  }
+  for (int64_t w = whole; w < s->W; ++w) {
+    LLVMValueRef v = irb_ld(r, s->x, ADD(s->top, C64(w)));
+    if (two_rows) v = lerp(r, v, irb_ld(r, s->x, ADD(s->bottom, C64(w))), s->wy);
+    irb_st(r, v, s->row, C64(w));
+  }
+}
+
+/* The lanes of `v` that `lanes` (<L x i32>, each below L) name. */
+static LLVMValueRef permute(irb_t *r, LLVMValueRef v, LLVMValueRef lanes) {
+  const char *name = r->lanes == 16 ? "llvm.x86.avx512.permvar.sf.512" : "llvm.x86.avx2.permps";
+  const unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(r->mod, id, NULL, 0);
+  LLVMValueRef args[2] = {v, lanes};
+  return LLVMBuildCall2(r->b, LLVMIntrinsicGetType(r->ctx, id, NULL, 0), fn, args, 2, "");
+}
+
+/* Output vector k (a value) from the blended row. */
+static void permute_blend(irb_t *r, const resize_t *s, LLVMValueRef k, int64_t active) {
+  LLVMTypeRef iv = LLVMVectorType(r->i32, (unsigned)r->lanes);
+  LLVMValueRef ow = MUL(k, C64(r->lanes));
+  LLVMValueRef v = irb_ldv(r, s->row, tap_index(r, s->bases, k));
+  LLVMValueRef value = permute(r, v, tap_load(r, iv, s->cols.lo, ow));
+  if (s->linear)
+    value = lerp(r, value, permute(r, v, tap_load(r, iv, s->cols.hi, ow)), tap_load(r, r->vec, s->cols.weight, ow));
+  store_columns(r, s, value, ow, active);
+}
+
+static void permute_row(irb_t *r, const resize_t *s) {
+  const int64_t L = r->lanes, whole = s->OW / L;
+  if (whole > 0) {
+    irb_loop_t lk;
+    LLVMValueRef k = irb_for(r, &lk, C64(0), C64(whole), 1);
+    permute_blend(r, s, k, L);
+    irb_endfor(r, &lk);
+  }
+  if (whole * L < s->OW) permute_blend(r, s, C64(whole), s->OW - whole * L);
+}
+
+/* Whether the permuting form applies: row-major, every output vector's
+ * taps within L columns, the buffer within the stack budget. If so, the
+ * column taps become relative to each vector's base (bases[k]). */
+static int relative_columns(int64_t L, int64_t W, hetc_kit_resize_tap_t *cols, int64_t OW, int32_t *bases) {
+  if ((W + L) * 4 > CPU_STACK_BUFFER_BYTES) return 0;
+  for (int64_t k = 0; k * L < OW; ++k) {
+    int32_t lo = INT32_MAX, hi = 0;
+    for (int64_t j = k * L; j < OW && j < (k + 1) * L; ++j) {
+      lo = cols[j].lo < lo ? cols[j].lo : lo;
+      hi = cols[j].hi > hi ? cols[j].hi : hi;
+    }
+    if (hi - lo >= L) return 0;
+    bases[k] = lo;
+  }
+  for (int64_t j = 0; j < OW; ++j) {
+    cols[j].lo -= bases[j / L];
+    cols[j].hi -= bases[j / L];
+  }
+  return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -274,12 +365,25 @@ hetc_plugin_status_t cpu_gen_resize(const cpu_gen_t *g, irb_t *r) {
   hetc_kit_resize_taps(wl, 2, 0, s.OH, taps);
   hetc_kit_resize_taps(wl, 3, 0, s.OW, taps + s.OH);
   s.rows = emit_taps(r, taps, s.OH, s.OH, s.linear, scratch);
+  int32_t *bases = s.P == 1 ? malloc(sizeof(*bases) * (size_t)(columns / r->lanes)) : NULL;
+  if (bases && relative_columns(r->lanes, s.W, taps + s.OH, s.OW, bases)) {
+    s.permute = 1;
+    for (int64_t k = 0; k < columns / r->lanes; ++k) scratch[k] = LLVMConstInt(r->i32, (unsigned long long)bases[k], 1);
+    s.bases = const_array(r, r->i32, scratch, columns / r->lanes);
+  }
   s.cols = emit_taps(r, taps + s.OH, s.OW, columns, s.linear, scratch);
+  free(bases);
   free(taps);
   free(scratch);
 
   s.x = irb_arg(r, 0);
   s.y = irb_arg(r, 1);
+  if (s.permute) {
+    /* The last base's load reaches past W: lanes never selected, zeros
+     * rather than whatever the stack held. */
+    s.row = irb_alloca_array(r, r->f32, s.W + r->lanes);
+    irb_stv(r, irb_vconst(r, 0), s.row, C64(s.W));
+  }
   const int64_t row_elements = s.W * s.P;
   irb_loop_t lo;
   LLVMValueRef o = irb_for(r, &lo, r->begin, r->end, 1); /* plane * OH + oh */
@@ -287,7 +391,21 @@ hetc_plugin_status_t cpu_gen_resize(const cpu_gen_t *g, irb_t *r) {
   LLVMValueRef first = MUL(plane, C64(s.H * row_elements));
   s.top = ADD(first, MUL(tap_index(r, s.rows.lo, oh), C64(row_elements)));
   s.out_row = MUL(o, C64(s.OW * s.P));
-  if (!s.linear) {
+  if (s.permute) {
+    if (s.linear) {
+      s.bottom = ADD(first, MUL(tap_index(r, s.rows.hi, oh), C64(row_elements)));
+      s.wy = tap_load(r, r->f32, s.rows.weight, oh);
+      irb_if_t one_row;
+      irb_if(r, &one_row, LLVMBuildFCmp(r->b, LLVMRealOEQ, s.wy, CF(0), ""));
+      blend_rows(r, &s, 0);
+      irb_else(r, &one_row);
+      blend_rows(r, &s, 1);
+      irb_endif(r, &one_row);
+    } else {
+      blend_rows(r, &s, 0);
+    }
+    permute_row(r, &s);
+  } else if (!s.linear) {
     emit_row(r, &s, 0);
   } else {
     s.bottom = ADD(first, MUL(tap_index(r, s.rows.hi, oh), C64(row_elements)));

@@ -359,7 +359,8 @@ static void other_ops(void **state) {
  * 10), one output row, batches of 2, channel counts that fill no block;
  * each in every layout hint (row-major: vectors over the row; NCHW8c,
  * NCHW16c: vectors over the block; NHWC, NCHW3c: other pixel widths, 72
- * channels a pixel: more vectors than the kernel unrolls). The kernel must
+ * channels a pixel: more vectors than the kernel unrolls; row-major rows
+ * both permuted and gathered, see gen_resize.c). The kernel must
  * read and write the hinted layout. Nearest must pick exactly the
  * reference's pixels (error 0); linear is within 1e-5 of the reference,
  * which blends in double. */
@@ -393,6 +394,11 @@ static const resize_case_t resize_cases[] = {
     {1, 72, 5, 4, 9, 7, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL_SYMMETRIC, 0, 0, 0},
     {1, 7, 7, 9, 10, 13, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 1.5, 1.5},
     {2, 3, 7, 9, 10, 13, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 1.5, 1.5},
+    /* Rows downscaled by more than 2: an output vector's taps span more
+     * columns than a vector holds (row-major: gathered, not permuted). */
+    {1, 3, 5, 40, 4, 9, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 0, 0},
+    {2, 2, 6, 50, 3, 7, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 0, 0},
+    {1, 2, 4, 100, 9, 37, LINEAR, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, 0, 0, 0},
 };
 #define NUM_RESIZE_CASES (int)(sizeof(resize_cases) / sizeof(resize_cases[0]))
 
