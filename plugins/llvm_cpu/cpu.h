@@ -1,8 +1,9 @@
 /* plugins/llvm_cpu/cpu.h -- internals of the `cpu` backend plugin.
  *
  * The plugin builds each kernel's LLVM IR through the LLVM 15 C API
- * (gen.c: ops; gen_conv.c: direct conv2d; gen_gemm.c: the packed GEMM
- * micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
+ * (gen.c: ops; gen_pool.c, gen_layout.c: the vector forms of pooling and
+ * layout copies; gen_resize.c: resize; gen_conv.c: direct conv2d;
+ * gen_gemm.c: the packed GEMM micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
  * transforms: the GEMM-based conv2d templates), optimises it with the new
  * pass manager, compiles it to an object file for an explicit x86-64
  * target machine of the instance's ISA (AVX-512 or AVX2+FMA, isa.c) and

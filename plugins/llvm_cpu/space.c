@@ -114,8 +114,9 @@ int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_
   hetc_kit_reason_t r = {reason, reason_size};
   if (wl->op == HETC_PLUGIN_OP_RESIZE &&
       (wl->output.shape[2] > CPU_RESIZE_MAX_EXTENT || wl->output.shape[3] > CPU_RESIZE_MAX_EXTENT))
-    return hetc_kit_refuse(&r, HETC_PLUGIN_STATUS_UNSUPPORTED, "resize: output of %lldx%lld, more than %d rows or columns",
-                           (long long)wl->output.shape[2], (long long)wl->output.shape[3], CPU_RESIZE_MAX_EXTENT);
+    return hetc_kit_refuse(&r, HETC_PLUGIN_STATUS_UNSUPPORTED,
+                           "resize: output of %lldx%lld, more than %d rows or columns", (long long)wl->output.shape[2],
+                           (long long)wl->output.shape[3], CPU_RESIZE_MAX_EXTENT);
   return 0;
 }
 

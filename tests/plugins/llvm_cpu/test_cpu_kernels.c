@@ -3,7 +3,9 @@
  * budget (the conv2d kernels themselves: test_template_conformance_cpu);
  * every other op on random shapes in every input layout hint, dense with
  * its default and a sampled config, each against the reference executor
- * within a max relative error of 1e-4; emit/load round-trips an artifact.
+ * within a max relative error of 1e-4; resize on a fixed list of cases in
+ * every layout hint, tighter (nearest exact); emit/load round-trips an
+ * artifact.
  * HETC_KERNELS_TARGET=name runs only the other ops, on that target (the
  * ops test of another plugin, e.g. opencl), HETC_KERNELS_ROUNDS=n draws n
  * rounds of them instead of 40 (for backends whose kernels build slowly).
