@@ -87,14 +87,14 @@ static LLVMValueRef tap_index(irb_t *r, LLVMValueRef array, LLVMValueRef i) {
   return LLVMBuildSExt(r->b, tap_load(r, r->i32, array, i), r->i64, "");
 }
 
-/* a + w (b - a), one rounding less than the reference's (1 - w) a + w b
- * and exactly a where w is 0 or b equals a. */
+/* a + w (b - a) as one FMA: exactly a where w is 0 or b equals a (the
+ * reference blends (1 - w) a + w b in double; the two differ by float
+ * roundings, never in what they read). */
 static LLVMValueRef lerp(irb_t *r, LLVMValueRef a, LLVMValueRef b, LLVMValueRef w) {
   return irb_fma(r, w, FSUB(b, a), a);
 }
 
 typedef struct resize_t {
-  const hetc_plugin_workload_t *wl;
   int linear;
   int64_t H, W, OH, OW, P;
   LLVMValueRef x, y;
@@ -109,10 +109,9 @@ typedef struct resize_t {
   LLVMValueRef row;   /* W + L floats on the stack: the blended input row */
 } resize_t;
 
-/* Where the input pixel `column` (i64) of the row starting at `row`
- * starts, plus `lane`. */
-static LLVMValueRef pixel_at(irb_t *r, const resize_t *s, LLVMValueRef row, LLVMValueRef column, int64_t lane) {
-  return ADD(row, ADD(MUL(column, C64(s->P)), C64(lane)));
+/* Where pixel `column` (i64) of the row starting at element `row` starts. */
+static LLVMValueRef pixel_at(irb_t *r, const resize_t *s, LLVMValueRef row, LLVMValueRef column) {
+  return ADD(row, MUL(column, C64(s->P)));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -123,16 +122,16 @@ static LLVMValueRef pixel_at(irb_t *r, const resize_t *s, LLVMValueRef row, LLVM
 static void vector_blend(irb_t *r, const resize_t *s, LLVMValueRef ow, LLVMValueRef lo, LLVMValueRef hi,
                          LLVMValueRef wx, LLVMValueRef wy, int two_rows, LLVMValueRef v) {
   LLVMValueRef lane = MUL(v, C64(r->lanes));
-  LLVMValueRef value = irb_ldv(r, s->x, ADD(pixel_at(r, s, s->top, lo, 0), lane));
+  LLVMValueRef value = irb_ldv(r, s->x, ADD(pixel_at(r, s, s->top, lo), lane));
   if (s->linear) {
-    value = lerp(r, value, irb_ldv(r, s->x, ADD(pixel_at(r, s, s->top, hi, 0), lane)), wx);
+    value = lerp(r, value, irb_ldv(r, s->x, ADD(pixel_at(r, s, s->top, hi), lane)), wx);
     if (two_rows) {
-      LLVMValueRef lower = lerp(r, irb_ldv(r, s->x, ADD(pixel_at(r, s, s->bottom, lo, 0), lane)),
-                                irb_ldv(r, s->x, ADD(pixel_at(r, s, s->bottom, hi, 0), lane)), wx);
+      LLVMValueRef lower = lerp(r, irb_ldv(r, s->x, ADD(pixel_at(r, s, s->bottom, lo), lane)),
+                                irb_ldv(r, s->x, ADD(pixel_at(r, s, s->bottom, hi), lane)), wx);
       value = lerp(r, value, lower, wy);
     }
   }
-  irb_stv(r, value, s->y, ADD(pixel_at(r, s, s->out_row, ow, 0), lane));
+  irb_stv(r, value, s->y, ADD(pixel_at(r, s, s->out_row, ow), lane));
 }
 
 /* The output row's pixels, from the top input row only (`two_rows` 0) or
@@ -313,16 +312,16 @@ static void scalar_row(irb_t *r, const resize_t *s, int two_rows) {
   LLVMValueRef hi = s->linear ? tap_index(r, s->cols.hi, ow) : NULL;
   LLVMValueRef wx = s->linear ? tap_load(r, r->f32, s->cols.weight, ow) : NULL;
   LLVMValueRef p = irb_for(r, &lp, C64(0), C64(s->P), 1);
-  LLVMValueRef value = irb_ld(r, s->x, ADD(pixel_at(r, s, s->top, lo, 0), p));
+  LLVMValueRef value = irb_ld(r, s->x, ADD(pixel_at(r, s, s->top, lo), p));
   if (s->linear) {
-    value = lerp(r, value, irb_ld(r, s->x, ADD(pixel_at(r, s, s->top, hi, 0), p)), wx);
+    value = lerp(r, value, irb_ld(r, s->x, ADD(pixel_at(r, s, s->top, hi), p)), wx);
     if (two_rows)
       value = lerp(r, value,
-                   lerp(r, irb_ld(r, s->x, ADD(pixel_at(r, s, s->bottom, lo, 0), p)),
-                        irb_ld(r, s->x, ADD(pixel_at(r, s, s->bottom, hi, 0), p)), wx),
+                   lerp(r, irb_ld(r, s->x, ADD(pixel_at(r, s, s->bottom, lo), p)),
+                        irb_ld(r, s->x, ADD(pixel_at(r, s, s->bottom, hi), p)), wx),
                    s->wy);
   }
-  irb_st(r, value, s->y, ADD(pixel_at(r, s, s->out_row, ow, 0), p));
+  irb_st(r, value, s->y, ADD(pixel_at(r, s, s->out_row, ow), p));
   irb_endfor(r, &lp);
   irb_endfor(r, &lw);
 }
@@ -341,8 +340,7 @@ static void emit_row(irb_t *r, const resize_t *s, int two_rows) {
 hetc_plugin_status_t cpu_gen_resize(const cpu_gen_t *g, irb_t *r) {
   const hetc_plugin_workload_t *wl = g->wl;
   const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
-  resize_t s = {.wl = wl,
-                .linear = wl->params.resize.mode == HETC_PLUGIN_RESIZE_LINEAR,
+  resize_t s = {.linear = wl->params.resize.mode == HETC_PLUGIN_RESIZE_LINEAR,
                 .H = in->shape[2],
                 .W = in->shape[3],
                 .OH = out->shape[2],
