@@ -1,8 +1,9 @@
 /* plugins/llvm_cpu/cpu.h -- internals of the `cpu` backend plugin.
  *
  * The plugin builds each kernel's LLVM IR through the LLVM 15 C API
- * (gen.c: ops; gen_conv.c: direct conv2d; gen_gemm.c: the packed GEMM
- * micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
+ * (gen.c: ops; gen_pool.c, gen_layout.c: the vector forms of pooling and
+ * layout copies; gen_resize.c: resize; gen_conv.c: direct conv2d;
+ * gen_gemm.c: the packed GEMM micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
  * transforms: the GEMM-based conv2d templates), optimises it with the new
  * pass manager, compiles it to an object file for an explicit x86-64
  * target machine of the instance's ISA (AVX-512 or AVX2+FMA, isa.c) and
@@ -86,9 +87,17 @@ typedef enum cpu_template_kind_t {
   CPU_T_TRANSPOSE,
   CPU_T_LOG_SOFTMAX, /* gen_softmax's log form */
   CPU_T_CONV_GROUPED, /* NCHW[x]c direct conv over output blocks of whole groups */
+  CPU_T_RESIZE,       /* gen_resize.c */
   CPU_T_COUNT_
 } cpu_template_kind_t;
 
+/* A resize's taps are arrays of the module, one entry an output row or
+ * column: wider outputs are refused (UNSUPPORTED) rather than built into
+ * modules of megabytes. */
+#define CPU_RESIZE_MAX_EXTENT 65536
+
+/* hpc_workload_check, then the limits of this plugin's own kernels. */
+int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_t reason_size);
 int32_t cpu_template_count(const hetc_plugin_workload_t *wl);
 int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index);
 const char *cpu_template_name(int kind);

@@ -55,6 +55,17 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
       g->input_layouts[0] = g->output_layout = hint(in);
       break;
     case CPU_T_TRANSPOSE: break; /* row-major in and out */
+    case CPU_T_RESIZE: {
+      /* Each output element blends up to 4 inputs; the padding channels of
+       * NCHWc are written too. */
+      g->input_layouts[0] = g->output_layout = hint(in);
+      g->outer = cpu_resize_outer(wl, g->output_layout);
+      const int64_t taps = wl->params.resize.mode == HETC_PLUGIN_RESIZE_LINEAR ? 4 : 1;
+      g->grain = grain_for(g->outer, hetc_kit_physical_count(out, g->output_layout) * taps);
+      const int64_t b = hetc_kit_layout_block(g->output_layout, out->shape[1]);
+      g->avg_inner = (double)(b % 8 == 0 ? b : out->shape[3]);
+      return NULL;
+    }
     case CPU_T_ELEMENTWISE:
       if (hpc_elementwise_row_major_only(wl)) break;
       __attribute__((fallthrough));
@@ -425,6 +436,14 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       break;
     case CPU_T_BIAS_ADD: fn = bias_elem; break;
     case CPU_T_TRANSPOSE: fn = transpose_elem; break;
+    case CPU_T_RESIZE: {
+      hetc_plugin_status_t s = cpu_gen_resize(g, r);
+      if (s) {
+        irb_close(r);
+        return s;
+      }
+      break;
+    }
     case CPU_T_CONCAT:
       if (wl->axis == 1 && cpu_blocks_vectorized(wl, g->input_layouts, g->output_layout)) cpu_gen_blocks(g, r);
       else fn = concat_elem;

@@ -71,4 +71,10 @@ void cpu_gen_pool_nchwc(const cpu_gen_t *g, irb_t *r);
 int cpu_blocks_vectorized(const hetc_plugin_workload_t *wl, const hetc_plugin_layout_t *in, hetc_plugin_layout_t out);
 void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r);
 
+/* resize in the producer's layout (gen_resize.c), its taps constant arrays
+ * of the module: the outer axis (N x C/b x OH, b the layout's channel
+ * block), and its code. */
+int64_t cpu_resize_outer(const hetc_plugin_workload_t *wl, hetc_plugin_layout_t layout);
+hetc_plugin_status_t cpu_gen_resize(const cpu_gen_t *g, irb_t *r);
+
 #endif /* HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_ */

@@ -136,7 +136,7 @@ static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance,
     return cpu_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,
                       "cpu: device %d does not exist (one device)", device_index);
   char reason[512];
-  int32_t code = hpc_workload_check(workload, reason, sizeof(reason));
+  int32_t code = cpu_workload_check(workload, reason, sizeof(reason));
   if (code) return cpu_status(code, "cpu: %s", reason);
   int kind = cpu_template_kind(workload, template_index);
   if (kind < 0)

@@ -27,6 +27,7 @@ static const struct {
     [CPU_T_TRANSPOSE] = {"cpu_transpose", 1},
     [CPU_T_LOG_SOFTMAX] = {"cpu_log_softmax", 1},
     [CPU_T_CONV_GROUPED] = {"cpu_conv2d_grouped_nchwc", 1},
+    [CPU_T_RESIZE] = {"cpu_resize", 1},
 };
 
 const char *cpu_template_name(int kind) {
@@ -50,6 +51,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_BIAS_ADD: return CPU_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return CPU_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return CPU_T_LOG_SOFTMAX;
+    case HETC_PLUGIN_OP_RESIZE: return CPU_T_RESIZE;
     default: return -1;
   }
 }
@@ -106,11 +108,24 @@ static int32_t conv_templates(const hetc_plugin_workload_t *wl, int kinds[4]) {
   return n;
 }
 
+int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_t reason_size) {
+  const int32_t code = hpc_workload_check(wl, reason, reason_size);
+  if (code) return code;
+  hetc_kit_reason_t r = {reason, reason_size};
+  if (wl->op == HETC_PLUGIN_OP_RESIZE &&
+      (wl->output.shape[2] > CPU_RESIZE_MAX_EXTENT || wl->output.shape[3] > CPU_RESIZE_MAX_EXTENT))
+    return hetc_kit_refuse(&r, HETC_PLUGIN_STATUS_UNSUPPORTED,
+                           "resize: output of %lldx%lld, more than %d rows or columns", (long long)wl->output.shape[2],
+                           (long long)wl->output.shape[3], CPU_RESIZE_MAX_EXTENT);
+  return 0;
+}
+
 int32_t cpu_template_count(const hetc_plugin_workload_t *wl) {
-  if (hpc_workload_check(wl, NULL, 0) != 0) return 0;
+  if (cpu_workload_check(wl, NULL, 0) != 0) return 0;
   int kinds[4];
   if (wl->op == HETC_PLUGIN_OP_CONV2D) return conv_templates(wl, kinds);
-  return 1;
+  /* Every other op the kit's checks accept has one template. */
+  return op_template(wl->op) >= 0 ? 1 : 0;
 }
 
 int cpu_template_kind(const hetc_plugin_workload_t *wl, int32_t index) {

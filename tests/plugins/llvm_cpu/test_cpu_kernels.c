@@ -3,7 +3,9 @@
  * budget (the conv2d kernels themselves: test_template_conformance_cpu);
  * every other op on random shapes in every input layout hint, dense with
  * its default and a sampled config, each against the reference executor
- * within a max relative error of 1e-4; emit/load round-trips an artifact.
+ * within a max relative error of 1e-4; resize on a fixed list of cases in
+ * every layout hint, tighter (nearest exact); emit/load round-trips an
+ * artifact.
  * HETC_KERNELS_TARGET=name runs only the other ops, on that target (the
  * ops test of another plugin, e.g. opencl), HETC_KERNELS_ROUNDS=n draws n
  * rounds of them instead of 40 (for backends whose kernels build slowly).
@@ -353,6 +355,151 @@ static void other_ops(void **state) {
   printf("other ops: %d kernels checked, worst max relative error %.3e\n", checked, worst);
 }
 
+/* resize (ABI 2.0): every coordinate transform with the roundings and modes
+ * ONNX models use, upscales by 2 and 8, non-integer up- and downscales
+ * (7 -> 10, 13 -> 5), a scale that is not output / input (1.5 on 7 rows:
+ * 10), one output row, batches of 2, channel counts that fill no block;
+ * each in every layout hint (row-major: vectors over the row; NCHW8c,
+ * NCHW16c: vectors over the block; NHWC, NCHW3c: other pixel widths, 72
+ * channels a pixel: more vectors than the kernel unrolls; row-major rows
+ * both permuted and gathered, see gen_resize.c). The kernel must
+ * read and write the hinted layout. Nearest must pick exactly the
+ * reference's pixels (error 0); linear is within 1e-5 of the reference,
+ * which blends in double. */
+typedef struct resize_case_t {
+  int64_t n, c, h, w, oh, ow;
+  int32_t mode, coordinates, rounding;
+  double scale_h, scale_w; /* 0: output / input */
+} resize_case_t;
+
+#define NEAREST HETC_PLUGIN_RESIZE_NEAREST
+#define LINEAR HETC_PLUGIN_RESIZE_LINEAR
+static const resize_case_t resize_cases[] = {
+    {1, 5, 6, 7, 12, 14, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 0, 0},
+    {1, 3, 7, 13, 10, 5, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_FLOOR, 0, 0},
+    {2, 19, 7, 13, 10, 5, NEAREST, HETC_PLUGIN_RESIZE_HALF_PIXEL, HETC_PLUGIN_RESIZE_CEIL, 0, 0},
+    {1, 21, 9, 11, 18, 22, NEAREST, HETC_PLUGIN_RESIZE_HALF_PIXEL, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 0, 0},
+    {1, 10, 7, 13, 10, 5, NEAREST, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, HETC_PLUGIN_RESIZE_ROUND_PREFER_CEIL, 0, 0},
+    {1, 9, 13, 7, 5, 10, NEAREST, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 0, 0},
+    {2, 6, 5, 6, 15, 18, NEAREST, HETC_PLUGIN_RESIZE_TF_HALF_PIXEL_FOR_NN, HETC_PLUGIN_RESIZE_ROUND_PREFER_CEIL, 0, 0},
+    {1, 72, 4, 5, 8, 10, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_FLOOR, 0, 0},
+    {1, 4, 7, 7, 1, 3, NEAREST, HETC_PLUGIN_RESIZE_HALF_PIXEL, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 0, 0},
+    {2, 21, 9, 11, 18, 22, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 0, 0},
+    {1, 21, 5, 6, 40, 48, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 0, 0},
+    {1, 13, 7, 13, 10, 5, LINEAR, HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL, 0, 0, 0},
+    {2, 17, 13, 7, 5, 10, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 0, 0},
+    {1, 11, 7, 13, 10, 5, LINEAR, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, 0, 0, 0},
+    {1, 16, 6, 6, 12, 12, LINEAR, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, 0, 0, 0},
+    {1, 8, 6, 7, 12, 14, LINEAR, HETC_PLUGIN_RESIZE_ASYMMETRIC, 0, 0, 0},
+    {1, 17, 7, 13, 1, 9, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 0, 0},
+    {1, 17, 7, 13, 1, 9, LINEAR, HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL, 0, 0, 0},
+    {1, 72, 5, 4, 9, 7, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL_SYMMETRIC, 0, 0, 0},
+    {1, 7, 7, 9, 10, 13, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 1.5, 1.5},
+    {2, 3, 7, 9, 10, 13, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 1.5, 1.5},
+    /* Rows downscaled by more than 2: an output vector's taps span more
+     * columns than a vector holds (row-major: gathered, not permuted). */
+    {1, 3, 5, 40, 4, 9, LINEAR, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0, 0, 0},
+    {2, 2, 6, 50, 3, 7, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, 0, 0},
+    {1, 2, 4, 100, 9, 37, LINEAR, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, 0, 0, 0},
+};
+#define NUM_RESIZE_CASES (int)(sizeof(resize_cases) / sizeof(resize_cases[0]))
+
+static int same_layout(hetc_plugin_layout_t a, hetc_plugin_layout_t b) {
+  return a.kind == b.kind && a.block == b.block;
+}
+
+static void resize_workload(const resize_case_t *k, hetc_plugin_tensor_t *in, hetc_plugin_layout_t hint,
+                            hetc_plugin_workload_t *w) {
+  memset(w, 0, sizeof(*w));
+  *in = tensor4(k->n, k->c, k->h, k->w);
+  in->layout = hint;
+  w->op = HETC_PLUGIN_OP_RESIZE;
+  w->num_inputs = 1;
+  w->inputs = in;
+  w->output = tensor4(k->n, k->c, k->oh, k->ow);
+  w->params.resize.mode = k->mode;
+  w->params.resize.coordinates = k->coordinates;
+  w->params.resize.rounding = k->rounding;
+  w->params.resize.scales[0] = k->scale_h > 0 ? k->scale_h : (double)k->oh / (double)k->h;
+  w->params.resize.scales[1] = k->scale_w > 0 ? k->scale_w : (double)k->ow / (double)k->w;
+}
+
+static void resize_ops(void **state) {
+  (void)state;
+  const hetc_plugin_t *p = entry->plugin;
+  double worst = 0;
+  int checked = 0;
+  char what[160];
+  static const char *const kinds[] = {"row-major", "NCHWc block", "NHWC"};
+  for (int i = 0; i < NUM_RESIZE_CASES; ++i) {
+    const resize_case_t *k = &resize_cases[i];
+    for (int l = 0; l < NUM_LAYOUTS; ++l) {
+      hetc_plugin_tensor_t in;
+      hetc_plugin_workload_t w;
+      resize_workload(k, &in, layouts[l], &w);
+      snprintf(what, sizeof(what), "resize %d (%s %lldx%lld -> %lldx%lld, C %lld) on %s %d", i,
+               k->mode == LINEAR ? "linear" : "nearest", (long long)k->h, (long long)k->w, (long long)k->oh,
+               (long long)k->ow, (long long)k->c, kinds[layouts[l].kind], layouts[l].block);
+      assert_int_equal(p->template_count(entry->instance, 0, &w), 1);
+      hetc_plugin_artifact_t *a = NULL;
+      hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, 0, NULL, &a);
+      if (s) fail_msg("%s: build: %s", what, hetc_status_message(s));
+      const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
+      if (!same_layout(info->input_layouts[0], layouts[l]) || !same_layout(info->output_layout, layouts[l]))
+        fail_msg("%s: reads or writes another layout than the hint", what);
+      kernel_check_result_t result;
+      s = hetc_kernel_check_artifact(entry, 0, &w, 0, a, (uint64_t)(i * NUM_LAYOUTS + l), 0, &result);
+      p->artifact_release(entry->instance, a);
+      if (s) fail_msg("%s: %s", what, hetc_status_message(s));
+      const double limit = k->mode == NEAREST ? 0 : 1e-5;
+      if (!(result.max_relative_error <= limit))
+        fail_msg("%s: max relative error %.3e, above %g", what, result.max_relative_error, limit);
+      worst = result.max_relative_error > worst ? result.max_relative_error : worst;
+      ++checked;
+    }
+  }
+  printf("resize: %d kernels checked, worst max relative error %.3e\n", checked, worst);
+}
+
+/* A resize's taps are arrays in its module: an output wider than the
+ * plugin's limit is refused, with a reason, not built. Two resizes that
+ * differ only in their coordinate transform are different kernels: the
+ * object of one is refused for the other. */
+static void resize_limits_and_keys(void **state) {
+  (void)state;
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_plugin_tensor_t in;
+  hetc_plugin_workload_t w;
+  const resize_case_t wide = {1, 1, 1, 2, 1, 70000, NEAREST, HETC_PLUGIN_RESIZE_ASYMMETRIC, 0, 0, 0};
+  resize_workload(&wide, &in, layouts[0], &w);
+  assert_int_equal(p->template_count(entry->instance, 0, &w), 0);
+  hetc_plugin_artifact_t *a = NULL;
+  hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, 0, NULL, &a);
+  assert_non_null(s);
+  assert_int_equal(hetc_status_code(s), HETC_STATUS_UNSUPPORTED);
+  hetc_status_free(s);
+
+  resize_workload(&resize_cases[9], &in, layouts[1], &w);
+  assert_null(p->build(entry->instance, 0, &w, 0, NULL, &a));
+  char dir[] = "/tmp/hetc-cpu-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  assert_null(p->artifact_emit(entry->instance, a, dir, "r0"));
+  hetc_plugin_artifact_t *b = NULL;
+  assert_null(p->artifact_load(entry->instance, 0, &w, 0, NULL, dir, "r0", &b));
+  p->artifact_release(entry->instance, b);
+  w.params.resize.coordinates = HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL;
+  s = (hetc_status_t)p->artifact_load(entry->instance, 0, &w, 0, NULL, dir, "r0", &b);
+  assert_non_null(s);
+  hetc_status_free(s);
+  p->artifact_release(entry->instance, a);
+  char path[256];
+  snprintf(path, sizeof(path), "%s/r0.o", dir);
+  remove(path);
+  snprintf(path, sizeof(path), "%s/r0.ir-hash", dir);
+  remove(path);
+  rmdir(dir);
+}
+
 /* Distance in units in the last place between two floats of one sign. */
 static int64_t ulps(float a, float b) {
   int32_t ia, ib;
@@ -552,6 +699,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spaces_respect_limits),
       cmocka_unit_test(other_ops),
+      cmocka_unit_test(resize_ops),
+      cmocka_unit_test(resize_limits_and_keys),
       cmocka_unit_test(emit_and_load),
       cmocka_unit_test(exp_and_sigmoid_within_ulps),
       cmocka_unit_test(erf_and_gelu_within_ulps),
