@@ -5,7 +5,7 @@
  * included: asymmetric x2 samples x = k + 0.5), linear with half_pixel,
  * pytorch_half_pixel and align_corners; x2 upscales, 7 -> 10 and 13 -> 5
  * (with a floored scale's coordinates too), one output row and pixel,
- * N = 2, in every layout hint with channel counts that fill no block (the
+ * N = 2, 16384 output columns, an input 70000 wide, in every layout hint with channel counts that fill no block (the
  * check requires the padding channels to be zero). The artifact must read
  * and write the hinted layout, as pooling does. Nearest copies pixels, so
  * it must match exactly (any other pixel would differ); linear within
@@ -101,6 +101,11 @@ static const resize_case_t cases[] = {
     {"linear one output row pytorch_half_pixel rm", 2, 3, 4, 6, 1, 9, RM, 0, LINEAR, PYTORCH, 0, {0, 0}},
     {"linear one output row half_pixel nchw8c", 1, 9, 4, 6, 1, 9, NC, 8, LINEAR, HALF, 0, {0, 0}},
     {"linear one output pixel align_corners nhwc", 2, 3, 4, 6, 1, 1, NH, 0, LINEAR, CORNERS, 0, {0, 0}},
+    /* The largest table a model can ask for, and 32-bit indices (an input
+     * past 65536 columns). */
+    {"linear 2x8 -> 3x16384 half_pixel rm", 1, 2, 2, 8, 3, 16384, RM, 0, LINEAR, HALF, 0, {0, 0}},
+    {"linear 2x70000 -> 3x5 align_corners rm", 1, 1, 2, 70000, 3, 5, RM, 0, LINEAR, CORNERS, 0, {0, 0}},
+    {"nearest 2x70000 -> 3x7 asymmetric floor nchw8c", 1, 3, 2, 70000, 3, 7, NC, 8, NEAREST, ASYM, FLOOR, {0, 0}},
 };
 
 static void workload_of(const resize_case_t *c, hetc_plugin_tensor_t *input, hetc_plugin_workload_t *w) {
