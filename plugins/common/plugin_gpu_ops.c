@@ -8,8 +8,9 @@
  * `long` since a padded tensor may pass 2^31 elements.
  *
  * Pooling, global pooling, unary elementwise, same-shape binary ops,
- * concat, bias_add and resize follow the layout the producer delivers (row-major,
- * NCHW[x]c or NHWC), so nothing is transformed between NCHWc convolutions.
+ * concat, bias_add and resize follow the layout the producer delivers
+ * (row-major, NCHW[x]c or NHWC), so nothing is transformed between NCHWc
+ * convolutions.
  * A 4-d layout is handled as a channel block b (hetc_kit_layout_block):
  * row-major is b = 1, NHWC is b = C, and the element (n, c, h, w) lies at
  * (((n*CB + c/b)*H + h)*W + w)*b + c%b. Kernels writing NCHWc write zeros

@@ -146,7 +146,8 @@ static void resize_against_reference(void **state) {
     hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, 0, NULL, &a);
     if (s) fail_msg("%s: build: %s", c->name, hetc_status_message(s));
     const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
-    if (!same_layout(info->input_layouts[0], c->layout, c->block) || !same_layout(info->output_layout, c->layout, c->block)) {
+    if (!same_layout(info->input_layouts[0], c->layout, c->block) ||
+        !same_layout(info->output_layout, c->layout, c->block)) {
       printf("%s: reads layout %d/%d and writes %d/%d, not the hint's %d/%d\n", c->name, info->input_layouts[0].kind,
              info->input_layouts[0].block, info->output_layout.kind, info->output_layout.block, c->layout, c->block);
       ++failures;
