@@ -11,6 +11,13 @@
  *   HK_GID_X             the global thread index along x (long)
  *   HK_BARRIER()         block-wide barrier for shared memory
  *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG, HK_LOG1P, HK_FABS, HK_TANH, HK_ERF, HK_ERFC, HK_NEG_INF   float math
+ *   HK_TABLE             qualifies an initialised read-only table at file
+ *                        scope: device global memory on CUDA (__device__
+ *                        const: neither the 64 KiB __constant__ bank, nor
+ *                        its serialised reads when a warp's threads read
+ *                        different entries), __constant on OpenCL 1.2
+ *                        (which has no program-scope __global data; the
+ *                        plugin checks the device's constant buffer size)
  *   Tensor cores (blocks are 1-d, whole warps):
  *   HK_LANE, HK_WARP     lane in the warp, warp in the block
  *   HK_MMA_SCRATCH(s, w) declares what w warps' mma steps need (nothing
@@ -54,6 +61,7 @@ static const char cuda_dialect[] =
     "#define HK_ERF(x) erff(x)\n"
     "#define HK_ERFC(x) erfcf(x)\n"
     "#define HK_NEG_INF (-__int_as_float(0x7f800000))\n"
+    "#define HK_TABLE static __device__ const\n"
     "#define HK_LANE ((int)(threadIdx.x & 31u))\n"
     "#define HK_WARP ((int)(threadIdx.x >> 5))\n"
     "#define HK_MMA_SCRATCH(s, warps)\n"
@@ -96,6 +104,7 @@ static const char opencl_dialect[] =
     "#define HK_ERF(x) erf(x)\n"
     "#define HK_ERFC(x) erfc(x)\n"
     "#define HK_NEG_INF (-INFINITY)\n"
+    "#define HK_TABLE __constant\n"
     "#define HK_LANE ((int)(get_local_id(0) & 31u))\n"
     "#define HK_WARP ((int)(get_local_id(0) >> 5))\n"
     /* Per warp: A (16x8) then B (8x8), as floats. */

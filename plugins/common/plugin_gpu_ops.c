@@ -8,8 +8,9 @@
  * `long` since a padded tensor may pass 2^31 elements.
  *
  * Pooling, global pooling, unary elementwise, same-shape binary ops,
- * concat and bias_add follow the layout the producer delivers (row-major,
- * NCHW[x]c or NHWC), so nothing is transformed between NCHWc convolutions.
+ * concat, bias_add and resize follow the layout the producer delivers
+ * (row-major, NCHW[x]c or NHWC), so nothing is transformed between NCHWc
+ * convolutions.
  * A 4-d layout is handled as a channel block b (hetc_kit_layout_block):
  * row-major is b = 1, NHWC is b = C, and the element (n, c, h, w) lies at
  * (((n*CB + c/b)*H + h)*W + w)*b + c%b. Kernels writing NCHWc write zeros
@@ -19,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "plugin_resize.h"
 #include "plugin_workload.h"
 
 #define L(ind, ...) hpc_strbuf_line(o->src, ind, __VA_ARGS__)
@@ -563,4 +565,49 @@ int32_t hpc_gpu_emit_transpose(const hpc_gpu_ops_t *o, char *reason, size_t size
   L(1, "out[i] = in[from];");
   close_kernel(o);
   return add_unary_launch(o, "transpose", items, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+int32_t hpc_gpu_emit_resize(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
+  const int64_t C = in[1], H = in[2], W = in[3], OH = out[2], OW = out[3];
+  const int linear = wl->params.resize.mode == HETC_PLUGIN_RESIZE_LINEAR;
+  const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
+  const int64_t B = hetc_kit_layout_block(layout, C), CB = hetc_kit_ceil_div(C, B);
+  const int64_t items = hetc_kit_physical_count(&wl->output, layout);
+  set_boundary(o, 1, layout, layout, 0);
+
+  /* The kit's taps, computed at build time (plugin_resize.h): the kernel
+   * reads the reference's pixels and computes no coordinate itself. */
+  hpc_resize_emit_tables(o->src, wl, "HK_TABLE");
+  hpc_strbuf_printf(o->src, "\n");
+  open_kernel(o, "resize", UNARY_PARAMS, items);
+  /* As pooling: neighbouring threads take neighbouring lanes of a channel
+   * block, then neighbouring output columns; `plane` is n*CB + cb. */
+  L(1, "const long lane = i %% %lldL, ow = i / %lldL %% %lldL;", ll(B), ll(B), ll(OW));
+  L(1, "const long oh = i / %lldL %% %lldL, plane = i / %lldL;", ll(B * OW), ll(OH), ll(B * OW * OH));
+  if (C % B)
+    L(1, "if (plane %% %lldL * %lldL + lane >= %lldL) { out[i] = 0.0f; return; }", ll(CB), ll(B), ll(C));
+  L(1, "HK_GLOBAL const float *HK_RESTRICT x = in + plane * %lldL + lane;", ll(H * W * B));
+  L(1, "const long y0 = resize_row_lo[oh], x0 = resize_col_lo[ow];");
+  if (!linear) {
+    L(1, "out[i] = x[(y0 * %lldL + x0) * %lldL];", ll(W), ll(B));
+  } else {
+    char y1[64], x1[64];
+    hpc_resize_hi_expr(y1, sizeof(y1), "y0", H);
+    hpc_resize_hi_expr(x1, sizeof(x1), "x0", W);
+    L(1, "const long y1 = %s, x1 = %s;", y1, x1);
+    L(1, "const float fy = resize_row_weight[oh], fx = resize_col_weight[ow];");
+    L(1, "HK_GLOBAL const float *HK_RESTRICT top = x + y0 * %lldL;", ll(W * B));
+    L(1, "HK_GLOBAL const float *HK_RESTRICT bottom = x + y1 * %lldL;", ll(W * B));
+    L(1, "const float a = top[x0 * %lldL], b = top[x1 * %lldL];", ll(B), ll(B));
+    L(1, "const float c = bottom[x0 * %lldL], d = bottom[x1 * %lldL];", ll(B), ll(B));
+    /* Across the columns, then the rows, as the kit's reference kernel. */
+    L(1, "const float upper = a + fx * (b - a), lower = c + fx * (d - c);");
+    L(1, "out[i] = upper + fy * (lower - upper);");
+  }
+  close_kernel(o);
+  return add_unary_launch(o, "resize", items, reason, size);
 }

@@ -1,8 +1,9 @@
 /* plugins/common/plugin_gpu_ops.h -- kernels of the ops without knobs
  * (pooling, global average pooling, elementwise, softmax, concat, layout
- * transforms, bias_add) for the GPU-style plugins, written once against the
- * portability layer (plugin_gpu_dialect.h) so that the same text compiles as
- * CUDA C with NVRTC (cuda) and as OpenCL C (opencl).
+ * transforms, bias_add, transpose, resize) for the GPU-style plugins,
+ * written once against the portability layer (plugin_gpu_dialect.h) so
+ * that the same text compiles as CUDA C with NVRTC (cuda) and as OpenCL C
+ * (opencl).
  *
  * Every kernel is one thread per output element (per row for softmax, per
  * (n, c) plane for global pooling), declared for 1-d blocks of
@@ -59,6 +60,9 @@ int32_t hpc_gpu_emit_layout(const hpc_gpu_ops_t *o, char *reason, size_t size);
 int32_t hpc_gpu_emit_bias_add(const hpc_gpu_ops_t *o, char *reason, size_t size);
 /* Row-major in and out: one thread per output element. */
 int32_t hpc_gpu_emit_transpose(const hpc_gpu_ops_t *o, char *reason, size_t size);
+/* In the producer's layout, one thread per output element, the taps in
+ * tables at file scope (plugin_resize.h; HK_TABLE). */
+int32_t hpc_gpu_emit_resize(const hpc_gpu_ops_t *o, char *reason, size_t size);
 
 /* The dialect expression of an activation applied to the float `v` ("v"
  * for NONE); static string. */

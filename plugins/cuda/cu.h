@@ -171,6 +171,7 @@ typedef enum cu_template_kind_t {
   CU_T_BIAS_ADD,
   CU_T_TRANSPOSE,
   CU_T_LOG_SOFTMAX, /* cu_emit_softmax's log form */
+  CU_T_RESIZE,
   CU_T_COUNT_
 } cu_template_kind_t;
 
@@ -342,6 +343,7 @@ hetc_plugin_status_t cu_emit_concat(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_layout(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e);
+hetc_plugin_status_t cu_emit_resize(cu_emit_t *e);
 
 
 /* ------------------------------------------------------------------------ */

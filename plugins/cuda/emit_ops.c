@@ -1,8 +1,9 @@
 /* The ops without knobs (pooling, global average pooling, elementwise,
- * softmax, concat, layout transforms and bias_add): the kernels are the
- * ones the GPU-style plugins share (plugins/common/plugin_gpu_ops.c); this
- * file turns their launches into grids. The runtime puts the dialect's
- * definitions before the text, so none is added here. */
+ * softmax, concat, layout transforms, bias_add, transpose and resize): the
+ * kernels are the ones the GPU-style plugins share
+ * (plugins/common/plugin_gpu_ops.c); this file turns their launches into
+ * grids. The runtime puts the dialect's definitions before the text, so
+ * none is added here. */
 #include <string.h>
 
 #include "cu.h"
@@ -56,3 +57,4 @@ hetc_plugin_status_t cu_emit_layout(cu_emit_t *e) { return emit_op(e, hpc_gpu_em
 hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_bias_add); }
 
 hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_transpose); }
+hetc_plugin_status_t cu_emit_resize(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_resize); }

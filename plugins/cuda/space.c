@@ -40,6 +40,7 @@ static const struct {
     [CU_T_BIAS_ADD] = {"cuda_bias_add", 1},
     [CU_T_TRANSPOSE] = {"cuda_transpose", 1},
     [CU_T_LOG_SOFTMAX] = {"cuda_log_softmax", 1},
+    [CU_T_RESIZE] = {"cuda_resize", 1},
 };
 
 const char *cu_template_name(int kind) { return kind >= 0 && kind < CU_T_COUNT_ ? templates[kind].name : NULL; }
@@ -77,6 +78,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_BIAS_ADD: return CU_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return CU_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return CU_T_LOG_SOFTMAX;
+    case HETC_PLUGIN_OP_RESIZE: return CU_T_RESIZE;
     default: return -1;
   }
 }

@@ -239,6 +239,7 @@ static hetc_plugin_status_t open_device(ocl_device_t *dev, cl_platform_id platfo
   for (int d = 0; d < 3; ++d) l->max_work_item_sizes[d] = sizes[d];
   l->local_memory_bytes = device_u64(id, CL_DEVICE_LOCAL_MEM_SIZE);
   l->max_mem_alloc_bytes = device_u64(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  l->max_constant_bytes = device_u64(id, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE);
   cl_device_local_mem_type local_type = CL_GLOBAL;
   clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_TYPE, sizeof(local_type), &local_type, NULL);
   l->local_memory_dedicated = local_type == CL_LOCAL;

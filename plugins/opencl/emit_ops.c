@@ -1,9 +1,9 @@
 /* The ops without knobs (pooling, global average pooling, elementwise,
- * softmax, concat, layout transforms and bias_add): the kernels are the
- * ones the GPU-style plugins share (plugins/common/plugin_gpu_ops.c),
- * written against the portability layer; this file puts the OpenCL
- * dialect's definitions before them and turns their launches into NDRanges.
- */
+ * softmax, concat, layout transforms, bias_add, transpose and resize): the
+ * kernels are the ones the GPU-style plugins share
+ * (plugins/common/plugin_gpu_ops.c), written against the portability
+ * layer; this file puts the OpenCL dialect's definitions before them and
+ * turns their launches into NDRanges. */
 #include <string.h>
 
 #include "ocl.h"
@@ -61,3 +61,4 @@ hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e) {
 }
 
 hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e) { return emit_op(e, hpc_gpu_emit_transpose); }
+hetc_plugin_status_t ocl_emit_resize(ocl_emit_t *e) { return emit_op(e, hpc_gpu_emit_resize); }

@@ -53,6 +53,7 @@ typedef struct ocl_limits_t {
   uint64_t max_work_item_sizes[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
   uint64_t local_memory_bytes;     /* CL_DEVICE_LOCAL_MEM_SIZE */
   uint64_t max_mem_alloc_bytes;    /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+  uint64_t max_constant_bytes;     /* CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE */
   int32_t local_memory_dedicated;  /* CL_LOCAL: 1, CL_GLOBAL (emulated): 0 */
   int32_t preferred_vector_width;  /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT */
   int32_t clock_mhz;
@@ -112,6 +113,7 @@ typedef enum ocl_template_kind_t {
   OCL_T_BIAS_ADD,
   OCL_T_TRANSPOSE,
   OCL_T_LOG_SOFTMAX, /* ocl_emit_softmax's log form */
+  OCL_T_RESIZE,
   OCL_T_COUNT_
 } ocl_template_kind_t;
 
@@ -172,11 +174,13 @@ hetc_plugin_status_t ocl_config_parse(const ocl_space_t *space, const hetc_plugi
 /* "wg_m=8 wg_n=8 ..." or "(no knobs)". */
 void ocl_config_describe(const ocl_space_t *space, const ocl_config_t *config, hpc_strbuf_t *sb);
 
-/* What a config asks of the device: the largest work-group, its shape and
- * the local memory of its biggest kernel. */
+/* What a config asks of the device: the largest work-group, its shape, the
+ * local memory of its biggest kernel and the program's __constant data
+ * (resize's tap tables). */
 typedef struct ocl_demand_t {
   uint64_t work_group[3];
   uint64_t local_bytes;
+  uint64_t constant_bytes;
 } ocl_demand_t;
 void ocl_config_demand(const hetc_plugin_workload_t *wl, int kind, const ocl_config_t *cfg,
                        ocl_demand_t *out);
@@ -267,6 +271,7 @@ hetc_plugin_status_t ocl_emit_concat(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_layout(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e);
+hetc_plugin_status_t ocl_emit_resize(ocl_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Parameter packing (pack.c)                                               */

@@ -91,7 +91,17 @@ static const hetc_plugin_device_t *ocl_device_get(const hetc_plugin_instance_t *
 
 static int32_t ocl_supports(const hetc_plugin_instance_t *instance, int32_t device_index,
                             const hetc_plugin_workload_t *workload) {
-  return valid_device(instance, device_index) && workload && ocl_template_count(workload) > 0;
+  if (!valid_device(instance, device_index) || !workload || ocl_template_count(workload) == 0) return 0;
+  /* An op without knobs has one config: where its demand does not fit
+   * (resize's tables past the device's __constant memory), build() would
+   * refuse it, so the device does not take the workload at all. */
+  const int kind = ocl_template_kind(workload, 0);
+  if (kind <= OCL_T_DENSE) return 1;
+  ocl_config_t cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  ocl_demand_t demand;
+  ocl_config_demand(workload, kind, &cfg, &demand);
+  return ocl_demand_fits(&demand, &instance->devices[device_index].limits);
 }
 
 static int32_t ocl_template_count_fn(const hetc_plugin_instance_t *instance, int32_t device_index,

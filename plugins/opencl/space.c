@@ -1,5 +1,6 @@
 /* Templates, their knob spaces, config validation and the check of a
- * config's demand (work-group shape, local memory) against the device.
+ * config's demand (work-group shape, local and __constant memory) against
+ * the device.
  *
  * One description (ocl_space_t) per (workload, template) drives declaring
  * the space, choosing the default and checking a config in build(), so they
@@ -12,6 +13,7 @@
 
 #include "ocl.h"
 #include "plugin_intern.h"
+#include "plugin_resize.h"
 
 static const struct {
   const char *name;
@@ -31,6 +33,7 @@ static const struct {
     [OCL_T_BIAS_ADD] = {"opencl_bias_add", 1},
     [OCL_T_TRANSPOSE] = {"opencl_transpose", 1},
     [OCL_T_LOG_SOFTMAX] = {"opencl_log_softmax", 1},
+    [OCL_T_RESIZE] = {"opencl_resize", 1},
 };
 
 const char *ocl_template_name(int kind) {
@@ -72,6 +75,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_BIAS_ADD: return OCL_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return OCL_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return OCL_T_LOG_SOFTMAX;
+    case HETC_PLUGIN_OP_RESIZE: return OCL_T_RESIZE;
     default: return -1;
   }
 }
@@ -238,6 +242,7 @@ void ocl_config_demand(const hetc_plugin_workload_t *wl, int kind, const ocl_con
     default:
       out->work_group[0] = 64; /* the ops' fixed work-groups */
       out->work_group[1] = out->work_group[2] = 1;
+      if (kind == OCL_T_RESIZE) out->constant_bytes = hpc_resize_table_bytes(wl);
       return;
   }
 }
@@ -247,7 +252,7 @@ int ocl_demand_fits(const ocl_demand_t *demand, const ocl_limits_t *limits) {
   if (items > limits->max_work_group_size) return 0;
   for (int d = 0; d < 3; ++d)
     if (demand->work_group[d] > limits->max_work_item_sizes[d]) return 0;
-  return demand->local_bytes <= limits->local_memory_bytes;
+  return demand->local_bytes <= limits->local_memory_bytes && demand->constant_bytes <= limits->max_constant_bytes;
 }
 
 hetc_plugin_status_t ocl_check_limits(const ocl_demand_t *demand, const ocl_limits_t *limits) {
@@ -270,6 +275,11 @@ hetc_plugin_status_t ocl_check_limits(const ocl_demand_t *demand, const ocl_limi
                       "opencl: the kernel's tiles need %llu bytes of local memory, more than the device's "
                       "CL_DEVICE_LOCAL_MEM_SIZE of %llu",
                       (unsigned long long)demand->local_bytes, (unsigned long long)limits->local_memory_bytes);
+  if (demand->constant_bytes > limits->max_constant_bytes)
+    return ocl_status(HETC_PLUGIN_STATUS_DEVICE_LIMITS,
+                      "opencl: the kernel's tables need %llu bytes of __constant memory, more than the device's "
+                      "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE of %llu",
+                      (unsigned long long)demand->constant_bytes, (unsigned long long)limits->max_constant_bytes);
   return NULL;
 }
 

@@ -1,13 +1,15 @@
 /* Emitters for the ops without knobs: dense, pooling, global average
- * pooling, elementwise, softmax, concat, layout transforms and bias_add.
+ * pooling, elementwise, softmax, concat, layout transforms, bias_add,
+ * transpose and resize.
  *
- * Pooling, global pooling, unary elementwise and bias_add follow the
+ * Pooling, global pooling, unary elementwise, bias_add and resize follow the
  * layout the producer delivers (row-major, NCHW[x]c or NHWC), so nothing
  * is transformed between NCHWc convolutions. A 4-d layout is handled as a
  * channel block b (hetc_kit_layout_block): row-major is b = 1, NHWC is b = C. */
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin_resize.h"
 #include "vec.h"
 
 #define L(ind, ...) hpc_strbuf_line(&e->src, ind, __VA_ARGS__)
@@ -705,5 +707,90 @@ hetc_plugin_status_t vec_emit_transpose(vec_emit_t *e) {
   L(1, "}");
   end_kernel(e, rows, (double)last);
   vec_emit_stat(e, (double)last, (double)rows);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* In the producer's layout, as pooling: one parallel item per output row
+ * of a channel block plane, (n * CB + cb) * OH + oh. The taps are the
+ * kit's, tabulated at build time (plugin_resize.h), so the kernel reads
+ * the reference's pixels; linear blends as the kit's reference kernel
+ * does, across the columns first, then the rows. The padding channels of
+ * an NCHWc output blend the input's zeros into zeros. */
+hetc_plugin_status_t vec_emit_resize(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const int64_t *in = wl->inputs[0].shape, *out = wl->output.shape;
+  const int64_t N = in[0], C = in[1], H = in[2], W = in[3], OH = out[2], OW = out[3];
+  const int linear = wl->params.resize.mode == HETC_PLUGIN_RESIZE_LINEAR;
+  const hetc_plugin_layout_t layout = follow_hint(&wl->inputs[0]);
+  const int64_t B = hetc_kit_layout_block(layout, C), CB = hetc_kit_ceil_div(C, B);
+  e->num_inputs = 1;
+  e->input_layouts[0] = layout;
+  e->output_layout = layout;
+
+  vec_emit_preamble(e, HETC_PLUGIN_ACT_NONE);
+  hpc_resize_emit_tables(&e->src, wl, "static const");
+  hpc_strbuf_printf(&e->src, "\n");
+  vec_emit_body_open(e);
+  vec_emit_arg(e, "in", 0, 0);
+  vec_emit_arg(e, "out", 1, 1);
+  L(1, "const long H = %lld, W = %lld, OH = %lld, OW = %lld, B = %lld; (void)B;", ll(H), ll(W), ll(OH),
+    ll(OW), ll(B));
+  char y1[64], x1[64];
+  hpc_resize_hi_expr(y1, sizeof(y1), "y0", H);
+  hpc_resize_hi_expr(x1, sizeof(x1), "x0", W);
+  L(1, "for (long t = t0; t < t1; ++t) {");
+  L(2, "const long plane = t / OH, oh = t %% OH;");
+  L(2, "const long y0 = resize_row_lo[oh];");
+  L(2, "const float *restrict top = in + (plane * H + y0) * W * B;");
+  if (linear) {
+    L(2, "const long y1 = %s;", y1);
+    L(2, "const float *restrict bottom = in + (plane * H + y1) * W * B;");
+    L(2, "const float fy = resize_row_weight[oh];");
+  }
+  L(2, "float *restrict y = out + t * OW * B;");
+  if (B == 1) {
+    /* Row-major: a gather along the output row. */
+    L(0, "#pragma omp simd");
+    L(2, "for (long ow = 0; ow < OW; ++ow) {");
+    L(3, "const long x0 = resize_col_lo[ow];");
+    if (linear) {
+      L(3, "const long x1 = %s;", x1);
+      L(3, "const float fx = resize_col_weight[ow];");
+      L(3, "const float upper = top[x0] + fx * (top[x1] - top[x0]);");
+      L(3, "const float lower = bottom[x0] + fx * (bottom[x1] - bottom[x0]);");
+      L(3, "y[ow] = upper + fy * (lower - upper);");
+    } else {
+      L(3, "y[ow] = top[x0];");
+    }
+    L(2, "}");
+    vec_emit_stat(e, (double)OW, (double)(N * CB * OH));
+  } else {
+    /* Blocked: the channel block is the inner, contiguous loop. */
+    L(2, "for (long ow = 0; ow < OW; ++ow) {");
+    L(3, "const long x0 = resize_col_lo[ow];");
+    L(3, "float *restrict o = y + ow * B;");
+    if (linear) {
+      L(3, "const long x1 = %s;", x1);
+      L(3, "const float fx = resize_col_weight[ow];");
+      L(3, "const float *restrict a = top + x0 * B, *restrict b = top + x1 * B;");
+      L(3, "const float *restrict c = bottom + x0 * B, *restrict d = bottom + x1 * B;");
+      L(0, "#pragma omp simd");
+      L(3, "for (long k = 0; k < B; ++k) {");
+      L(4, "const float upper = a[k] + fx * (b[k] - a[k]);");
+      L(4, "const float lower = c[k] + fx * (d[k] - c[k]);");
+      L(4, "o[k] = upper + fy * (lower - upper);");
+      L(3, "}");
+    } else {
+      L(3, "const float *restrict a = top + x0 * B;");
+      L(0, "#pragma omp simd");
+      L(3, "for (long k = 0; k < B; ++k) o[k] = a[k];");
+    }
+    L(2, "}");
+    vec_emit_stat(e, (double)B, (double)(N * CB * OH * OW));
+  }
+  L(1, "}");
+  end_kernel(e, N * CB * OH, (double)(OW * B * (linear ? 6 : 1)));
   return NULL;
 }

@@ -24,6 +24,7 @@ static const struct {
     [VEC_T_BIAS_ADD] = {"vec_bias_add", 1},
     [VEC_T_TRANSPOSE] = {"vec_transpose", 1},
     [VEC_T_LOG_SOFTMAX] = {"vec_log_softmax", 1},
+    [VEC_T_RESIZE] = {"vec_resize", 1},
 };
 
 const char *vec_template_name(int kind) {
@@ -48,6 +49,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_BIAS_ADD: return VEC_T_BIAS_ADD;
     case HETC_PLUGIN_OP_TRANSPOSE: return VEC_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return VEC_T_LOG_SOFTMAX;
+    case HETC_PLUGIN_OP_RESIZE: return VEC_T_RESIZE;
     default: return -1;
   }
 }

@@ -3,9 +3,9 @@
  * (default 20) configs sampled from the spaces of ResNet-50's workloads
  * (MobileNet v1's for the depthwise template) are emitted, compiled to PTX
  * with NVRTC and assembled with ptxas for sm_80 and sm_90 (-v), which must
- * succeed. Sampled configs that build() would refuse before compiling
- * (limits the space's constraint does not span) are drawn again and
- * counted. The test prints a table of registers, spills and shared memory
+ * succeed; so must resize's template (test_resize_compiles). Sampled
+ * configs that build() would refuse before compiling (limits the space's
+ * constraint does not span) are drawn again and counted. The test prints a table of registers, spills and shared memory
  * per template and architecture, and fails on a config whose registers
  * times threads exceed what its block may hold (the driver would refuse to
  * launch it).
@@ -324,6 +324,101 @@ static void test_minor6_activations_compile(void **state) {
   assert_int_equal(failures, 0);
 }
 
+/* A resize (ABI 2.0) of `in` to oh x ow, scales output / input. */
+static hetc_plugin_workload_t resize_workload(const hetc_plugin_tensor_t *in, int64_t oh, int64_t ow, int32_t mode,
+                                              int32_t coordinates, int32_t rounding) {
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_RESIZE;
+  w.num_inputs = 1;
+  w.inputs = in;
+  w.output = *in;
+  w.output.shape[2] = oh;
+  w.output.shape[3] = ow;
+  w.output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  w.params.resize.mode = mode;
+  w.params.resize.coordinates = coordinates;
+  w.params.resize.rounding = rounding;
+  w.params.resize.scales[0] = (double)oh / (double)in->shape[2];
+  w.params.resize.scales[1] = (double)ow / (double)in->shape[3];
+  return w;
+}
+
+/* cuda_resize compiled by NVRTC and assembled by ptxas for sm_80 and sm_90:
+ * nearest and linear in row-major, NCHW8c with padding channels and NHWC,
+ * and the largest tables a model can ask for (16384 output rows and
+ * columns, 192 KiB of taps; 32-bit indices for an input 70000 wide). Its
+ * tables must be global memory (.global in the PTX), never the 64 KiB
+ * __constant__ bank (.const), which the largest would overflow. The
+ * kernels' arithmetic runs on PoCL: test_resize_kernels_cuda. */
+static void test_resize_compiles(void **state) {
+  (void)state;
+  cu_host = hetc_host_services();
+  const char *ptxas = ptxas_path();
+  const int32_t N = HETC_PLUGIN_RESIZE_NEAREST, L = HETC_PLUGIN_RESIZE_LINEAR;
+  const hetc_plugin_tensor_t inputs[] = {
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {2, 3, 5, 7}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {2, 13, 7, 13}, {HETC_PLUGIN_LAYOUT_NCHWC, 8}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 6, 13, 7}, {HETC_PLUGIN_LAYOUT_NHWC, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 3, 600, 800}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 1, 2, 70000}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+  };
+  const hetc_plugin_workload_t workloads[] = {
+      resize_workload(&inputs[0], 10, 14, N, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR),
+      resize_workload(&inputs[0], 10, 14, L, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0),
+      resize_workload(&inputs[1], 10, 5, N, HETC_PLUGIN_RESIZE_HALF_PIXEL, HETC_PLUGIN_RESIZE_CEIL),
+      resize_workload(&inputs[1], 10, 5, L, HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL, 0),
+      resize_workload(&inputs[2], 5, 10, L, HETC_PLUGIN_RESIZE_ALIGN_CORNERS, 0),
+      resize_workload(&inputs[3], 16384, 16384, L, HETC_PLUGIN_RESIZE_HALF_PIXEL, 0),
+      resize_workload(&inputs[4], 4, 16384, N, HETC_PLUGIN_RESIZE_ASYMMETRIC, HETC_PLUGIN_RESIZE_FLOOR),
+  };
+  const int count = (int)(sizeof(workloads) / sizeof(workloads[0]));
+  char dir[] = "/tmp/hetc-cuda-resize-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  int failures = 0;
+  for (int i = 0; i < count; ++i) {
+    const hetc_plugin_workload_t *w = &workloads[i];
+    assert_int_equal(cu_template_count(w, &archs[1].limits), 1);
+    assert_int_equal(cu_template_kind(w, &archs[1].limits, 0), CU_T_RESIZE);
+    assert_string_equal(cu_template_name(CU_T_RESIZE), "cuda_resize");
+    cu_emit_t *e = calloc(1, sizeof(*e));
+    assert_non_null(e);
+    e->wl = w;
+    e->kind = CU_T_RESIZE;
+    hpc_strbuf_init(&e->src);
+    hetc_plugin_status_t s = cu_emit(e);
+    if (s) fail_msg("resize %d: emit: %s", i, cu_host->status_message(s));
+    for (int a = 0; a < 2; ++a) {
+      void *ptx = NULL;
+      size_t length = 0;
+      s = cu_nvrtc_compile(e->src.data, e->src.length, archs[a].virtual, &ptx, &length);
+      if (s) fail_msg("resize %d: NVRTC: %s", i, cu_host->status_message(s));
+      /* The tables' declarations, wherever PTX puts them. */
+      const char *table = strstr((const char *)ptx, "resize_col_lo");
+      while (table && table > (const char *)ptx && table[-1] != '\n') --table;
+      if (!table || strncmp(table, ".global", 7) != 0) {
+        printf("resize %d: the tables are not in global memory:\n%.200s\n", i, table ? table : "(not found)");
+        ++failures;
+      }
+      char path[4200];
+      snprintf(path, sizeof(path), "%s/resize_%d_%s.ptx", dir, i, archs[a].name);
+      FILE *f = fopen(path, "wb");
+      assert_non_null(f);
+      fwrite(ptx, 1, length, f);
+      fclose(f);
+      free(ptx);
+      usage_t u;
+      if (assemble(ptxas, archs[a].name, path, &u) != 0) ++failures;
+      else printf("resize %d %s: %d registers\n", i, archs[a].name, u.registers);
+      remove(path);
+    }
+    hpc_strbuf_free(&e->src);
+    free(e);
+  }
+  rmdir(dir);
+  assert_int_equal(failures, 0);
+}
+
 int main(void) {
   const char *why = NULL;
   if (!cul_nvrtc(&why)) {
@@ -335,6 +430,7 @@ int main(void) {
     return 77;
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_minor6_activations_compile),
+                                     cmocka_unit_test(test_resize_compiles),
                                      cmocka_unit_test(test_templates_compile_for_sm80_and_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,9 @@
  * rejects fails with BUILD_FAILED and the compiler's log as the message; a
  * source built once is served from memory, and after a new cache instance
  * from the disk cache (the program binary, keyed by source and device
- * fingerprint) unless the driver keeps its builds itself (PoCL). Skips
- * (exit 77) without an OpenCL device. */
+ * fingerprint) unless the driver keeps its builds itself (PoCL); resize's
+ * tables count against the device's constant memory. Skips (exit 77)
+ * without an OpenCL device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,6 +131,65 @@ static void pocl_keeps_builds_unless_told_not_to(void **state) {
   free(saved);
 }
 
+/* A resize's tap tables are program-scope __constant data: its demand
+ * counts their bytes against CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE (64 KiB on
+ * most GPUs). The largest nearest tables (16384 output rows and columns)
+ * fit 64 KiB exactly; the largest linear ones (192 KiB) do not, and are
+ * refused there with the limit named, and build on this device when its
+ * constant memory holds them. */
+static void resize_tables_count_against_constant_memory(void **state) {
+  (void)state;
+  assert_true(devices[0].limits.max_constant_bytes >= 64 * 1024);
+  hetc_plugin_tensor_t in = {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 3, 600, 800}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_RESIZE;
+  w.num_inputs = 1;
+  w.inputs = &in;
+  w.output = in;
+  w.output.shape[2] = w.output.shape[3] = 16384;
+  w.params.resize.coordinates = HETC_PLUGIN_RESIZE_HALF_PIXEL;
+  w.params.resize.scales[0] = 16384.0 / 600.0;
+  w.params.resize.scales[1] = 16384.0 / 800.0;
+  ocl_limits_t gpu = devices[0].limits;
+  gpu.max_constant_bytes = 64 * 1024;
+  ocl_config_t cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  ocl_demand_t demand;
+  w.params.resize.mode = HETC_PLUGIN_RESIZE_NEAREST;
+  ocl_config_demand(&w, OCL_T_RESIZE, &cfg, &demand);
+  assert_int_equal(demand.constant_bytes, 2 * 16384 * 2);
+  assert_true(ocl_demand_fits(&demand, &gpu));
+  w.params.resize.mode = HETC_PLUGIN_RESIZE_LINEAR;
+  ocl_config_demand(&w, OCL_T_RESIZE, &cfg, &demand);
+  assert_int_equal(demand.constant_bytes, 2 * 16384 * (2 + 4));
+  assert_false(ocl_demand_fits(&demand, &gpu));
+  hetc_status_t s = (hetc_status_t)ocl_check_limits(&demand, &gpu);
+  assert_non_null(s);
+  assert_int_equal(hetc_status_code(s), HETC_PLUGIN_STATUS_DEVICE_LIMITS);
+  assert_string_equal(hetc_status_message(s),
+                      "opencl: the kernel's tables need 196608 bytes of __constant memory, more than the device's "
+                      "CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE of 65536");
+  hetc_status_free(s);
+  if (!ocl_demand_fits(&demand, &devices[0].limits)) {
+    printf("SKIP part: the device has %llu bytes of constant memory\n",
+           (unsigned long long)devices[0].limits.max_constant_bytes);
+    return;
+  }
+  ocl_emit_t *e = calloc(1, sizeof(*e));
+  assert_non_null(e);
+  e->wl = &w;
+  e->kind = OCL_T_RESIZE;
+  hpc_strbuf_init(&e->src);
+  assert_null(ocl_emit(e));
+  ocl_program_t *program = NULL;
+  s = (hetc_status_t)ocl_program_get(&cache, &devices[0], e->src.data, e->src.length, NULL, 0, &program);
+  if (s) fail_msg("%s", hetc_status_message(s));
+  ocl_program_release(&cache, program);
+  hpc_strbuf_free(&e->src);
+  free(e);
+}
+
 int main(void) {
   ocl_host = hetc_host_services();
   ocl_program_cache_init(&cache);
@@ -145,6 +205,7 @@ int main(void) {
       cmocka_unit_test(programs_are_cached),
       cmocka_unit_test(builds_the_driver_keeps_are_not_on_disk),
       cmocka_unit_test(pocl_keeps_builds_unless_told_not_to),
+      cmocka_unit_test(resize_tables_count_against_constant_memory),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   ocl_devices_free(devices, num_devices);

@@ -1,8 +1,8 @@
 /* Smoke tests of the vec plugin through its ABI with a fake host: every
  * conv2d template on awkward shapes with default and hand-picked configs,
- * every other op once, config validation, emit/load, timing, packages of
- * the OpenMP-era plugin, kernels timed after an idle moment, and the
- * compiler-failure paths. Results are checked against the reference
+ * every other op once, resize in each mode, transform and layout, config
+ * validation, emit/load, timing, packages of the OpenMP-era plugin, kernels
+ * timed after an idle moment, and the compiler-failure paths. Results are checked against the reference
  * executor in the artifact's own layouts (NCHWc padding included), each
  * kernel run on hetc's thread pool and serially in scattered chunks. */
 #include <setjmp.h>
@@ -505,6 +505,131 @@ static void test_other_ops(void **state) {
     hetc_status_free(c->status);
   }
   printf("other ops: %d cases, %d failures\n", n, failures);
+  free(cases);
+  assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* A resize of `in` to oh x ow; scales 0 mean output / input. */
+static hetc_plugin_workload_t resize_workload(hetc_plugin_tensor_t in, int64_t oh, int64_t ow, int32_t mode,
+                                              int32_t coordinates, int32_t rounding, double sh, double sw) {
+  hetc_plugin_workload_t wl = simple_workload(HETC_PLUGIN_OP_RESIZE, 1, tensor4(in.shape[0], in.shape[1], oh, ow));
+  wl.params.resize.mode = mode;
+  wl.params.resize.coordinates = coordinates;
+  wl.params.resize.rounding = rounding;
+  wl.params.resize.scales[0] = sh > 0 ? sh : (double)oh / (double)in.shape[2];
+  wl.params.resize.scales[1] = sw > 0 ? sw : (double)ow / (double)in.shape[3];
+  return wl;
+}
+
+/* vec_resize against the reference: nearest with each rounding and
+ * coordinate transform (ties included: asymmetric x2 samples x = k + 0.5),
+ * linear with half_pixel, pytorch_half_pixel and align_corners; x2
+ * upscales, 7 -> 10 and 13 -> 5 (a floored scale's too), one output row,
+ * N = 2, in every layout hint with channels that fill no block. Nearest
+ * copies pixels, so it must match exactly: any other pixel would differ;
+ * linear within 1e-5. */
+static void test_resize(void **state) {
+  (void)state;
+  enum { MAX_CASES = 32 };
+  vec_case_t *cases = calloc(MAX_CASES, sizeof(*cases));
+  int exact[MAX_CASES];
+  op_expect_t expect[MAX_CASES];
+  int n = 0;
+  hetc_plugin_tensor_t in[1];
+  hetc_plugin_workload_t wl;
+  const int RM = HETC_PLUGIN_LAYOUT_ROW_MAJOR, NC = HETC_PLUGIN_LAYOUT_NCHWC, NH = HETC_PLUGIN_LAYOUT_NHWC;
+  const int32_t NEAREST = HETC_PLUGIN_RESIZE_NEAREST, LINEAR = HETC_PLUGIN_RESIZE_LINEAR;
+  const int32_t HALF = HETC_PLUGIN_RESIZE_HALF_PIXEL, PYTORCH = HETC_PLUGIN_RESIZE_PYTORCH_HALF_PIXEL,
+                CORNERS = HETC_PLUGIN_RESIZE_ALIGN_CORNERS, ASYM = HETC_PLUGIN_RESIZE_ASYMMETRIC;
+  const int32_t PREFER_FLOOR = HETC_PLUGIN_RESIZE_ROUND_PREFER_FLOOR, FLOOR = HETC_PLUGIN_RESIZE_FLOOR,
+                CEIL = HETC_PLUGIN_RESIZE_CEIL, PREFER_CEIL = HETC_PLUGIN_RESIZE_ROUND_PREFER_CEIL;
+#define ADD(label, kind, block)                                  \
+  do {                                                           \
+    set_case(&cases[n], label, &wl, in);                         \
+    exact[n] = wl.params.resize.mode == NEAREST;                 \
+    expect[n] = (op_expect_t){kind, block, kind, block};         \
+    ++n;                                                         \
+  } while (0)
+  in[0] = tensor4(2, 3, 5, 7);
+  wl = resize_workload(in[0], 10, 14, NEAREST, ASYM, PREFER_FLOOR, 0, 0);
+  ADD("nearest x2 asymmetric round_prefer_floor rm", RM, 0);
+  wl.params.resize.rounding = PREFER_CEIL;
+  ADD("nearest x2 asymmetric round_prefer_ceil rm", RM, 0);
+  wl = resize_workload(in[0], 10, 14, NEAREST, HALF, FLOOR, 0, 0);
+  ADD("nearest x2 half_pixel floor rm", RM, 0);
+  wl = resize_workload(in[0], 10, 14, NEAREST, CORNERS, CEIL, 0, 0);
+  ADD("nearest x2 align_corners ceil rm", RM, 0);
+  in[0] = with_layout(tensor4(2, 13, 7, 13), NC, 8);
+  wl = resize_workload(in[0], 10, 5, NEAREST, HALF, PREFER_FLOOR, 0, 0);
+  ADD("nearest 7x13 -> 10x5 half_pixel round_prefer_floor nchw8c", NC, 8);
+  wl = resize_workload(in[0], 10, 5, NEAREST, ASYM, FLOOR, 10.0 / 7.0, 0.4);
+  ADD("nearest 7x13 -> 10x5 asymmetric floor floored scale nchw8c", NC, 8);
+  in[0] = with_layout(tensor4(1, 6, 13, 7), NH, 0);
+  wl = resize_workload(in[0], 5, 10, NEAREST, CORNERS, CEIL, 0, 0);
+  ADD("nearest 13x7 -> 5x10 align_corners ceil nhwc", NH, 0);
+  in[0] = tensor4(2, 3, 4, 6);
+  wl = resize_workload(in[0], 1, 9, NEAREST, HALF, PREFER_FLOOR, 0, 0);
+  ADD("nearest one output row half_pixel rm", RM, 0);
+  in[0] = tensor4(2, 3, 5, 7);
+  wl = resize_workload(in[0], 10, 14, LINEAR, HALF, 0, 0, 0);
+  ADD("linear x2 half_pixel rm", RM, 0);
+  wl = resize_workload(in[0], 10, 14, LINEAR, PYTORCH, 0, 0, 0);
+  ADD("linear x2 pytorch_half_pixel rm", RM, 0);
+  wl = resize_workload(in[0], 10, 14, LINEAR, CORNERS, 0, 0, 0);
+  ADD("linear x2 align_corners rm", RM, 0);
+  in[0] = with_layout(tensor4(2, 13, 7, 13), NC, 8);
+  wl = resize_workload(in[0], 10, 5, LINEAR, HALF, 0, 0, 0);
+  ADD("linear 7x13 -> 10x5 half_pixel nchw8c", NC, 8);
+  wl = resize_workload(in[0], 10, 5, LINEAR, PYTORCH, 0, 0, 0.4);
+  ADD("linear 7x13 -> 10x5 pytorch_half_pixel floored scale nchw8c", NC, 8);
+  in[0] = with_layout(tensor4(1, 5, 13, 7), NC, 4);
+  wl = resize_workload(in[0], 5, 10, LINEAR, CORNERS, 0, 0, 0);
+  ADD("linear 13x7 -> 5x10 align_corners nchw4c", NC, 4);
+  in[0] = with_layout(tensor4(2, 6, 7, 7), NH, 0);
+  wl = resize_workload(in[0], 10, 10, LINEAR, HALF, 0, 0, 0);
+  ADD("linear 7x7 -> 10x10 half_pixel nhwc", NH, 0);
+  in[0] = tensor4(2, 3, 4, 6);
+  wl = resize_workload(in[0], 1, 9, LINEAR, PYTORCH, 0, 0, 0);
+  ADD("linear one output row pytorch_half_pixel rm", RM, 0);
+  wl = resize_workload(in[0], 1, 9, LINEAR, HALF, 0, 0, 0);
+  ADD("linear one output row half_pixel rm", RM, 0);
+  wl = resize_workload(in[0], 1, 1, LINEAR, CORNERS, 0, 0, 0);
+  ADD("linear one output pixel align_corners rm", RM, 0);
+#undef ADD
+  for (int i = 0; i < n; ++i) {
+    assert_int_equal(H.plugin->template_count(H.instance, 0, &cases[i].wl), 1);
+    assert_int_equal(H.plugin->supports(H.instance, 0, &cases[i].wl), 1);
+    assert_string_equal(H.plugin->template_name(H.instance, 0, &cases[i].wl, 0), "vec_resize");
+    hetc_plugin_space_t sp;
+    assert_int_equal(vec_define_space(&H, &cases[i].wl, 0, &sp), 0);
+    assert_int_equal(sp.num_knobs, 0);
+  }
+  vec_build_cases(&H, cases, n, 4);
+  int failures = 0;
+  for (int i = 0; i < n; ++i) {
+    vec_case_t *c = &cases[i];
+    if (c->artifact) {
+      const hetc_plugin_artifact_info_t *info = H.plugin->artifact_info(c->artifact);
+      if (info->input_layouts[0].kind != expect[i].in_kind || info->input_layouts[0].block != expect[i].in_block ||
+          info->output_layout.kind != expect[i].out_kind || info->output_layout.block != expect[i].out_block) {
+        fprintf(stderr, "%s: layouts in %d/%d out %d/%d, expected %d/%d\n", c->name, info->input_layouts[0].kind,
+                info->input_layouts[0].block, info->output_layout.kind, info->output_layout.block, expect[i].in_kind,
+                expect[i].in_block);
+        ++failures;
+      }
+    }
+    const double err = vec_check_case(&H, c, 7 + (uint64_t)i);
+    if (err < 0 || (exact[i] ? err != 0 : err > 1e-5)) {
+      fprintf(stderr, "%s: relative error %g\n", c->name, err);
+      ++failures;
+    }
+    if (getenv("HETC_TEST_VERBOSE")) printf("%-64s err %.2g\n", c->name, err);
+    if (c->artifact) H.plugin->artifact_release(H.instance, c->artifact);
+    hetc_status_free(c->status);
+  }
+  printf("resize: %d cases, %d failures\n", n, failures);
   free(cases);
   assert_int_equal(failures, 0);
 }
@@ -1038,6 +1163,7 @@ int main(void) {
       cmocka_unit_test(test_query_and_device),
       cmocka_unit_test(test_conv_templates),
       cmocka_unit_test(test_other_ops),
+      cmocka_unit_test(test_resize),
       cmocka_unit_test(test_invalid_configs),
       cmocka_unit_test(test_emit_load_time),
       cmocka_unit_test(test_old_package),
