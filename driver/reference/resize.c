@@ -83,6 +83,10 @@ hetc_status_t hetc_reference_resize(const hetc_plugin_workload_t *w, const float
     for (int64_t i = 0; i < OH; ++i) {
       const float *top = src + rows[i].lo * W, *bottom = src + rows[i].hi * W;
       for (int64_t j = 0; j < OW; ++j) {
+        if (p->mode == HETC_PLUGIN_RESIZE_NEAREST) { /* a copy: an infinity stays one */
+          dst[i * OW + j] = top[cols[j].lo];
+          continue;
+        }
         const double fx = cols[j].f, fy = rows[i].f;
         const double upper = (1 - fx) * top[cols[j].lo] + fx * top[cols[j].hi];
         const double lower = (1 - fx) * bottom[cols[j].lo] + fx * bottom[cols[j].hi];

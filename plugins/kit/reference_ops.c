@@ -347,6 +347,10 @@ static void resize_rows(int64_t begin, int64_t end, void *user_data) {
       float *y = j->args[1] + r * OW + c0;
       for (int64_t c = 0; c < n; ++c) {
         const hetc_kit_resize_tap_t t = cols[c];
+        if (j->wl->params.resize.mode == HETC_PLUGIN_RESIZE_NEAREST) { /* a copy: an infinity stays one */
+          y[c] = top[t.lo];
+          continue;
+        }
         const float upper = top[t.lo] + t.weight * (top[t.hi] - top[t.lo]);
         const float lower = bottom[t.lo] + t.weight * (bottom[t.hi] - bottom[t.lo]);
         y[c] = upper + row.weight * (lower - upper);
