@@ -373,9 +373,42 @@ static hetc_status_t merge_linear_1x1(hetc_graph_t *graph, readers_t *r, int32_t
   return NULL;
 }
 
+/* Node k, a transpose to NHWC (0,2,3,1) whose only reader normalizes the
+ * last dim alone (LayerNorm over channels) and whose reader's only reader
+ * transposes back (0,3,1,2): ConvNeXt's LayerNorm2d. The normalize reads
+ * the NCHW value over dim 1 (inner = H W) instead, and both transposes go. */
+static hetc_status_t untranspose_normalize(hetc_graph_t *graph, readers_t *r, int32_t k, uint32_t abi_level) {
+  (void)abi_level;
+  static const int32_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  hetc_node_t *in = &graph->nodes[k];
+  if (in->op != HETC_OP_TRANSPOSE || in->attrs.perm_rank != 4 || memcmp(in->attrs.perm, to_nhwc, sizeof(to_nhwc)))
+    return NULL;
+  const int32_t n = sole_consumer(r, in->output);
+  if (n < 0) return NULL;
+  hetc_node_t *norm = &graph->nodes[n];
+  if (norm->op != HETC_OP_NORMALIZE || norm->attrs.normalize.axis != 3 || norm->attrs.normalize.num_axes != 1 ||
+      norm->attrs.normalize.groups != 1)
+    return NULL;
+  const int32_t out = sole_consumer(r, norm->output);
+  if (out < 0) return NULL;
+  const hetc_node_t *back = &graph->nodes[out];
+  if (back->op != HETC_OP_TRANSPOSE || back->attrs.perm_rank != 4 || memcmp(back->attrs.perm, to_nchw, sizeof(to_nchw)))
+    return NULL;
+  HETC_RETURN_IF_ERROR(note_fused(norm, in));
+  norm->inputs[0] = in->inputs[0];
+  r->node[in->inputs[0]] = n;
+  norm->attrs.normalize.axis = 1;
+  in->op = REMOVED;
+  return absorb(graph, r, n, out);
+}
+
 hetc_status_t hetc_graph_fold_channel_picks(hetc_graph_t *graph) {
   HETC_RETURN_IF_ERROR(visit_nodes(graph, shuffle_to_pick, HETC_ABI_LEVEL_NOW));
   return visit_nodes(graph, merge_linear_1x1, HETC_ABI_LEVEL_NOW);
+}
+
+hetc_status_t hetc_graph_untranspose_normalize(hetc_graph_t *graph) {
+  return visit_nodes(graph, untranspose_normalize, HETC_ABI_LEVEL_NOW);
 }
 
 /* Fuses what follows node k, a conv2d or dense, in epilogue order:
@@ -559,6 +592,7 @@ hetc_status_t hetc_graph_optimize_for(hetc_graph_t *graph, uint32_t abi_level) {
   HETC_RETURN_IF_ERROR(hetc_graph_fold_batch_norm(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_lower_batch_norm(graph));
   HETC_RETURN_IF_ERROR(hetc_graph_fold_channel_picks(graph));
+  HETC_RETURN_IF_ERROR(hetc_graph_untranspose_normalize(graph));
   if (gated) HETC_RETURN_IF_ERROR(hetc_graph_fuse_gated_activations(graph));
   return visit_nodes(graph, fuse_after, abi_level);
 }

@@ -18,6 +18,8 @@
  * the remaining batch_norms to depthwise 1x1 conv2d, multiply(x,
  * sigmoid(x)) into silu and multiply(x, hardsigmoid(x)) into hardswish,
  * channel shuffles into picks and picks into the convs after them,
+ * LayerNorms over channels between transposes to and from NHWC into one
+ * normalize,
  * epilogue fusion into conv2d and dense (bias_add, residual add,
  * activation). Below minor 6 silu, hardswish and hardsigmoid are lowered
  * to ops older plugins know first, and not made; below minor 7 gelu and
@@ -46,5 +48,8 @@ hetc_status_t hetc_graph_fuse_epilogues(hetc_graph_t *graph);
  * 1x1 conv2d that is a linear map of channels (no bias, no epilogue) into
  * the one-group conv2ds reading it, where that adds no multiply-adds. */
 hetc_status_t hetc_graph_fold_channel_picks(hetc_graph_t *graph);
+/* transpose to NHWC, normalize of the last dim alone, transpose back
+ * (ConvNeXt's LayerNorm2d) -> normalize of dim 1 of the NCHW value. */
+hetc_status_t hetc_graph_untranspose_normalize(hetc_graph_t *graph);
 
 #endif /* HETC_DRIVER_GRAPH_PASSES_H_ */

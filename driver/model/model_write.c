@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_number.h"
 #include "model/model.h"
 
 static cJSON *int_array(const int32_t *values, int count) {
@@ -57,14 +58,13 @@ static cJSON *node_attrs(const hetc_node_t *node) {
       cJSON_AddNumberToObject(attrs, "axis", p->axis);
       cJSON_AddNumberToObject(attrs, "num_axes", p->num_axes);
       cJSON_AddNumberToObject(attrs, "groups", p->groups);
-      cJSON_AddNumberToObject(attrs, "epsilon", p->epsilon);
+      cJSON_AddItemToObject(attrs, "epsilon", hetc_json_exact_number(p->epsilon));
       cJSON_AddBoolToObject(attrs, "affine", p->affine);
       break;
     }
     case HETC_OP_RESIZE: {
       cJSON_AddItemToObject(attrs, "size", int64_array(a->resize_size, 2));
-      cJSON *scales = cJSON_AddArrayToObject(attrs, "scales");
-      for (int k = 0; k < 2; ++k) cJSON_AddItemToArray(scales, cJSON_CreateNumber(a->resize.scales[k]));
+      cJSON_AddItemToObject(attrs, "scales", hetc_json_exact_numbers(a->resize.scales, 2));
       cJSON_AddStringToObject(attrs, "mode", hetc_resize_mode_names[a->resize.mode]);
       cJSON_AddStringToObject(attrs, "coordinates", hetc_resize_coordinates_names[a->resize.coordinates]);
       if (a->resize.mode == HETC_PLUGIN_RESIZE_NEAREST)

@@ -447,6 +447,109 @@ static hetc_status_t translate_batch_norm(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* A normalize node over x with the parameters `p` (axis non-negative; its
+ * affine set here), with scale and bias of shape[axis] values each (taken;
+ * a NULL scale: no affine). */
+static hetc_status_t append_normalize(hetc_onnx_importer_t *im, int32_t x, hetc_plugin_normalize_params_t p,
+                                      float *scale, float *bias, int32_t *out_value) {
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_NORMALIZE);
+  p.affine = scale != NULL;
+  a.normalize = p;
+  const int64_t count = type_of(im, x)->shape[p.axis];
+  int32_t node;
+  hetc_status_t status = append(im, HETC_OP_NORMALIZE, &x, 1, &a, &node);
+  if (!status && scale) status = set_param(im, node, HETC_PARAM_WEIGHT, scale, count), scale = NULL;
+  if (!status && bias) status = set_param(im, node, HETC_PARAM_BIAS, bias, count), bias = NULL;
+  free(scale);
+  free(bias);
+  if (!status) *out_value = im->graph->nodes[node].output;
+  return status;
+}
+
+/* Input k's values, one per index of dim `axis` (count of them) of a
+ * normalization whose constant holds `held` values laid out over the
+ * normalized dims; each must be the same along the other dims. NULL with
+ * *out_status set when they are not. `repeat` > 1 spreads one value over
+ * that many consecutive indices (GroupNormalization-18's per-group scale). */
+static float *per_index_values(hetc_onnx_importer_t *im, int32_t k, const char *what, int64_t count, int64_t repeat,
+                               int64_t inner, hetc_status_t *out_status) {
+  const hetc_onnx_const_t *c = NULL;
+  *out_status = const_input(im, k, 1, &c);
+  if (*out_status) return NULL;
+  const int64_t want = count / repeat * inner;
+  if (c->count != want && !(c->count == 1 && want > 0)) {
+    *out_status = BAD("input %d (%s) holds %lld values, not %lld (%s)", (int)k, what, (long long)c->count,
+                      (long long)want, repeat > 1 ? "one per group" : inner > 1 ? "the normalized shape's" : "one per channel");
+    return NULL;
+  }
+  float *values = malloc(sizeof(float) * (size_t)count);
+  if (!values) {
+    *out_status = out_of_memory();
+    return NULL;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t at = c->count == 1 ? 0 : i / repeat * inner;
+    values[i] = (float)hetc_onnx_const_get(c, at);
+    for (int64_t r = 1; c->count > 1 && r < inner; ++r)
+      if (hetc_onnx_const_get(c, at + r) != hetc_onnx_const_get(c, at)) {
+        free(values);
+        *out_status = BAD("input %d (%s) varies within the normalized dims after the first; hetc applies one %s per "
+                          "index of the first", (int)k, what, what);
+        return NULL;
+      }
+  }
+  return values;
+}
+
+/* InstanceNormalization, GroupNormalization (opset 18: scale and bias a
+ * group; 21: a channel) and LayerNormalization, each as one normalize with
+ * its affine. LayerNormalization over several dims takes a scale and bias
+ * that vary along the first of them only. */
+static hetc_status_t translate_normalization(hetc_onnx_importer_t *im) {
+  const char *op = im->node->op_type;
+  const int layer = !strcmp(op, "LayerNormalization"), group = !strcmp(op, "GroupNormalization");
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(only_first_output(im, "a training statistic"));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  if (t.rank < (layer ? 2 : 3)) return BAD("input 0 has rank %d; %s needs rank %d to 6", t.rank, op, layer ? 2 : 3);
+  float epsilon = 1e-5f;
+  int64_t axis = -1, groups = 1;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "epsilon", 1e-5f, &epsilon));
+  if (!(epsilon > 0)) return BAD("attribute 'epsilon' must be positive");
+  hetc_plugin_normalize_params_t p = {1, t.rank - 1, 1, 1, epsilon};
+  if (layer) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", -1, &axis));
+    if (axis < -t.rank || axis >= t.rank) return BAD("attribute 'axis': %lld is outside rank %d", (long long)axis, t.rank);
+    p.axis = (int32_t)(axis < 0 ? axis + t.rank : axis);
+    p.num_axes = t.rank - p.axis;
+  } else if (group) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "num_groups", 0, &groups));
+    if (groups < 1 || t.shape[1] % groups != 0)
+      return BAD("attribute 'num_groups' = %lld does not divide the %lld channels", (long long)groups,
+                 (long long)t.shape[1]);
+    p.groups = (int32_t)groups;
+  } else {
+    p.groups = (int32_t)t.shape[1];
+  }
+  const int64_t count = t.shape[p.axis];
+  int64_t inner = 1;
+  for (int32_t d = p.axis + 1; d < t.rank; ++d) inner *= t.shape[d];
+  if (!layer) inner = 1; /* instance and group norms scale channels */
+  const int64_t repeat = group && im->opset < 21 ? count / p.groups : 1;
+  hetc_status_t status = NULL;
+  float *scale = per_index_values(im, 1, "scale", count, repeat, inner, &status), *bias = NULL;
+  if (!status && (!layer || input_name(im, 2))) bias = per_index_values(im, 2, "bias", count, repeat, inner, &status);
+  if (!status && !bias && !(bias = calloc((size_t)count, sizeof(float)))) status = out_of_memory();
+  if (status) {
+    free(scale);
+    return status;
+  }
+  int32_t value;
+  HETC_RETURN_IF_ERROR(append_normalize(im, x, p, scale, bias, &value));
+  return define_output(im, value);
+}
+
 static hetc_status_t append_unary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t x, const char *hint,
                                   int32_t *out_value) {
   const hetc_node_attrs_t a = hetc_node_default_attrs(op);
@@ -1762,6 +1865,9 @@ static const translation_t translations[] = {
     {"Gemm", translate_gemm},
     {"MatMul", translate_gemm},
     {"BatchNormalization", translate_batch_norm},
+    {"InstanceNormalization", translate_normalization},
+    {"GroupNormalization", translate_normalization},
+    {"LayerNormalization", translate_normalization},
     {"GlobalMaxPool", translate_global_max_pool},
     {"Relu", translate_activation},
     {"LeakyRelu", translate_leaky_relu},

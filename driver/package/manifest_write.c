@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_number.h"
 #include "package/plan.h"
 
 static cJSON *int_array(const int32_t *values, int count) {
@@ -48,14 +49,14 @@ static cJSON *workload_json(const hetc_plugin_workload_t *w) {
     cJSON *resize = cJSON_AddObjectToObject(object, "resize");
     int32_t choices[3] = {p->mode, p->coordinates, p->rounding};
     cJSON_AddItemToObject(resize, "mode_coordinates_rounding", int_array(choices, 3));
-    cJSON_AddItemToObject(resize, "scales", cJSON_CreateDoubleArray(p->scales, 2));
+    cJSON_AddItemToObject(resize, "scales", hetc_json_exact_numbers(p->scales, 2));
   }
   if (w->op == HETC_PLUGIN_OP_NORMALIZE) {
     const hetc_plugin_normalize_params_t *p = &w->params.normalize;
     cJSON *normalize = cJSON_AddObjectToObject(object, "normalize");
     int32_t ints[4] = {p->axis, p->num_axes, p->groups, p->affine};
     cJSON_AddItemToObject(normalize, "axis_num_axes_groups_affine", int_array(ints, 4));
-    cJSON_AddNumberToObject(normalize, "epsilon", p->epsilon);
+    cJSON_AddItemToObject(normalize, "epsilon", hetc_json_exact_number(p->epsilon));
   }
   return object;
 }

@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "bad")
 
 SHAPE = [1, 3, 8, 8]
-IR_FOR_OPSET = {5: 7, 9: 4, 13: 7, 22: 10}  # opset 5 with IR 7: valid, so the opset is the only defect
+IR_FOR_OPSET = {5: 7, 9: 4, 13: 7, 17: 8, 21: 10, 22: 10}  # opset 5 with IR 7: valid, so the opset is the only defect
 
 
 def conv_params():
@@ -198,6 +198,28 @@ def cases():
     add("resize_cubic.onnx", after_conv(
         helper.make_node("Resize", ["conv0_out", "", "scales"], ["output"], name="resize0", mode="cubic"),
         [1, 8, 16, 16], [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")]))
+    # Instance, group and layer normalization: what they refuse.
+    def norm_params(n, values=None):
+        return [numpy_helper.from_array(np.ones([n], np.float32) if values is None else values, "scale"),
+                numpy_helper.from_array(np.zeros([n], np.float32), "bias")]
+    add("group_norm_groups_not_dividing.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("GroupNormalization", ["conv0_out", "scale", "bias"], ["output"],
+                                             name="gn0", num_groups=3)],
+        inits=conv_params() + norm_params(8), opsets=[("", 21)])))
+    add("layer_norm_axis_out_of_range.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("LayerNormalization", ["conv0_out", "scale", "bias"], ["output"],
+                                             name="ln0", axis=4)],
+        inits=conv_params() + norm_params(8), opsets=[("", 17)])))
+    add("layer_norm_scale_varies.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("LayerNormalization", ["conv0_out", "scale", "bias"], ["output"],
+                                             name="ln0", axis=2)],
+        inits=conv_params() + [numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "scale"),
+                               numpy_helper.from_array(np.zeros([8, 8], np.float32), "bias")],
+        opsets=[("", 17)])))
+    add("instance_norm_scale_short.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("InstanceNormalization", ["conv0_out", "scale", "bias"], ["output"],
+                                             name="in0")],
+        inits=conv_params() + norm_params(4))))
     # -- hardening, round 2 ------------------------------------------------
     add("deep_nesting.onnx", deep_nesting(3000))
 

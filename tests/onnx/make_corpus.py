@@ -1382,6 +1382,74 @@ def identity_between_convs(g):
     return g.conv(y, 8, 8, 3, "conv2")
 
 
+# -- Instance, group and layer normalization -------------------------------------
+
+
+@op_case(SHAPE, dist="large")
+def instance_norm(g):
+    """InstanceNormalization of [1,8,16,16] (values of order 20: the mean
+    must not swamp the variance)."""
+    return g.op("InstanceNormalization", [g.x, g.init("in.scale", g.normal([8], 0.5, 1.0)),
+                                          g.init("in.bias", g.normal([8], 0.1))], epsilon=1e-5)
+
+
+@op_case([2, 6, 20])
+def instance_norm_rank3(g):
+    return g.op("InstanceNormalization", [g.x, g.init("in.scale", g.normal([6], 0.5, 1.0)),
+                                          g.init("in.bias", g.normal([6], 0.1))], epsilon=1e-3)
+
+
+@op_case(SHAPE, opset=21)
+def group_norm_opset21(g):
+    """GroupNormalization-21: scale and bias a channel."""
+    return g.op("GroupNormalization", [g.x, g.init("gn.scale", g.normal([8], 0.5, 1.0)),
+                                       g.init("gn.bias", g.normal([8], 0.1))], num_groups=2, epsilon=1e-5)
+
+
+@op_case(SHAPE)
+def group_norm_torch(g):
+    """torch.nn.GroupNorm(4, 8) as the legacy exporter writes it below opset
+    18: Reshape to [N, 4, -1], InstanceNormalization with unit scale, Reshape
+    back, Mul and Add per channel."""
+    flat = g.op("Reshape", [g.x, g.i64("group_shape", [1, 4, -1])], "gn")
+    norm = g.op("InstanceNormalization", [flat, g.f32("ones", [1] * 4), g.f32("zeros", [0] * 4)], "gn",
+                epsilon=1e-5)
+    back = g.op("Reshape", [norm, g.i64("shape", [1, 8, 16, 16])], "gn")
+    scaled = g.op("Mul", [back, g.init("gn.weight", g.normal([8, 1, 1], 0.5, 1.0))], "gn")
+    return g.op("Add", [scaled, g.init("gn.bias", g.normal([8, 1, 1], 0.1))], "gn")
+
+
+@op_case([2, 10, 32], opset=17)
+def layer_norm_last(g):
+    """LayerNormalization over the last dim, as ViT's blocks have it."""
+    return g.op("LayerNormalization", [g.x, g.init("ln.weight", g.normal([32], 0.5, 1.0)),
+                                       g.init("ln.bias", g.normal([32], 0.1))], axis=-1, epsilon=1e-6)
+
+
+@op_case([2, 10, 32], opset=17)
+def layer_norm_no_bias(g):
+    return g.op("LayerNormalization", [g.x, g.init("ln.weight", g.normal([32], 0.5, 1.0))], axis=2)
+
+
+@op_case([2, 6, 5, 4], opset=17)
+def layer_norm_three_axes(g):
+    """LayerNormalization over [6, 5, 4] with a scale that varies along the
+    first of them only."""
+    scale = np.repeat(g.normal([6, 1, 1], 0.5, 1.0), 20).reshape(6, 5, 4)
+    return g.op("LayerNormalization", [g.x, g.init("ln.weight", scale),
+                                       g.init("ln.bias", np.zeros([6, 5, 4], np.float32))], axis=1)
+
+
+@op_case(SHAPE, opset=17)
+def layer_norm_channels_nhwc(g):
+    """ConvNeXt's LayerNorm2d: Transpose to NHWC, LayerNormalization over
+    the channels, Transpose back."""
+    nhwc = g.op("Transpose", [g.x], "norm", perm=[0, 2, 3, 1])
+    ln = g.op("LayerNormalization", [nhwc, g.init("norm.weight", g.normal([8], 0.5, 1.0)),
+                                     g.init("norm.bias", g.normal([8], 0.1))], "norm", axis=-1, epsilon=1e-6)
+    return g.op("Transpose", [ln], "norm", perm=[0, 3, 1, 2])
+
+
 # -- Upsample / Resize -----------------------------------------------------------
 
 UP = [1, 4, 8, 8]
