@@ -93,7 +93,8 @@ static hetc_status_t run_row_major(const hetc_plugin_workload_t *w,
     case HETC_PLUGIN_OP_RESIZE:
       return hetc_reference_resize(w, in[0], out);
     case HETC_PLUGIN_OP_NORMALIZE:
-      return hetc_reference_normalize(w, in[0], params[0], params[1], out);
+      return w->params.normalize.affine ? hetc_reference_normalize(w, in[0], params[0], params[1], out)
+                                        : hetc_reference_normalize(w, in[0], NULL, NULL, out);
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM:
       /* The data is already row-major; a reshape keeps that order. */
       if (w->num_inputs != 1 ||

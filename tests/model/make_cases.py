@@ -305,6 +305,17 @@ def build_cases():
     case("resize_unknown_attr", resize({"size": [8, 8], "antialias": True}))
     case("resize_input_2d", resize({"size": [8, 8]}, base2d))
 
+    def normalize(attrs, start=base):
+        def f(m):
+            m["nodes"].append({"name": "norm", "op": "normalize", "inputs": ["relu"], "attrs": attrs})
+            m["outputs"] = ["norm"]
+        return mutate(f, start)
+    case("normalize_groups_not_dividing", normalize({"groups": 3}))
+    case("normalize_axis_out_of_range", normalize({"axis": 4}))
+    case("normalize_axes_past_rank", normalize({"axis": 2, "num_axes": 3}))
+    case("normalize_epsilon_zero", normalize({"epsilon": 0}))
+    case("normalize_affine_not_bool", normalize({"affine": 1}))
+
     # -- wiring ------------------------------------------------------------------
     case("wiring_dangling_input", mutate(lambda m: node(m, "relu").update(inputs=["conv2"])))
     case("wiring_self_input", mutate(lambda m: node(m, "relu").update(inputs=["relu"])))

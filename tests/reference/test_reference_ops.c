@@ -878,6 +878,58 @@ static void test_resize(void **state) {
   run_fails(&w, inputs3, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
 }
 
+/* Normalize (ABI 2.0) against hand-computed values: a group of [1, 3, 5]
+ * (mean 3, biased variance 8 / 3) with scale and bias, groups of two channels apart,
+ * and ConvNeXt's per-pixel LayerNorm over channels (inner 2). */
+static void test_normalize(void **state) {
+  (void)state;
+  float y[12];
+  const double inv = 1.0 / sqrt(8.0 / 3.0 + 1e-5);
+  hetc_plugin_tensor_t row = t4(1, 1, 1, 3);
+  row.rank = 2, row.shape[1] = 3;
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_NORMALIZE, 1, &row, row);
+  w.params.normalize = (hetc_plugin_normalize_params_t){1, 1, 1, 0, 1e-5};
+  const float x3[3] = {1, 3, 5};
+  const float *inputs3[] = {x3};
+  run_ok(&w, inputs3, NULL, y);
+  assert_float_equal(y[0], -2 * inv, 1e-6);
+  assert_float_equal(y[1], 0, 1e-6);
+  assert_float_equal(y[2], 2 * inv, 1e-6);
+  w.params.normalize.affine = 1;
+  const float scale[3] = {1, 2, 3}, bias[3] = {10, 20, 30};
+  const float *params[] = {scale, bias};
+  run_ok(&w, inputs3, params, y);
+  assert_float_equal(y[0], 10 - 2 * inv, 1e-5);
+  assert_float_equal(y[1], 20, 1e-5);
+  assert_float_equal(y[2], 30 + 6 * inv, 1e-5);
+
+  /* [1, 4, 1, 2] in two groups of two channels: each group holds 1 3 1 3
+   * (mean 2, variance 1) or 5 5 5 5 (variance 0: all 0). */
+  hetc_plugin_tensor_t in = t4(1, 4, 1, 2);
+  w = workload(HETC_PLUGIN_OP_NORMALIZE, 1, &in, in);
+  w.params.normalize = (hetc_plugin_normalize_params_t){1, 3, 2, 0, 1e-5};
+  const float x8[8] = {1, 3, 1, 3, 5, 5, 5, 5};
+  const float *inputs8[] = {x8};
+  run_ok(&w, inputs8, NULL, y);
+  const double unit = 1.0 / sqrt(1.0 + 1e-5);
+  for (int i = 0; i < 4; ++i) assert_float_equal(y[i], (i % 2 ? 1 : -1) * unit, 1e-6);
+  for (int i = 4; i < 8; ++i) assert_float_equal(y[i], 0, 1e-6);
+
+  /* Over the channels only: pixel 0 sees 1 3 1 3, pixel 1 sees 3 1 3 1. */
+  w.params.normalize = (hetc_plugin_normalize_params_t){1, 1, 1, 0, 1e-5};
+  const float x8b[8] = {1, 3, 3, 1, 1, 3, 3, 1};
+  const float *inputs8b[] = {x8b};
+  run_ok(&w, inputs8b, NULL, y);
+  const float want[8] = {-1, 1, 1, -1, -1, 1, 1, -1};
+  for (int i = 0; i < 8; ++i) assert_float_equal(y[i], want[i] * unit, 1e-6);
+
+  w.params.normalize.groups = 3; /* does not divide 4 */
+  run_fails(&w, inputs8b, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+  w.params.normalize.groups = 1;
+  w.params.normalize.num_axes = 4; /* past rank 4 from axis 1 */
+  run_fails(&w, inputs8b, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_batch_norm(void **state) {
   (void)state;
   /* Channel 0: gamma 2, var 3, eps 1 -> scale 1; (x-1)+1 = x.
@@ -1259,6 +1311,7 @@ int main(void) {
       cmocka_unit_test(test_concat),
       cmocka_unit_test(test_transpose),
       cmocka_unit_test(test_resize),
+      cmocka_unit_test(test_normalize),
       cmocka_unit_test(test_divide),
       cmocka_unit_test(test_torch_activations),
       cmocka_unit_test(test_torch_activation_epilogues),
