@@ -445,8 +445,13 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
               c->graph->num_nodes, hetc_op_name(node->op), node->name, c->labels[device]);
     return NULL;
   }
-  /* Hint each input's layout: what already exists on this device. */
+  /* Hint each input's layout: the one the placement costed the kernel
+   * reading, else what already exists on this device. */
   for (int32_t i = 0; i < workload.num_inputs; ++i) {
+    if (c->placement.input_layout && inputs[i].rank == 4) {
+      inputs[i].layout = c->placement.input_layout[node_index];
+      continue;
+    }
     const copies_t *copies = &c->copies[node->inputs[i]];
     for (int32_t k = 0; k < copies->count; ++k) {
       if (copies->items[k].device == device) {

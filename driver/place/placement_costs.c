@@ -1086,7 +1086,8 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   if (!status) status = propose_splits(&c, &problem, &costs, solution.choice, out);
   if (!status) {
     out->candidate = calloc((size_t)g->num_nodes + 1, sizeof(hetc_kernel_candidate_t));
-    if (!out->candidate) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+    out->input_layout = calloc((size_t)g->num_nodes + 1, sizeof(hetc_plugin_layout_t));
+    if (!out->candidate || !out->input_layout) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     else out->num_nodes = g->num_nodes;
   }
   if (!status) {
@@ -1094,6 +1095,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
       const hetc_place_option_t *chosen = &c.nodes[k].options[solution.choice[k]];
       hetc_kernel_candidate_t *candidate = &c.candidates[slot_index(&c, chosen)];
       out->device[k] = chosen->device;
+      out->input_layout[k] = c.layouts[chosen->in_layout];
       out->candidate[k] = *candidate; /* the placement's now */
       candidate->config_json = NULL;
     }
@@ -1119,6 +1121,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
 void hetc_placement_release(hetc_placement_t *placement) {
   for (int32_t k = 0; placement->candidate && k < placement->num_nodes; ++k) free(placement->candidate[k].config_json);
   free(placement->candidate);
+  free(placement->input_layout);
   free(placement->device);
   free(placement->splits);
   memset(placement, 0, sizeof(*placement));

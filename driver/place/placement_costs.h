@@ -65,6 +65,11 @@ typedef struct hetc_placement_t {
   /* Per node: how to build its kernel there (template and config; for ops
    * without knobs template 0's default); owned with their strings. */
   hetc_kernel_candidate_t *candidate;
+  /* Per node: the layout its chosen kernel was costed reading its 4-d
+   * activation inputs in, which compile must hint them as, so that a
+   * kernel that follows its hints (pooling, elementwise, resize) is the
+   * one the plan costed; owned, free(). */
+  hetc_plugin_layout_t *input_layout;
   double predicted_seconds; /* the plan's expected latency */
   /* The best plan's with every tunable kernel at its first template's
    * default config (0: no node had another candidate). */
