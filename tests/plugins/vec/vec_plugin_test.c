@@ -477,6 +477,7 @@ static void test_other_ops(void **state) {
   for (int i = 0; i < n; ++i) {
     assert_int_equal(H.plugin->template_count(H.instance, 0, &cases[i].wl), 1);
     assert_int_equal(H.plugin->supports(H.instance, 0, &cases[i].wl), 1);
+    assert_non_null(H.plugin->template_name(H.instance, 0, &cases[i].wl, 0));
     hetc_plugin_space_t sp;
     assert_int_equal(vec_define_space(&H, &cases[i].wl, 0, &sp), 0);
     assert_int_equal(sp.num_knobs, 0);
@@ -649,6 +650,24 @@ static void expect_code(hetc_status_t s, hetc_status_code_t code, const char *ne
   assert_int_equal(hetc_status_code(s), code);
   if (needle) assert_non_null(strstr(hetc_status_message(s), needle));
   hetc_status_free(s);
+}
+
+/* An op the kit's check accepts but vec has no template for: no template
+ * is offered, supports() declines it and build() says why, rather than a
+ * template without a name or kernel (normalize, until vec has one). */
+static void test_op_without_template(void **state) {
+  (void)state;
+  int64_t d[3] = {2, 5, 12};
+  hetc_plugin_tensor_t in = tensor_rank(3, d);
+  hetc_plugin_workload_t wl = simple_workload(HETC_PLUGIN_OP_NORMALIZE, 1, in);
+  wl.inputs = &in;
+  wl.params.normalize = (hetc_plugin_normalize_params_t){2, 1, 1, 1, 1e-5};
+  assert_int_equal(H.plugin->template_count(H.instance, 0, &wl), 0);
+  assert_int_equal(H.plugin->supports(H.instance, 0, &wl), 0);
+  assert_null(H.plugin->template_name(H.instance, 0, &wl, 0));
+  hetc_plugin_artifact_t *a = NULL;
+  expect_code(build_with(&wl, 0, NULL, &a), HETC_STATUS_UNSUPPORTED, "no template for op normalize");
+  assert_null(a);
 }
 
 static void test_invalid_configs(void **state) {
@@ -1164,6 +1183,7 @@ int main(void) {
       cmocka_unit_test(test_conv_templates),
       cmocka_unit_test(test_other_ops),
       cmocka_unit_test(test_resize),
+      cmocka_unit_test(test_op_without_template),
       cmocka_unit_test(test_invalid_configs),
       cmocka_unit_test(test_emit_load_time),
       cmocka_unit_test(test_old_package),
