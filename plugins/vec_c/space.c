@@ -25,6 +25,7 @@ static const struct {
     [VEC_T_TRANSPOSE] = {"vec_transpose", 1},
     [VEC_T_LOG_SOFTMAX] = {"vec_log_softmax", 1},
     [VEC_T_RESIZE] = {"vec_resize", 1},
+    [VEC_T_NORMALIZE] = {"vec_normalize", 1},
 };
 
 const char *vec_template_name(int kind) {
@@ -50,6 +51,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_TRANSPOSE: return VEC_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return VEC_T_LOG_SOFTMAX;
     case HETC_PLUGIN_OP_RESIZE: return VEC_T_RESIZE;
+    case HETC_PLUGIN_OP_NORMALIZE: return VEC_T_NORMALIZE;
     default: return -1;
   }
 }
