@@ -668,7 +668,7 @@ int32_t hpc_gpu_emit_normalize(const hpc_gpu_ops_t *o, char *reason, size_t size
     } else {
       L(1, "HK_GLOBAL const float *HK_RESTRICT x = in;");
       L(1, "HK_GLOBAL float *HK_RESTRICT y = out;");
-      normalize_at(at, sizeof(at), &g, "o", "c", "k % " "R");
+      normalize_at(at, sizeof(at), &g, "o", "c", "k % R");
       normalize_at(first, sizeof(first), &g, "o", "grp * PG", "0L");
     }
     L(1, "const long PG = %lldL, R = %lldL; (void)PG; (void)R;", ll(g.per_group), ll(g.rest));
