@@ -10,7 +10,8 @@
  *   HK_TX/TY/TZ, HK_BX/BY/BZ   thread and block indices (int)
  *   HK_GID_X             the global thread index along x (long)
  *   HK_BARRIER()         block-wide barrier for shared memory
- *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG, HK_LOG1P, HK_FABS, HK_TANH, HK_ERF, HK_ERFC, HK_NEG_INF   float math
+ *   HK_FMAX, HK_FMIN, HK_EXP, HK_EXPM1, HK_LOG, HK_LOG1P, HK_FABS, HK_TANH, HK_ERF, HK_ERFC, HK_SQRT, HK_NEG_INF
+ *                        float math
  *   HK_TABLE             qualifies an initialised read-only table at file
  *                        scope: device global memory on CUDA (__device__
  *                        const: neither the 64 KiB __constant__ bank, nor
@@ -60,6 +61,7 @@ static const char cuda_dialect[] =
     "#define HK_TANH(x) tanhf(x)\n"
     "#define HK_ERF(x) erff(x)\n"
     "#define HK_ERFC(x) erfcf(x)\n"
+    "#define HK_SQRT(x) sqrtf(x)\n"
     "#define HK_NEG_INF (-__int_as_float(0x7f800000))\n"
     "#define HK_TABLE static __device__ const\n"
     "#define HK_LANE ((int)(threadIdx.x & 31u))\n"
@@ -103,6 +105,7 @@ static const char opencl_dialect[] =
     "#define HK_TANH(x) tanh(x)\n"
     "#define HK_ERF(x) erf(x)\n"
     "#define HK_ERFC(x) erfc(x)\n"
+    "#define HK_SQRT(x) sqrt(x)\n"
     "#define HK_NEG_INF (-INFINITY)\n"
     "#define HK_TABLE __constant\n"
     "#define HK_LANE ((int)(get_local_id(0) & 31u))\n"

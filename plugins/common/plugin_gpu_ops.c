@@ -8,9 +8,9 @@
  * `long` since a padded tensor may pass 2^31 elements.
  *
  * Pooling, global pooling, unary elementwise, same-shape binary ops,
- * concat, bias_add and resize follow the layout the producer delivers
- * (row-major, NCHW[x]c or NHWC), so nothing is transformed between NCHWc
- * convolutions.
+ * concat, bias_add, resize and normalize of a 4-d tensor's channels follow
+ * the layout the producer delivers (row-major, NCHW[x]c or NHWC), so
+ * nothing is transformed between NCHWc convolutions.
  * A 4-d layout is handled as a channel block b (hetc_kit_layout_block):
  * row-major is b = 1, NHWC is b = C, and the element (n, c, h, w) lies at
  * (((n*CB + c/b)*H + h)*W + w)*b + c%b. Kernels writing NCHWc write zeros
@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "plugin_normalize.h"
 #include "plugin_resize.h"
 #include "plugin_workload.h"
 
@@ -610,4 +611,140 @@ int32_t hpc_gpu_emit_resize(const hpc_gpu_ops_t *o, char *reason, size_t size) {
   }
   close_kernel(o);
   return add_unary_launch(o, "resize", items, reason, size);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The expression of the offset of element (o, c, s) of a normalize's
+ * tensor (plugin_normalize.h), s being r * inner + i. */
+static void normalize_at(char *buf, size_t size, const hpc_normalize_t *g, const char *o, const char *c,
+                         const char *s) {
+  if (g->block == 1)
+    snprintf(buf, size, "(%s * %lldL + %s) * %lldL + %s", o, ll(g->channels), c, ll(g->plane), s);
+  else
+    snprintf(buf, size, "((%s * %lldL + %s / %lldL) * %lldL + %s) * %lldL + %s %% %lldL", o, ll(g->blocks), c,
+             ll(g->block), ll(g->plane), s, ll(g->block), c, ll(g->block));
+}
+
+/* The kernels are not called `normalize`, a built-in of OpenCL C.
+ *
+ * Float statistics that keep the digits of values far from 0 (1000 +
+ * noise): every element is taken less the line's first one, `shift`,
+ * which is exact for values within a factor 2 of it, and the mean stays
+ * split as shift + mean of the differences, never rounded into one float
+ * (which would be off by up to half an ulp of the offset). Then the
+ * variance about that mean (two passes), as the reference computes it. */
+int32_t hpc_gpu_emit_normalize(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const int affine = wl->params.normalize.affine;
+  hpc_normalize_t g;
+  hpc_normalize_geometry(wl, &g);
+  set_boundary(o, 1, g.layout, g.layout, affine ? 2 : 0);
+  if (affine) o->param_bytes[0] = o->param_bytes[1] = (uint64_t)g.channels * 4;
+  const char *params = affine ? "HK_GLOBAL const float *HK_RESTRICT in, HK_GLOBAL const float *HK_RESTRICT scale, "
+                                "HK_GLOBAL const float *HK_RESTRICT bias, HK_GLOBAL float *HK_RESTRICT out"
+                              : UNARY_PARAMS;
+  /* in, scale, bias, out; or in, out */
+  const int32_t args[4] = {0, 1, 2, 3}, num_args = affine ? 4 : 2, out_arg = num_args - 1;
+  const float eps = hpc_normalize_epsilon_float(wl);
+  char at[256], first[256];
+  int32_t code;
+  if (g.inner == 1) {
+    /* A block a line, its threads striding along it (contiguous in
+     * row-major), the sums reduced through shared memory. Every thread
+     * reaches every barrier: the launch is whole blocks, no guard. */
+    L(0, "HK_KERNEL(%d, 1, 1) normalize_lines(%s) {", HPC_GPU_OPS_BLOCK, params);
+    L(1, "HK_SHARED float partial[%d];", HPC_GPU_OPS_BLOCK);
+    L(1, "const int t = HK_TX;");
+    L(1, "const long line = HK_GID_X / %dL, grp = line %% %lldL, o = line / %lldL;", HPC_GPU_OPS_BLOCK, ll(g.groups),
+      ll(g.groups));
+    if (g.block == 1) {
+      /* The group's channels follow one another: the line is contiguous. */
+      L(1, "HK_GLOBAL const float *HK_RESTRICT x = in + line * %lldL;", ll(g.count));
+      L(1, "HK_GLOBAL float *HK_RESTRICT y = out + line * %lldL;", ll(g.count));
+      L(1, "(void)o;");
+      snprintf(at, sizeof(at), "k");
+      snprintf(first, sizeof(first), "0");
+    } else {
+      L(1, "HK_GLOBAL const float *HK_RESTRICT x = in;");
+      L(1, "HK_GLOBAL float *HK_RESTRICT y = out;");
+      normalize_at(at, sizeof(at), &g, "o", "c", "k % R");
+      normalize_at(first, sizeof(first), &g, "o", "grp * PG", "0L");
+    }
+    L(1, "const long PG = %lldL, R = %lldL; (void)PG; (void)R;", ll(g.per_group), ll(g.rest));
+    /* The element k of the line: channel grp * PG + k / R, row k % R. */
+    const char *channel = "const long c = grp * PG + k / R; (void)c;";
+    L(1, "const float shift = x[%s];", first);
+    L(1, "float sum = 0.0f;");
+    L(1, "for (long k = t; k < %lldL; k += %dL) {", ll(g.count), HPC_GPU_OPS_BLOCK);
+    L(2, "%s", channel);
+    L(2, "sum += x[%s] - shift;", at);
+    L(1, "}");
+    L(1, "partial[t] = sum;");
+    L(1, "HK_BARRIER();");
+    L(1, "for (int step = %d; step > 0; step >>= 1) {", HPC_GPU_OPS_BLOCK / 2);
+    L(2, "if (t < step) partial[t] += partial[t + step];");
+    L(2, "HK_BARRIER();");
+    L(1, "}");
+    L(1, "const float mean_diff = partial[0] / %lld.0f;", ll(g.count));
+    /* Everyone has read the sum before partial is reused. */
+    L(1, "HK_BARRIER();");
+    L(1, "float squares = 0.0f;");
+    L(1, "for (long k = t; k < %lldL; k += %dL) {", ll(g.count), HPC_GPU_OPS_BLOCK);
+    L(2, "%s", channel);
+    L(2, "const float d = (x[%s] - shift) - mean_diff;", at);
+    L(2, "squares += d * d;");
+    L(1, "}");
+    L(1, "partial[t] = squares;");
+    L(1, "HK_BARRIER();");
+    L(1, "for (int step = %d; step > 0; step >>= 1) {", HPC_GPU_OPS_BLOCK / 2);
+    L(2, "if (t < step) partial[t] += partial[t + step];");
+    L(2, "HK_BARRIER();");
+    L(1, "}");
+    L(1, "const float inv = 1.0f / HK_SQRT(partial[0] / %lld.0f + %.9gf);", ll(g.count), (double)eps);
+    L(1, "for (long k = t; k < %lldL; k += %dL) {", ll(g.count), HPC_GPU_OPS_BLOCK);
+    L(2, "%s", channel);
+    L(2, "y[%s] = ((x[%s] - shift) - mean_diff) * inv%s;", at, at, affine ? " * scale[c] + bias[c]" : "");
+    L(1, "}");
+    close_kernel(o);
+    code = add_launch(o, "normalize_lines", g.lines * HPC_GPU_OPS_BLOCK, num_args, args, reason, size);
+  } else {
+    /* A thread a line: neighbouring threads take neighbouring inner
+     * positions, so their loads are contiguous in row-major. */
+    open_kernel(o, "normalize_lines", params, g.lines);
+    L(1, "const long pos = i %% %lldL, grp = i / %lldL %% %lldL, o = i / %lldL / %lldL;", ll(g.inner), ll(g.inner),
+      ll(g.groups), ll(g.inner), ll(g.groups));
+    L(1, "const long PG = %lldL, R = %lldL, I = %lldL;", ll(g.per_group), ll(g.rest), ll(g.inner));
+    normalize_at(first, sizeof(first), &g, "o", "grp * PG", "pos");
+    normalize_at(at, sizeof(at), &g, "o", "c", "r * I + pos");
+    const char *for_cr = "for (long c = grp * PG; c < grp * PG + PG; ++c)";
+    L(1, "const float shift = in[%s];", first);
+    L(1, "float sum = 0.0f;");
+    L(1, "%s", for_cr);
+    L(2, "for (long r = 0; r < R; ++r) sum += in[%s] - shift;", at);
+    L(1, "const float mean_diff = sum / %lld.0f;", ll(g.count));
+    L(1, "float squares = 0.0f;");
+    L(1, "%s", for_cr);
+    L(2, "for (long r = 0; r < R; ++r) {");
+    L(3, "const float d = (in[%s] - shift) - mean_diff;", at);
+    L(3, "squares += d * d;");
+    L(2, "}");
+    L(1, "const float inv = 1.0f / HK_SQRT(squares / %lld.0f + %.9gf);", ll(g.count), (double)eps);
+    L(1, "%s {", for_cr);
+    L(2, "const float a = %s, b = %s;", affine ? "inv * scale[c]" : "inv", affine ? "bias[c]" : "0.0f");
+    L(2, "for (long r = 0; r < R; ++r) out[%s] = ((in[%s] - shift) - mean_diff) * a + b;", at, at);
+    L(1, "}");
+    close_kernel(o);
+    code = add_launch(o, "normalize_lines", g.lines, num_args, args, reason, size);
+  }
+  if (code || !g.padding) return code;
+  /* The last block's padding channels belong to no line. */
+  const int64_t items = g.outer * g.plane * g.padding;
+  open_kernel(o, "normalize_padding", "HK_GLOBAL float *HK_RESTRICT out", items);
+  L(1, "const long lane = %lldL + i %% %lldL, s = i / %lldL %% %lldL, n = i / %lldL / %lldL;", ll(g.block - g.padding),
+    ll(g.padding), ll(g.padding), ll(g.plane), ll(g.padding), ll(g.plane));
+  L(1, "out[((n * %lldL + %lldL) * %lldL + s) * %lldL + lane] = 0.0f;", ll(g.blocks), ll(g.blocks - 1), ll(g.plane),
+    ll(g.block));
+  close_kernel(o);
+  return add_launch(o, "normalize_padding", items, 1, &out_arg, reason, size);
 }

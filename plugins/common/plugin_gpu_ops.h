@@ -1,13 +1,14 @@
 /* plugins/common/plugin_gpu_ops.h -- kernels of the ops without knobs
  * (pooling, global average pooling, elementwise, softmax, concat, layout
- * transforms, bias_add, transpose, resize) for the GPU-style plugins,
+ * transforms, bias_add, transpose, resize, normalize) for the GPU-style plugins,
  * written once against the portability layer (plugin_gpu_dialect.h) so
  * that the same text compiles as CUDA C with NVRTC (cuda) and as OpenCL C
  * (opencl).
  *
  * Every kernel is one thread per output element (per row for softmax, per
- * (n, c) plane for global pooling), declared for 1-d blocks of
- * HPC_GPU_OPS_BLOCK threads and guarded against the rounded-up range. */
+ * (n, c) plane for global pooling, per statistics line or a block per line
+ * for normalize), declared for 1-d blocks of HPC_GPU_OPS_BLOCK threads and
+ * guarded against the rounded-up range. */
 #ifndef HETC_PLUGINS_COMMON_PLUGIN_GPU_OPS_H_
 #define HETC_PLUGINS_COMMON_PLUGIN_GPU_OPS_H_
 
@@ -63,6 +64,13 @@ int32_t hpc_gpu_emit_transpose(const hpc_gpu_ops_t *o, char *reason, size_t size
 /* In the producer's layout, one thread per output element, the taps in
  * tables at file scope (plugin_resize.h; HK_TABLE). */
 int32_t hpc_gpu_emit_resize(const hpc_gpu_ops_t *o, char *reason, size_t size);
+/* In the layout plugin_normalize.h picks: where the statistics lines are
+ * contiguous in row-major (inner 1), a block per line reducing through
+ * HPC_GPU_NORMALIZE_SHARED_BYTES of shared memory, else a thread per line;
+ * then, for NCHWc, a kernel writing the padding channels' zeros. */
+int32_t hpc_gpu_emit_normalize(const hpc_gpu_ops_t *o, char *reason, size_t size);
+/* The shared memory of normalize's block reduction, one float a thread. */
+#define HPC_GPU_NORMALIZE_SHARED_BYTES (HPC_GPU_OPS_BLOCK * 4)
 
 /* The dialect expression of an activation applied to the float `v` ("v"
  * for NONE); static string. */

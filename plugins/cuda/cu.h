@@ -172,6 +172,7 @@ typedef enum cu_template_kind_t {
   CU_T_TRANSPOSE,
   CU_T_LOG_SOFTMAX, /* cu_emit_softmax's log form */
   CU_T_RESIZE,
+  CU_T_NORMALIZE,
   CU_T_COUNT_
 } cu_template_kind_t;
 
@@ -344,6 +345,7 @@ hetc_plugin_status_t cu_emit_layout(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_resize(cu_emit_t *e);
+hetc_plugin_status_t cu_emit_normalize(cu_emit_t *e);
 
 
 /* ------------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /* The ops without knobs (pooling, global average pooling, elementwise,
- * softmax, concat, layout transforms, bias_add, transpose and resize): the
- * kernels are the ones the GPU-style plugins share
+ * softmax, concat, layout transforms, bias_add, transpose, resize and
+ * normalize): the kernels are the ones the GPU-style plugins share
  * (plugins/common/plugin_gpu_ops.c); this file turns their launches into
  * grids. The runtime puts the dialect's definitions before the text, so
  * none is added here. */
@@ -58,3 +58,4 @@ hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e) { return emit_op(e, hpc_gpu_
 
 hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_transpose); }
 hetc_plugin_status_t cu_emit_resize(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_resize); }
+hetc_plugin_status_t cu_emit_normalize(cu_emit_t *e) { return emit_op(e, hpc_gpu_emit_normalize); }

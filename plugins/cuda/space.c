@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cu.h"
+#include "plugin_gpu_ops.h"
 #include "plugin_intern.h"
 
 static const struct {
@@ -41,6 +42,7 @@ static const struct {
     [CU_T_TRANSPOSE] = {"cuda_transpose", 1},
     [CU_T_LOG_SOFTMAX] = {"cuda_log_softmax", 1},
     [CU_T_RESIZE] = {"cuda_resize", 1},
+    [CU_T_NORMALIZE] = {"cuda_normalize", 1},
 };
 
 const char *cu_template_name(int kind) { return kind >= 0 && kind < CU_T_COUNT_ ? templates[kind].name : NULL; }
@@ -79,6 +81,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_TRANSPOSE: return CU_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return CU_T_LOG_SOFTMAX;
     case HETC_PLUGIN_OP_RESIZE: return CU_T_RESIZE;
+    case HETC_PLUGIN_OP_NORMALIZE: return CU_T_NORMALIZE;
     default: return -1;
   }
 }
@@ -512,6 +515,9 @@ void cu_config_demand(const hetc_plugin_workload_t *wl, int kind, const cu_confi
     case CU_T_DENSE: cu_demand_gemm(cfg, out); break;
     case CU_T_CONV_IGEMM_TC: cu_demand_igemm_tc(cfg, out); break;
     case CU_T_CONV_DEPTHWISE: cu_demand_depthwise(wl, cfg, out); break;
-    default: out->block[0] = 64; break; /* the ops' one-thread-per-element kernels */
+    default:
+      out->block[0] = HPC_GPU_OPS_BLOCK; /* the ops' one-thread-per-element kernels */
+      if (kind == CU_T_NORMALIZE) out->shared_bytes = HPC_GPU_NORMALIZE_SHARED_BYTES;
+      break;
   }
 }

@@ -1,6 +1,6 @@
 /* The ops without knobs (pooling, global average pooling, elementwise,
- * softmax, concat, layout transforms, bias_add, transpose and resize): the
- * kernels are the ones the GPU-style plugins share
+ * softmax, concat, layout transforms, bias_add, transpose, resize and
+ * normalize): the kernels are the ones the GPU-style plugins share
  * (plugins/common/plugin_gpu_ops.c), written against the portability
  * layer; this file puts the OpenCL dialect's definitions before them and
  * turns their launches into NDRanges. */
@@ -62,3 +62,4 @@ hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e) {
 
 hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e) { return emit_op(e, hpc_gpu_emit_transpose); }
 hetc_plugin_status_t ocl_emit_resize(ocl_emit_t *e) { return emit_op(e, hpc_gpu_emit_resize); }
+hetc_plugin_status_t ocl_emit_normalize(ocl_emit_t *e) { return emit_op(e, hpc_gpu_emit_normalize); }

@@ -114,6 +114,7 @@ typedef enum ocl_template_kind_t {
   OCL_T_TRANSPOSE,
   OCL_T_LOG_SOFTMAX, /* ocl_emit_softmax's log form */
   OCL_T_RESIZE,
+  OCL_T_NORMALIZE,
   OCL_T_COUNT_
 } ocl_template_kind_t;
 
@@ -272,6 +273,7 @@ hetc_plugin_status_t ocl_emit_layout(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_resize(ocl_emit_t *e);
+hetc_plugin_status_t ocl_emit_normalize(ocl_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Parameter packing (pack.c)                                               */

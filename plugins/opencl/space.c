@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ocl.h"
+#include "plugin_gpu_ops.h"
 #include "plugin_intern.h"
 #include "plugin_resize.h"
 
@@ -34,6 +35,7 @@ static const struct {
     [OCL_T_TRANSPOSE] = {"opencl_transpose", 1},
     [OCL_T_LOG_SOFTMAX] = {"opencl_log_softmax", 1},
     [OCL_T_RESIZE] = {"opencl_resize", 1},
+    [OCL_T_NORMALIZE] = {"opencl_normalize", 1},
 };
 
 const char *ocl_template_name(int kind) {
@@ -76,6 +78,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_TRANSPOSE: return OCL_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return OCL_T_LOG_SOFTMAX;
     case HETC_PLUGIN_OP_RESIZE: return OCL_T_RESIZE;
+    case HETC_PLUGIN_OP_NORMALIZE: return OCL_T_NORMALIZE;
     default: return -1;
   }
 }
@@ -243,6 +246,7 @@ void ocl_config_demand(const hetc_plugin_workload_t *wl, int kind, const ocl_con
       out->work_group[0] = 64; /* the ops' fixed work-groups */
       out->work_group[1] = out->work_group[2] = 1;
       if (kind == OCL_T_RESIZE) out->constant_bytes = hpc_resize_table_bytes(wl);
+      if (kind == OCL_T_NORMALIZE) out->local_bytes = HPC_GPU_NORMALIZE_SHARED_BYTES;
       return;
   }
 }

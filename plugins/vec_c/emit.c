@@ -186,6 +186,7 @@ hetc_plugin_status_t vec_emit(vec_emit_t *e) {
     case VEC_T_BIAS_ADD: s = vec_emit_bias_add(e); break;
     case VEC_T_TRANSPOSE: s = vec_emit_transpose(e); break;
     case VEC_T_RESIZE: s = vec_emit_resize(e); break;
+    case VEC_T_NORMALIZE: s = vec_emit_normalize(e); break;
     default:
       return vec_status(HETC_PLUGIN_STATUS_INTERNAL, "vec: template kind %d",
                         e->kind);

@@ -1,14 +1,16 @@
 /* Emitters for the ops without knobs: dense, pooling, global average
  * pooling, elementwise, softmax, concat, layout transforms, bias_add,
- * transpose and resize.
+ * transpose, resize and normalize.
  *
  * Pooling, global pooling, unary elementwise, bias_add and resize follow the
- * layout the producer delivers (row-major, NCHW[x]c or NHWC), so nothing
+ * layout the producer delivers (row-major, NCHW[x]c or NHWC), and so does
+ * normalize where it normalizes a 4-d tensor's channel dim, so nothing
  * is transformed between NCHWc convolutions. A 4-d layout is handled as a
  * channel block b (hetc_kit_layout_block): row-major is b = 1, NHWC is b = C. */
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin_normalize.h"
 #include "plugin_resize.h"
 #include "vec.h"
 
@@ -792,5 +794,154 @@ hetc_plugin_status_t vec_emit_resize(vec_emit_t *e) {
   }
   L(1, "}");
   end_kernel(e, N * CB * OH, (double)(OW * B * (linear ? 6 : 1)));
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The tile of inner positions whose statistics one parallel item keeps
+ * side by side (plugin_normalize.h's lines with neighbouring i), so that
+ * the loads along i are contiguous and vectorise: 64 floats, four cache
+ * lines of a row-major row. */
+#define NORMALIZE_TILE 64
+
+/* Normalize in the layout plugin_normalize.h picks. The statistics are
+ * summed in double, the variance about the mean (two passes), as the
+ * reference has them: a float sum of values with a large common offset
+ * (1000 + noise) would lose the noise's digits. The output is computed in
+ * float from the mean split into a float and its float remainder, so that
+ * x - mean keeps its digits too (x - (float)mean would be off by up to half
+ * an ulp of the offset). */
+hetc_plugin_status_t vec_emit_normalize(vec_emit_t *e) {
+  const hetc_plugin_workload_t *wl = e->wl;
+  const int affine = wl->params.normalize.affine;
+  hpc_normalize_t g;
+  hpc_normalize_geometry(wl, &g);
+  e->num_inputs = 1;
+  e->input_layouts[0] = e->output_layout = normalized(g.layout);
+  e->num_params = affine ? 2 : 0;
+  e->param_bytes[0] = e->param_bytes[1] = affine ? (uint64_t)g.channels * 4 : 0;
+
+  begin_kernel(e, HETC_PLUGIN_ACT_NONE);
+  vec_emit_arg(e, "in", 0, 0);
+  if (affine) {
+    vec_emit_arg(e, "scale", 1, 0);
+    vec_emit_arg(e, "bias", 2, 0);
+  }
+  vec_emit_arg(e, "out", affine ? 3 : 1, 1);
+  L(1, "const long G = %lld, PG = %lld, R = %lld, I = %lld, CB = %lld, B = %lld;", ll(g.groups),
+    ll(g.per_group), ll(g.rest), ll(g.inner), ll(g.blocks), ll(g.block));
+  L(1, "const double count = %lld.0, eps = %.17g;", ll(g.count), wl->params.normalize.epsilon);
+  L(1, "(void)G; (void)PG; (void)R; (void)I; (void)CB; (void)B;");
+  if (g.block == 1 && g.inner == 1) {
+    /* A line is count contiguous elements, channel after channel: the
+     * reductions vectorise along it. */
+    L(1, "for (long t = t0; t < t1; ++t) {");
+    L(2, "const float *restrict x = in + t * %lldL;", ll(g.count));
+    L(2, "float *restrict y = out + t * %lldL;", ll(g.count));
+    L(2, "double sum = 0.0, squares = 0.0;");
+    L(0, "#pragma omp simd reduction(+:sum)");
+    L(2, "for (long k = 0; k < %lldL; ++k) sum += x[k];", ll(g.count));
+    L(2, "const double mean = sum / count;");
+    L(0, "#pragma omp simd reduction(+:squares)");
+    L(2, "for (long k = 0; k < %lldL; ++k) {", ll(g.count));
+    L(3, "const double d = (double)x[k] - mean;");
+    L(3, "squares += d * d;");
+    L(2, "}");
+    L(2, "const float inv = (float)(1.0 / sqrt(squares / count + eps));");
+    L(2, "const float m_hi = (float)mean, m_lo = (float)(mean - (double)m_hi);");
+    if (!affine) {
+      L(0, "#pragma omp simd");
+      L(2, "for (long k = 0; k < %lldL; ++k) y[k] = ((x[k] - m_hi) - m_lo) * inv;", ll(g.count));
+      vec_emit_stat(e, (double)g.count, 3.0 * (double)g.lines);
+    } else if (g.rest == 1) {
+      /* LayerNorm over the last dim: the channels are the line. */
+      L(2, "const float *restrict s = scale + t %% G * PG, *restrict b = bias + t %% G * PG;");
+      L(0, "#pragma omp simd");
+      L(2, "for (long c = 0; c < PG; ++c) y[c] = ((x[c] - m_hi) - m_lo) * inv * s[c] + b[c];");
+      vec_emit_stat(e, (double)g.count, 3.0 * (double)g.lines);
+    } else {
+      L(2, "for (long c = 0; c < PG; ++c) {");
+      L(3, "const long ch = t %% G * PG + c;");
+      L(3, "const float a = inv * scale[ch], b = bias[ch];");
+      L(3, "const float *restrict xc = x + c * R;");
+      L(3, "float *restrict yc = y + c * R;");
+      L(0, "#pragma omp simd");
+      L(3, "for (long r = 0; r < R; ++r) yc[r] = ((xc[r] - m_hi) - m_lo) * a + b;");
+      L(2, "}");
+      vec_emit_stat(e, (double)g.count, 2.0 * (double)g.lines);
+      vec_emit_stat(e, (double)g.rest, (double)(g.lines * g.per_group));
+    }
+    L(1, "}");
+    end_kernel(e, g.lines, 3.0 * (double)g.count);
+  } else {
+    /* Neighbouring lines side by side: one item is a tile of inner
+     * positions of one (outer index, group), each channel's rows read at
+     * the tile's positions (contiguous in row-major; a block's stride
+     * apart otherwise). */
+    const int64_t T = g.inner < NORMALIZE_TILE ? g.inner : NORMALIZE_TILE;
+    const int64_t tiles = hetc_kit_ceil_div(g.inner, T);
+    L(1, "for (long t = t0; t < t1; ++t) {");
+    L(2, "const long tile = t %% %lldL, grp = t / %lldL %% G, o = t / %lldL / G;", ll(tiles), ll(tiles),
+      ll(tiles));
+    L(2, "const long i0 = tile * %lldL, len = I - i0 < %lldL ? I - i0 : %lldL;", ll(T), ll(T), ll(T));
+    L(2, "double acc[%lld], mean[%lld];", ll(T), ll(T));
+    L(2, "float inv[%lld], m_hi[%lld], m_lo[%lld];", ll(T), ll(T), ll(T));
+    /* The pass over a line's elements: channel c's rows, then the tile's
+     * positions along a row (`at` is the position's offset). */
+    const char *open_c = "for (long c = grp * PG; c < grp * PG + PG; ++c) {";
+    const char *row = "const long at = ((o * CB + c / B) * R * I + r * I + i0) * B + c % B;";
+    L(2, "for (long j = 0; j < len; ++j) acc[j] = 0.0;");
+    L(2, "%s", open_c);
+    L(3, "for (long r = 0; r < R; ++r) {");
+    L(4, "%s", row);
+    L(0, "#pragma omp simd");
+    L(4, "for (long j = 0; j < len; ++j) acc[j] += in[at + j * B];");
+    L(3, "}");
+    L(2, "}");
+    L(2, "for (long j = 0; j < len; ++j) {");
+    L(3, "mean[j] = acc[j] / count;");
+    L(3, "acc[j] = 0.0;");
+    L(2, "}");
+    L(2, "%s", open_c);
+    L(3, "for (long r = 0; r < R; ++r) {");
+    L(4, "%s", row);
+    L(0, "#pragma omp simd");
+    L(4, "for (long j = 0; j < len; ++j) {");
+    L(5, "const double d = (double)in[at + j * B] - mean[j];");
+    L(5, "acc[j] += d * d;");
+    L(4, "}");
+    L(3, "}");
+    L(2, "}");
+    L(2, "for (long j = 0; j < len; ++j) {");
+    L(3, "inv[j] = (float)(1.0 / sqrt(acc[j] / count + eps));");
+    L(3, "m_hi[j] = (float)mean[j];");
+    L(3, "m_lo[j] = (float)(mean[j] - (double)m_hi[j]);");
+    L(2, "}");
+    L(2, "%s", open_c);
+    L(3, "const float a = %s, b = %s;", affine ? "scale[c]" : "1.0f", affine ? "bias[c]" : "0.0f");
+    L(3, "for (long r = 0; r < R; ++r) {");
+    L(4, "%s", row);
+    L(0, "#pragma omp simd");
+    L(4, "for (long j = 0; j < len; ++j) out[at + j * B] = ((in[at + j * B] - m_hi[j]) - m_lo[j]) * inv[j] * a + b;");
+    L(3, "}");
+    L(2, "}");
+    L(1, "}");
+    const int64_t items = g.outer * g.groups * tiles;
+    end_kernel(e, items, 3.0 * (double)(g.count * T));
+    vec_emit_stat(e, (double)T, 3.0 * (double)(items * g.count));
+  }
+  if (g.padding) {
+    /* The last block's padding channels, at every pixel of every image. */
+    vec_emit_body_open(e);
+    vec_emit_arg(e, "out", affine ? 3 : 1, 1);
+    L(1, "for (long t = t0; t < t1; ++t) {");
+    L(2, "float *restrict y = out + ((t / %lldL * %lldL + %lldL) * %lldL + t %% %lldL) * %lldL;", ll(g.plane),
+      ll(g.blocks), ll(g.blocks - 1), ll(g.plane), ll(g.plane), ll(g.block));
+    L(2, "for (long k = %lldL; k < %lldL; ++k) y[k] = 0.0f;", ll(g.block - g.padding), ll(g.block));
+    L(1, "}");
+    end_kernel(e, g.outer * g.plane, (double)g.padding);
+    vec_emit_stat(e, (double)g.padding, (double)(g.outer * g.plane));
+  }
   return NULL;
 }

@@ -138,6 +138,9 @@ static hetc_plugin_status_t resolve(const hetc_plugin_instance_t *instance,
   char reason[512];
   int32_t code = hpc_workload_check(workload, reason, sizeof(reason));
   if (code) return vec_status(code, "vec: %s", reason);
+  if (vec_template_count(workload) == 0)
+    return vec_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "vec: no template for op %s",
+                      hetc_kit_op_name(workload->op));
   int kind = vec_template_kind(workload, template_index);
   if (kind < 0)
     return vec_status(HETC_PLUGIN_STATUS_INVALID_ARGUMENT,

@@ -60,6 +60,7 @@ typedef enum vec_template_kind_t {
   VEC_T_TRANSPOSE,
   VEC_T_LOG_SOFTMAX, /* vec_emit_softmax's log form */
   VEC_T_RESIZE,
+  VEC_T_NORMALIZE,
   VEC_T_COUNT_
 } vec_template_kind_t;
 
@@ -205,6 +206,7 @@ hetc_plugin_status_t vec_emit_layout(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_transpose(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_resize(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_normalize(vec_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Features (features.c)                                                    */

@@ -3,7 +3,8 @@
  * (default 20) configs sampled from the spaces of ResNet-50's workloads
  * (MobileNet v1's for the depthwise template) are emitted, compiled to PTX
  * with NVRTC and assembled with ptxas for sm_80 and sm_90 (-v), which must
- * succeed; so must resize's template (test_resize_compiles). Sampled
+ * succeed; so must resize's and normalize's templates (test_resize_compiles,
+ * test_normalize_compiles). Sampled
  * configs that build() would refuse before compiling (limits the space's
  * constraint does not span) are drawn again and counted. The test prints a table of registers, spills and shared memory
  * per template and architecture, and fails on a config whose registers
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "cu.h"
+#include "plugin_gpu_ops.h"
 #include "cuda_loader.h"
 #include "graph/passes.h"
 #include "graph/tasks.h"
@@ -419,6 +421,107 @@ static void test_resize_compiles(void **state) {
   assert_int_equal(failures, 0);
 }
 
+/* A normalize (ABI 2.0) of `in`. */
+static hetc_plugin_workload_t normalize_workload(const hetc_plugin_tensor_t *in, int32_t axis, int32_t num_axes,
+                                                 int32_t groups, int32_t affine) {
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_NORMALIZE;
+  w.num_inputs = 1;
+  w.inputs = in;
+  w.output = *in;
+  w.output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  w.params.normalize = (hetc_plugin_normalize_params_t){axis, num_axes, groups, affine, 1e-5};
+  return w;
+}
+
+/* cuda_normalize compiled by NVRTC and assembled by ptxas for sm_80 and
+ * sm_90: a block a line (instance and group norm, LayerNorm over the last
+ * dim, rank 5) and a thread a line (LayerNorm over NCHW's channels), affine
+ * or not, row-major, NCHW8c with padding channels (a second kernel) and
+ * NHWC. Its launches are blocks of HPC_GPU_OPS_BLOCK threads, and the
+ * block reduction's shared memory is what the demand counts. The kernels'
+ * arithmetic runs on PoCL: test_normalize_kernels_cuda. */
+static void test_normalize_compiles(void **state) {
+  (void)state;
+  cu_host = hetc_host_services();
+  const char *ptxas = ptxas_path();
+  const hetc_plugin_tensor_t inputs[] = {
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {2, 8, 3, 3}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 6, 4, 5}, {HETC_PLUGIN_LAYOUT_NCHWC, 8}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 3, {1, 197, 768}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 96, 56, 56}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 10, 3, 4}, {HETC_PLUGIN_LAYOUT_NCHWC, 8}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 4, {2, 12, 3, 5}, {HETC_PLUGIN_LAYOUT_NHWC, 0}},
+      {HETC_PLUGIN_DTYPE_FLOAT32, 5, {2, 4, 3, 4, 5}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+  };
+  const struct {
+    hetc_plugin_workload_t w;
+    int block_per_line, launches;
+  } cases[] = {
+      {normalize_workload(&inputs[0], 1, 3, 4, 1), 1, 1},  {normalize_workload(&inputs[1], 1, 3, 6, 0), 1, 2},
+      {normalize_workload(&inputs[2], 2, 1, 1, 1), 1, 1},  {normalize_workload(&inputs[3], 1, 1, 1, 1), 0, 1},
+      {normalize_workload(&inputs[4], 1, 1, 1, 1), 0, 2},  {normalize_workload(&inputs[5], 1, 3, 3, 1), 1, 1},
+      {normalize_workload(&inputs[6], 1, 4, 2, 0), 1, 1},
+  };
+  const int count = (int)(sizeof(cases) / sizeof(cases[0]));
+  char dir[] = "/tmp/hetc-cuda-normalize-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  int failures = 0;
+  for (int i = 0; i < count; ++i) {
+    const hetc_plugin_workload_t *w = &cases[i].w;
+    assert_int_equal(cu_template_count(w, &archs[1].limits), 1);
+    assert_int_equal(cu_template_kind(w, &archs[1].limits, 0), CU_T_NORMALIZE);
+    assert_string_equal(cu_template_name(CU_T_NORMALIZE), "cuda_normalize");
+    cu_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cu_demand_t demand;
+    cu_config_demand(w, CU_T_NORMALIZE, &cfg, &demand);
+    assert_int_equal(demand.block[0], HPC_GPU_OPS_BLOCK);
+    assert_int_equal(demand.shared_bytes, HPC_GPU_NORMALIZE_SHARED_BYTES);
+    assert_null(cu_check_limits(&demand, &archs[0].limits));
+    cu_emit_t *e = calloc(1, sizeof(*e));
+    assert_non_null(e);
+    e->wl = w;
+    e->kind = CU_T_NORMALIZE;
+    hpc_strbuf_init(&e->src);
+    hetc_plugin_status_t s = cu_emit(e);
+    if (s) fail_msg("normalize %d: emit: %s", i, cu_host->status_message(s));
+    assert_int_equal(e->num_launches, cases[i].launches);
+    for (int l = 0; l < e->num_launches; ++l) assert_int_equal(e->launches[l].block[0], HPC_GPU_OPS_BLOCK);
+    for (int a = 0; a < 2; ++a) {
+      void *ptx = NULL;
+      size_t length = 0;
+      s = cu_nvrtc_compile(e->src.data, e->src.length, archs[a].virtual, &ptx, &length);
+      if (s) fail_msg("normalize %d: NVRTC: %s", i, cu_host->status_message(s));
+      char path[4200];
+      snprintf(path, sizeof(path), "%s/normalize_%d_%s.ptx", dir, i, archs[a].name);
+      FILE *f = fopen(path, "wb");
+      assert_non_null(f);
+      fwrite(ptx, 1, length, f);
+      fclose(f);
+      free(ptx);
+      usage_t u;
+      if (assemble(ptxas, archs[a].name, path, &u) != 0) {
+        ++failures;
+      } else {
+        const int shared = cases[i].block_per_line ? HPC_GPU_NORMALIZE_SHARED_BYTES : 0;
+        if (u.shared_bytes != shared || u.spill_bytes) {
+          printf("normalize %d %s: %d bytes of shared memory (expected %d), %d bytes spilled\n", i, archs[a].name,
+                 u.shared_bytes, shared, u.spill_bytes);
+          ++failures;
+        }
+        printf("normalize %d %s: %d registers, %d bytes smem\n", i, archs[a].name, u.registers, u.shared_bytes);
+      }
+      remove(path);
+    }
+    hpc_strbuf_free(&e->src);
+    free(e);
+  }
+  rmdir(dir);
+  assert_int_equal(failures, 0);
+}
+
 int main(void) {
   const char *why = NULL;
   if (!cul_nvrtc(&why)) {
@@ -431,6 +534,7 @@ int main(void) {
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_minor6_activations_compile),
                                      cmocka_unit_test(test_resize_compiles),
+                                     cmocka_unit_test(test_normalize_compiles),
                                      cmocka_unit_test(test_templates_compile_for_sm80_and_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,9 @@
  * source built once is served from memory, and after a new cache instance
  * from the disk cache (the program binary, keyed by source and device
  * fingerprint) unless the driver keeps its builds itself (PoCL); resize's
- * tables count against the device's constant memory. Skips (exit 77)
- * without an OpenCL device. */
+ * tables count against the device's constant memory, normalize's block
+ * reduction against its local memory. Skips (exit 77) without an OpenCL
+ * device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 
 #include "hetc/hetc.h"
 #include "ocl.h"
+#include "plugin_gpu_ops.h"
 #include "plugins/host.h"
 
 #define SKIP 77
@@ -190,6 +192,28 @@ static void resize_tables_count_against_constant_memory(void **state) {
   free(e);
 }
 
+/* normalize's block reduction asks for its local memory, which every
+ * OpenCL device has (32 KiB at least), so the demand always fits. */
+static void normalize_counts_its_local_memory(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t in = {HETC_PLUGIN_DTYPE_FLOAT32, 3, {1, 197, 768}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}};
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_NORMALIZE;
+  w.num_inputs = 1;
+  w.inputs = &in;
+  w.output = in;
+  w.params.normalize = (hetc_plugin_normalize_params_t){2, 1, 1, 1, 1e-5};
+  assert_int_equal(ocl_template_kind(&w, 0), OCL_T_NORMALIZE);
+  ocl_config_t cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  ocl_demand_t demand;
+  ocl_config_demand(&w, OCL_T_NORMALIZE, &cfg, &demand);
+  assert_int_equal(demand.work_group[0], HPC_GPU_OPS_BLOCK);
+  assert_int_equal(demand.local_bytes, HPC_GPU_NORMALIZE_SHARED_BYTES);
+  assert_true(ocl_demand_fits(&demand, &devices[0].limits));
+}
+
 int main(void) {
   ocl_host = hetc_host_services();
   ocl_program_cache_init(&cache);
@@ -206,6 +230,7 @@ int main(void) {
       cmocka_unit_test(builds_the_driver_keeps_are_not_on_disk),
       cmocka_unit_test(pocl_keeps_builds_unless_told_not_to),
       cmocka_unit_test(resize_tables_count_against_constant_memory),
+      cmocka_unit_test(normalize_counts_its_local_memory),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   ocl_devices_free(devices, num_devices);

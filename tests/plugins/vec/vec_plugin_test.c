@@ -1,6 +1,7 @@
 /* Smoke tests of the vec plugin through its ABI with a fake host: every
  * conv2d template on awkward shapes with default and hand-picked configs,
- * every other op once, resize in each mode, transform and layout, config
+ * every other op once, resize in each mode, transform and layout, normalize
+ * in every form and layout, config
  * validation, emit/load, timing, packages of the OpenMP-era plugin, kernels
  * timed after an idle moment, and the compiler-failure paths. Results are checked against the reference
  * executor in the artifact's own layouts (NCHWc padding included), each
@@ -477,6 +478,7 @@ static void test_other_ops(void **state) {
   for (int i = 0; i < n; ++i) {
     assert_int_equal(H.plugin->template_count(H.instance, 0, &cases[i].wl), 1);
     assert_int_equal(H.plugin->supports(H.instance, 0, &cases[i].wl), 1);
+    assert_non_null(H.plugin->template_name(H.instance, 0, &cases[i].wl, 0));
     hetc_plugin_space_t sp;
     assert_int_equal(vec_define_space(&H, &cases[i].wl, 0, &sp), 0);
     assert_int_equal(sp.num_knobs, 0);
@@ -630,6 +632,168 @@ static void test_resize(void **state) {
     hetc_status_free(c->status);
   }
   printf("resize: %d cases, %d failures\n", n, failures);
+  free(cases);
+  assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* A normalize of `in` (its layout the producer's hint). */
+static hetc_plugin_workload_t normalize_workload(hetc_plugin_tensor_t in, int32_t axis, int32_t num_axes,
+                                                 int32_t groups, int32_t affine, double epsilon) {
+  hetc_plugin_workload_t wl = simple_workload(HETC_PLUGIN_OP_NORMALIZE, 1, with_layout(in, 0, 0));
+  wl.params.normalize = (hetc_plugin_normalize_params_t){axis, num_axes, groups, affine, epsilon};
+  return wl;
+}
+
+/* vec_normalize against the reference: instance, group and layer norm
+ * (over the last dim, and over the channels of NCHW as ConvNeXt has it),
+ * ranks 2 to 5, affine or not, in the producer's layout where the channels
+ * of a 4-d tensor are normalized (NCHWc with channels that fill no block,
+ * and groups across blocks; NHWC) and row-major elsewhere, inner dims
+ * wider than a tile, and inputs about 1000 (a float sum would lose the
+ * noise's digits). Within 1e-5 of the largest output. */
+static void test_normalize(void **state) {
+  (void)state;
+  enum { MAX_CASES = 40 };
+  vec_case_t *cases = calloc(MAX_CASES, sizeof(*cases));
+  op_expect_t expect[MAX_CASES];
+  int n = 0;
+  hetc_plugin_tensor_t in[1];
+  hetc_plugin_workload_t wl;
+  const int RM = HETC_PLUGIN_LAYOUT_ROW_MAJOR, NC = HETC_PLUGIN_LAYOUT_NCHWC, NH = HETC_PLUGIN_LAYOUT_NHWC;
+#define ADD(label, kind, block, offset)                  \
+  do {                                                   \
+    set_case(&cases[n], label, &wl, in);                 \
+    cases[n].input_offset = offset;                      \
+    expect[n] = (op_expect_t){kind, block, kind, block}; \
+    ++n;                                                 \
+  } while (0)
+  in[0] = tensor4(1, 6, 4, 5);
+  wl = normalize_workload(in[0], 1, 3, 6, 1, 1e-5);
+  ADD("instance [1,6,4,5] affine rm", RM, 0, 0);
+  ADD("instance [1,6,4,5] affine rm offset 1000", RM, 0, 1000);
+  wl.params.normalize.affine = 0;
+  ADD("instance [1,6,4,5] rm", RM, 0, 0);
+  in[0] = with_layout(tensor4(1, 6, 4, 5), NC, 8);
+  wl = normalize_workload(in[0], 1, 3, 6, 1, 1e-5);
+  ADD("instance [1,6,4,5] affine nchw8c", NC, 8, 0);
+  in[0] = with_layout(tensor4(2, 6, 4, 5), NC, 4);
+  wl = normalize_workload(in[0], 1, 3, 6, 0, 1e-5);
+  ADD("instance [2,6,4,5] nchw4c offset 1000", NC, 4, 1000);
+  in[0] = with_layout(tensor4(1, 6, 4, 5), NH, 0);
+  wl = normalize_workload(in[0], 1, 3, 6, 1, 1e-5);
+  ADD("instance [1,6,4,5] affine nhwc", NH, 0, 0);
+  in[0] = tensor4(2, 8, 3, 3);
+  wl = normalize_workload(in[0], 1, 3, 4, 1, 1e-3);
+  ADD("group [2,8,3,3] 4 groups affine rm", RM, 0, 0);
+  ADD("group [2,8,3,3] 4 groups affine rm offset 1000", RM, 0, 1000);
+  in[0] = with_layout(tensor4(2, 8, 3, 3), NC, 8);
+  wl = normalize_workload(in[0], 1, 3, 4, 1, 1e-3);
+  ADD("group [2,8,3,3] 4 groups affine nchw8c", NC, 8, 0);
+  /* Groups of 3 channels over blocks of 4. */
+  in[0] = with_layout(tensor4(2, 9, 3, 5), NC, 4);
+  wl = normalize_workload(in[0], 1, 3, 3, 1, 1e-5);
+  ADD("group [2,9,3,5] 3 groups affine nchw4c offset 1000", NC, 4, 1000);
+  in[0] = with_layout(tensor4(1, 12, 3, 5), NH, 0);
+  wl = normalize_workload(in[0], 1, 3, 3, 0, 1e-5);
+  ADD("group [1,12,3,5] 3 groups nhwc", NH, 0, 0);
+  in[0] = tensor4(2, 4, 3, 5);
+  wl = normalize_workload(in[0], 1, 3, 1, 1, 1e-5);
+  ADD("one group over C,H,W [2,4,3,5] affine rm", RM, 0, 0);
+  {
+    int64_t d3[3] = {2, 5, 12}, vit[3] = {1, 197, 768};
+    in[0] = tensor_rank(3, d3);
+    wl = normalize_workload(in[0], 2, 1, 1, 1, 1e-6);
+    ADD("layer last dim [2,5,12] affine", RM, 0, 0);
+    wl.params.normalize.affine = 0;
+    ADD("layer last dim [2,5,12]", RM, 0, 0);
+    in[0] = tensor_rank(3, vit);
+    wl = normalize_workload(in[0], 2, 1, 1, 1, 1e-6);
+    ADD("layer last dim [1,197,768] affine", RM, 0, 0);
+    ADD("layer last dim [1,197,768] affine offset 1000", RM, 0, 1000);
+    /* Over the last two dims: rest 768. */
+    wl = normalize_workload(in[0], 1, 2, 1, 1, 1e-5);
+    ADD("layer last two dims [1,197,768] affine", RM, 0, 0);
+  }
+  in[0] = tensor4(1, 10, 3, 4);
+  wl = normalize_workload(in[0], 1, 1, 1, 0, 1e-6);
+  ADD("layer channels [1,10,3,4] rm", RM, 0, 0);
+  ADD("layer channels [1,10,3,4] rm offset 1000", RM, 0, 1000);
+  wl.params.normalize.affine = 1;
+  ADD("layer channels [1,10,3,4] affine rm", RM, 0, 0);
+  in[0] = with_layout(tensor4(1, 10, 3, 4), NC, 8);
+  wl = normalize_workload(in[0], 1, 1, 1, 1, 1e-6);
+  ADD("layer channels [1,10,3,4] affine nchw8c", NC, 8, 0);
+  in[0] = with_layout(tensor4(2, 10, 3, 4), NH, 0);
+  wl = normalize_workload(in[0], 1, 1, 1, 0, 1e-6);
+  ADD("layer channels [2,10,3,4] nhwc offset 1000", NH, 0, 1000);
+  /* Inner positions over two tiles and a tail. */
+  in[0] = tensor4(2, 24, 10, 15);
+  wl = normalize_workload(in[0], 1, 1, 1, 1, 1e-6);
+  ADD("layer channels [2,24,10,15] affine rm", RM, 0, 0);
+  in[0] = with_layout(tensor4(1, 20, 10, 15), NC, 16);
+  wl = normalize_workload(in[0], 1, 1, 1, 1, 1e-6);
+  ADD("layer channels [1,20,10,15] affine nchw16c offset 1000", NC, 16, 1000);
+  /* H alone of a 4-d tensor: rest 1, inner W; not the channels, so
+   * row-major whatever the hint. */
+  in[0] = with_layout(tensor4(2, 3, 7, 5), NC, 8);
+  wl = normalize_workload(in[0], 2, 1, 1, 1, 1e-5);
+  ADD("layer dim 2 [2,3,7,5] affine (nchw8c hint)", RM, 0, 0);
+  {
+    int64_t d2[2] = {4, 33}, d2b[2] = {6, 10}, d5[5] = {2, 4, 3, 4, 5}, d5b[5] = {2, 3, 4, 5, 6};
+    in[0] = tensor_rank(2, d2);
+    wl = normalize_workload(in[0], 1, 1, 1, 1, 1e-5);
+    ADD("layer rank 2 [4,33] affine", RM, 0, 0);
+    ADD("layer rank 2 [4,33] affine offset 1000", RM, 0, 1000);
+    in[0] = tensor_rank(2, d2b);
+    wl = normalize_workload(in[0], 0, 1, 2, 1, 1e-5);
+    ADD("dim 0 of rank 2 [6,10] 2 groups affine", RM, 0, 0);
+    in[0] = tensor_rank(5, d5);
+    wl = normalize_workload(in[0], 1, 4, 4, 1, 1e-5);
+    ADD("instance rank 5 [2,4,3,4,5] affine", RM, 0, 0);
+    wl.params.normalize.groups = 2;
+    wl.params.normalize.affine = 0;
+    ADD("group rank 5 [2,4,3,4,5] 2 groups offset 1000", RM, 0, 1000);
+    in[0] = tensor_rank(5, d5b);
+    wl = normalize_workload(in[0], 2, 2, 2, 1, 1e-5);
+    ADD("dims 2,3 of rank 5 [2,3,4,5,6] 2 groups affine", RM, 0, 0);
+  }
+#undef ADD
+  for (int i = 0; i < n; ++i) {
+    assert_int_equal(H.plugin->template_count(H.instance, 0, &cases[i].wl), 1);
+    assert_int_equal(H.plugin->supports(H.instance, 0, &cases[i].wl), 1);
+    assert_string_equal(H.plugin->template_name(H.instance, 0, &cases[i].wl, 0), "vec_normalize");
+    hetc_plugin_space_t sp;
+    assert_int_equal(vec_define_space(&H, &cases[i].wl, 0, &sp), 0);
+    assert_int_equal(sp.num_knobs, 0);
+  }
+  vec_build_cases(&H, cases, n, 4);
+  int failures = 0;
+  double worst = 0;
+  for (int i = 0; i < n; ++i) {
+    vec_case_t *c = &cases[i];
+    if (c->artifact) {
+      const hetc_plugin_artifact_info_t *info = H.plugin->artifact_info(c->artifact);
+      if (info->input_layouts[0].kind != expect[i].in_kind || info->input_layouts[0].block != expect[i].in_block ||
+          info->output_layout.kind != expect[i].out_kind || info->output_layout.block != expect[i].out_block) {
+        fprintf(stderr, "%s: layouts in %d/%d out %d/%d, expected %d/%d\n", c->name, info->input_layouts[0].kind,
+                info->input_layouts[0].block, info->output_layout.kind, info->output_layout.block, expect[i].in_kind,
+                expect[i].in_block);
+        ++failures;
+      }
+    }
+    const double err = vec_check_case(&H, c, 31 + (uint64_t)i);
+    if (err < 0 || err > 1e-5) {
+      fprintf(stderr, "%s: relative error %g\n", c->name, err);
+      ++failures;
+    }
+    if (err > worst) worst = err;
+    if (getenv("HETC_TEST_VERBOSE")) printf("%-64s err %.2g\n", c->name, err);
+    if (c->artifact) H.plugin->artifact_release(H.instance, c->artifact);
+    hetc_status_free(c->status);
+  }
+  printf("normalize: %d cases, %d failures, worst relative error %.2e\n", n, failures, worst);
   free(cases);
   assert_int_equal(failures, 0);
 }
@@ -1164,6 +1328,7 @@ int main(void) {
       cmocka_unit_test(test_conv_templates),
       cmocka_unit_test(test_other_ops),
       cmocka_unit_test(test_resize),
+      cmocka_unit_test(test_normalize),
       cmocka_unit_test(test_invalid_configs),
       cmocka_unit_test(test_emit_load_time),
       cmocka_unit_test(test_old_package),

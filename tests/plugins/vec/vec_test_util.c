@@ -130,6 +130,7 @@ static uint64_t param_count(const hetc_plugin_workload_t *wl, int32_t index) {
     case HETC_PLUGIN_OP_DENSE:
       return index == 0 ? (uint64_t)(out->shape[1] * in->shape[1]) : (uint64_t)out->shape[1];
     case HETC_PLUGIN_OP_BIAS_ADD: return (uint64_t)in->shape[1];
+    case HETC_PLUGIN_OP_NORMALIZE: return (uint64_t)in->shape[wl->params.normalize.axis]; /* scale, bias */
     default: return 0;
   }
 }
@@ -176,7 +177,7 @@ double vec_check_case(vec_plugin_handle_t *h, vec_case_t *c, uint64_t seed) {
     int64_t pn = hetc_layout_element_count(&phys_inputs[i]);
     logical_in[i] = malloc(sizeof(float) * (size_t)n);
     phys_in[i] = malloc(sizeof(float) * (size_t)pn);
-    for (int64_t k = 0; k < n; ++k) logical_in[i][k] = next_float(&state);
+    for (int64_t k = 0; k < n; ++k) logical_in[i][k] = next_float(&state) + c->input_offset;
     hetc_plugin_tensor_t rm = with_layout(c->inputs[i], HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0);
     if ((s = hetc_layout_convert(&rm, logical_in[i], &phys_inputs[i], phys_in[i]))) goto done;
     if ((s = p->buffer_alloc(h->instance, 0, (uint64_t)pn * 4, &bufs[nb]))) goto done;

@@ -31,6 +31,9 @@ typedef struct vec_case_t {
   hetc_plugin_workload_t wl;
   hetc_plugin_tensor_t inputs[8];
   int32_t template_index;
+  /* Added to every random input value: a large common offset checks that
+   * a kernel's statistics keep the digits of the values about it. */
+  float input_offset;
   int use_config;
   fake_config_t config;
   /* Filled by the build. */
