@@ -16,7 +16,7 @@ static const char *const foldable_ops[] = {
     "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "ConstantOfShape", "Reshape",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
-    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip",
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul",
     /* unary */
     "Neg", "Abs", "Sqrt", "Floor", "Ceil", "Reciprocal", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Softplus",
     "Softsign", "Mish", "Elu", "LeakyRelu", "HardSigmoid", "HardSwish", "Erf",
@@ -460,6 +460,49 @@ static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, con
   return NULL;
 }
 
+/* MatMul of constants, as numpy's matmul: a 1-d operand is a row (a) or a
+ * column (b) whose added dim is dropped again, batch dims broadcast. Sums
+ * in double. */
+static hetc_status_t fold_matmul(const hetc_onnx_const_t *a, const hetc_onnx_const_t *b, hetc_onnx_const_t *out) {
+  if (a->rank < 1 || b->rank < 1) return BAD("MatMul of a scalar");
+  const int64_t M = a->rank > 1 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
+  const int64_t KB = b->rank > 1 ? b->dims[b->rank - 2] : b->dims[0], N = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+  if (K != KB) return BAD("MatMul of [..., %lld, %lld] and [..., %lld, %lld]", (long long)M, (long long)K, (long long)KB,
+                          (long long)N);
+  const int32_t a_batch = a->rank > 2 ? a->rank - 2 : 0, b_batch = b->rank > 2 ? b->rank - 2 : 0;
+  const int32_t batch = a_batch > b_batch ? a_batch : b_batch;
+  int64_t dims[HETC_ONNX_MAX_RANK], a_dims[HETC_ONNX_MAX_RANK], b_dims[HETC_ONNX_MAX_RANK];
+  for (int32_t d = 0; d < batch; ++d) {
+    a_dims[d] = d < batch - a_batch ? 1 : a->dims[d - (batch - a_batch)];
+    b_dims[d] = d < batch - b_batch ? 1 : b->dims[d - (batch - b_batch)];
+    if (a_dims[d] != b_dims[d] && a_dims[d] != 1 && b_dims[d] != 1)
+      return BAD("MatMul's batch dims do not broadcast (%lld and %lld)", (long long)a_dims[d], (long long)b_dims[d]);
+    dims[d] = a_dims[d] == 1 ? b_dims[d] : a_dims[d];
+  }
+  int32_t rank = batch;
+  if (a->rank > 1) dims[rank++] = M;
+  if (b->rank > 1) dims[rank++] = N;
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, 0, rank, dims));
+  const int64_t batches = batch ? out->count / ((a->rank > 1 ? M : 1) * (b->rank > 1 ? N : 1)) : 1;
+  for (int64_t p = 0; p < batches; ++p) {
+    int64_t rest = p, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (int32_t d = batch - 1; d >= 0; --d) {
+      const int64_t index = rest % dims[d];
+      rest /= dims[d];
+      ia += (a_dims[d] == 1 ? 0 : index) * sa, sa *= a_dims[d];
+      ib += (b_dims[d] == 1 ? 0 : index) * sb, sb *= b_dims[d];
+    }
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += hetc_onnx_const_get(a, (ia * M + m) * K + k) * hetc_onnx_const_get(b, (ib * K + k) * N + n);
+        out->f[(p * M + m) * N + n] = (float)sum;
+      }
+  }
+  return NULL;
+}
+
 /* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceL2 and ReduceProd over
  * the axes (attribute, or input 1 from ReduceSum-13 and the others' opset
  * 18; none: every axis, unless noop_with_empty_axes), keepdims. */
@@ -632,6 +675,7 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
     return NULL;
   }
   if (!strncmp(op, "Reduce", 6)) return fold_reduce(node, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "MatMul")) return y ? fold_matmul(x, y, &outputs[0]) : BAD("input 1 is missing");
   if (!strcmp(op, "Clip")) return fold_clip(node, inputs, num_inputs, &outputs[0]);
   return fold_unary(node, x, &outputs[0]);
 }

@@ -1382,6 +1382,17 @@ def identity_between_convs(g):
     return g.conv(y, 8, 8, 3, "conv2")
 
 
+@op_case(SHAPE)
+def matmul_of_constants(g):
+    """A per-channel bias computed at import by a batched MatMul of
+    constants ([2, 8, 3] @ [3, 1], summed over the batch), as exporters
+    leave weight arithmetic in the graph."""
+    prod = g.op("MatMul", [g.init("a", g.normal([2, 8, 3])), g.init("b", g.normal([3, 1]))], "bias")
+    total = g.op("ReduceSum", [prod, g.i64("axes", [0])], "bias", keepdims=0)
+    bias = g.op("Reshape", [total, g.i64("shape", [1, 8, 1, 1])], "bias")
+    return g.op("Add", [g.x, bias])
+
+
 # -- Instance, group and layer normalization -------------------------------------
 
 
