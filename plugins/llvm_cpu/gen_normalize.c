@@ -1,0 +1,654 @@
+/* normalize (ABI 2.0): instance, group and layer normalization.
+ *
+ * Every line (outer index, group, inner index) gets its mean and biased
+ * variance from two sums of d = x - K over the line, K one of its own
+ * values: shifted, so that an offset the line's values share (1000 +
+ * noise) cancels before anything is squared, where E[x^2] - E[x]^2 in
+ * float loses every digit of the variance; in double (float vectors
+ * widened before they are added), so that long lines do not drift. One
+ * pass reads the line for both sums, a second writes
+ *   y = ((x - m_hi) - m_lo) r, times scale[c] plus bias[c] with affine,
+ * r = 1 / sqrt(v + eps) and the mean held as two floats m_hi + m_lo:
+ * x - m_hi is exact where x is near the mean, whereas m_hi alone is up
+ * to half an ulp of the offset away (3e-5 at 1000: three times the error
+ * allowed). The kernel computes fma(x - m_hi, r, -m_lo r), and where
+ * one scale serves a run of elements fma(x - m_hi, a, b) with a = r
+ * scale[c] and b = bias[c] - m_lo a.
+ *
+ * Forms, fixed at build time by the layout and the split of the shape
+ * into outer x (groups x rows a group) x inner:
+ *   LINE     row-major, inner 1 (instance and group norm of NCHW, layer
+ *            norm of the last dim): an iteration is one contiguous line,
+ *            read in vectors two ISA vectors wide, then one, then floats.
+ *   COLUMNS  row-major, inner > 1 (layer norm of NCHW's channels): the
+ *            lines are the columns of a group's [rows x inner] matrix; an
+ *            iteration is a tile of columns two ISA vectors wide whose
+ *            sums stay in registers while the rows stream past twice.
+ *   GROUPS   NCHW[b]c, dims 1..3 normalized, a group within one block or
+ *            a whole number of them (instance norm; group norm of 8 or 16
+ *            channels a group, 32 groups): sums per lane over the plane,
+ *            read several pixels at a time, joined per group in scalar
+ *            code (Chan et al.'s pairwise update), then per-lane factors
+ *            a and b, padding lanes 0 so that they write exact zeros.
+ *   PIXELS   NCHW[b]c, dim 1 alone in one group (layer norm of channels):
+ *            an iteration is one pixel, summed across its blocks' lanes;
+ *            the padding lanes are left out of the sums and written 0. */
+#include <string.h>
+
+#include "gen_conv.h"
+
+enum { NORM_LINE = 0, NORM_COLUMNS, NORM_GROUPS, NORM_PIXELS };
+
+/* Floats in one vector of the GROUPS form (several pixels of a block) or
+ * a wide one of the others; masks of shuffles are built up to this. */
+#define NORM_MAX_WIDTH 64
+
+typedef struct norm_t {
+  int form, affine;
+  double epsilon;
+  /* The row-major split: outer x channels (in groups of per_group) x rest
+   * x inner; a line holds per_group x rest values, `rows` of them. */
+  int64_t outer, channels, groups, per_group, rest, inner, rows;
+  /* NCHW[b]c: batch, block, blocks, plane; GROUPS: blocks an iteration
+   * covers, pixels a vector holds. */
+  int64_t batch, block, blocks, plane, unit_blocks, pixels;
+  int64_t chunk; /* PIXELS: pixels an iteration, a divisor of the plane */
+  int64_t lanes; /* of the ISA */
+  int64_t wide;  /* floats of the LINE and COLUMNS forms' wide vectors */
+} norm_t;
+
+static int blocked_form(const hetc_plugin_workload_t *wl, int64_t block) {
+  const hetc_plugin_tensor_t *in = &wl->inputs[0];
+  const hetc_plugin_normalize_params_t *p = &wl->params.normalize;
+  if (in->rank != 4 || p->axis != 1) return -1;
+  const int64_t per_group = in->shape[1] / p->groups;
+  if (p->num_axes == 3 && (per_group % block == 0 || block % per_group == 0)) return NORM_GROUPS;
+  if (p->num_axes == 1 && p->groups == 1) return NORM_PIXELS;
+  return -1;
+}
+
+hetc_plugin_layout_t cpu_normalize_layout(const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_layout_t hint = wl->inputs[0].layout;
+  /* Blocks of whole vectors; a wider one would be a vector of more than
+   * NORM_MAX_WIDTH floats. */
+  if (hint.kind == HETC_PLUGIN_LAYOUT_NCHWC && hint.block >= 8 && hint.block % 8 == 0 &&
+      hint.block <= NORM_MAX_WIDTH && blocked_form(wl, hint.block) >= 0)
+    return hint;
+  return hetc_kit_layout_row_major();
+}
+
+static void describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, norm_t *n) {
+  const hetc_plugin_tensor_t *in = &wl->inputs[0];
+  const hetc_plugin_normalize_params_t *p = &wl->params.normalize;
+  const hetc_plugin_layout_t layout = cpu_normalize_layout(wl);
+  memset(n, 0, sizeof(*n));
+  n->affine = p->affine;
+  n->epsilon = p->epsilon;
+  n->outer = n->rest = n->inner = 1;
+  for (int32_t d = 0; d < p->axis; ++d) n->outer *= in->shape[d];
+  for (int32_t d = p->axis + 1; d < p->axis + p->num_axes; ++d) n->rest *= in->shape[d];
+  for (int32_t d = p->axis + p->num_axes; d < in->rank; ++d) n->inner *= in->shape[d];
+  n->channels = in->shape[p->axis];
+  n->groups = p->groups;
+  n->per_group = n->channels / n->groups;
+  n->rows = n->per_group * n->rest;
+  n->lanes = isa->lanes;
+  n->wide = 2 * isa->lanes;
+  if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC) {
+    n->form = blocked_form(wl, layout.block);
+    n->batch = in->shape[0];
+    n->block = layout.block;
+    n->blocks = hetc_kit_ceil_div(n->channels, n->block);
+    n->plane = in->shape[2] * in->shape[3];
+    n->unit_blocks = n->per_group > n->block ? n->per_group / n->block : 1;
+    /* Two ISA vectors of pixels where the block divides that. */
+    n->pixels = n->wide % n->block == 0 ? n->wide / n->block : 1;
+    for (n->chunk = 8; n->plane % n->chunk != 0;) --n->chunk;
+  } else {
+    n->form = n->inner == 1 ? NORM_LINE : NORM_COLUMNS;
+  }
+}
+
+void cpu_normalize_boundary(cpu_gen_t *g) {
+  norm_t n;
+  describe(g->isa, g->wl, &n);
+  g->input_layouts[0] = g->output_layout = cpu_normalize_layout(g->wl);
+  int64_t per = 1; /* elements an iteration reads */
+  switch (n.form) {
+    case NORM_LINE:
+      g->outer = n.outer * n.groups;
+      per = n.rows;
+      g->avg_inner = (double)n.rows;
+      break;
+    case NORM_COLUMNS:
+      g->outer = n.outer * n.groups * hetc_kit_ceil_div(n.inner, n.wide);
+      per = n.rows * (n.inner < n.wide ? n.inner : n.wide);
+      g->avg_inner = (double)n.rows;
+      break;
+    case NORM_GROUPS:
+      g->outer = n.batch * n.blocks / n.unit_blocks;
+      per = n.unit_blocks * n.block * n.plane;
+      g->avg_inner = (double)n.plane;
+      break;
+    default: /* NORM_PIXELS */
+      g->outer = n.batch * n.plane / n.chunk;
+      per = n.chunk * n.blocks * n.block;
+      g->avg_inner = (double)n.blocks;
+      break;
+  }
+  /* Chunks of some 16K elements: a line of a few hundred is too little
+   * to hand a thread on its own. */
+  g->grain = 16384 / (per > 0 ? per : 1);
+  if (g->grain < 1) g->grain = 1;
+}
+
+uint64_t cpu_normalize_param_count(const hetc_plugin_workload_t *wl) {
+  const hetc_plugin_layout_t layout = cpu_normalize_layout(wl);
+  const int64_t channels = wl->inputs[0].shape[wl->params.normalize.axis];
+  /* NCHW[b]c reads whole blocks of them: zeros past the channels. */
+  if (layout.kind == HETC_PLUGIN_LAYOUT_NCHWC)
+    return (uint64_t)(hetc_kit_ceil_div(channels, layout.block) * layout.block);
+  return (uint64_t)channels;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Vectors of any width (1: a scalar)                                       */
+/* ------------------------------------------------------------------------ */
+
+static LLVMTypeRef f64(irb_t *r) { return LLVMDoubleTypeInContext(r->ctx); }
+
+static LLVMTypeRef of_width(LLVMTypeRef element, int64_t width) {
+  return width == 1 ? element : LLVMVectorType(element, (unsigned)width);
+}
+
+static LLVMValueRef constant(LLVMTypeRef element, double v, int64_t width) {
+  LLVMValueRef one = LLVMConstReal(element, v), all[NORM_MAX_WIDTH];
+  if (width == 1) return one;
+  for (int64_t i = 0; i < width; ++i) all[i] = one;
+  return LLVMConstVector(all, (unsigned)width);
+}
+
+static LLVMValueRef splat(irb_t *r, LLVMValueRef scalar, int64_t width) {
+  if (width == 1) return scalar;
+  LLVMTypeRef t = LLVMVectorType(LLVMTypeOf(scalar), (unsigned)width);
+  LLVMValueRef v = LLVMBuildInsertElement(r->b, LLVMGetUndef(t), scalar, LLVMConstInt(r->i32, 0, 0), "");
+  return LLVMBuildShuffleVector(r->b, v, LLVMGetUndef(t), LLVMConstNull(LLVMVectorType(r->i32, (unsigned)width)),
+                                "");
+}
+
+/* Lanes first .. first + count - 1 of v, or (`repeat`) v's lanes over and
+ * over to `count` lanes. */
+static LLVMValueRef shuffle(irb_t *r, LLVMValueRef v, int64_t first, int64_t count, int repeat) {
+  const int64_t width = LLVMGetVectorSize(LLVMTypeOf(v));
+  if (count == 1 && !repeat) return LLVMBuildExtractElement(r->b, v, LLVMConstInt(r->i32, (unsigned long long)first, 0), "");
+  LLVMValueRef mask[NORM_MAX_WIDTH];
+  for (int64_t i = 0; i < count; ++i)
+    mask[i] = LLVMConstInt(r->i32, (unsigned long long)(repeat ? i % width : first + i), 0);
+  return LLVMBuildShuffleVector(r->b, v, LLVMGetUndef(LLVMTypeOf(v)), LLVMConstVector(mask, (unsigned)count), "");
+}
+
+/* The sum of v's lanes, halving while the width is even. */
+static LLVMValueRef lane_sum(irb_t *r, LLVMValueRef v, int64_t width) {
+  while (width > 1 && width % 2 == 0) {
+    v = FADD(shuffle(r, v, 0, width / 2, 0), shuffle(r, v, width / 2, width / 2, 0));
+    width /= 2;
+  }
+  if (width == 1) return v;
+  LLVMValueRef s = shuffle(r, v, 0, 1, 0);
+  for (int64_t i = 1; i < width; ++i) s = FADD(s, shuffle(r, v, i, 1, 0));
+  return s;
+}
+
+/* v's `width` lanes added in runs of `to`: lane i of the result sums
+ * lanes i, i + to, i + 2 to, ... */
+static LLVMValueRef fold(irb_t *r, LLVMValueRef v, int64_t width, int64_t to) {
+  if (width == to) return v;
+  LLVMValueRef s = shuffle(r, v, 0, to, 0);
+  for (int64_t k = to; k < width; k += to) s = FADD(s, shuffle(r, v, k, to, 0));
+  return s;
+}
+
+static LLVMValueRef load(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width) {
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(r->b, r->f32, base, &index, 1, "");
+  LLVMValueRef v = LLVMBuildLoad2(r->b, of_width(r->f32, width), p, "");
+  LLVMSetAlignment(v, 4);
+  return v;
+}
+
+static void store(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index) {
+  LLVMValueRef s = LLVMBuildStore(r->b, value, LLVMBuildInBoundsGEP2(r->b, r->f32, base, &index, 1, ""));
+  LLVMSetAlignment(s, 4);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sums and moments                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Running sums of d = x - K and d^2 in double, `width` lanes each. */
+typedef struct sums_t {
+  LLVMValueRef s1, s2; /* allocas */
+  LLVMTypeRef type;
+} sums_t;
+
+static sums_t sums_start(irb_t *r, int64_t width) {
+  sums_t s = {irb_alloca(r, of_width(f64(r), width)), irb_alloca(r, of_width(f64(r), width)),
+              of_width(f64(r), width)};
+  irb_store(r, LLVMConstNull(s.type), s.s1);
+  irb_store(r, LLVMConstNull(s.type), s.s2);
+  return s;
+}
+
+/* Adds x - k; lanes where `keep` (NULL: all) is false add 0. */
+static void sums_add(irb_t *r, const sums_t *s, LLVMValueRef x, LLVMValueRef k, LLVMValueRef keep) {
+  LLVMValueRef d = FSUB(x, k);
+  if (keep) d = SEL(keep, d, LLVMConstNull(LLVMTypeOf(d)));
+  d = LLVMBuildFPExt(r->b, d, s->type, "");
+  irb_store(r, FADD(irb_load(r, s->type, s->s1), d), s->s1);
+  irb_store(r, irb_fma(r, d, d, irb_load(r, s->type, s->s2)), s->s2);
+}
+
+/* What the output pass needs of a line's (or of each lane's) statistics,
+ * as floats: the mean as hi + lo, r = 1 / sqrt(variance + eps) and -lo r. */
+typedef struct moments_t {
+  LLVMValueRef hi, lo, rs, off;
+} moments_t;
+
+static moments_t moments_of(irb_t *r, double epsilon, LLVMValueRef mean, LLVMValueRef variance, int64_t width) {
+  LLVMTypeRef ft = of_width(r->f32, width), dt = of_width(f64(r), width);
+  LLVMValueRef zero = constant(f64(r), 0, width);
+  /* Rounding can take the difference of the sums below 0. */
+  variance = SEL(LLVMBuildFCmp(r->b, LLVMRealOLT, variance, zero, ""), zero, variance);
+  LLVMValueRef sum = FADD(variance, constant(f64(r), epsilon, width));
+  LLVMValueRef root = irb_intrinsic(r, "llvm.sqrt", dt, &sum, 1);
+  moments_t m;
+  m.hi = LLVMBuildFPTrunc(r->b, mean, ft, "");
+  m.lo = LLVMBuildFPTrunc(r->b, FSUB(mean, LLVMBuildFPExt(r->b, m.hi, dt, "")), ft, "");
+  m.rs = LLVMBuildFPTrunc(r->b, FDIV(constant(f64(r), 1, width), root), ft, "");
+  m.off = FMUL(LLVMBuildFNeg(r->b, m.lo, ""), m.rs);
+  return m;
+}
+
+/* The moments of `count` values from their shift k (floats) and sums. */
+static moments_t moments(irb_t *r, double epsilon, LLVMValueRef k, LLVMValueRef s1, LLVMValueRef s2, int64_t count,
+                         int64_t width) {
+  /* A product, not a quotient: a division's latency, once a line, is
+   * felt where lines are short (a pixel's channels). */
+  LLVMValueRef inverse = constant(f64(r), 1.0 / (double)count, width);
+  LLVMValueRef shift = FMUL(s1, inverse); /* the mean less k */
+  LLVMValueRef mean = FADD(LLVMBuildFPExt(r->b, k, of_width(f64(r), width), ""), shift);
+  LLVMValueRef variance = LLVMBuildFSub(r->b, FMUL(s2, inverse), FMUL(shift, shift), "");
+  return moments_of(r, epsilon, mean, variance, width);
+}
+
+/* (x - hi - lo) rs, as fma(x - hi, rs, -lo rs). */
+static LLVMValueRef normalized(irb_t *r, const moments_t *m, LLVMValueRef x) {
+  return irb_fma(r, FSUB(x, m->hi), m->rs, m->off);
+}
+
+static moments_t splat_moments(irb_t *r, const moments_t *m, int64_t width) {
+  moments_t s = {splat(r, m->hi, width), splat(r, m->lo, width), splat(r, m->rs, width), splat(r, m->off, width)};
+  return s;
+}
+
+/* A range of `count` elements in spans of decreasing width: [0, a) in
+ * steps of widths[0], [a, b) in steps of widths[1], ..., the last width 1.
+ * Returns the spans that are not empty. */
+typedef struct span_t {
+  int64_t width, first, end;
+} span_t;
+
+static int spans(int64_t count, const int64_t *widths, int n, span_t *out) {
+  int k = 0;
+  int64_t at = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t end = at + (count - at) / widths[i] * widths[i];
+    if (end > at) out[k++] = (span_t){widths[i], at, end};
+    at = end;
+  }
+  return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* LINE                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct args_t {
+  LLVMValueRef x, scale, bias, y;
+} args_t;
+
+static void gen_line(const norm_t *n, irb_t *r, const args_t *a) {
+  const int64_t widths[3] = {n->wide, n->lanes, 1};
+  span_t line[3], run[3];
+  const int nline = spans(n->rows, widths, 3, line), nrun = spans(n->rest, widths, 3, run);
+  irb_loop_t lo, lc, ls;
+  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef base = MUL(it, C64(n->rows));
+  LLVMValueRef c0 = MUL(REM(it, C64(n->groups)), C64(n->per_group));
+  LLVMValueRef k = irb_ld(r, a->x, base);
+  LLVMValueRef s1 = LLVMConstReal(f64(r), 0), s2 = s1;
+  for (int i = 0; i < nline; ++i) {
+    const int64_t w = line[i].width;
+    sums_t s = sums_start(r, w);
+    LLVMValueRef kw = splat(r, k, w);
+    LLVMValueRef at = irb_for(r, &ls, C64(line[i].first), C64(line[i].end), w);
+    sums_add(r, &s, load(r, a->x, ADD(base, at), w), kw, NULL);
+    irb_endfor(r, &ls);
+    s1 = FADD(s1, lane_sum(r, irb_load(r, s.type, s.s1), w));
+    s2 = FADD(s2, lane_sum(r, irb_load(r, s.type, s.s2), w));
+  }
+  const moments_t m = moments(r, n->epsilon, k, s1, s2, n->rows, 1);
+  if (n->affine && n->rest > 1) {
+    /* Channels of `rest` values each: fma(x - hi, a, b) per channel. */
+    LLVMValueRef c = irb_for(r, &lc, C64(0), C64(n->per_group), 1);
+    LLVMValueRef factor = FMUL(m.rs, irb_ld(r, a->scale, ADD(c0, c)));
+    LLVMValueRef offset = irb_fma(r, LLVMBuildFNeg(r->b, m.lo, ""), factor, irb_ld(r, a->bias, ADD(c0, c)));
+    LLVMValueRef first = ADD(base, MUL(c, C64(n->rest)));
+    for (int i = 0; i < nrun; ++i) {
+      const int64_t w = run[i].width;
+      LLVMValueRef hi = splat(r, m.hi, w), fw = splat(r, factor, w), ow = splat(r, offset, w);
+      LLVMValueRef at = ADD(first, irb_for(r, &ls, C64(run[i].first), C64(run[i].end), w));
+      store(r, irb_fma(r, FSUB(load(r, a->x, at, w), hi), fw, ow), a->y, at);
+      irb_endfor(r, &ls);
+    }
+    irb_endfor(r, &lc);
+  } else {
+    /* One channel a value (layer norm of the last dim), or no affine. */
+    for (int i = 0; i < nline; ++i) {
+      const int64_t w = line[i].width;
+      const moments_t mw = splat_moments(r, &m, w);
+      LLVMValueRef j = irb_for(r, &ls, C64(line[i].first), C64(line[i].end), w);
+      LLVMValueRef at = ADD(base, j);
+      LLVMValueRef v = normalized(r, &mw, load(r, a->x, at, w));
+      if (n->affine) v = irb_fma(r, v, load(r, a->scale, ADD(c0, j), w), load(r, a->bias, ADD(c0, j), w));
+      store(r, v, a->y, at);
+      irb_endfor(r, &ls);
+    }
+  }
+  irb_endfor(r, &lo);
+}
+
+/* ------------------------------------------------------------------------ */
+/* COLUMNS                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Columns col .. col + w - 1 of the group's matrix at `base`. */
+static void columns(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef base, LLVMValueRef c0, LLVMValueRef col,
+                    int64_t w) {
+  irb_loop_t lm, lc, lr;
+  LLVMValueRef first = ADD(base, col);
+  LLVMValueRef k = load(r, a->x, first, w);
+  sums_t s = sums_start(r, w);
+  LLVMValueRef row = irb_for(r, &lm, C64(0), C64(n->rows), 1);
+  sums_add(r, &s, load(r, a->x, ADD(first, MUL(row, C64(n->inner))), w), k, NULL);
+  irb_endfor(r, &lm);
+  const moments_t m =
+      moments(r, n->epsilon, k, irb_load(r, s.type, s.s1), irb_load(r, s.type, s.s2), n->rows, w);
+  LLVMValueRef c = irb_for(r, &lc, C64(0), C64(n->per_group), 1);
+  LLVMValueRef sc = NULL, bc = NULL;
+  if (n->affine) {
+    sc = splat(r, irb_ld(r, a->scale, ADD(c0, c)), w);
+    bc = splat(r, irb_ld(r, a->bias, ADD(c0, c)), w);
+  }
+  LLVMValueRef rr = irb_for(r, &lr, C64(0), C64(n->rest), 1);
+  LLVMValueRef at = ADD(first, MUL(ADD(MUL(c, C64(n->rest)), rr), C64(n->inner)));
+  LLVMValueRef v = normalized(r, &m, load(r, a->x, at, w));
+  store(r, n->affine ? irb_fma(r, v, sc, bc) : v, a->y, at);
+  irb_endfor(r, &lr);
+  irb_endfor(r, &lc);
+}
+
+static void gen_columns(const norm_t *n, irb_t *r, const args_t *a) {
+  const int64_t tiles = hetc_kit_ceil_div(n->inner, n->wide), tail = n->inner - (tiles - 1) * n->wide;
+  irb_loop_t lo, lt;
+  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef matrix = DIV(it, C64(tiles)), tile = REM(it, C64(tiles));
+  LLVMValueRef base = MUL(matrix, C64(n->rows * n->inner));
+  LLVMValueRef c0 = MUL(REM(matrix, C64(n->groups)), C64(n->per_group));
+  LLVMValueRef col = MUL(tile, C64(n->wide));
+  if (tail == n->wide) {
+    columns(n, r, a, base, c0, col, n->wide);
+  } else {
+    /* The last tile, narrower: vectors of the ISA's width, then floats. */
+    irb_if_t last;
+    irb_if(r, &last, LT(tile, C64(tiles - 1)));
+    columns(n, r, a, base, c0, col, n->wide);
+    irb_else(r, &last);
+    const int64_t widths[2] = {n->lanes, 1};
+    span_t part[2];
+    const int np = spans(tail, widths, 2, part);
+    for (int i = 0; i < np; ++i) {
+      LLVMValueRef j = irb_for(r, &lt, C64(part[i].first), C64(part[i].end), part[i].width);
+      columns(n, r, a, base, c0, ADD(col, j), part[i].width);
+      irb_endfor(r, &lt);
+    }
+    irb_endif(r, &last);
+  }
+  irb_endfor(r, &lo);
+}
+
+/* ------------------------------------------------------------------------ */
+/* GROUPS                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Per lane of the iteration's blocks, on the stack. */
+typedef struct lanes_t {
+  LLVMValueRef s1, s2, k;        /* the sums (double) and shifts */
+  LLVMValueRef hi, factor, offset; /* y = fma(x - hi, factor, offset) */
+} lanes_t;
+
+/* Sums of block `blk` (first element) into the lanes at `lane`. */
+static void block_sums(const norm_t *n, irb_t *r, const args_t *a, const lanes_t *l, LLVMValueRef blk,
+                       LLVMValueRef lane) {
+  const int64_t b = n->block, widths[2] = {n->pixels, 1};
+  span_t part[2];
+  const int np = spans(n->plane, widths, 2, part);
+  LLVMValueRef kb = load(r, a->x, blk, b);
+  LLVMValueRef s1 = LLVMConstNull(of_width(f64(r), b)), s2 = s1;
+  irb_loop_t lp;
+  for (int i = 0; i < np; ++i) {
+    const int64_t w = part[i].width * b;
+    sums_t s = sums_start(r, w);
+    LLVMValueRef kw = w == b ? kb : shuffle(r, kb, 0, w, 1);
+    LLVMValueRef p = irb_for(r, &lp, C64(part[i].first), C64(part[i].end), part[i].width);
+    sums_add(r, &s, load(r, a->x, ADD(blk, MUL(p, C64(b))), w), kw, NULL);
+    irb_endfor(r, &lp);
+    s1 = FADD(s1, fold(r, irb_load(r, s.type, s.s1), w, b));
+    s2 = FADD(s2, fold(r, irb_load(r, s.type, s.s2), w, b));
+  }
+  LLVMSetAlignment(LLVMBuildStore(r->b, s1, LLVMBuildInBoundsGEP2(r->b, f64(r), l->s1, &lane, 1, "")), 8);
+  LLVMSetAlignment(LLVMBuildStore(r->b, s2, LLVMBuildInBoundsGEP2(r->b, f64(r), l->s2, &lane, 1, "")), 8);
+  store(r, kb, l->k, lane);
+}
+
+static LLVMValueRef ld64(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
+  return LLVMBuildLoad2(r->b, f64(r), LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, ""), "");
+}
+
+/* Lane `lane`'s mean. */
+static LLVMValueRef lane_mean(const norm_t *n, irb_t *r, const lanes_t *l, LLVMValueRef lane) {
+  LLVMValueRef k = LLVMBuildFPExt(r->b, irb_ld(r, l->k, lane), f64(r), "");
+  return FADD(k, FMUL(ld64(r, l->s1, lane), LLVMConstReal(f64(r), 1.0 / (double)n->plane)));
+}
+
+/* The factors of the group whose lanes start at `first` (its channel c). */
+static void group_factors(const norm_t *n, irb_t *r, const args_t *a, const lanes_t *l, LLVMValueRef first,
+                          LLVMValueRef c) {
+  const double plane = (double)n->plane;
+  LLVMValueRef acc = irb_alloca(r, f64(r));
+  irb_loop_t ll;
+  /* Every lane counts `plane` values, so the group's mean is their means'
+   * mean, and its sum of squares about it theirs about their own plus
+   * plane times the squares of their means' distances to it. */
+  irb_store(r, LLVMConstReal(f64(r), 0), acc);
+  LLVMValueRef i = irb_for(r, &ll, C64(0), C64(n->per_group), 1);
+  irb_store(r, FADD(irb_load(r, f64(r), acc), lane_mean(n, r, l, ADD(first, i))), acc);
+  irb_endfor(r, &ll);
+  LLVMValueRef mean = FDIV(irb_load(r, f64(r), acc), LLVMConstReal(f64(r), (double)n->per_group));
+  irb_store(r, LLVMConstReal(f64(r), 0), acc);
+  i = irb_for(r, &ll, C64(0), C64(n->per_group), 1);
+  LLVMValueRef lane = ADD(first, i), s1 = ld64(r, l->s1, lane);
+  LLVMValueRef own = LLVMBuildFSub(r->b, ld64(r, l->s2, lane), FDIV(FMUL(s1, s1), LLVMConstReal(f64(r), plane)), "");
+  LLVMValueRef apart = LLVMBuildFSub(r->b, lane_mean(n, r, l, lane), mean, "");
+  LLVMValueRef add = irb_fma(r, FMUL(apart, apart), LLVMConstReal(f64(r), plane), own);
+  irb_store(r, FADD(irb_load(r, f64(r), acc), add), acc);
+  irb_endfor(r, &ll);
+  LLVMValueRef variance = FDIV(irb_load(r, f64(r), acc), LLVMConstReal(f64(r), plane * (double)n->per_group));
+  const moments_t m = moments_of(r, n->epsilon, mean, variance, 1);
+  i = irb_for(r, &ll, C64(0), C64(n->per_group), 1);
+  lane = ADD(first, i);
+  LLVMValueRef factor = m.rs, offset;
+  if (n->affine) {
+    factor = FMUL(factor, irb_ld(r, a->scale, ADD(c, i)));
+    offset = irb_fma(r, LLVMBuildFNeg(r->b, m.lo, ""), factor, irb_ld(r, a->bias, ADD(c, i)));
+  } else {
+    offset = FMUL(LLVMBuildFNeg(r->b, m.lo, ""), factor);
+  }
+  irb_st(r, m.hi, l->hi, lane);
+  irb_st(r, factor, l->factor, lane);
+  irb_st(r, offset, l->offset, lane);
+  irb_endfor(r, &ll);
+}
+
+static void gen_groups(const norm_t *n, irb_t *r, const args_t *a) {
+  const int64_t b = n->block, lanes = n->unit_blocks * b, units = n->blocks / n->unit_blocks;
+  const int64_t groups = lanes / n->per_group; /* in an iteration: one, or a block's */
+  lanes_t l;
+  l.s1 = irb_alloca_array(r, f64(r), lanes);
+  l.s2 = irb_alloca_array(r, f64(r), lanes);
+  l.k = irb_alloca_array(r, r->f32, lanes);
+  l.hi = irb_alloca_array(r, r->f32, lanes);
+  l.factor = irb_alloca_array(r, r->f32, lanes);
+  l.offset = irb_alloca_array(r, r->f32, lanes);
+  irb_loop_t lo, lj, lq, lp;
+  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef base = MUL(it, C64(lanes * n->plane));
+  LLVMValueRef c_unit = MUL(REM(it, C64(units)), C64(lanes)); /* channel of lane 0 */
+  LLVMValueRef j = irb_for(r, &lj, C64(0), C64(n->unit_blocks), 1);
+  block_sums(n, r, a, &l, ADD(base, MUL(j, C64(b * n->plane))), MUL(j, C64(b)));
+  irb_endfor(r, &lj);
+  LLVMValueRef q = irb_for(r, &lq, C64(0), C64(groups), 1);
+  LLVMValueRef first = MUL(q, C64(n->per_group)), c = ADD(c_unit, first);
+  if (n->channels % b != 0) {
+    /* The last block's padding lanes make up whole groups of no channel
+     * (per_group divides the block and the channels): factors 0, zeros out. */
+    irb_if_t real;
+    irb_if(r, &real, LT(c, C64(n->channels)));
+    group_factors(n, r, a, &l, first, c);
+    irb_else(r, &real);
+    irb_loop_t lz;
+    LLVMValueRef i = irb_for(r, &lz, C64(0), C64(n->per_group), 1);
+    irb_st(r, CF(0), l.hi, ADD(first, i));
+    irb_st(r, CF(0), l.factor, ADD(first, i));
+    irb_st(r, CF(0), l.offset, ADD(first, i));
+    irb_endfor(r, &lz);
+    irb_endif(r, &real);
+  } else {
+    group_factors(n, r, a, &l, first, c);
+  }
+  irb_endfor(r, &lq);
+  const int64_t widths[2] = {n->pixels, 1};
+  span_t part[2];
+  const int np = spans(n->plane, widths, 2, part);
+  j = irb_for(r, &lj, C64(0), C64(n->unit_blocks), 1);
+  LLVMValueRef blk = ADD(base, MUL(j, C64(b * n->plane))), lane = MUL(j, C64(b));
+  LLVMValueRef hb = load(r, l.hi, lane, b), fb = load(r, l.factor, lane, b), ob = load(r, l.offset, lane, b);
+  for (int i = 0; i < np; ++i) {
+    const int64_t w = part[i].width * b;
+    LLVMValueRef hw = w == b ? hb : shuffle(r, hb, 0, w, 1), fw = w == b ? fb : shuffle(r, fb, 0, w, 1);
+    LLVMValueRef ow = w == b ? ob : shuffle(r, ob, 0, w, 1);
+    LLVMValueRef p = irb_for(r, &lp, C64(part[i].first), C64(part[i].end), part[i].width);
+    LLVMValueRef at = ADD(blk, MUL(p, C64(b)));
+    store(r, irb_fma(r, FSUB(load(r, a->x, at, w), hw), fw, ow), a->y, at);
+    irb_endfor(r, &lp);
+  }
+  irb_endfor(r, &lj);
+  irb_endfor(r, &lo);
+}
+
+/* ------------------------------------------------------------------------ */
+/* PIXELS                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* <b x i1>: lanes below `count` true. */
+static LLVMValueRef first_lanes(irb_t *r, int64_t b, int64_t count) {
+  LLVMValueRef bits[NORM_MAX_WIDTH];
+  for (int64_t i = 0; i < b; ++i) bits[i] = LLVMConstInt(r->i1, i < count, 0);
+  return LLVMConstVector(bits, (unsigned)b);
+}
+
+/* Doubles at base[index ...], `width` of them (1: a scalar). */
+static LLVMValueRef load64(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width) {
+  LLVMValueRef v = LLVMBuildLoad2(r->b, of_width(f64(r), width), LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, ""), "");
+  LLVMSetAlignment(v, 8);
+  return v;
+}
+
+static void store_at(irb_t *r, LLVMValueRef value, LLVMTypeRef element, LLVMValueRef base, LLVMValueRef index) {
+  LLVMSetAlignment(LLVMBuildStore(r->b, value, LLVMBuildInBoundsGEP2(r->b, element, base, &index, 1, "")), 4);
+}
+
+/* An iteration is `chunk` pixels: first each one's sums, then the
+ * moments of all of them in one vector, then each one's output. A pixel
+ * alone would wait on its own sums' reduction, square root and division
+ * (some 70 cycles of latency against 30 of work at 96 channels), which
+ * the chunk's independent pixels hide. */
+static void gen_pixels(const norm_t *n, irb_t *r, const args_t *a) {
+  const int64_t b = n->block, whole = n->channels / b, stride = n->plane * b, chunk = n->chunk;
+  LLVMValueRef keep = n->channels % b ? first_lanes(r, b, n->channels % b) : NULL;
+  LLVMValueRef ks = irb_alloca_array(r, r->f32, chunk), s1s = irb_alloca_array(r, f64(r), chunk);
+  LLVMValueRef s2s = irb_alloca_array(r, f64(r), chunk), his = irb_alloca_array(r, r->f32, chunk);
+  LLVMValueRef rss = irb_alloca_array(r, r->f32, chunk), offs = irb_alloca_array(r, r->f32, chunk);
+  irb_loop_t lo, lq, lc;
+  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
+  LLVMValueRef first = MUL(it, C64(chunk)); /* the chunk lies in one image: chunk divides the plane */
+  LLVMValueRef base = ADD(MUL(DIV(first, C64(n->plane)), C64(n->blocks * stride)), MUL(REM(first, C64(n->plane)), C64(b)));
+  LLVMValueRef q = irb_for(r, &lq, C64(0), C64(chunk), 1);
+  LLVMValueRef pixel = ADD(base, MUL(q, C64(b)));
+  LLVMValueRef k = irb_ld(r, a->x, pixel), kb = splat(r, k, b);
+  sums_t s = sums_start(r, b);
+  LLVMValueRef cb = irb_for(r, &lc, C64(0), C64(whole), 1);
+  sums_add(r, &s, load(r, a->x, ADD(pixel, MUL(cb, C64(stride))), b), kb, NULL);
+  irb_endfor(r, &lc);
+  if (keep) sums_add(r, &s, load(r, a->x, ADD(pixel, C64(whole * stride)), b), kb, keep);
+  irb_st(r, k, ks, q);
+  store_at(r, lane_sum(r, irb_load(r, s.type, s.s1), b), f64(r), s1s, q);
+  store_at(r, lane_sum(r, irb_load(r, s.type, s.s2), b), f64(r), s2s, q);
+  irb_endfor(r, &lq);
+  const moments_t m = moments(r, n->epsilon, load(r, ks, C64(0), chunk), load64(r, s1s, C64(0), chunk),
+                              load64(r, s2s, C64(0), chunk), n->channels, chunk);
+  store(r, m.hi, his, C64(0));
+  store(r, m.rs, rss, C64(0));
+  store(r, m.off, offs, C64(0));
+  q = irb_for(r, &lq, C64(0), C64(chunk), 1);
+  pixel = ADD(base, MUL(q, C64(b)));
+  const moments_t mb = {splat(r, irb_ld(r, his, q), b), NULL, splat(r, irb_ld(r, rss, q), b), splat(r, irb_ld(r, offs, q), b)};
+  cb = irb_for(r, &lc, C64(0), C64(n->blocks), 1);
+  LLVMValueRef at = ADD(pixel, MUL(cb, C64(stride)));
+  LLVMValueRef v = normalized(r, &mb, load(r, a->x, at, b));
+  if (n->affine) v = irb_fma(r, v, load(r, a->scale, MUL(cb, C64(b)), b), load(r, a->bias, MUL(cb, C64(b)), b));
+  /* The padding lanes of the last block: 0 whatever the others hold. */
+  if (keep) v = SEL(LLVMBuildOr(r->b, splat(r, LT(cb, C64(whole)), b), keep, ""), v, LLVMConstNull(LLVMTypeOf(v)));
+  store(r, v, a->y, at);
+  irb_endfor(r, &lc);
+  irb_endfor(r, &lq);
+  irb_endfor(r, &lo);
+}
+
+/* ------------------------------------------------------------------------ */
+
+void cpu_gen_normalize(const cpu_gen_t *g, irb_t *r) {
+  norm_t n;
+  describe(g->isa, g->wl, &n);
+  args_t a = {irb_arg(r, 0), NULL, NULL, NULL};
+  if (n.affine) {
+    a.scale = irb_arg(r, 1);
+    a.bias = irb_arg(r, 2);
+  }
+  a.y = irb_arg(r, n.affine ? 3 : 1);
+  switch (n.form) {
+    case NORM_LINE: gen_line(&n, r, &a); break;
+    case NORM_COLUMNS: gen_columns(&n, r, &a); break;
+    case NORM_GROUPS: gen_groups(&n, r, &a); break;
+    default: gen_pixels(&n, r, &a); break;
+  }
+}
