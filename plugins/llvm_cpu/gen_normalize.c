@@ -22,8 +22,9 @@
  *            read in vectors two ISA vectors wide, then one, then floats.
  *   COLUMNS  row-major, inner > 1 (layer norm of NCHW's channels): the
  *            lines are the columns of a group's [rows x inner] matrix; an
- *            iteration is a tile of columns two ISA vectors wide whose
- *            sums stay in registers while the rows stream past twice.
+ *            iteration is a tile of columns two ISA vectors wide (the
+ *            last one masked) whose sums stay in registers while the
+ *            rows stream past twice.
  *   GROUPS   NCHW[b]c, dims 1..3 normalized, a group within one block or
  *            a whole number of them (instance norm; group norm of 8 or 16
  *            channels a group, 32 groups): sums per lane over the plane,
@@ -220,6 +221,42 @@ static void store(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef 
   LLVMSetAlignment(s, 4);
 }
 
+/* <b x i1>: lanes below `count` true. */
+static LLVMValueRef first_lanes(irb_t *r, int64_t b, int64_t count) {
+  LLVMValueRef bits[NORM_MAX_WIDTH];
+  for (int64_t i = 0; i < b; ++i) bits[i] = LLVMConstInt(r->i1, i < count, 0);
+  return LLVMConstVector(bits, (unsigned)b);
+}
+
+/* Calls the intrinsic `name` overloaded on a vector and a pointer type. */
+static LLVMValueRef vector_intrinsic(irb_t *r, const char *name, LLVMTypeRef vector, LLVMValueRef *args,
+                                     unsigned n) {
+  LLVMTypeRef types[2] = {vector, r->ptr};
+  const unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(r->mod, id, types, 2);
+  return LLVMBuildCall2(r->b, LLVMIntrinsicGetType(r->ctx, id, types, 2), fn, args, n, "");
+}
+
+/* load and store of the lanes `mask` (NULL: all) sets; lanes off load 0
+ * and are not written. */
+static LLVMValueRef load_masked(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width, LLVMValueRef mask) {
+  if (!mask) return load(r, base, index, width);
+  LLVMTypeRef type = of_width(r->f32, width);
+  LLVMValueRef args[4] = {LLVMBuildInBoundsGEP2(r->b, r->f32, base, &index, 1, ""), LLVMConstInt(r->i32, 4, 0), mask,
+                          LLVMConstNull(type)};
+  return vector_intrinsic(r, "llvm.masked.load", type, args, 4);
+}
+
+static void store_masked(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index, LLVMValueRef mask) {
+  if (!mask) {
+    store(r, value, base, index);
+    return;
+  }
+  LLVMValueRef args[4] = {value, LLVMBuildInBoundsGEP2(r->b, r->f32, base, &index, 1, ""), LLVMConstInt(r->i32, 4, 0),
+                          mask};
+  vector_intrinsic(r, "llvm.masked.store", LLVMTypeOf(value), args, 4);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Sums and moments                                                         */
 /* ------------------------------------------------------------------------ */
@@ -371,15 +408,17 @@ static void gen_line(const norm_t *n, irb_t *r, const args_t *a) {
 /* COLUMNS                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Columns col .. col + w - 1 of the group's matrix at `base`. */
+/* Columns col .. col + w - 1 of the group's matrix at `base`, those of
+ * `mask` (NULL: all): the lanes off read zeros, whose moments are finite
+ * (0, and 1 / sqrt(eps)), and write nothing. */
 static void columns(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef base, LLVMValueRef c0, LLVMValueRef col,
-                    int64_t w) {
+                    int64_t w, LLVMValueRef mask) {
   irb_loop_t lm, lc, lr;
   LLVMValueRef first = ADD(base, col);
-  LLVMValueRef k = load(r, a->x, first, w);
+  LLVMValueRef k = load_masked(r, a->x, first, w, mask);
   sums_t s = sums_start(r, w);
   LLVMValueRef row = irb_for(r, &lm, C64(0), C64(n->rows), 1);
-  sums_add(r, &s, load(r, a->x, ADD(first, MUL(row, C64(n->inner))), w), k, NULL);
+  sums_add(r, &s, load_masked(r, a->x, ADD(first, MUL(row, C64(n->inner))), w, mask), k, NULL);
   irb_endfor(r, &lm);
   const moments_t m =
       moments(r, n->epsilon, k, irb_load(r, s.type, s.s1), irb_load(r, s.type, s.s2), n->rows, w);
@@ -391,36 +430,29 @@ static void columns(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef bas
   }
   LLVMValueRef rr = irb_for(r, &lr, C64(0), C64(n->rest), 1);
   LLVMValueRef at = ADD(first, MUL(ADD(MUL(c, C64(n->rest)), rr), C64(n->inner)));
-  LLVMValueRef v = normalized(r, &m, load(r, a->x, at, w));
-  store(r, n->affine ? irb_fma(r, v, sc, bc) : v, a->y, at);
+  LLVMValueRef v = normalized(r, &m, load_masked(r, a->x, at, w, mask));
+  store_masked(r, n->affine ? irb_fma(r, v, sc, bc) : v, a->y, at, mask);
   irb_endfor(r, &lr);
   irb_endfor(r, &lc);
 }
 
 static void gen_columns(const norm_t *n, irb_t *r, const args_t *a) {
   const int64_t tiles = hetc_kit_ceil_div(n->inner, n->wide), tail = n->inner - (tiles - 1) * n->wide;
-  irb_loop_t lo, lt;
+  irb_loop_t lo;
   LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
   LLVMValueRef matrix = DIV(it, C64(tiles)), tile = REM(it, C64(tiles));
   LLVMValueRef base = MUL(matrix, C64(n->rows * n->inner));
   LLVMValueRef c0 = MUL(REM(matrix, C64(n->groups)), C64(n->per_group));
   LLVMValueRef col = MUL(tile, C64(n->wide));
   if (tail == n->wide) {
-    columns(n, r, a, base, c0, col, n->wide);
+    columns(n, r, a, base, c0, col, n->wide, NULL);
   } else {
-    /* The last tile, narrower: vectors of the ISA's width, then floats. */
+    /* The last tile, narrower: the same vectors, masked. */
     irb_if_t last;
     irb_if(r, &last, LT(tile, C64(tiles - 1)));
-    columns(n, r, a, base, c0, col, n->wide);
+    columns(n, r, a, base, c0, col, n->wide, NULL);
     irb_else(r, &last);
-    const int64_t widths[2] = {n->lanes, 1};
-    span_t part[2];
-    const int np = spans(tail, widths, 2, part);
-    for (int i = 0; i < np; ++i) {
-      LLVMValueRef j = irb_for(r, &lt, C64(part[i].first), C64(part[i].end), part[i].width);
-      columns(n, r, a, base, c0, ADD(col, j), part[i].width);
-      irb_endfor(r, &lt);
-    }
+    columns(n, r, a, base, c0, col, n->wide, first_lanes(r, n->wide, tail));
     irb_endif(r, &last);
   }
   irb_endfor(r, &lo);
@@ -568,13 +600,6 @@ static void gen_groups(const norm_t *n, irb_t *r, const args_t *a) {
 /* ------------------------------------------------------------------------ */
 /* PIXELS                                                                   */
 /* ------------------------------------------------------------------------ */
-
-/* <b x i1>: lanes below `count` true. */
-static LLVMValueRef first_lanes(irb_t *r, int64_t b, int64_t count) {
-  LLVMValueRef bits[NORM_MAX_WIDTH];
-  for (int64_t i = 0; i < b; ++i) bits[i] = LLVMConstInt(r->i1, i < count, 0);
-  return LLVMConstVector(bits, (unsigned)b);
-}
 
 /* Doubles at base[index ...], `width` of them (1: a scalar). */
 static LLVMValueRef load64(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width) {
