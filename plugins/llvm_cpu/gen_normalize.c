@@ -54,6 +54,11 @@ typedef struct norm_t {
    * covers, pixels a vector holds. */
   int64_t batch, block, blocks, plane, unit_blocks, pixels;
   int64_t chunk; /* PIXELS: pixels an iteration, a divisor of the plane */
+  /* LINE and GROUPS: lines (units of whole groups) and the parts each is
+   * split into, of `part` elements (LINE) or pixels (GROUPS) but the last;
+   * parts > 1: two phases, the sums of every part into the workspace
+   * first. */
+  int64_t lines, parts, part;
   int64_t lanes; /* of the ISA */
   int64_t wide;  /* floats of the LINE and COLUMNS forms' wide vectors */
 } norm_t;
@@ -76,6 +81,26 @@ hetc_plugin_layout_t cpu_normalize_layout(const hetc_plugin_workload_t *wl) {
       hint.block <= NORM_MAX_WIDTH && blocked_form(wl, hint.block) >= 0)
     return hint;
   return hetc_kit_layout_row_major();
+}
+
+/* Fewer lines than this are split into parts of at least NORM_MIN_PART
+ * elements, so that about twice as many iterations keep the cores busy:
+ * instance norm of 64 channels in NCHW16c is 4 lines, GroupNorm(1, C) one.
+ * Split, a part's second read finds it in a farther cache (the first
+ * phase read the whole tensor since), so lines enough are not split. */
+#define NORM_FEW_LINES 16
+#define NORM_MIN_PART 8192
+
+static void split(norm_t *n, int64_t lines, int64_t length, int64_t extent, int64_t step) {
+  n->lines = lines;
+  n->parts = 1;
+  n->part = extent;
+  if (lines >= NORM_FEW_LINES) return;
+  int64_t parts = hetc_kit_ceil_div(2 * NORM_FEW_LINES, lines);
+  if (parts > length / NORM_MIN_PART) parts = length / NORM_MIN_PART;
+  if (parts < 2) return;
+  n->part = hetc_kit_ceil_div(hetc_kit_ceil_div(extent, parts), step) * step;
+  n->parts = hetc_kit_ceil_div(extent, n->part);
 }
 
 static void describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, norm_t *n) {
@@ -105,8 +130,11 @@ static void describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, nor
     /* Two ISA vectors of pixels where the block divides that. */
     n->pixels = n->wide % n->block == 0 ? n->wide / n->block : 1;
     for (n->chunk = 8; n->plane % n->chunk != 0;) --n->chunk;
+    if (n->form == NORM_GROUPS)
+      split(n, n->batch * n->blocks / n->unit_blocks, n->unit_blocks * n->block * n->plane, n->plane, n->pixels);
   } else {
     n->form = n->inner == 1 ? NORM_LINE : NORM_COLUMNS;
+    if (n->form == NORM_LINE) split(n, n->outer * n->groups, n->rows, n->rows, n->wide);
   }
 }
 
@@ -117,9 +145,10 @@ void cpu_normalize_boundary(cpu_gen_t *g) {
   int64_t per = 1; /* elements an iteration reads */
   switch (n.form) {
     case NORM_LINE:
-      g->outer = n.outer * n.groups;
-      per = n.rows;
+      g->outer = n.lines * n.parts;
+      per = n.part;
       g->avg_inner = (double)n.rows;
+      g->workspace_bytes = n.parts > 1 ? (uint64_t)(g->outer * 2 * 8) : 0;
       break;
     case NORM_COLUMNS:
       g->outer = n.outer * n.groups * hetc_kit_ceil_div(n.inner, n.wide);
@@ -127,9 +156,10 @@ void cpu_normalize_boundary(cpu_gen_t *g) {
       g->avg_inner = (double)n.rows;
       break;
     case NORM_GROUPS:
-      g->outer = n.batch * n.blocks / n.unit_blocks;
-      per = n.unit_blocks * n.block * n.plane;
+      g->outer = n.lines * n.parts;
+      per = n.unit_blocks * n.block * n.part;
       g->avg_inner = (double)n.plane;
+      g->workspace_bytes = n.parts > 1 ? (uint64_t)(g->outer * n.unit_blocks * n.block * 2 * 8) : 0;
       break;
     default: /* NORM_PIXELS */
       g->outer = n.batch * n.plane / n.chunk;
@@ -141,6 +171,10 @@ void cpu_normalize_boundary(cpu_gen_t *g) {
    * to hand a thread on its own. */
   g->grain = 16384 / (per > 0 ? per : 1);
   if (g->grain < 1) g->grain = 1;
+  if (g->workspace_bytes) {
+    g->prologue_outer = g->outer;
+    g->prologue_grain = g->grain;
+  }
 }
 
 uint64_t cpu_normalize_param_count(const hetc_plugin_workload_t *wl) {
@@ -327,22 +361,42 @@ static moments_t splat_moments(irb_t *r, const moments_t *m, int64_t width) {
   return s;
 }
 
-/* A range of `count` elements in spans of decreasing width: [0, a) in
- * steps of widths[0], [a, b) in steps of widths[1], ..., the last width 1.
- * Returns the spans that are not empty. */
+/* [first, first + count) (values; constants fold) in spans of decreasing
+ * width: steps of widths[0] up to the last whole one, then of widths[1],
+ * ..., the last width 1. Returns the spans not known to be empty. */
 typedef struct span_t {
-  int64_t width, first, end;
+  int64_t width;
+  LLVMValueRef first, end;
 } span_t;
 
-static int spans(int64_t count, const int64_t *widths, int n, span_t *out) {
+static int spans(irb_t *r, LLVMValueRef first, LLVMValueRef count, const int64_t *widths, int n, span_t *out) {
   int k = 0;
-  int64_t at = 0;
   for (int i = 0; i < n; ++i) {
-    const int64_t end = at + (count - at) / widths[i] * widths[i];
-    if (end > at) out[k++] = (span_t){widths[i], at, end};
-    at = end;
+    LLVMValueRef whole = widths[i] == 1 ? count : SUB(count, REM(count, C64(widths[i])));
+    LLVMValueRef end = ADD(first, whole);
+    if (!LLVMIsAConstantInt(whole) || LLVMConstIntGetSExtValue(whole) != 0) out[k++] = (span_t){widths[i], first, end};
+    first = end;
+    count = SUB(count, whole);
   }
   return k;
+}
+
+/* Doubles at base[index ...], `width` of them (1: a scalar), and their
+ * store. */
+static LLVMValueRef load64(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width) {
+  LLVMValueRef v = LLVMBuildLoad2(r->b, of_width(f64(r), width), LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, ""), "");
+  LLVMSetAlignment(v, 8);
+  return v;
+}
+
+static void store64(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index) {
+  LLVMSetAlignment(LLVMBuildStore(r->b, value, LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, "")), 8);
+}
+
+/* Phase 0's iterations of a two-phase kernel in the `then` branch, phase
+ * 1's in the `else`. */
+static void if_prologue(irb_t *r, irb_if_t *f) {
+  irb_if(r, f, LLVMBuildICmp(r->b, LLVMIntEQ, r->phase, C64(CPU_PHASE_PROLOGUE), ""));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -350,58 +404,124 @@ static int spans(int64_t count, const int64_t *widths, int n, span_t *out) {
 /* ------------------------------------------------------------------------ */
 
 typedef struct args_t {
-  LLVMValueRef x, scale, bias, y;
+  LLVMValueRef x, scale, bias, y, ws;
 } args_t;
 
-static void gen_line(const norm_t *n, irb_t *r, const args_t *a) {
+/* The sums of elements [first, first + count) of the line at `base`. */
+static void line_sums(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef base, LLVMValueRef k,
+                      LLVMValueRef first, LLVMValueRef count, LLVMValueRef *s1, LLVMValueRef *s2) {
   const int64_t widths[3] = {n->wide, n->lanes, 1};
-  span_t line[3], run[3];
-  const int nline = spans(n->rows, widths, 3, line), nrun = spans(n->rest, widths, 3, run);
-  irb_loop_t lo, lc, ls;
-  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
-  LLVMValueRef base = MUL(it, C64(n->rows));
-  LLVMValueRef c0 = MUL(REM(it, C64(n->groups)), C64(n->per_group));
-  LLVMValueRef k = irb_ld(r, a->x, base);
-  LLVMValueRef s1 = LLVMConstReal(f64(r), 0), s2 = s1;
-  for (int i = 0; i < nline; ++i) {
-    const int64_t w = line[i].width;
+  span_t sp[3];
+  const int ns = spans(r, first, count, widths, 3, sp);
+  irb_loop_t ls;
+  *s1 = *s2 = LLVMConstReal(f64(r), 0);
+  for (int i = 0; i < ns; ++i) {
+    const int64_t w = sp[i].width;
     sums_t s = sums_start(r, w);
     LLVMValueRef kw = splat(r, k, w);
-    LLVMValueRef at = irb_for(r, &ls, C64(line[i].first), C64(line[i].end), w);
+    LLVMValueRef at = irb_for(r, &ls, sp[i].first, sp[i].end, w);
     sums_add(r, &s, load(r, a->x, ADD(base, at), w), kw, NULL);
     irb_endfor(r, &ls);
-    s1 = FADD(s1, lane_sum(r, irb_load(r, s.type, s.s1), w));
-    s2 = FADD(s2, lane_sum(r, irb_load(r, s.type, s.s2), w));
+    *s1 = FADD(*s1, lane_sum(r, irb_load(r, s.type, s.s1), w));
+    *s2 = FADD(*s2, lane_sum(r, irb_load(r, s.type, s.s2), w));
   }
-  const moments_t m = moments(r, n->epsilon, k, s1, s2, n->rows, 1);
+}
+
+/* Elements [first, first + count) of the line at `base`, whose channels
+ * start at c0. */
+static void line_output(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef base, LLVMValueRef c0,
+                        const moments_t *m, LLVMValueRef first, LLVMValueRef count) {
+  const int64_t widths[3] = {n->wide, n->lanes, 1};
+  span_t sp[3];
+  irb_loop_t lc, ls;
   if (n->affine && n->rest > 1) {
-    /* Channels of `rest` values each: fma(x - hi, a, b) per channel. */
-    LLVMValueRef c = irb_for(r, &lc, C64(0), C64(n->per_group), 1);
-    LLVMValueRef factor = FMUL(m.rs, irb_ld(r, a->scale, ADD(c0, c)));
-    LLVMValueRef offset = irb_fma(r, LLVMBuildFNeg(r->b, m.lo, ""), factor, irb_ld(r, a->bias, ADD(c0, c)));
-    LLVMValueRef first = ADD(base, MUL(c, C64(n->rest)));
-    for (int i = 0; i < nrun; ++i) {
-      const int64_t w = run[i].width;
-      LLVMValueRef hi = splat(r, m.hi, w), fw = splat(r, factor, w), ow = splat(r, offset, w);
-      LLVMValueRef at = ADD(first, irb_for(r, &ls, C64(run[i].first), C64(run[i].end), w));
+    /* Channels of `rest` values each, those the range meets: fma(x - hi,
+     * a, b) per channel. */
+    LLVMValueRef end = ADD(first, count);
+    LLVMValueRef c = irb_for(r, &lc, DIV(first, C64(n->rest)), DIV(ADD(end, C64(n->rest - 1)), C64(n->rest)), 1);
+    LLVMValueRef factor = FMUL(m->rs, irb_ld(r, a->scale, ADD(c0, c)));
+    LLVMValueRef offset = irb_fma(r, LLVMBuildFNeg(r->b, m->lo, ""), factor, irb_ld(r, a->bias, ADD(c0, c)));
+    LLVMValueRef from = irb_smax(r, first, MUL(c, C64(n->rest)));
+    LLVMValueRef to = irb_smin(r, end, MUL(ADD(c, C64(1)), C64(n->rest)));
+    const int ns = spans(r, from, SUB(to, from), widths, 3, sp);
+    for (int i = 0; i < ns; ++i) {
+      const int64_t w = sp[i].width;
+      LLVMValueRef hi = splat(r, m->hi, w), fw = splat(r, factor, w), ow = splat(r, offset, w);
+      LLVMValueRef at = ADD(base, irb_for(r, &ls, sp[i].first, sp[i].end, w));
       store(r, irb_fma(r, FSUB(load(r, a->x, at, w), hi), fw, ow), a->y, at);
       irb_endfor(r, &ls);
     }
     irb_endfor(r, &lc);
-  } else {
-    /* One channel a value (layer norm of the last dim), or no affine. */
-    for (int i = 0; i < nline; ++i) {
-      const int64_t w = line[i].width;
-      const moments_t mw = splat_moments(r, &m, w);
-      LLVMValueRef j = irb_for(r, &ls, C64(line[i].first), C64(line[i].end), w);
-      LLVMValueRef at = ADD(base, j);
-      LLVMValueRef v = normalized(r, &mw, load(r, a->x, at, w));
-      if (n->affine) v = irb_fma(r, v, load(r, a->scale, ADD(c0, j), w), load(r, a->bias, ADD(c0, j), w));
-      store(r, v, a->y, at);
-      irb_endfor(r, &ls);
-    }
+    return;
   }
+  /* One channel a value (layer norm of the last dim), or no affine. */
+  const int ns = spans(r, first, count, widths, 3, sp);
+  for (int i = 0; i < ns; ++i) {
+    const int64_t w = sp[i].width;
+    const moments_t mw = splat_moments(r, m, w);
+    LLVMValueRef j = irb_for(r, &ls, sp[i].first, sp[i].end, w);
+    LLVMValueRef at = ADD(base, j);
+    LLVMValueRef v = normalized(r, &mw, load(r, a->x, at, w));
+    if (n->affine) v = irb_fma(r, v, load(r, a->scale, ADD(c0, j), w), load(r, a->bias, ADD(c0, j), w));
+    store(r, v, a->y, at);
+    irb_endfor(r, &ls);
+  }
+}
+
+/* Iteration `it` (a value) of a LINE kernel: its line's first element,
+ * its channels' first, and its part's range within the line. */
+typedef struct line_at_t {
+  LLVMValueRef base, c0, first, count;
+} line_at_t;
+
+static line_at_t line_at(const norm_t *n, irb_t *r, LLVMValueRef it) {
+  line_at_t at;
+  LLVMValueRef line = n->parts > 1 ? DIV(it, C64(n->parts)) : it;
+  at.base = MUL(line, C64(n->rows));
+  at.c0 = MUL(REM(line, C64(n->groups)), C64(n->per_group));
+  if (n->parts > 1) {
+    at.first = MUL(REM(it, C64(n->parts)), C64(n->part));
+    at.count = irb_smin(r, C64(n->part), SUB(C64(n->rows), at.first));
+  } else {
+    at.first = C64(0);
+    at.count = C64(n->rows);
+  }
+  return at;
+}
+
+static void gen_line(const norm_t *n, irb_t *r, const args_t *a) {
+  irb_loop_t lo;
+  irb_if_t phase;
+  LLVMValueRef it, k, s1, s2;
+  line_at_t at;
+  if (n->parts > 1) {
+    /* Phase 0: each part's sums, all shifted by the line's first value. */
+    if_prologue(r, &phase);
+    it = irb_for(r, &lo, r->begin, r->end, 1);
+    at = line_at(n, r, it);
+    line_sums(n, r, a, at.base, irb_ld(r, a->x, at.base), at.first, at.count, &s1, &s2);
+    store64(r, s1, a->ws, MUL(it, C64(2)));
+    store64(r, s2, a->ws, ADD(MUL(it, C64(2)), C64(1)));
+    irb_endfor(r, &lo);
+    irb_else(r, &phase);
+  }
+  it = irb_for(r, &lo, r->begin, r->end, 1);
+  at = line_at(n, r, it);
+  k = irb_ld(r, a->x, at.base);
+  if (n->parts > 1) {
+    LLVMValueRef sums = MUL(SUB(it, REM(it, C64(n->parts))), C64(2)); /* the line's first part's */
+    s1 = s2 = LLVMConstReal(f64(r), 0);
+    for (int64_t q = 0; q < n->parts; ++q) {
+      s1 = FADD(s1, load64(r, a->ws, ADD(sums, C64(2 * q)), 1));
+      s2 = FADD(s2, load64(r, a->ws, ADD(sums, C64(2 * q + 1)), 1));
+    }
+  } else {
+    line_sums(n, r, a, at.base, k, at.first, at.count, &s1, &s2);
+  }
+  const moments_t m = moments(r, n->epsilon, k, s1, s2, n->rows, 1);
+  line_output(n, r, a, at.base, at.c0, &m, at.first, at.count);
   irb_endfor(r, &lo);
+  if (n->parts > 1) irb_endif(r, &phase);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -468,38 +588,32 @@ typedef struct lanes_t {
   LLVMValueRef hi, factor, offset; /* y = fma(x - hi, factor, offset) */
 } lanes_t;
 
-/* Sums of block `blk` (first element) into the lanes at `lane`. */
-static void block_sums(const norm_t *n, irb_t *r, const args_t *a, const lanes_t *l, LLVMValueRef blk,
-                       LLVMValueRef lane) {
+/* The sums of pixels [first, first + count) of the block at `blk`, each
+ * lane shifted by its value at the block's first pixel (*kb). */
+static void block_sums(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef blk, LLVMValueRef first,
+                       LLVMValueRef count, LLVMValueRef *kb, LLVMValueRef *s1, LLVMValueRef *s2) {
   const int64_t b = n->block, widths[2] = {n->pixels, 1};
-  span_t part[2];
-  const int np = spans(n->plane, widths, 2, part);
-  LLVMValueRef kb = load(r, a->x, blk, b);
-  LLVMValueRef s1 = LLVMConstNull(of_width(f64(r), b)), s2 = s1;
+  span_t sp[2];
+  const int ns = spans(r, first, count, widths, 2, sp);
+  *kb = load(r, a->x, blk, b);
+  *s1 = *s2 = LLVMConstNull(of_width(f64(r), b));
   irb_loop_t lp;
-  for (int i = 0; i < np; ++i) {
-    const int64_t w = part[i].width * b;
+  for (int i = 0; i < ns; ++i) {
+    const int64_t w = sp[i].width * b;
     sums_t s = sums_start(r, w);
-    LLVMValueRef kw = w == b ? kb : shuffle(r, kb, 0, w, 1);
-    LLVMValueRef p = irb_for(r, &lp, C64(part[i].first), C64(part[i].end), part[i].width);
+    LLVMValueRef kw = w == b ? *kb : shuffle(r, *kb, 0, w, 1);
+    LLVMValueRef p = irb_for(r, &lp, sp[i].first, sp[i].end, sp[i].width);
     sums_add(r, &s, load(r, a->x, ADD(blk, MUL(p, C64(b))), w), kw, NULL);
     irb_endfor(r, &lp);
-    s1 = FADD(s1, fold(r, irb_load(r, s.type, s.s1), w, b));
-    s2 = FADD(s2, fold(r, irb_load(r, s.type, s.s2), w, b));
+    *s1 = FADD(*s1, fold(r, irb_load(r, s.type, s.s1), w, b));
+    *s2 = FADD(*s2, fold(r, irb_load(r, s.type, s.s2), w, b));
   }
-  LLVMSetAlignment(LLVMBuildStore(r->b, s1, LLVMBuildInBoundsGEP2(r->b, f64(r), l->s1, &lane, 1, "")), 8);
-  LLVMSetAlignment(LLVMBuildStore(r->b, s2, LLVMBuildInBoundsGEP2(r->b, f64(r), l->s2, &lane, 1, "")), 8);
-  store(r, kb, l->k, lane);
-}
-
-static LLVMValueRef ld64(irb_t *r, LLVMValueRef base, LLVMValueRef index) {
-  return LLVMBuildLoad2(r->b, f64(r), LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, ""), "");
 }
 
 /* Lane `lane`'s mean. */
 static LLVMValueRef lane_mean(const norm_t *n, irb_t *r, const lanes_t *l, LLVMValueRef lane) {
   LLVMValueRef k = LLVMBuildFPExt(r->b, irb_ld(r, l->k, lane), f64(r), "");
-  return FADD(k, FMUL(ld64(r, l->s1, lane), LLVMConstReal(f64(r), 1.0 / (double)n->plane)));
+  return FADD(k, FMUL(load64(r, l->s1, lane, 1), LLVMConstReal(f64(r), 1.0 / (double)n->plane)));
 }
 
 /* The factors of the group whose lanes start at `first` (its channel c). */
@@ -518,8 +632,8 @@ static void group_factors(const norm_t *n, irb_t *r, const args_t *a, const lane
   LLVMValueRef mean = FDIV(irb_load(r, f64(r), acc), LLVMConstReal(f64(r), (double)n->per_group));
   irb_store(r, LLVMConstReal(f64(r), 0), acc);
   i = irb_for(r, &ll, C64(0), C64(n->per_group), 1);
-  LLVMValueRef lane = ADD(first, i), s1 = ld64(r, l->s1, lane);
-  LLVMValueRef own = LLVMBuildFSub(r->b, ld64(r, l->s2, lane), FDIV(FMUL(s1, s1), LLVMConstReal(f64(r), plane)), "");
+  LLVMValueRef lane = ADD(first, i), s1 = load64(r, l->s1, lane, 1);
+  LLVMValueRef own = LLVMBuildFSub(r->b, load64(r, l->s2, lane, 1), FDIV(FMUL(s1, s1), LLVMConstReal(f64(r), plane)), "");
   LLVMValueRef apart = LLVMBuildFSub(r->b, lane_mean(n, r, l, lane), mean, "");
   LLVMValueRef add = irb_fma(r, FMUL(apart, apart), LLVMConstReal(f64(r), plane), own);
   irb_store(r, FADD(irb_load(r, f64(r), acc), add), acc);
@@ -541,6 +655,26 @@ static void group_factors(const norm_t *n, irb_t *r, const args_t *a, const lane
   irb_endfor(r, &ll);
 }
 
+/* Iteration `it` (a value) of a GROUPS kernel: its unit's first element
+ * and its part's range of pixels. */
+typedef struct unit_at_t {
+  LLVMValueRef unit, base, first, count;
+} unit_at_t;
+
+static unit_at_t unit_at(const norm_t *n, irb_t *r, LLVMValueRef it) {
+  unit_at_t at;
+  at.unit = n->parts > 1 ? DIV(it, C64(n->parts)) : it;
+  at.base = MUL(at.unit, C64(n->unit_blocks * n->block * n->plane));
+  if (n->parts > 1) {
+    at.first = MUL(REM(it, C64(n->parts)), C64(n->part));
+    at.count = irb_smin(r, C64(n->part), SUB(C64(n->plane), at.first));
+  } else {
+    at.first = C64(0);
+    at.count = C64(n->plane);
+  }
+  return at;
+}
+
 static void gen_groups(const norm_t *n, irb_t *r, const args_t *a) {
   const int64_t b = n->block, lanes = n->unit_blocks * b, units = n->blocks / n->unit_blocks;
   const int64_t groups = lanes / n->per_group; /* in an iteration: one, or a block's */
@@ -552,11 +686,43 @@ static void gen_groups(const norm_t *n, irb_t *r, const args_t *a) {
   l.factor = irb_alloca_array(r, r->f32, lanes);
   l.offset = irb_alloca_array(r, r->f32, lanes);
   irb_loop_t lo, lj, lq, lp;
-  LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
-  LLVMValueRef base = MUL(it, C64(lanes * n->plane));
-  LLVMValueRef c_unit = MUL(REM(it, C64(units)), C64(lanes)); /* channel of lane 0 */
-  LLVMValueRef j = irb_for(r, &lj, C64(0), C64(n->unit_blocks), 1);
-  block_sums(n, r, a, &l, ADD(base, MUL(j, C64(b * n->plane))), MUL(j, C64(b)));
+  irb_if_t phase;
+  LLVMValueRef it, j, kb, s1, s2;
+  unit_at_t at;
+  if (n->parts > 1) {
+    /* Phase 0: each part's sums per lane, into the workspace. */
+    if_prologue(r, &phase);
+    it = irb_for(r, &lo, r->begin, r->end, 1);
+    at = unit_at(n, r, it);
+    j = irb_for(r, &lj, C64(0), C64(n->unit_blocks), 1);
+    block_sums(n, r, a, ADD(at.base, MUL(j, C64(b * n->plane))), at.first, at.count, &kb, &s1, &s2);
+    LLVMValueRef slot = MUL(ADD(MUL(it, C64(n->unit_blocks)), j), C64(2 * b));
+    store64(r, s1, a->ws, slot);
+    store64(r, s2, a->ws, ADD(slot, C64(b)));
+    irb_endfor(r, &lj);
+    irb_endfor(r, &lo);
+    irb_else(r, &phase);
+  }
+  it = irb_for(r, &lo, r->begin, r->end, 1);
+  at = unit_at(n, r, it);
+  LLVMValueRef c_unit = MUL(REM(at.unit, C64(units)), C64(lanes)); /* channel of lane 0 */
+  j = irb_for(r, &lj, C64(0), C64(n->unit_blocks), 1);
+  LLVMValueRef blk = ADD(at.base, MUL(j, C64(b * n->plane))), lane = MUL(j, C64(b));
+  if (n->parts > 1) {
+    kb = load(r, a->x, blk, b);
+    s1 = s2 = LLVMConstNull(of_width(f64(r), b));
+    LLVMValueRef parts = SUB(it, REM(it, C64(n->parts))); /* the unit's first part */
+    for (int64_t q = 0; q < n->parts; ++q) {
+      LLVMValueRef slot = MUL(ADD(MUL(ADD(parts, C64(q)), C64(n->unit_blocks)), j), C64(2 * b));
+      s1 = FADD(s1, load64(r, a->ws, slot, b));
+      s2 = FADD(s2, load64(r, a->ws, ADD(slot, C64(b)), b));
+    }
+  } else {
+    block_sums(n, r, a, blk, at.first, at.count, &kb, &s1, &s2);
+  }
+  store64(r, s1, l.s1, lane);
+  store64(r, s2, l.s2, lane);
+  store(r, kb, l.k, lane);
   irb_endfor(r, &lj);
   LLVMValueRef q = irb_for(r, &lq, C64(0), C64(groups), 1);
   LLVMValueRef first = MUL(q, C64(n->per_group)), c = ADD(c_unit, first);
@@ -579,38 +745,29 @@ static void gen_groups(const norm_t *n, irb_t *r, const args_t *a) {
   }
   irb_endfor(r, &lq);
   const int64_t widths[2] = {n->pixels, 1};
-  span_t part[2];
-  const int np = spans(n->plane, widths, 2, part);
+  span_t sp[2];
+  const int ns = spans(r, at.first, at.count, widths, 2, sp);
   j = irb_for(r, &lj, C64(0), C64(n->unit_blocks), 1);
-  LLVMValueRef blk = ADD(base, MUL(j, C64(b * n->plane))), lane = MUL(j, C64(b));
+  blk = ADD(at.base, MUL(j, C64(b * n->plane)));
+  lane = MUL(j, C64(b));
   LLVMValueRef hb = load(r, l.hi, lane, b), fb = load(r, l.factor, lane, b), ob = load(r, l.offset, lane, b);
-  for (int i = 0; i < np; ++i) {
-    const int64_t w = part[i].width * b;
+  for (int i = 0; i < ns; ++i) {
+    const int64_t w = sp[i].width * b;
     LLVMValueRef hw = w == b ? hb : shuffle(r, hb, 0, w, 1), fw = w == b ? fb : shuffle(r, fb, 0, w, 1);
     LLVMValueRef ow = w == b ? ob : shuffle(r, ob, 0, w, 1);
-    LLVMValueRef p = irb_for(r, &lp, C64(part[i].first), C64(part[i].end), part[i].width);
-    LLVMValueRef at = ADD(blk, MUL(p, C64(b)));
-    store(r, irb_fma(r, FSUB(load(r, a->x, at, w), hw), fw, ow), a->y, at);
+    LLVMValueRef p = irb_for(r, &lp, sp[i].first, sp[i].end, sp[i].width);
+    LLVMValueRef at_p = ADD(blk, MUL(p, C64(b)));
+    store(r, irb_fma(r, FSUB(load(r, a->x, at_p, w), hw), fw, ow), a->y, at_p);
     irb_endfor(r, &lp);
   }
   irb_endfor(r, &lj);
   irb_endfor(r, &lo);
+  if (n->parts > 1) irb_endif(r, &phase);
 }
 
 /* ------------------------------------------------------------------------ */
 /* PIXELS                                                                   */
 /* ------------------------------------------------------------------------ */
-
-/* Doubles at base[index ...], `width` of them (1: a scalar). */
-static LLVMValueRef load64(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width) {
-  LLVMValueRef v = LLVMBuildLoad2(r->b, of_width(f64(r), width), LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, ""), "");
-  LLVMSetAlignment(v, 8);
-  return v;
-}
-
-static void store_at(irb_t *r, LLVMValueRef value, LLVMTypeRef element, LLVMValueRef base, LLVMValueRef index) {
-  LLVMSetAlignment(LLVMBuildStore(r->b, value, LLVMBuildInBoundsGEP2(r->b, element, base, &index, 1, "")), 4);
-}
 
 /* An iteration is `chunk` pixels: first each one's sums, then the
  * moments of all of them in one vector, then each one's output. A pixel
@@ -636,8 +793,8 @@ static void gen_pixels(const norm_t *n, irb_t *r, const args_t *a) {
   irb_endfor(r, &lc);
   if (keep) sums_add(r, &s, load(r, a->x, ADD(pixel, C64(whole * stride)), b), kb, keep);
   irb_st(r, k, ks, q);
-  store_at(r, lane_sum(r, irb_load(r, s.type, s.s1), b), f64(r), s1s, q);
-  store_at(r, lane_sum(r, irb_load(r, s.type, s.s2), b), f64(r), s2s, q);
+  store64(r, lane_sum(r, irb_load(r, s.type, s.s1), b), s1s, q);
+  store64(r, lane_sum(r, irb_load(r, s.type, s.s2), b), s2s, q);
   irb_endfor(r, &lq);
   const moments_t m = moments(r, n->epsilon, load(r, ks, C64(0), chunk), load64(r, s1s, C64(0), chunk),
                               load64(r, s2s, C64(0), chunk), n->channels, chunk);
@@ -664,12 +821,13 @@ static void gen_pixels(const norm_t *n, irb_t *r, const args_t *a) {
 void cpu_gen_normalize(const cpu_gen_t *g, irb_t *r) {
   norm_t n;
   describe(g->isa, g->wl, &n);
-  args_t a = {irb_arg(r, 0), NULL, NULL, NULL};
+  args_t a = {irb_arg(r, 0), NULL, NULL, NULL, NULL};
   if (n.affine) {
     a.scale = irb_arg(r, 1);
     a.bias = irb_arg(r, 2);
   }
   a.y = irb_arg(r, n.affine ? 3 : 1);
+  if (n.parts > 1) a.ws = irb_arg(r, n.affine ? 4 : 2); /* after the output */
   switch (n.form) {
     case NORM_LINE: gen_line(&n, r, &a); break;
     case NORM_COLUMNS: gen_columns(&n, r, &a); break;

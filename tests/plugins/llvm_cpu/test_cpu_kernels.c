@@ -507,7 +507,7 @@ static void resize_limits_and_keys(void **state) {
  * block of 8k holds whole), layer norm of the last dim and of NCHW's
  * channels (ConvNeXt: columns of H x W, tiles cut short at 33 columns),
  * groups of channels per pixel, ranks 2, 3, 5 and 6, the first dim
- * normalized, affine on and off; every 4-d case with axis 1 in every
+ * normalized, affine on and off, few long lines (split in parts); every 4-d case with axis 1 in every
  * layout hint and blocks of 24 and 32 (a block of 24 is no number of ISA
  * vectors). The kernel must read and write the producer's NCHW[b]c
  * (b a multiple of 8) where its blocked forms apply -- instance norm,
@@ -533,6 +533,13 @@ static const normalize_case_t normalize_cases[] = {
     {3, {2, 12, 10}, {1, 2, 3, 1, 1e-5}},       {3, {2, 12, 10}, {1, 1, 4, 1, 1e-5}},
     {5, {1, 8, 3, 4, 5}, {1, 4, 2, 1, 1e-5}},   {5, {2, 6, 3, 4, 5}, {1, 2, 3, 0, 1e-5}},
     {2, {33, 17}, {0, 1, 1, 1, 1e-5}},          {6, {1, 2, 3, 2, 2, 5}, {2, 3, 3, 1, 1e-5}},
+    /* Few lines of many values, split in parts summed in a first phase:
+     * GroupNorm(1, C) (parts cut channels short), two long last dims,
+     * instance norm and 2 groups of whole blocks in NCHW[b]c (61 x 37
+     * pixels: a part no number of vectors). */
+    {4, {1, 16, 40, 41}, {1, 3, 1, 1, 1e-5}},   {2, {2, 20000}, {1, 1, 1, 1, 1e-5}},
+    {4, {1, 32, 48, 40}, {1, 3, 32, 1, 1e-5}},  {4, {1, 16, 61, 37}, {1, 3, 16, 0, 1e-5}},
+    {4, {1, 64, 24, 30}, {1, 3, 2, 1, 1e-5}},
 };
 #define NUM_NORMALIZE_CASES (int)(sizeof(normalize_cases) / sizeof(normalize_cases[0]))
 
@@ -689,6 +696,7 @@ static void normalize_large_offset(void **state) {
       {4, {1, 64, 7, 9}, {1, 3, 32, 1, 1e-5}},   {4, {2, 64, 5, 5}, {1, 3, 2, 0, 1e-5}},
       {3, {2, 13, 768}, {2, 1, 1, 1, 1e-6}},     {3, {2, 13, 100}, {2, 1, 1, 0, 1e-6}},
       {4, {1, 96, 9, 9}, {1, 1, 1, 1, 1e-6}},    {4, {1, 20, 6, 7}, {1, 1, 1, 0, 1e-6}},
+      {4, {1, 8, 64, 64}, {1, 3, 1, 1, 1e-5}},   {4, {1, 16, 48, 48}, {1, 3, 16, 1, 1e-5}},
   };
   static const hetc_plugin_layout_t hints[] = {
       {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}, {HETC_PLUGIN_LAYOUT_NCHWC, 8}, {HETC_PLUGIN_LAYOUT_NCHWC, 16}};
