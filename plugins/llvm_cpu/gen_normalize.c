@@ -32,8 +32,12 @@
  *            code (Chan et al.'s pairwise update), then per-lane factors
  *            a and b, padding lanes 0 so that they write exact zeros.
  *   PIXELS   NCHW[b]c, dim 1 alone in one group (layer norm of channels):
- *            an iteration is one pixel, summed across its blocks' lanes;
- *            the padding lanes are left out of the sums and written 0. */
+ *            an iteration is a few pixels, each summed across its blocks'
+ *            lanes; the padding lanes are left out of the sums and
+ *            written 0.
+ * Few long lines (LINE) or units (GROUPS) are cut in parts, each an
+ * iteration of two phases: a prologue sums every part into the
+ * workspace, then each part adds its line's sums up and writes itself. */
 #include <string.h>
 
 #include "gen_conv.h"
@@ -130,8 +134,8 @@ static void describe(const cpu_isa_t *isa, const hetc_plugin_workload_t *wl, nor
     /* Two ISA vectors of pixels where the block divides that. */
     n->pixels = n->wide % n->block == 0 ? n->wide / n->block : 1;
     for (n->chunk = 8; n->plane % n->chunk != 0;) --n->chunk;
-    if (n->form == NORM_GROUPS)
-      split(n, n->batch * n->blocks / n->unit_blocks, n->unit_blocks * n->block * n->plane, n->plane, n->pixels);
+    const int64_t units = n->batch * n->blocks / n->unit_blocks;
+    if (n->form == NORM_GROUPS) split(n, units, n->unit_blocks * n->block * n->plane, n->plane, n->pixels);
   } else {
     n->form = n->inner == 1 ? NORM_LINE : NORM_COLUMNS;
     if (n->form == NORM_LINE) split(n, n->outer * n->groups, n->rows, n->rows, n->wide);
@@ -215,7 +219,8 @@ static LLVMValueRef splat(irb_t *r, LLVMValueRef scalar, int64_t width) {
  * over to `count` lanes. */
 static LLVMValueRef shuffle(irb_t *r, LLVMValueRef v, int64_t first, int64_t count, int repeat) {
   const int64_t width = LLVMGetVectorSize(LLVMTypeOf(v));
-  if (count == 1 && !repeat) return LLVMBuildExtractElement(r->b, v, LLVMConstInt(r->i32, (unsigned long long)first, 0), "");
+  if (count == 1 && !repeat)
+    return LLVMBuildExtractElement(r->b, v, LLVMConstInt(r->i32, (unsigned long long)first, 0), "");
   LLVMValueRef mask[NORM_MAX_WIDTH];
   for (int64_t i = 0; i < count; ++i)
     mask[i] = LLVMConstInt(r->i32, (unsigned long long)(repeat ? i % width : first + i), 0);
@@ -374,7 +379,8 @@ static int spans(irb_t *r, LLVMValueRef first, LLVMValueRef count, const int64_t
   for (int i = 0; i < n; ++i) {
     LLVMValueRef whole = widths[i] == 1 ? count : SUB(count, REM(count, C64(widths[i])));
     LLVMValueRef end = ADD(first, whole);
-    if (!LLVMIsAConstantInt(whole) || LLVMConstIntGetSExtValue(whole) != 0) out[k++] = (span_t){widths[i], first, end};
+    if (!LLVMIsAConstantInt(whole) || LLVMConstIntGetSExtValue(whole) != 0)
+      out[k++] = (span_t){widths[i], first, end};
     first = end;
     count = SUB(count, whole);
   }
@@ -384,7 +390,8 @@ static int spans(irb_t *r, LLVMValueRef first, LLVMValueRef count, const int64_t
 /* Doubles at base[index ...], `width` of them (1: a scalar), and their
  * store. */
 static LLVMValueRef load64(irb_t *r, LLVMValueRef base, LLVMValueRef index, int64_t width) {
-  LLVMValueRef v = LLVMBuildLoad2(r->b, of_width(f64(r), width), LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, ""), "");
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(r->b, f64(r), base, &index, 1, "");
+  LLVMValueRef v = LLVMBuildLoad2(r->b, of_width(f64(r), width), p, "");
   LLVMSetAlignment(v, 8);
   return v;
 }
@@ -438,12 +445,18 @@ static void line_output(const norm_t *n, irb_t *r, const args_t *a, LLVMValueRef
     /* Channels of `rest` values each, those the range meets: fma(x - hi,
      * a, b) per channel. */
     LLVMValueRef end = ADD(first, count);
-    LLVMValueRef c = irb_for(r, &lc, DIV(first, C64(n->rest)), DIV(ADD(end, C64(n->rest - 1)), C64(n->rest)), 1);
+    LLVMValueRef c_end = DIV(ADD(end, C64(n->rest - 1)), C64(n->rest));
+    LLVMValueRef c = irb_for(r, &lc, DIV(first, C64(n->rest)), c_end, 1);
     LLVMValueRef factor = FMUL(m->rs, irb_ld(r, a->scale, ADD(c0, c)));
     LLVMValueRef offset = irb_fma(r, LLVMBuildFNeg(r->b, m->lo, ""), factor, irb_ld(r, a->bias, ADD(c0, c)));
-    LLVMValueRef from = irb_smax(r, first, MUL(c, C64(n->rest)));
-    LLVMValueRef to = irb_smin(r, end, MUL(ADD(c, C64(1)), C64(n->rest)));
-    const int ns = spans(r, from, SUB(to, from), widths, 3, sp);
+    LLVMValueRef from = MUL(c, C64(n->rest)), run = C64(n->rest);
+    if (n->parts > 1) {
+      /* A part may start or end inside a channel. */
+      LLVMValueRef to = irb_smin(r, end, ADD(from, run));
+      from = irb_smax(r, first, from);
+      run = SUB(to, from);
+    }
+    const int ns = spans(r, from, run, widths, 3, sp);
     for (int i = 0; i < ns; ++i) {
       const int64_t w = sp[i].width;
       LLVMValueRef hi = splat(r, m->hi, w), fw = splat(r, factor, w), ow = splat(r, offset, w);
@@ -633,7 +646,8 @@ static void group_factors(const norm_t *n, irb_t *r, const args_t *a, const lane
   irb_store(r, LLVMConstReal(f64(r), 0), acc);
   i = irb_for(r, &ll, C64(0), C64(n->per_group), 1);
   LLVMValueRef lane = ADD(first, i), s1 = load64(r, l->s1, lane, 1);
-  LLVMValueRef own = LLVMBuildFSub(r->b, load64(r, l->s2, lane, 1), FDIV(FMUL(s1, s1), LLVMConstReal(f64(r), plane)), "");
+  LLVMValueRef own =
+      LLVMBuildFSub(r->b, load64(r, l->s2, lane, 1), FDIV(FMUL(s1, s1), LLVMConstReal(f64(r), plane)), "");
   LLVMValueRef apart = LLVMBuildFSub(r->b, lane_mean(n, r, l, lane), mean, "");
   LLVMValueRef add = irb_fma(r, FMUL(apart, apart), LLVMConstReal(f64(r), plane), own);
   irb_store(r, FADD(irb_load(r, f64(r), acc), add), acc);
@@ -783,7 +797,8 @@ static void gen_pixels(const norm_t *n, irb_t *r, const args_t *a) {
   irb_loop_t lo, lq, lc;
   LLVMValueRef it = irb_for(r, &lo, r->begin, r->end, 1);
   LLVMValueRef first = MUL(it, C64(chunk)); /* the chunk lies in one image: chunk divides the plane */
-  LLVMValueRef base = ADD(MUL(DIV(first, C64(n->plane)), C64(n->blocks * stride)), MUL(REM(first, C64(n->plane)), C64(b)));
+  LLVMValueRef base =
+      ADD(MUL(DIV(first, C64(n->plane)), C64(n->blocks * stride)), MUL(REM(first, C64(n->plane)), C64(b)));
   LLVMValueRef q = irb_for(r, &lq, C64(0), C64(chunk), 1);
   LLVMValueRef pixel = ADD(base, MUL(q, C64(b)));
   LLVMValueRef k = irb_ld(r, a->x, pixel), kb = splat(r, k, b);
@@ -803,7 +818,8 @@ static void gen_pixels(const norm_t *n, irb_t *r, const args_t *a) {
   store(r, m.off, offs, C64(0));
   q = irb_for(r, &lq, C64(0), C64(chunk), 1);
   pixel = ADD(base, MUL(q, C64(b)));
-  const moments_t mb = {splat(r, irb_ld(r, his, q), b), NULL, splat(r, irb_ld(r, rss, q), b), splat(r, irb_ld(r, offs, q), b)};
+  const moments_t mb = {splat(r, irb_ld(r, his, q), b), NULL, splat(r, irb_ld(r, rss, q), b),
+                        splat(r, irb_ld(r, offs, q), b)};
   cb = irb_for(r, &lc, C64(0), C64(n->blocks), 1);
   LLVMValueRef at = ADD(pixel, MUL(cb, C64(stride)));
   LLVMValueRef v = normalized(r, &mb, load(r, a->x, at, b));
