@@ -785,9 +785,10 @@ static void gen_groups(const norm_t *n, irb_t *r, const args_t *a) {
 
 /* An iteration is `chunk` pixels: first each one's sums, then the
  * moments of all of them in one vector, then each one's output. A pixel
- * alone would wait on its own sums' reduction, square root and division
- * (some 70 cycles of latency against 30 of work at 96 channels), which
- * the chunk's independent pixels hide. */
+ * an iteration waits on its own sums' reduction, square root and
+ * division, which are longer than its work at 96 channels; the chunk's
+ * pixels are independent and hide it (1x96x56x56 in NCHW16c on one
+ * AVX-512 thread: 40 us, 49 a pixel at a time). */
 static void gen_pixels(const norm_t *n, irb_t *r, const args_t *a) {
   const int64_t b = n->block, whole = n->channels / b, stride = n->plane * b, chunk = n->chunk;
   LLVMValueRef keep = n->channels % b ? first_lanes(r, b, n->channels % b) : NULL;

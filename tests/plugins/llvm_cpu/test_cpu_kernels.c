@@ -594,7 +594,8 @@ static hetc_plugin_artifact_t *normalize_build(const hetc_plugin_workload_t *w, 
 static void normalize_what(char *what, size_t size, const char *prefix, const normalize_case_t *k,
                            hetc_plugin_layout_t hint) {
   int n = snprintf(what, size, "%s [", prefix);
-  for (int32_t d = 0; d < k->rank; ++d) n += snprintf(what + n, size - (size_t)n, "%s%lld", d ? "x" : "", (long long)k->shape[d]);
+  for (int32_t d = 0; d < k->rank; ++d)
+    n += snprintf(what + n, size - (size_t)n, "%s%lld", d ? "x" : "", (long long)k->shape[d]);
   snprintf(what + n, size - (size_t)n, "] axis %d axes %d groups %d affine %d, hint kind %d block %d", k->params.axis,
            k->params.num_axes, k->params.groups, k->params.affine, hint.kind, hint.block);
 }
@@ -631,7 +632,10 @@ static void normalize_ops(void **state) {
 
 static uint64_t normalize_rng = 0x5eed;
 
-static float uniform(void) { return (float)hetc_kernel_check_random(&normalize_rng, -(1 << 23), (1 << 23) - 1) / (float)(1 << 23); }
+/* U[-1, 1) in steps of 2^-23. */
+static float uniform(void) {
+  return (float)hetc_kernel_check_random(&normalize_rng, -(1 << 23), (1 << 23) - 1) / (float)(1 << 23);
+}
 
 /* Runs case k under `hint` on x (logical row-major; scale and bias when
  * affine) and returns the max relative error against
@@ -739,18 +743,19 @@ static void normalize_large_offset(void **state) {
 static void normalize_times(void **state) {
   (void)state;
   if (!getenv("HETC_KERNELS_TIMES")) return;
-  static const struct {
+  const hetc_plugin_layout_t nchw16c = {HETC_PLUGIN_LAYOUT_NCHWC, 16};
+  const struct {
     const char *name;
     normalize_case_t k;
     hetc_plugin_layout_t hint;
   } runs[] = {
       {"instance norm 1x64x56x56", {4, {1, 64, 56, 56}, {1, 3, 64, 1, 1e-5}}, {0, 0}},
-      {"instance norm 1x64x56x56 NCHW16c", {4, {1, 64, 56, 56}, {1, 3, 64, 1, 1e-5}}, {HETC_PLUGIN_LAYOUT_NCHWC, 16}},
+      {"instance norm 1x64x56x56 NCHW16c", {4, {1, 64, 56, 56}, {1, 3, 64, 1, 1e-5}}, nchw16c},
       {"group norm 1x256x56x56 32 groups", {4, {1, 256, 56, 56}, {1, 3, 32, 1, 1e-5}}, {0, 0}},
-      {"group norm 1x256x56x56 32 groups NCHW16c", {4, {1, 256, 56, 56}, {1, 3, 32, 1, 1e-5}}, {HETC_PLUGIN_LAYOUT_NCHWC, 16}},
+      {"group norm 1x256x56x56 32 groups NCHW16c", {4, {1, 256, 56, 56}, {1, 3, 32, 1, 1e-5}}, nchw16c},
       {"layer norm 1x197x768 last dim", {3, {1, 197, 768}, {2, 1, 1, 1, 1e-6}}, {0, 0}},
       {"layer norm 1x96x56x56 channels", {4, {1, 96, 56, 56}, {1, 1, 1, 1, 1e-6}}, {0, 0}},
-      {"layer norm 1x96x56x56 channels NCHW16c", {4, {1, 96, 56, 56}, {1, 1, 1, 1, 1e-6}}, {HETC_PLUGIN_LAYOUT_NCHWC, 16}},
+      {"layer norm 1x96x56x56 channels NCHW16c", {4, {1, 96, 56, 56}, {1, 1, 1, 1, 1e-6}}, nchw16c},
       {"layer norm 1x768x7x7 channels", {4, {1, 768, 7, 7}, {1, 1, 1, 1, 1e-6}}, {0, 0}},
   };
   for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
