@@ -4,11 +4,14 @@
  * every other op on random shapes in every input layout hint, dense with
  * its default and a sampled config, each against the reference executor
  * within a max relative error of 1e-4; resize on a fixed list of cases in
- * every layout hint, tighter (nearest exact); emit/load round-trips an
- * artifact.
+ * every layout hint, tighter (nearest exact); normalize on a fixed list
+ * in every layout hint within 1e-5, and on inputs of 1000 + noise;
+ * emit/load round-trips an artifact.
  * HETC_KERNELS_TARGET=name runs only the other ops, on that target (the
  * ops test of another plugin, e.g. opencl), HETC_KERNELS_ROUNDS=n draws n
  * rounds of them instead of 40 (for backends whose kernels build slowly).
+ * HETC_KERNELS_TIMES set prints the median times of typical normalize
+ * workloads on the target (example_c: the plugin kit's reference kernel).
  * ctest runs it twice on the cpu target, with HETC_CPU_ISA=avx2 and =avx512;
  * the AVX-512 run skips (77), saying so, on a machine without AVX-512. */
 #include <float.h>
