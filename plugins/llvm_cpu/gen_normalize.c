@@ -72,7 +72,10 @@ static int blocked_form(const hetc_plugin_workload_t *wl, int64_t block) {
   const hetc_plugin_normalize_params_t *p = &wl->params.normalize;
   if (in->rank != 4 || p->axis != 1) return -1;
   const int64_t per_group = in->shape[1] / p->groups;
-  if (p->num_axes == 3 && (per_group % block == 0 || block % per_group == 0)) return NORM_GROUPS;
+  /* An iteration keeps 32 bytes a lane of its blocks on the stack. */
+  const int64_t lanes = per_group > block ? per_group : block;
+  if (p->num_axes == 3 && (per_group % block == 0 || block % per_group == 0) && lanes * 32 <= CPU_STACK_BUFFER_BYTES)
+    return NORM_GROUPS;
   if (p->num_axes == 1 && p->groups == 1) return NORM_PIXELS;
   return -1;
 }

@@ -543,6 +543,8 @@ static const normalize_case_t normalize_cases[] = {
     {4, {1, 16, 40, 41}, {1, 3, 1, 1, 1e-5}},   {2, {2, 20000}, {1, 1, 1, 1, 1e-5}},
     {4, {1, 32, 48, 40}, {1, 3, 32, 1, 1e-5}},  {4, {1, 16, 61, 37}, {1, 3, 16, 0, 1e-5}},
     {4, {1, 64, 24, 30}, {1, 3, 2, 1, 1e-5}},
+    /* One pixel a channel: every variance 0. */
+    {4, {2, 16, 1, 1}, {1, 3, 16, 1, 1e-5}},     {4, {1, 32, 1, 1}, {1, 3, 2, 0, 1e-5}},
 };
 #define NUM_NORMALIZE_CASES (int)(sizeof(normalize_cases) / sizeof(normalize_cases[0]))
 
