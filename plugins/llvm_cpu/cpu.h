@@ -2,7 +2,7 @@
  *
  * The plugin builds each kernel's LLVM IR through the LLVM 15 C API
  * (gen.c: ops; gen_pool.c, gen_layout.c: the vector forms of pooling and
- * layout copies; gen_resize.c: resize; gen_conv.c: direct conv2d;
+ * layout copies; gen_resize.c: resize; gen_normalize.c: normalize; gen_conv.c: direct conv2d;
  * gen_gemm.c: the packed GEMM micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
  * transforms: the GEMM-based conv2d templates), optimises it with the new
  * pass manager, compiles it to an object file for an explicit x86-64
@@ -88,6 +88,7 @@ typedef enum cpu_template_kind_t {
   CPU_T_LOG_SOFTMAX, /* gen_softmax's log form */
   CPU_T_CONV_GROUPED, /* NCHW[x]c direct conv over output blocks of whole groups */
   CPU_T_RESIZE,       /* gen_resize.c */
+  CPU_T_NORMALIZE,    /* gen_normalize.c */
   CPU_T_COUNT_
 } cpu_template_kind_t;
 
@@ -95,6 +96,13 @@ typedef enum cpu_template_kind_t {
  * column: wider outputs are refused (UNSUPPORTED) rather than built into
  * modules of megabytes. */
 #define CPU_RESIZE_MAX_EXTENT 65536
+
+/* normalize (gen_normalize.c): the layout its kernel reads and writes
+ * (the producer's NCHW[b]c, b a multiple of 8, where a blocked form
+ * applies, else row-major), and the floats of its scale and of its bias
+ * (NCHW[b]c: whole blocks, zeros past the channels). */
+hetc_plugin_layout_t cpu_normalize_layout(const hetc_plugin_workload_t *wl);
+uint64_t cpu_normalize_param_count(const hetc_plugin_workload_t *wl);
 
 /* hpc_workload_check, then the limits of this plugin's own kernels. */
 int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_t reason_size);

@@ -77,4 +77,9 @@ void cpu_gen_blocks(const cpu_gen_t *g, irb_t *r);
 int64_t cpu_resize_outer(const hetc_plugin_workload_t *wl, hetc_plugin_layout_t layout);
 hetc_plugin_status_t cpu_gen_resize(const cpu_gen_t *g, irb_t *r);
 
+/* normalize (gen_normalize.c): its boundary (layouts, outer axis, grain)
+ * and its code. */
+void cpu_normalize_boundary(cpu_gen_t *g);
+void cpu_gen_normalize(const cpu_gen_t *g, irb_t *r);
+
 #endif /* HETC_PLUGINS_LLVM_CPU_GEN_CONV_H_ */

@@ -17,6 +17,7 @@ uint64_t cpu_param_packed_count(const hetc_plugin_workload_t *wl, int kind,
                                 const cpu_config_t *cfg, int32_t index) {
   const uint64_t count = hetc_kit_param_elements(wl, index);
   if (count == 0) return 0;
+  if (kind == CPU_T_NORMALIZE) return cpu_normalize_param_count(wl);
   if (!blocked(kind)) return count;
   const int64_t C = wl->inputs[0].shape[1], K = wl->output.shape[1];
   const int64_t OCP = hetc_kit_ceil_div(K, cfg->tile_oc) * cfg->tile_oc;
@@ -132,6 +133,8 @@ hetc_plugin_status_t cpu_pack_param(const hetc_plugin_workload_t *wl, int kind,
       pack_grouped_weight(wl, cfg, logical, dst);
     else
       hpc_pack_nchwc_weight(wl, cfg->tile_ic, cfg->tile_oc, logical, dst);
+  } else if (kind == CPU_T_NORMALIZE) {
+    hpc_pack_padded(logical, (int64_t)count, (int64_t)packed, dst);
   } else {
     memcpy(dst, logical, sizeof(float) * (size_t)count);
   }

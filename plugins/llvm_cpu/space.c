@@ -28,6 +28,7 @@ static const struct {
     [CPU_T_LOG_SOFTMAX] = {"cpu_log_softmax", 1},
     [CPU_T_CONV_GROUPED] = {"cpu_conv2d_grouped_nchwc", 1},
     [CPU_T_RESIZE] = {"cpu_resize", 1},
+    [CPU_T_NORMALIZE] = {"cpu_normalize", 1},
 };
 
 const char *cpu_template_name(int kind) {
@@ -52,6 +53,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_TRANSPOSE: return CPU_T_TRANSPOSE;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return CPU_T_LOG_SOFTMAX;
     case HETC_PLUGIN_OP_RESIZE: return CPU_T_RESIZE;
+    case HETC_PLUGIN_OP_NORMALIZE: return CPU_T_NORMALIZE;
     default: return -1;
   }
 }

@@ -4,11 +4,14 @@
  * every other op on random shapes in every input layout hint, dense with
  * its default and a sampled config, each against the reference executor
  * within a max relative error of 1e-4; resize on a fixed list of cases in
- * every layout hint, tighter (nearest exact); emit/load round-trips an
- * artifact.
+ * every layout hint, tighter (nearest exact); normalize on a fixed list
+ * in every layout hint within 1e-5, and on inputs of 1000 + noise;
+ * emit/load round-trips an artifact.
  * HETC_KERNELS_TARGET=name runs only the other ops, on that target (the
  * ops test of another plugin, e.g. opencl), HETC_KERNELS_ROUNDS=n draws n
  * rounds of them instead of 40 (for backends whose kernels build slowly).
+ * HETC_KERNELS_TIMES set prints the median times of typical normalize
+ * workloads on the target (example_c: the plugin kit's reference kernel).
  * ctest runs it twice on the cpu target, with HETC_CPU_ISA=avx2 and =avx512;
  * the AVX-512 run skips (77), saying so, on a machine without AVX-512. */
 #include <float.h>
@@ -24,7 +27,9 @@
 #include <cmocka.h>
 
 #include "graph/infer.h"
+#include "kernel/kernel_args.h"
 #include "kernel_check.h"
+#include "reference/reference.h"
 #include "space/space.h"
 
 #define TOLERANCE 1e-4
@@ -500,6 +505,275 @@ static void resize_limits_and_keys(void **state) {
   rmdir(dir);
 }
 
+/* normalize (ABI 2.0): instance norm, group norm with 1, 2, C and
+ * in-between groups (2, 16 and 32 channels a group, and 3, which no
+ * block of 8k holds whole), layer norm of the last dim and of NCHW's
+ * channels (ConvNeXt: columns of H x W, tiles cut short at 33 columns),
+ * groups of channels per pixel, ranks 2, 3, 5 and 6, the first dim
+ * normalized, affine on and off, few long lines (split in parts); every 4-d case with axis 1 in every
+ * layout hint and blocks of 24 and 32 (a block of 24 is no number of ISA
+ * vectors). The kernel must read and write the producer's NCHW[b]c
+ * (b a multiple of 8) where its blocked forms apply -- instance norm,
+ * groups within a block or of whole blocks, layer norm of the channels
+ * -- else row-major both; its output within 1e-5 of the reference, which
+ * sums in double, padding channels zero. */
+typedef struct normalize_case_t {
+  int32_t rank;
+  int64_t shape[HETC_PLUGIN_MAX_RANK];
+  hetc_plugin_normalize_params_t params; /* axis, num_axes, groups, affine, epsilon */
+} normalize_case_t;
+
+static const normalize_case_t normalize_cases[] = {
+    {4, {1, 6, 5, 7}, {1, 3, 6, 1, 1e-5}},      {4, {2, 20, 9, 11}, {1, 3, 20, 0, 1e-5}},
+    {4, {1, 16, 8, 8}, {1, 3, 16, 1, 1e-5}},    {4, {2, 8, 3, 5}, {1, 3, 1, 1, 1e-5}},
+    {4, {2, 8, 3, 5}, {1, 3, 2, 0, 1e-5}},      {4, {1, 64, 6, 6}, {1, 3, 32, 1, 1e-5}},
+    {4, {1, 64, 4, 5}, {1, 3, 4, 1, 1e-6}},     {4, {1, 96, 3, 3}, {1, 3, 3, 0, 1e-5}},
+    {4, {1, 12, 5, 5}, {1, 3, 4, 1, 1e-5}},     {3, {2, 7, 48}, {2, 1, 1, 1, 1e-6}},
+    {3, {1, 5, 37}, {2, 1, 1, 0, 1e-5}},        {2, {3, 100}, {1, 1, 1, 1, 1e-5}},
+    {4, {1, 2, 3, 40}, {3, 1, 1, 1, 1e-5}},     {4, {1, 24, 5, 7}, {1, 1, 1, 1, 1e-6}},
+    {4, {2, 40, 3, 11}, {1, 1, 1, 0, 1e-6}},    {4, {1, 96, 8, 8}, {1, 1, 1, 1, 1e-6}},
+    {4, {1, 10, 1, 1}, {1, 1, 1, 1, 1e-6}},     {4, {1, 20, 7, 9}, {1, 1, 2, 1, 1e-6}},
+    {3, {2, 12, 10}, {1, 2, 3, 1, 1e-5}},       {3, {2, 12, 10}, {1, 1, 4, 1, 1e-5}},
+    {5, {1, 8, 3, 4, 5}, {1, 4, 2, 1, 1e-5}},   {5, {2, 6, 3, 4, 5}, {1, 2, 3, 0, 1e-5}},
+    {2, {33, 17}, {0, 1, 1, 1, 1e-5}},          {6, {1, 2, 3, 2, 2, 5}, {2, 3, 3, 1, 1e-5}},
+    /* Few lines of many values, split in parts summed in a first phase:
+     * GroupNorm(1, C) (parts cut channels short), two long last dims,
+     * instance norm and 2 groups of whole blocks in NCHW[b]c (61 x 37
+     * pixels: a part no number of vectors). */
+    {4, {1, 16, 40, 41}, {1, 3, 1, 1, 1e-5}},   {2, {2, 20000}, {1, 1, 1, 1, 1e-5}},
+    {4, {1, 32, 48, 40}, {1, 3, 32, 1, 1e-5}},  {4, {1, 16, 61, 37}, {1, 3, 16, 0, 1e-5}},
+    {4, {1, 64, 24, 30}, {1, 3, 2, 1, 1e-5}},
+    /* One pixel a channel: every variance 0. */
+    {4, {2, 16, 1, 1}, {1, 3, 16, 1, 1e-5}},     {4, {1, 32, 1, 1}, {1, 3, 2, 0, 1e-5}},
+};
+#define NUM_NORMALIZE_CASES (int)(sizeof(normalize_cases) / sizeof(normalize_cases[0]))
+
+static const hetc_plugin_layout_t normalize_layouts[] = {
+    {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}, {HETC_PLUGIN_LAYOUT_NCHWC, 8},  {HETC_PLUGIN_LAYOUT_NCHWC, 16},
+    {HETC_PLUGIN_LAYOUT_NHWC, 0},      {HETC_PLUGIN_LAYOUT_NCHWC, 3},  {HETC_PLUGIN_LAYOUT_NCHWC, 24},
+    {HETC_PLUGIN_LAYOUT_NCHWC, 32},
+};
+#define NUM_NORMALIZE_LAYOUTS (int)(sizeof(normalize_layouts) / sizeof(normalize_layouts[0]))
+
+static void normalize_workload(const normalize_case_t *k, hetc_plugin_tensor_t *in, hetc_plugin_layout_t hint,
+                               hetc_plugin_workload_t *w) {
+  memset(w, 0, sizeof(*w));
+  memset(in, 0, sizeof(*in));
+  in->dtype = HETC_PLUGIN_DTYPE_FLOAT32;
+  in->rank = k->rank;
+  memcpy(in->shape, k->shape, sizeof(in->shape));
+  w->op = HETC_PLUGIN_OP_NORMALIZE;
+  w->num_inputs = 1;
+  w->inputs = in;
+  w->output = *in;
+  in->layout = hint;
+  w->params.normalize = k->params;
+}
+
+/* The layout the cpu kernel must take for `hint`: the hint itself where
+ * a blocked form applies. */
+static hetc_plugin_layout_t normalize_expected_layout(const normalize_case_t *k, hetc_plugin_layout_t hint) {
+  const hetc_plugin_normalize_params_t *p = &k->params;
+  const int64_t b = hint.block, per_group = k->shape[1] / p->groups;
+  const int blocked = k->rank == 4 && p->axis == 1 && hint.kind == HETC_PLUGIN_LAYOUT_NCHWC && b % 8 == 0 &&
+                      ((p->num_axes == 3 && (per_group % b == 0 || b % per_group == 0)) ||
+                       (p->num_axes == 1 && p->groups == 1));
+  return blocked ? hint : (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+}
+
+static hetc_plugin_artifact_t *normalize_build(const hetc_plugin_workload_t *w, hetc_plugin_layout_t expected,
+                                               const char *what) {
+  const hetc_plugin_t *p = entry->plugin;
+  assert_int_equal(p->template_count(entry->instance, 0, w), 1);
+  hetc_plugin_artifact_t *a = NULL;
+  hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, w, 0, NULL, &a);
+  if (s) fail_msg("%s: build: %s", what, hetc_status_message(s));
+  const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
+  if (!same_layout(info->input_layouts[0], expected) || !same_layout(info->output_layout, expected))
+    fail_msg("%s: reads kind %d block %d, writes kind %d block %d; kind %d block %d expected", what,
+             info->input_layouts[0].kind, info->input_layouts[0].block, info->output_layout.kind,
+             info->output_layout.block, expected.kind, expected.block);
+  return a;
+}
+
+static void normalize_what(char *what, size_t size, const char *prefix, const normalize_case_t *k,
+                           hetc_plugin_layout_t hint) {
+  int n = snprintf(what, size, "%s [", prefix);
+  for (int32_t d = 0; d < k->rank; ++d)
+    n += snprintf(what + n, size - (size_t)n, "%s%lld", d ? "x" : "", (long long)k->shape[d]);
+  snprintf(what + n, size - (size_t)n, "] axis %d axes %d groups %d affine %d, hint kind %d block %d", k->params.axis,
+           k->params.num_axes, k->params.groups, k->params.affine, hint.kind, hint.block);
+}
+
+static void normalize_ops(void **state) {
+  (void)state;
+  const hetc_plugin_t *p = entry->plugin;
+  double worst = 0;
+  int checked = 0, blocked = 0;
+  char what[256];
+  for (int i = 0; i < NUM_NORMALIZE_CASES; ++i) {
+    const normalize_case_t *k = &normalize_cases[i];
+    const int hints = k->rank == 4 && k->params.axis == 1 ? NUM_NORMALIZE_LAYOUTS : 1;
+    for (int l = 0; l < hints; ++l) {
+      hetc_plugin_tensor_t in;
+      hetc_plugin_workload_t w;
+      normalize_workload(k, &in, normalize_layouts[l], &w);
+      normalize_what(what, sizeof(what), "normalize", k, normalize_layouts[l]);
+      const hetc_plugin_layout_t expected = normalize_expected_layout(k, normalize_layouts[l]);
+      hetc_plugin_artifact_t *a = normalize_build(&w, expected, what);
+      kernel_check_result_t result;
+      hetc_status_t s = hetc_kernel_check_artifact(entry, 0, &w, 0, a, (uint64_t)(i * 16 + l), 0, &result);
+      p->artifact_release(entry->instance, a);
+      if (s) fail_msg("%s: %s", what, hetc_status_message(s));
+      if (!(result.max_relative_error <= 1e-5))
+        fail_msg("%s: max relative error %.3e, above 1e-5", what, result.max_relative_error);
+      worst = result.max_relative_error > worst ? result.max_relative_error : worst;
+      blocked += expected.kind == HETC_PLUGIN_LAYOUT_NCHWC;
+      ++checked;
+    }
+  }
+  printf("normalize: %d kernels checked (%d on NCHW[b]c), worst max relative error %.3e\n", checked, blocked, worst);
+}
+
+static uint64_t normalize_rng = 0x5eed;
+
+/* U[-1, 1) in steps of 2^-23. */
+static float uniform(void) {
+  return (float)hetc_kernel_check_random(&normalize_rng, -(1 << 23), (1 << 23) - 1) / (float)(1 << 23);
+}
+
+/* Runs case k under `hint` on x (logical row-major; scale and bias when
+ * affine) and returns the max relative error against
+ * hetc_reference_normalize; fails on a nonzero padding channel. */
+static double normalize_against_reference(const normalize_case_t *k, hetc_plugin_layout_t hint, const float *x,
+                                          const float *scale, const float *bias, const char *what) {
+  const hetc_plugin_t *p = entry->plugin;
+  hetc_plugin_tensor_t in;
+  hetc_plugin_workload_t w;
+  normalize_workload(k, &in, hint, &w);
+  hetc_plugin_artifact_t *a = normalize_build(&w, normalize_expected_layout(k, hint), what);
+  hetc_plugin_tensor_t logical = in, physical = in;
+  logical.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+  physical.layout = p->artifact_info(a)->output_layout;
+  const int64_t count = hetc_layout_element_count(&logical), padded = hetc_layout_element_count(&physical);
+  float *got = malloc(sizeof(float) * (size_t)count), *want = malloc(sizeof(float) * (size_t)count);
+  float *raw = malloc(sizeof(float) * (size_t)padded);
+  assert_true(got && want && raw);
+  const float *inputs[1] = {x}, *params[2] = {scale, bias};
+  hetc_kernel_args_t args;
+  memset(&args, 0, sizeof(args));
+  hetc_status_t s = hetc_kernel_args_create(entry, 0, &w, a, inputs, k->params.affine ? params : NULL, &args);
+  if (!s) s = hetc_kernel_args_run(&args, a);
+  if (!s) s = hetc_kernel_args_read_output(&args, &w, got, raw);
+  hetc_kernel_args_release(&args);
+  p->artifact_release(entry->instance, a);
+  if (s) fail_msg("%s: %s", what, hetc_status_message(s));
+  w.inputs = &logical;
+  w.output = logical;
+  s = hetc_reference_normalize(&w, x, scale, bias, want);
+  if (s) fail_msg("%s: reference: %s", what, hetc_status_message(s));
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double diff = fabs((double)got[i] - want[i]);
+    if (!(diff <= max_diff)) max_diff = diff;
+    max_ref = fabs(want[i]) > max_ref ? fabs(want[i]) : max_ref;
+  }
+  if (physical.layout.kind == HETC_PLUGIN_LAYOUT_NCHWC) {
+    const int64_t b = physical.layout.block, blocks = (k->shape[1] + b - 1) / b, plane = k->shape[2] * k->shape[3];
+    for (int64_t n = 0; n < k->shape[0]; ++n)
+      for (int64_t c = k->shape[1]; c < blocks * b; ++c)
+        for (int64_t q = 0; q < plane; ++q)
+          if (raw[((n * blocks + c / b) * plane + q) * b + c % b] != 0.0f)
+            fail_msg("%s: padding channel %lld is not zero", what, (long long)c);
+  }
+  free(got);
+  free(want);
+  free(raw);
+  return max_diff / max_ref;
+}
+
+/* Values of 1000 + U[-1, 1) (and 10^4 +): a shared offset that float's
+ * E[x^2] - E[x]^2 turns into garbage, and that a mean rounded to one float
+ * (half an ulp of 1000 is 3e-5) would carry into every output. Each form
+ * (row-major line and columns, NCHW[b]c groups and pixels, padded
+ * blocks), with and without affine (scale and bias U[-1, 1)), within
+ * 1e-5 of hetc_reference_normalize. */
+static void normalize_large_offset(void **state) {
+  (void)state;
+  static const normalize_case_t cases[] = {
+      {4, {1, 16, 28, 28}, {1, 3, 16, 1, 1e-5}}, {4, {1, 12, 9, 9}, {1, 3, 12, 0, 1e-5}},
+      {4, {1, 64, 7, 9}, {1, 3, 32, 1, 1e-5}},   {4, {2, 64, 5, 5}, {1, 3, 2, 0, 1e-5}},
+      {3, {2, 13, 768}, {2, 1, 1, 1, 1e-6}},     {3, {2, 13, 100}, {2, 1, 1, 0, 1e-6}},
+      {4, {1, 96, 9, 9}, {1, 1, 1, 1, 1e-6}},    {4, {1, 20, 6, 7}, {1, 1, 1, 0, 1e-6}},
+      {4, {1, 8, 64, 64}, {1, 3, 1, 1, 1e-5}},   {4, {1, 16, 48, 48}, {1, 3, 16, 1, 1e-5}},
+  };
+  static const hetc_plugin_layout_t hints[] = {
+      {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}, {HETC_PLUGIN_LAYOUT_NCHWC, 8}, {HETC_PLUGIN_LAYOUT_NCHWC, 16}};
+  static const double offsets[] = {1000, 1e4};
+  double worst = 0;
+  char what[256];
+  for (int i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); ++i) {
+    const normalize_case_t *k = &cases[i];
+    int64_t count = 1;
+    for (int32_t d = 0; d < k->rank; ++d) count *= k->shape[d];
+    const int64_t channels = k->shape[k->params.axis];
+    float *x = malloc(sizeof(float) * (size_t)count), *scale = malloc(sizeof(float) * (size_t)channels);
+    float *bias = malloc(sizeof(float) * (size_t)channels);
+    assert_true(x && scale && bias);
+    for (int64_t c = 0; c < channels; ++c) {
+      scale[c] = uniform();
+      bias[c] = uniform();
+    }
+    for (int o = 0; o < 2; ++o) {
+      for (int64_t j = 0; j < count; ++j) x[j] = (float)(offsets[o] + uniform());
+      const int nh = k->rank == 4 ? 3 : 1;
+      for (int h = 0; h < nh; ++h) {
+        normalize_what(what, sizeof(what), offsets[o] > 1000 ? "normalize of 1e4 + noise" : "normalize of 1000 + noise",
+                       k, hints[h]);
+        const double e = normalize_against_reference(k, hints[h], x, scale, bias, what);
+        if (!(e <= 1e-5)) fail_msg("%s: max relative error %.3e, above 1e-5", what, e);
+        worst = e > worst ? e : worst;
+      }
+    }
+    free(x);
+    free(scale);
+    free(bias);
+  }
+  printf("normalize of offset inputs: worst max relative error %.3e\n", worst);
+}
+
+/* With HETC_KERNELS_TIMES set: the median time of the typical normalize
+ * workloads on the target (HETC_KERNELS_TARGET=example_c: the plugin
+ * kit's reference kernel), for comparing by hand; nothing is asserted. */
+static void normalize_times(void **state) {
+  (void)state;
+  if (!getenv("HETC_KERNELS_TIMES")) return;
+  const hetc_plugin_layout_t nchw16c = {HETC_PLUGIN_LAYOUT_NCHWC, 16};
+  const struct {
+    const char *name;
+    normalize_case_t k;
+    hetc_plugin_layout_t hint;
+  } runs[] = {
+      {"instance norm 1x64x56x56", {4, {1, 64, 56, 56}, {1, 3, 64, 1, 1e-5}}, {0, 0}},
+      {"instance norm 1x64x56x56 NCHW16c", {4, {1, 64, 56, 56}, {1, 3, 64, 1, 1e-5}}, nchw16c},
+      {"group norm 1x256x56x56 32 groups", {4, {1, 256, 56, 56}, {1, 3, 32, 1, 1e-5}}, {0, 0}},
+      {"group norm 1x256x56x56 32 groups NCHW16c", {4, {1, 256, 56, 56}, {1, 3, 32, 1, 1e-5}}, nchw16c},
+      {"layer norm 1x197x768 last dim", {3, {1, 197, 768}, {2, 1, 1, 1, 1e-6}}, {0, 0}},
+      {"layer norm 1x96x56x56 channels", {4, {1, 96, 56, 56}, {1, 1, 1, 1, 1e-6}}, {0, 0}},
+      {"layer norm 1x96x56x56 channels NCHW16c", {4, {1, 96, 56, 56}, {1, 1, 1, 1, 1e-6}}, nchw16c},
+      {"layer norm 1x768x7x7 channels", {4, {1, 768, 7, 7}, {1, 1, 1, 1, 1e-6}}, {0, 0}},
+  };
+  for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
+    hetc_plugin_tensor_t in;
+    hetc_plugin_workload_t w;
+    normalize_workload(&runs[i].k, &in, runs[i].hint, &w);
+    kernel_check_result_t result;
+    hetc_status_t s = hetc_kernel_check_time(entry, &w, 0, NULL, 101, &result);
+    if (s) fail_msg("%s: %s", runs[i].name, hetc_status_message(s));
+    printf("%s on %s: median %.1f us\n", runs[i].name, target_name(), result.seconds * 1e6);
+  }
+}
+
 /* Distance in units in the last place between two floats of one sign. */
 static int64_t ulps(float a, float b) {
   int32_t ia, ib;
@@ -701,12 +975,15 @@ int main(void) {
       cmocka_unit_test(other_ops),
       cmocka_unit_test(resize_ops),
       cmocka_unit_test(resize_limits_and_keys),
+      cmocka_unit_test(normalize_ops),
+      cmocka_unit_test(normalize_large_offset),
+      cmocka_unit_test(normalize_times),
       cmocka_unit_test(emit_and_load),
       cmocka_unit_test(exp_and_sigmoid_within_ulps),
       cmocka_unit_test(erf_and_gelu_within_ulps),
   };
   if (strcmp(target_name(), "cpu") != 0) {
-    const struct CMUnitTest ops_only[] = {cmocka_unit_test(other_ops)};
+    const struct CMUnitTest ops_only[] = {cmocka_unit_test(other_ops), cmocka_unit_test(normalize_times)};
     return cmocka_run_group_tests(ops_only, setup, teardown);
   }
   return cmocka_run_group_tests(tests, setup, teardown);
