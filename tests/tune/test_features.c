@@ -575,8 +575,9 @@ static void failures_leave_the_plugin_part_missing(void **state) {
     assert_feature(row, HETC_FEATURE_WL_OP, HETC_PLUGIN_OP_MAX_POOL2D);
     assert_feature(row, HETC_FEATURE_WL_FLOPS, log2(1.0 + 8 * 9 * 4));
 
-    /* A minor-0 plugin's features() predates the schema: not called. */
+    /* A 1.0 plugin's features() predates the schema: not called. */
     hetc_plugin_t old = *e->plugin;
+    old.header.abi_major = 1;
     old.header.abi_minor = 0;
     assert_null(hetc_features_extract(&old, e->instance, 0, &cases[0].wl, 0, NULL, row));
     assert_plugin_part_missing(row);
