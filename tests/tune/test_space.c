@@ -530,11 +530,12 @@ static void default_values(const hetc_plugin_space_t *space, int64_t *tile0, int
 
 static void optional_knobs_are_pinned_until_enabled(void **state) {
   (void)state;
-  /* The host offers the service from minor 1 on; a minor-0 table does not
-   * cover it. */
+  /* The host offers the service from 1.1 on (2.0 keeps it); a 1.0 table
+   * does not cover it. */
   const hetc_plugin_host_t *host = hetc_host_services();
+  assert_int_equal(host->header.abi_major, HETC_PLUGIN_ABI_MAJOR);
   assert_int_equal(host->header.abi_minor, HETC_PLUGIN_ABI_MINOR);
-  assert_true(host->header.abi_minor >= 1);
+  assert_true(host->header.abi_major >= 2 || host->header.abi_minor >= 1);
   assert_true(HETC_PLUGIN_HAS_FIELD(host, hetc_plugin_host_t, space_mark_optional));
   assert_non_null(host->space_mark_optional);
   hetc_plugin_host_t minor0 = *host;
