@@ -40,9 +40,11 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/tv-check.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 
-# The first line hetc printed on stderr, without the "hetc: PATH: " prefix.
+# The first line hetc printed on stderr that is not a note or a warning
+# (else the first line), without the "hetc: PATH: " prefix.
 message() {
-  sed -n '/./{p;q;}' "$1" | sed -e 's/^hetc: //' -e "s|^$2: ||" -e "s|^compile: ||"
+  { grep -v -e '^hetc: note: ' -e '^hetc: warning: ' -e '^[[:space:]]*$' "$1" || sed -n '/./p' "$1"; } |
+    sed -n '1{s/^hetc: //;p;}' | sed -e "s|^$2: ||" -e "s|^compile: ||"
 }
 
 # max|got - expected| / max|expected| of two raw float32 files (python3's
