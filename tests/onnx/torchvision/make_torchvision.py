@@ -21,7 +21,9 @@ head only is exported. Each is built with weights=None (nothing is
 downloaded) after torch.manual_seed(0), its BatchNorm statistics set from a
 random batch as tests/bench/peers/export_torchvision.py sets them (a
 trained network's activations, not torchvision's drifting initialisation),
-in eval mode, batch 1, fp32. Input 224x224, except inception_v3 (299x299);
+in eval mode, batch 1, fp32. A Linear or Conv2d layer whose weights
+torchvision initialises to zeros (ViT's classifier: every output would be
+0) gets PyTorch's default initialisation instead. Input 224x224, except inception_v3 (299x299);
 the segmentation models at 224x224 too, to keep the survey short.
 
 The TorchScript exporter (dynamo=False) at opset 17 writes every model but
@@ -68,7 +70,9 @@ OPTIONS = {
     "inception_v3": dict(aux_logits=False, init_weights=True),
 }
 SIZES = {"inception_v3": 299}
-PROTOBUF_LIMIT = 2**31 - 1
+# Past this many bytes of exported files, weights go to NAME.onnx.data
+# (protobuf cannot serialise a message of 2 GiB).
+SINGLE_FILE_LIMIT = 1_900_000_000
 
 
 def builder(name):
@@ -94,36 +98,47 @@ def parameter_count(name):
     return None
 
 
-def write_onnx(exported, path, name):
-    """Re-saves the exporter's file(s) `exported` as `path`: one file, or,
-    past protobuf's limit, `path` and its weights in NAME.onnx.data."""
+def write_onnx(scratch, exported, path, name):
+    """Re-saves the exporter's file(s) `exported` (in the folder `scratch`)
+    as `path`: one file, or, when they come near protobuf's 2 GB limit,
+    `path` and its weights in NAME.onnx.data."""
+    written = sum(os.path.getsize(os.path.join(scratch, f)) for f in os.listdir(scratch))
     model = onnx.load(exported)  # external data beside it is read in
-    if model.ByteSize() < PROTOBUF_LIMIT:
+    data = os.path.join(os.path.dirname(path), name + ".onnx.data")
+    if os.path.exists(data):
+        os.remove(data)
+    if written < SINGLE_FILE_LIMIT:
         onnx.save_model(model, path)
     else:
-        location = name + ".onnx.data"
-        if os.path.exists(os.path.join(os.path.dirname(path), location)):
-            os.remove(os.path.join(os.path.dirname(path), location))
         onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=location, size_threshold=1024)
-    return model
+                        location=os.path.basename(data), size_threshold=1024)
 
 
 def export_file(model, x, path, name, dynamo):
     """Runs the exporter into a folder of its own (the TorchScript exporter
     writes a large model's weights as one file per tensor), then saves the
-    result as `path`."""
+    result as `path`. Returns how the model was exported: a model the
+    TorchScript exporter fails on is retried with dynamo=True."""
+    how = "dynamo" if dynamo else "torchscript"
     with tempfile.TemporaryDirectory(dir=os.path.dirname(path), prefix=name + ".export.") as scratch:
         exported = os.path.join(scratch, name + ".onnx")
         with torch.no_grad():
+            if not dynamo:
+                try:
+                    torch.onnx.export(model, (x,), exported, dynamo=False, opset_version=OPSET,
+                                      input_names=["input"], output_names=["output"])
+                except Exception as error:
+                    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                    how = f"dynamo (the TorchScript exporter failed: {type(error).__name__}: {first_line[:200]})"
+                    dynamo = True
+                    for f in os.listdir(scratch):
+                        os.remove(os.path.join(scratch, f))
             if dynamo:
                 torch.onnx.export(model, (x,), exported, dynamo=True, opset_version=DYNAMO_OPSET,
                                   input_names=["input"], output_names=["output"], external_data=True,
                                   verbose=False)
-            else:
-                torch.onnx.export(model, (x,), exported, dynamo=False, opset_version=OPSET,
-                                  input_names=["input"], output_names=["output"])
-        return write_onnx(exported, path, name)
+        write_onnx(scratch, exported, path, name)
+    return how
 
 
 def onnxruntime_output(path, x):
@@ -144,21 +159,19 @@ def export(name, outdir):
     size = SIZES.get(name, 224)
     torch.manual_seed(SEED)
     model = builder(name)().eval()
+    # ViT zeroes its classifier (a fine-tuning convention): left so, every
+    # output is 0 and any result would match it. Such layers get PyTorch's
+    # default initialisation instead.
+    zeroed = [m for m in model.modules() if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))
+              and not m.weight.detach().any()]
+    for m in zeroed:
+        m.reset_parameters()
     has_norms = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
     norms = calibrate_batchnorm(model, size) if has_norms else 0
     x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(INPUT_SEED))
     path = os.path.join(outdir, name + ".onnx")
-    dynamo = name.startswith(DYNAMO_PREFIXES)
-    how = "dynamo" if dynamo else "torchscript"
-    try:
-        export_file(model, x, path, name, dynamo)
-    except Exception as error:
-        if dynamo:
-            raise
-        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        how = f"dynamo (the TorchScript exporter failed: {type(error).__name__}: {first_line[:200]})"
-        export_file(model, x, path, name, True)
-        dynamo = True
+    how = export_file(model, x, path, name, name.startswith(DYNAMO_PREFIXES))
+    dynamo = how.startswith("dynamo")
     with torch.no_grad():
         reference = model(x).numpy()
     x = x.numpy()
@@ -175,7 +188,7 @@ def export(name, outdir):
                   if os.path.exists(os.path.join(outdir, f)))
     return (f"{how}, opset {DYNAMO_OPSET if dynamo else OPSET}, 1x3x{size}x{size} -> "
             f"{'x'.join(map(str, expected.shape))}, {params / 1e6:.1f}M parameters, {on_disk / 1e6:.0f} MB, "
-            f"{norms} BatchNorm calibrated, outputs up to {scale:.3g}, torch vs onnxruntime {torch_vs_ort:.1e}")
+            f"{norms} BatchNorm calibrated, {len(zeroed)} zeroed layers reinitialised, outputs up to {scale:.3g}, torch vs onnxruntime {torch_vs_ort:.1e}")
 
 
 def all_models():
