@@ -3,7 +3,7 @@
 model and four segmentation models to ONNX, each with a seeded input and
 onnxruntime's output on it, for check_torchvision.sh to hold hetc to.
 
-    make_torchvision.py [OUTDIR] [--models a,b,...] [--list]
+    make_torchvision.py [OUTDIR] [--models a,b,...] [--exporter auto|torchscript|dynamo] [--list]
 
 OUTDIR (default build/tv-corpus) gets, per model NAME:
   NAME.onnx           the model (NAME.onnx.data beside it when its weights
@@ -31,7 +31,10 @@ the ViT family (vit_*, swin_*, maxvit_*), which it cannot trace as ONNX
 wants and which torch.onnx.export(dynamo=True) writes at opset 18 (the
 dynamo exporter's own opset: asking it for 17 runs a version converter
 over its graph); a model the TorchScript exporter fails on is retried with
-dynamo=True, and its line says so. Models are exported smallest first
+dynamo=True, and its line says so. (Only ViT fails with it: Swin and MaxViT
+export through TorchScript too, as a graph of other ops; --exporter
+torchscript writes them that way, --exporter dynamo every model through
+dynamo, each best into an OUTDIR of its own.) Models are exported smallest first
 (parameters counted on the meta device, nothing allocated), so that the
 largest come last.
 
@@ -39,8 +42,8 @@ torch, torchvision, onnx, onnxruntime and onnxscript come from the torch
 exporter's virtual environment (make_torchvision.sh), never hetc's.
 """
 import argparse
+import contextlib
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -114,6 +117,26 @@ def write_onnx(scratch, exported, path, name):
                         location=os.path.basename(data), size_threshold=1024)
 
 
+@contextlib.contextmanager
+def output_to(path):
+    """Sends file descriptors 1 and 2 to `path` meanwhile: the TorchScript
+    exporter prints the whole graph (hundreds of lines) when it fails."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(path, "wb") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, copy in zip((1, 2), saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+
+
 def export_file(model, x, path, name, dynamo):
     """Runs the exporter into a folder of its own (the TorchScript exporter
     writes a large model's weights as one file per tensor), then saves the
@@ -125,14 +148,16 @@ def export_file(model, x, path, name, dynamo):
         with torch.no_grad():
             if not dynamo:
                 try:
-                    torch.onnx.export(model, (x,), exported, dynamo=False, opset_version=OPSET,
-                                      input_names=["input"], output_names=["output"])
+                    with output_to(os.path.join(scratch, "output")):
+                        torch.onnx.export(model, (x,), exported, dynamo=False, opset_version=OPSET,
+                                          input_names=["input"], output_names=["output"])
                 except Exception as error:
                     first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
                     how = f"dynamo (the TorchScript exporter failed: {type(error).__name__}: {first_line[:200]})"
                     dynamo = True
                     for f in os.listdir(scratch):
-                        os.remove(os.path.join(scratch, f))
+                        if f != "output":
+                            os.remove(os.path.join(scratch, f))
             if dynamo:
                 torch.onnx.export(model, (x,), exported, dynamo=True, opset_version=DYNAMO_OPSET,
                                   input_names=["input"], output_names=["output"], external_data=True,
@@ -152,10 +177,10 @@ def onnxruntime_output(path, x):
     return session.run(None, {inputs[0].name: x})[0]
 
 
-def export(name, outdir):
-    """Writes the model's three files (the .bin files last, through
-    temporary names, so that an interrupted export is redone next time) and
-    returns a line describing it."""
+def build_model(name):
+    """The model as the survey exports it and its input: (model, x, how
+    many zeroed layers were reinitialised, how many BatchNorm layers were
+    calibrated)."""
     size = SIZES.get(name, 224)
     torch.manual_seed(SEED)
     model = builder(name)().eval()
@@ -169,8 +194,18 @@ def export(name, outdir):
     has_norms = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
     norms = calibrate_batchnorm(model, size) if has_norms else 0
     x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(INPUT_SEED))
+    return model, x, len(zeroed), norms
+
+
+def export(name, outdir, exporter):
+    """Writes the model's three files (the .bin files last, through
+    temporary names, so that an interrupted export is redone next time) and
+    returns a line describing it."""
+    model, x, zeroed, norms = build_model(name)
+    size = x.shape[-1]
     path = os.path.join(outdir, name + ".onnx")
-    how = export_file(model, x, path, name, name.startswith(DYNAMO_PREFIXES))
+    dynamo = exporter == "dynamo" or (exporter == "auto" and name.startswith(DYNAMO_PREFIXES))
+    how = export_file(model, x, path, name, dynamo)
     dynamo = how.startswith("dynamo")
     with torch.no_grad():
         reference = model(x).numpy()
@@ -188,7 +223,8 @@ def export(name, outdir):
                   if os.path.exists(os.path.join(outdir, f)))
     return (f"{how}, opset {DYNAMO_OPSET if dynamo else OPSET}, 1x3x{size}x{size} -> "
             f"{'x'.join(map(str, expected.shape))}, {params / 1e6:.1f}M parameters, {on_disk / 1e6:.0f} MB, "
-            f"{norms} BatchNorm calibrated, {len(zeroed)} zeroed layers reinitialised, outputs up to {scale:.3g}, torch vs onnxruntime {torch_vs_ort:.1e}")
+            f"{norms} BatchNorm calibrated, {zeroed} zeroed layers reinitialised, outputs up to {scale:.3g}, "
+            f"torch vs onnxruntime {torch_vs_ort:.1e}")
 
 
 def all_models():
@@ -200,6 +236,9 @@ def main():
     parser.add_argument("outdir", nargs="?", default=os.path.join(REPO, "build", "tv-corpus"),
                         help="where the files go (made if missing; default build/tv-corpus)")
     parser.add_argument("--models", help="comma-separated names (default: every model, smallest first)")
+    parser.add_argument("--exporter", choices=("auto", "torchscript", "dynamo"), default="auto",
+                        help="auto (default): dynamo for the ViT family, TorchScript for the rest; torchscript: "
+                        "TorchScript for every model (dynamo where it fails); dynamo: dynamo for every model")
     parser.add_argument("--list", action="store_true", help="print the models, smallest first, and exit")
     args = parser.parse_args()
     known = all_models()
@@ -226,7 +265,7 @@ def main():
             continue
         started = time.monotonic()
         try:
-            described = export(name, args.outdir)
+            described = export(name, args.outdir, args.exporter)
         except Exception as error:  # one model's failure must not stop the others
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
             print(f"{name}: FAILED: {type(error).__name__}: {first_line}", flush=True)
