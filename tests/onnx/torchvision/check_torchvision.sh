@@ -1,0 +1,118 @@
+#!/bin/sh
+# Issue 33's torchvision survey, its check half: holds hetc to onnxruntime
+# on the files make_torchvision.py wrote (NAME.onnx, NAME.input.bin,
+# NAME.expected.bin in OUTDIR). No torch, no numpy: POSIX sh, the hetc
+# given, and python3's standard library for the comparison.
+#
+#   check_torchvision.sh HETC OUTDIR [NAME...]
+#
+# For each model (every NAME.onnx in OUTDIR, or the NAMEs given):
+#   hetc tasks NAME.onnx                             the import
+#   hetc compile NAME.onnx --targets cpu -o PKG      the compile
+#   hetc run PKG --input NAME.input.bin --output OUT --repeat 1
+# and OUT against NAME.expected.bin: the largest absolute difference over
+# the largest |expected|. One line per model (name, imports, compiles,
+# that error, or hetc's message), then "N of M import, K match within 1e-4".
+# Each hetc command is limited to HETC_CHECK_TIMEOUT seconds (default 1800);
+# packages go to a temporary folder, each removed after its model. Exit
+# status 0 when every model matches, 1 otherwise, 2 on bad usage.
+set -u
+if [ $# -lt 2 ]; then
+  echo "usage: check_torchvision.sh HETC OUTDIR [NAME...]" >&2
+  exit 2
+fi
+hetc=$1
+dir=$2
+shift 2
+limit=${HETC_CHECK_TIMEOUT:-1800}
+tolerance=1e-4
+if [ ! -x "$hetc" ] || [ ! -d "$dir" ]; then
+  echo "check_torchvision: $hetc is not an executable or $dir not a folder" >&2
+  exit 2
+fi
+if [ $# -eq 0 ]; then
+  for f in "$dir"/*.onnx; do
+    [ -e "$f" ] || { echo "check_torchvision: no .onnx file in $dir" >&2; exit 2; }
+    name=$(basename "$f" .onnx)
+    set -- "$@" "$name"
+  done
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/tv-check.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+
+# The first line hetc printed on stderr that is not a note or a warning
+# (else the first line), without the "hetc: PATH: " prefix.
+message() {
+  { grep -v -e '^hetc: note: ' -e '^hetc: warning: ' -e '^[[:space:]]*$' "$1" || sed -n '/./p' "$1"; } |
+    sed -n '1{s/^hetc: //;p;}' | sed -e "s|^$2: ||" -e "s|^compile: ||"
+}
+
+# max|got - expected| / max|expected| of two raw float32 files (python3's
+# standard library only), then "match" or "DIFFERS" against the tolerance.
+compare() {
+  python3 - "$1" "$2" "$tolerance" <<'EOF'
+import array, math, sys
+got, expected = array.array("f"), array.array("f")
+for values, path in ((got, sys.argv[1]), (expected, sys.argv[2])):
+    with open(path, "rb") as f:
+        values.frombytes(f.read())
+if sys.byteorder != "little":
+    got.byteswap(); expected.byteswap()
+if len(got) != len(expected):
+    print(f"- DIFFERS: {len(got)} values, expected {len(expected)}")
+    sys.exit(0)
+scale = max((abs(v) for v in expected if math.isfinite(v)), default=0.0)
+worst = max((abs(a - b) for a, b in zip(got, expected)), default=0.0) / (scale or 1.0)
+nonfinite = sum(1 for v in got if not math.isfinite(v))
+if nonfinite or not math.isfinite(worst):
+    print(f"nan DIFFERS: {nonfinite} of {len(got)} values NaN or infinite")
+else:
+    print("%.2e %s" % (worst, "match" if worst <= float(sys.argv[3]) else "DIFFERS"))
+EOF
+}
+
+total=0
+imported=0
+compiled=0
+matched=0
+printf '%-32s %-7s %-8s %-9s %-8s %s\n' model imports compiles error seconds "note / hetc's message"
+for name in "$@"; do
+  model="$dir/$name.onnx"
+  total=$((total + 1))
+  err="$work/stderr"
+  if ! timeout "$limit" "$hetc" tasks "$model" >/dev/null 2>"$err"; then
+    printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" no - - - "$(message "$err" "$model")"
+    continue
+  fi
+  imported=$((imported + 1))
+  package="$work/$name.hetc"
+  started=$(date +%s)
+  if ! timeout "$limit" "$hetc" compile "$model" --targets cpu -o "$package" >/dev/null 2>"$err"; then
+    status=$?
+    note=$(message "$err" "$model")
+    [ "$status" -eq 124 ] && note="compile ran past ${limit} s"
+    printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" yes no - $(($(date +%s) - started)) "$note"
+    rm -rf "$package"
+    continue
+  fi
+  compiled=$((compiled + 1))
+  seconds=$(($(date +%s) - started))
+  out="$work/$name.out.bin"
+  if ! timeout "$limit" "$hetc" run "$package" --input "$dir/$name.input.bin" --output "$out" --repeat 1 \
+       >/dev/null 2>"$err"; then
+    status=$?
+    note="run: $(message "$err" "$package")"
+    [ "$status" -eq 124 ] && note="run ran past ${limit} s"
+    printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" yes yes - "$seconds" "$note"
+    rm -rf "$package" "$out"
+    continue
+  fi
+  result=$(compare "$out" "$dir/$name.expected.bin")
+  error=${result%% *}
+  verdict=${result#* }
+  [ "$verdict" = match ] && matched=$((matched + 1))
+  printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" yes yes "$error" "$seconds" "$verdict"
+  rm -rf "$package" "$out"
+done
+echo "$imported of $total import, $compiled compile on cpu, $matched match within $tolerance"
+[ "$matched" -eq "$total" ]
