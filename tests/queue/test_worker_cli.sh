@@ -110,20 +110,29 @@ case $held in 0\ *|*\ by\ 1\ workers) fail "the store logged $held" ;; esac
 cores="$work/kill-locks/cores.lock"
 in_build() { ! flock -n -x "$cores" true 2>/dev/null && flock -n -s "$cores" true 2>/dev/null; }
 in_measurement() { [ -e "$cores" ] && ! flock -n -s "$cores" true 2>/dev/null; }
+# The model is one conv big enough that a measurement lasts tens of ms
+# (tiny_conv's last a quarter of one, too short to be seen reliably).
 for phase in build measurement; do
   fresh "killed_$phase"
   q="$base/killed_$phase"
-  "$hetc" jobs submit "$samples/tiny_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null || fail "submit"
+  "$hetc" jobs submit "$(dirname "$0")/measured_conv.json" --targets vec --trials 40 --queue "$q" >/dev/null ||
+    fail "submit"
   HETC_LOCK_DIR="$work/kill-locks" "$hetc" worker --queue "$q" --lease 2 --batch 2 --workers 1 >/dev/null 2>&1 &
   victim=$!
   await "$q" "SELECT count(*) FROM hetc_tasks WHERE state = 'claimed' AND trials_done >= 4"
+  # The worker is stopped while its locks are looked at, so the phase seen
+  # is the phase it dies in, and the looking (slow on a loaded machine)
+  # does not eat into its task: it runs 10 ms between looks.
   caught=0
   for _ in $(seq 1 3000); do
+    kill -STOP $victim 2>/dev/null || break
     if in_$phase; then
       kill -9 $victim
       caught=1
       break
     fi
+    kill -CONT $victim
+    sleep 0.01
   done
   [ $caught = 1 ] || { fail "never saw the worker in a $phase"; kill -9 $victim; }
   wait $victim 2>/dev/null
