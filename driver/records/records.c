@@ -706,12 +706,17 @@ static int made_on_server(hetc_records_t *store, int64_t *out_made) {
 /* A schema of the store's name without the store's meta table is not
  * hetc's (hetc makes both in one transaction), unless it is empty (made
  * for hetc by someone who may create schemas): a relation in it is
- * refused, naming it, before hetc adds tables of its own beside it. */
+ * refused, naming it, before hetc adds tables of its own beside it. The
+ * meta table is looked for again in the same statement, as of the same
+ * snapshot: another process may have made the store since the caller
+ * found none. */
 static hetc_status_t refuse_foreign_schema(hetc_records_t *store) {
   hetc_sql_stmt_t *stmt = NULL;
   HETC_RETURN_IF_ERROR(prepare(store,
                                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                               " WHERE n.nspname = '" SERVER_SCHEMA "' ORDER BY c.relkind <> 'r', c.relname LIMIT 1",
+                               " WHERE n.nspname = '" SERVER_SCHEMA "' AND NOT EXISTS (SELECT 1 FROM "
+                               "information_schema.tables WHERE table_schema = '" SERVER_SCHEMA
+                               "' AND table_name = 'meta') ORDER BY c.relkind <> 'r', c.relname LIMIT 1",
                                &stmt));
   const int rc = hetc_sql_step(stmt);
   char table[160] = "";

@@ -1920,7 +1920,7 @@ static void a_full_disk_is_not_bad_input(void **state) {
 #ifdef RECORDS_ON_SERVER
 /* What holds for any store, on the server: every field round-trips, the
  * queries, lookups, caches, claims between processes, four writers at
- * once, prune's rule and a linear import. */
+ * once, prune's rule, a linear import and six creators at once. */
 int main(void) {
   if (!pg_test_server_uri(server_uri, sizeof(server_uri))) return 77;
   *strrchr(server_uri, '/') = '\0';
@@ -1939,6 +1939,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(prune_keeps_its_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(claims_between_processes, setup, teardown),
       cmocka_unit_test_setup_teardown(import_is_linear, setup, teardown),
+      cmocka_unit_test_setup_teardown(concurrent_creation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
