@@ -13,7 +13,8 @@
 
 static const char *const foldable_ops[] = {
     /* shapes and data movement */
-    "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "ConstantOfShape", "Reshape",
+    "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "CastLike", "ConstantOfShape",
+    "Reshape",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul",
@@ -223,6 +224,15 @@ static hetc_status_t fold_concat(const Onnx__NodeProto *node, const hetc_onnx_co
   return NULL;
 }
 
+static hetc_status_t cast_values(const hetc_onnx_const_t *in, int to_float, int to_bool, hetc_onnx_const_t *out) {
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, !to_float, in->rank, in->dims));
+  for (int64_t k = 0; k < in->count; ++k) {
+    copy_value(out, k, in, k);
+    if (to_bool) out->i[k] = hetc_onnx_const_get(in, k) != 0;
+  }
+  return NULL;
+}
+
 static hetc_status_t fold_cast(const Onnx__NodeProto *node, const hetc_onnx_const_t *in, hetc_onnx_const_t *out) {
   int64_t to = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "to", 0, &to));
@@ -230,12 +240,7 @@ static hetc_status_t fold_cast(const Onnx__NodeProto *node, const hetc_onnx_cons
   const int to_bool = to == 9;
   if (!to_float && !(to >= 2 && to <= 7) && !to_bool && to != 12 && to != 13)
     return BAD("cast to %s is not supported", hetc_onnx_type_name((int32_t)to));
-  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, !to_float, in->rank, in->dims));
-  for (int64_t k = 0; k < in->count; ++k) {
-    copy_value(out, k, in, k);
-    if (to_bool) out->i[k] = hetc_onnx_const_get(in, k) != 0;
-  }
-  return NULL;
+  return cast_values(in, to_float, to_bool, out);
 }
 
 static hetc_status_t fold_constant_of_shape(const Onnx__NodeProto *node, const hetc_onnx_const_t *shape,
@@ -647,6 +652,10 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
   if (!strcmp(op, "Squeeze")) return fold_squeeze(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "Concat")) return fold_concat(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "Cast")) return fold_cast(node, x, &outputs[0]);
+  /* CastLike's second input gives the type only: float32 or int64 here
+   * (a computed one is float32). */
+  if (!strcmp(op, "CastLike"))
+    return y ? cast_values(x, !y->is_int, 0, &outputs[0]) : BAD("input 1 is missing");
   if (!strcmp(op, "ConstantOfShape")) return fold_constant_of_shape(node, x, file, &outputs[0]);
   if (!strcmp(op, "Reshape")) return y ? fold_reshape(node, x, y, &outputs[0]) : BAD("input 1 is missing");
   if (!strcmp(op, "Flatten")) return fold_flatten(node, x, &outputs[0]);

@@ -15,7 +15,11 @@
 
 #define BAD(...) hetc_status_new(HETC_STATUS_BAD_INPUT, __VA_ARGS__)
 #define MIN_OPSET 6
-#define MAX_OPSET 21
+/* Opsets 22 to 28 changed the ops hetc imports only by the types they
+ * take (bfloat16, 4-bit and 8-bit floats, 2-bit integers), except Cast 28
+ * (round_mode, for casts to 8-bit floats) and SpaceToDepth 28 (mode, as
+ * DepthToSpace has): onnx_schema.c lists those forms. */
+#define MAX_OPSET 28
 #define MAX_GRAPH_IO 16
 /* hetc nodes one ONNX node becomes, at most (a strided ConvTranspose: eleven). */
 #define NODES_PER_ONNX_NODE 11
@@ -241,7 +245,8 @@ static hetc_status_t fold_node(hetc_onnx_importer_t *im) {
     const onnx_value_t *v = n->input[k][0] ? hetc_onnx_lookup(im, n->input[k]) : NULL;
     inputs[k] = v ? &v->constant : NULL;
     if (v && v->kind == ONNX_VALUE_ACTIVATION) {
-      /* Shape and Size read only the dims, which are known. */
+      /* Shape and Size read only the dims, which are known; CastLike the
+       * type, float32 (is_int 0). */
       const hetc_plugin_tensor_t *t = &im->graph->values[v->value].type;
       memset(&shape_view, 0, sizeof(shape_view));
       shape_view.rank = t->rank;
@@ -276,7 +281,12 @@ static hetc_status_t import_node(hetc_onnx_importer_t *im) {
     return BAD("domain '%s' is not supported (hetc imports ONNX's default domain)", n->domain);
   if (!n->op_type || !n->op_type[0]) return BAD("the node has no op_type");
   HETC_RETURN_IF_ERROR(hetc_onnx_check_schema(n, im->opset));
-  int all_constant = 1, shape_of_activation = 0;
+  /* Shape and Size read only their input's dims, and CastLike only its
+   * second input's type, which are known of a computed value too. */
+  const int dims_only = !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size") ? 0
+                        : !strcmp(n->op_type, "CastLike")                           ? 1
+                                                                                    : -1;
+  int all_constant = 1, all_folded_constant = 1;
   for (size_t k = 0; k < n->n_input; ++k) {
     if (!n->input[k][0]) continue; /* an omitted optional input */
     const onnx_value_t *v = hetc_onnx_lookup(im, n->input[k]);
@@ -284,10 +294,9 @@ static hetc_status_t import_node(hetc_onnx_importer_t *im) {
       return BAD("input %zu ('%s') is not produced by any node, graph input or initializer before this node", k,
                  n->input[k]);
     all_constant &= v->kind == ONNX_VALUE_CONST;
-    shape_of_activation |= k == 0 && v->kind == ONNX_VALUE_ACTIVATION &&
-                           (!strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size"));
+    all_folded_constant &= v->kind == ONNX_VALUE_CONST || (int)k == dims_only;
   }
-  if ((all_constant || shape_of_activation) && hetc_onnx_foldable(n->op_type)) return fold_node(im);
+  if (all_folded_constant && hetc_onnx_foldable(n->op_type)) return fold_node(im);
   if (all_constant && hetc_onnx_translatable(n->op_type))
     return BAD("every input is a constant, and hetc evaluates %s at import only on computed values", n->op_type);
   return hetc_onnx_translate_node(im);

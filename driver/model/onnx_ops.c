@@ -1210,7 +1210,7 @@ static hetc_status_t translate_depth_to_space(hetc_onnx_importer_t *im) {
   const int64_t n = t.shape[0], c = t.shape[1], h = t.shape[2], w = t.shape[3], b = block;
   if (b < 1 || b > 4096) return BAD("attribute 'blocksize' must be a positive block size");
   const int crd = !strcmp(mode, "CRD");
-  if (to_space && !crd && strcmp(mode, "DCR") != 0) return BAD("attribute 'mode': '%s' is not DCR or CRD", mode);
+  if (!crd && strcmp(mode, "DCR") != 0) return BAD("attribute 'mode': '%s' is not DCR or CRD", mode);
   int64_t split[6], perm[6], joined[4];
   if (to_space) {
     if (c % (b * b)) return BAD("%lld channels do not divide into blocks of %lld x %lld", (long long)c, (long long)b,
@@ -1224,9 +1224,11 @@ static hetc_status_t translate_depth_to_space(hetc_onnx_importer_t *im) {
   } else {
     if (h % b || w % b)
       return BAD("a %lld x %lld plane does not divide into blocks of %lld", (long long)h, (long long)w, (long long)b);
-    const int64_t s2d_split[6] = {n, c, h / b, b, w / b, b}, s2d_perm[6] = {0, 3, 5, 1, 2, 4};
+    /* Before opset 28 SpaceToDepth has no mode: it is DCR's. */
+    const int64_t s2d_split[6] = {n, c, h / b, b, w / b, b}, dcr_perm[6] = {0, 3, 5, 1, 2, 4},
+                  crd_perm[6] = {0, 1, 3, 5, 2, 4};
     memcpy(split, s2d_split, sizeof(split));
-    memcpy(perm, s2d_perm, sizeof(perm));
+    memcpy(perm, crd ? crd_perm : dcr_perm, sizeof(perm));
     const int64_t out[4] = {n, c * b * b, h / b, w / b};
     memcpy(joined, out, sizeof(joined));
   }
@@ -1849,6 +1851,28 @@ static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   return define_output(im, x);
 }
 
+/* Cast and CastLike of a computed value, which is float32: to float32 it
+ * is the value itself (the expanded functions of LayerNormalization,
+ * GroupNormalization and Gelu cast their input so); to another type hetc
+ * cannot compute. */
+static hetc_status_t translate_cast(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  int64_t to = 1;
+  if (!strcmp(im->node->op_type, "Cast")) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "to", 0, &to));
+  } else {
+    const char *like = input_name(im, 1);
+    if (!like) return BAD("input 1 is missing");
+    const onnx_value_t *v = hetc_onnx_lookup(im, like);
+    if (v->kind == ONNX_VALUE_CONST && v->constant.is_int) to = 7;
+  }
+  if (to != 1)
+    return BAD("a cast of a computed value to %s is not supported (hetc computes in float32)",
+               hetc_onnx_type_name((int32_t)to));
+  return define_output(im, x);
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 typedef struct translation_t {
@@ -1909,6 +1933,8 @@ static const translation_t translations[] = {
     {"Resize", translate_resize},
     {"Dropout", translate_identity},
     {"Identity", translate_identity},
+    {"Cast", translate_cast},
+    {"CastLike", translate_cast},
 };
 
 static const translation_t *find(const char *op_type) {

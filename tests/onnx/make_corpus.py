@@ -57,7 +57,7 @@ CHECK_RTOL = 1e-5  # --check: how far a regenerated expected.bin may drift
 # The IR version each opset came with (onnx/helper.py VERSION_TABLE): what an
 # exporter stamps. IR 3 (opset < 9 here) still requires every initializer to be
 # listed among the graph inputs, as old PyTorch exports do.
-IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 20: 9, 21: 10}
+IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10, 25: 11, 28: 11}
 
 PRODUCER = "hetc-make_corpus"
 
@@ -1078,6 +1078,35 @@ def depth_to_space_crd(g):
 @op_case([1, 4, 16, 16])
 def space_to_depth(g):
     return g.op("SpaceToDepth", [g.x], blocksize=2)
+
+
+@op_case([1, 4, 16, 16], opset=28)
+def space_to_depth_crd_opset28(g):
+    """SpaceToDepth's mode came with opset 28."""
+    return g.op("SpaceToDepth", [g.x], blocksize=2, mode="CRD")
+
+
+@op_case(SHAPE)
+def cast_computed(g):
+    """Cast of a computed float32 value to FLOAT: the value itself."""
+    y = g.node("Relu", [g.x])
+    y = g.node("Cast", [y], to=TensorProto.FLOAT)
+    return g.op("Sigmoid", [y])
+
+
+@op_case(SHAPE, opset=19)
+def castlike_expanded(g):
+    """CastLike as ONNX's expanded functions write it: a constant cast like
+    the input (folded), and the input cast like itself."""
+    half = g.node("CastLike", [g.f32("half", [0.5]), g.x])
+    y = g.node("CastLike", [g.x, g.x])
+    return g.op("Mul", [y, half])
+
+
+@op_case(IMG, opset=25)
+def conv_opset25(g):
+    """Opsets 22 to 25 changed Conv and Relu only by their types."""
+    return g.relu(g.conv(g.x, 3, 8, 3, "conv"), "conv")
 
 
 # -- Softmax ---------------------------------------------------------------------
