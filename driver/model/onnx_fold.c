@@ -22,7 +22,8 @@ static const char *const foldable_ops[] = {
     "Neg", "Abs", "Sqrt", "Floor", "Ceil", "Reciprocal", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Softplus",
     "Softsign", "Mish", "Elu", "LeakyRelu", "HardSigmoid", "HardSwish", "Erf",
     /* reductions */
-    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceProd", NULL};
+    "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceProd", "ReduceL1", "ReduceSumSquare",
+    "ReduceLogSum", "ReduceLogSumExp", NULL};
 
 int hetc_onnx_foldable(const char *op_type) {
   for (int k = 0; foldable_ops[k]; ++k)
@@ -508,8 +509,8 @@ static hetc_status_t fold_matmul(const hetc_onnx_const_t *a, const hetc_onnx_con
   return NULL;
 }
 
-/* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceL2 and ReduceProd over
- * the axes (attribute, or input 1 from ReduceSum-13 and the others' opset
+/* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceL2, ReduceProd,
+ * ReduceL1, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp over the axes (attribute, or input 1 from ReduceSum-13 and the others' opset
  * 18; none: every axis, unless noop_with_empty_axes), keepdims. */
 static hetc_status_t fold_reduce(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
                                  int32_t num_inputs, hetc_onnx_const_t *out) {
@@ -536,7 +537,7 @@ static hetc_status_t fold_reduce(const Onnx__NodeProto *node, const hetc_onnx_co
     if (!reduced[d] || keepdims) dims[rank++] = kept_dims[d];
   }
   if (group == 0 && (!strcmp(op, "Max") || !strcmp(op, "Min"))) return BAD("a %s over no values", node->op_type);
-  const int keeps_int = in->is_int && strcmp(op, "Mean") != 0 && strcmp(op, "L2") != 0;
+  const int keeps_int = in->is_int && strcmp(op, "Mean") != 0 && strcmp(op, "L2") != 0 && strncmp(op, "Log", 3) != 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, keeps_int, rank, dims));
   row_major_strides(in, strides);
   double *acc = malloc(sizeof(double) * (size_t)(out->count ? out->count : 1));
@@ -551,11 +552,16 @@ static hetc_status_t fold_reduce(const Onnx__NodeProto *node, const hetc_onnx_co
     if (!strcmp(op, "Max")) *a = isnan(x) || isnan(*a) ? NAN : fmax(*a, x);
     else if (!strcmp(op, "Min")) *a = isnan(x) || isnan(*a) ? NAN : fmin(*a, x);
     else if (!strcmp(op, "Prod")) *a *= x;
-    else if (!strcmp(op, "L2")) *a += x * x;
+    else if (!strcmp(op, "L2") || !strcmp(op, "SumSquare")) *a += x * x;
+    else if (!strcmp(op, "L1")) *a += fabs(x);
+    else if (!strcmp(op, "LogSumExp")) *a += exp(x);
     else *a += x;
   }
   for (int64_t k = 0; k < out->count; ++k) {
-    const double v = !strcmp(op, "Mean") ? acc[k] / (double)group : !strcmp(op, "L2") ? sqrt(acc[k]) : acc[k];
+    const double v = !strcmp(op, "Mean")            ? acc[k] / (double)group
+                     : !strcmp(op, "L2")            ? sqrt(acc[k])
+                     : !strncmp(op, "LogSum", 6)    ? log(acc[k])
+                                                    : acc[k];
     if (keeps_int) out->i[k] = (int64_t)v;
     else out->f[k] = (float)v;
   }

@@ -701,6 +701,40 @@ static hetc_status_t translate_composed_unary(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* Sqrt, and Pow of a computed value by one constant exponent: x itself
+ * for 1, products of x for 2, 3 and 4, and exp(c log x) for an exponent
+ * that is no integer (0.5 for Sqrt), which is NaN for x < 0 as the power
+ * is, 0 or infinity at x = 0 as it is, and within a few ulp elsewhere
+ * (hetc has no power op). Other integer exponents would be wrong for
+ * negative x that way: not supported. */
+static hetc_status_t translate_power(hetc_onnx_importer_t *im) {
+  int32_t x, value, square;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  double exponent = 0.5;
+  if (!strcmp(im->node->op_type, "Pow")) {
+    const hetc_onnx_const_t *c;
+    HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &c));
+    if (c->count != 1) return BAD("input 1 (the exponent) must be one value for a computed base");
+    exponent = hetc_onnx_const_get(c, 0);
+  }
+  const char *out = im->node->output[0];
+  char names[2][320];
+  if (exponent == 1) return define_output(im, x);
+  if (exponent == 2 || exponent == 3 || exponent == 4) {
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, x, x, exponent == 2 ? out : step_name(im, "square", names[0], 320), &square));
+    if (exponent == 2) return define_output(im, square);
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, square, exponent == 3 ? x : square, out, &value));
+    return define_output(im, value);
+  }
+  if (!isfinite(exponent) || exponent == floor(exponent))
+    return BAD("Pow of a computed value to the power %g is not supported yet (1, 2, 3, 4 and non-integers are)",
+               exponent);
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_LOG, x, step_name(im, "log", names[0], 320), &value));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "scaled_log", names[1], 320), exponent, 0, &value));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_EXP, value, out, &value));
+  return define_output(im, value);
+}
+
 /* add_back + y clamped between 0 and `bound` (either side of 0; an
  * infinite bound clamps one side only), where y = x - shift: (bound / 6)
  * relu6((6 / bound) y) scales y but never adds to it, so a bound far from y
@@ -983,6 +1017,18 @@ static hetc_status_t translate_sum(hetc_onnx_importer_t *im) {
 
 /* ---- shapes: reductions, concat, flatten, reshape, softmax ---------------- */
 
+/* A transpose node over x with perm (rank entries). */
+static hetc_status_t append_transpose(hetc_onnx_importer_t *im, int32_t x, const char *hint, const int64_t *perm,
+                                      int32_t rank, int32_t *out_value) {
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_TRANSPOSE);
+  a.perm_rank = rank;
+  for (int32_t d = 0; d < rank; ++d) a.perm[d] = (int32_t)perm[d];
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_TRANSPOSE, hint, &x, 1, &a, &node));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
+}
+
 /* A reshape node over x to `dims`. */
 static hetc_status_t append_reshape(hetc_onnx_importer_t *im, int32_t x, const char *name_hint, int32_t rank,
                                     const int64_t *dims, int32_t *out_value) {
@@ -1023,45 +1069,129 @@ static hetc_status_t reduced_axes(hetc_onnx_importer_t *im, int32_t rank, int re
   return NULL;
 }
 
-/* GlobalAveragePool, and ReduceMean over trailing axes: a
- * global_avg_pool2d, over H and W directly, else of the value reshaped to
- * [kept, 1, reduced, 1], then reshaped to the mean's shape. */
+/* GlobalAveragePool: a global_avg_pool2d. */
 static hetc_status_t translate_global_pool(hetc_onnx_importer_t *im) {
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  const hetc_plugin_tensor_t t = *type_of(im, x);
-  const int is_reduce = !strcmp(im->node->op_type, "ReduceMean");
-  if (!is_reduce) HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
-  int reduced[HETC_PLUGIN_MAX_RANK] = {0, 0, 1, 1};
-  int64_t keep_dims = 1;
-  if (is_reduce) {
-    HETC_RETURN_IF_ERROR(reduced_axes(im, t.rank, reduced));
-    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "keepdims", 1, &keep_dims));
-  }
-  int32_t first = t.rank;
-  while (first > 0 && reduced[first - 1]) --first;
-  for (int32_t d = 0; d < first; ++d)
-    if (reduced[d]) return BAD("ReduceMean over axes that are not the last ones is not supported yet");
-  if (first == t.rank) return BAD("ReduceMean over no axis is not supported yet");
-  if (first == 0 && !keep_dims) return BAD("a mean over every axis without keepdims (a scalar) is not supported yet");
-  int64_t kept = 1, dims[HETC_PLUGIN_MAX_RANK];
-  for (int32_t d = 0; d < first; ++d) kept *= t.shape[d], dims[d] = t.shape[d];
-  for (int32_t d = first; d < t.rank; ++d) dims[d] = 1;
-  const int32_t rank = keep_dims ? t.rank : first;
-  const int plane = t.rank == 4 && first == 2;
-  char names[2][320];
-  if (!plane) {
-    const int64_t as_plane[4] = {kept, 1, hetc_tensor_element_count(&t) / kept, 1};
-    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "plane", names[0], 320), 4, as_plane, &x));
-  }
-  const int direct = plane && keep_dims;
+  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_GLOBAL_AVG_POOL2D);
   int32_t node;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_GLOBAL_AVG_POOL2D,
-                                             direct ? im->node->output[0] : step_name(im, "mean", names[1], 320), &x, 1,
-                                             &a, &node));
-  int32_t value = im->graph->nodes[node].output;
-  if (!direct) HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], rank, dims, &value));
+  HETC_RETURN_IF_ERROR(append(im, HETC_OP_GLOBAL_AVG_POOL2D, &x, 1, &a, &node));
+  return define_output(im, im->graph->nodes[node].output);
+}
+
+/* The largest window side a max_pool2d takes (the model format's). */
+#define REDUCE_MAX_WINDOW 1024
+
+/* The mean (global_avg_pool2d) or the largest value (max_pool2d over the
+ * whole plane) of each of `kept` runs of `reduced` consecutive values of
+ * x, as [kept, 1, 1, 1]: x is viewed as [kept, 1, reduced, 1], or for a
+ * max of more values than one window side as [kept, 1, a, b] with a b =
+ * reduced. */
+static hetc_status_t append_run_reduction(hetc_onnx_importer_t *im, int32_t x, int64_t kept, int64_t reduced,
+                                          int is_max, const char *hint, int32_t *out_value) {
+  int64_t rows = reduced, columns = 1;
+  if (is_max && reduced > REDUCE_MAX_WINDOW) {
+    for (columns = (reduced + REDUCE_MAX_WINDOW - 1) / REDUCE_MAX_WINDOW; columns <= REDUCE_MAX_WINDOW; ++columns)
+      if (reduced % columns == 0 && reduced / columns <= REDUCE_MAX_WINDOW) break;
+    if (columns > REDUCE_MAX_WINDOW)
+      return BAD("%s over %lld values, which do not factor into a window of at most %d x %d, is not supported yet",
+                 im->node->op_type, (long long)reduced, REDUCE_MAX_WINDOW, REDUCE_MAX_WINDOW);
+    rows = reduced / columns;
+  }
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  char name[320];
+  if (!(t->rank == 4 && t->shape[0] == kept && t->shape[1] == 1 && t->shape[2] == rows && t->shape[3] == columns)) {
+    const int64_t as_plane[4] = {kept, 1, rows, columns};
+    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "plane", name, 320), 4, as_plane, &x));
+  }
+  const hetc_op_t op = is_max ? HETC_OP_MAX_POOL2D : HETC_OP_GLOBAL_AVG_POOL2D;
+  hetc_node_attrs_t a = hetc_node_default_attrs(op);
+  if (is_max) a.kernel[0] = (int32_t)rows, a.kernel[1] = (int32_t)columns;
+  int32_t node;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, op, hint, &x, 1, &a, &node));
+  *out_value = im->graph->nodes[node].output;
+  return NULL;
+}
+
+/* The Reduce ops on a computed value, over any axes: the reduced axes
+ * moved last (a transpose, when they are not), each run of them reduced by
+ * a mean or a max (append_run_reduction), and the result reshaped to the
+ * reduction's shape. Sums are means times the count (so log-sums add its
+ * log); squares, absolute values (relu(x) + relu(-x)), exponentials and
+ * negations (Min is -max(-x)) come before, logs after; LogSumExp subtracts
+ * the max first, as onnxruntime does, so that exp cannot overflow; the L2
+ * norm's square root is exp(log(sum) / 2), within a few ulp (hetc has no
+ * square root op). ReduceProd is not imported on computed values. */
+static hetc_status_t translate_reduce(hetc_onnx_importer_t *im) {
+  int32_t x;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const char *kind = im->node->op_type + strlen("Reduce");
+  if (!strcmp(kind, "Prod")) return BAD("ReduceProd of a computed value is not supported yet");
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int reduced[HETC_PLUGIN_MAX_RANK] = {0};
+  int64_t keep_dims = 1;
+  HETC_RETURN_IF_ERROR(reduced_axes(im, t.rank, reduced));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "keepdims", 1, &keep_dims));
+  int64_t perm[HETC_PLUGIN_MAX_RANK], kept = 1, count = 1, dims[HETC_PLUGIN_MAX_RANK];
+  int32_t num_kept = 0, rank = 0, moved = 0;
+  for (int32_t d = 0; d < t.rank; ++d)
+    if (!reduced[d]) perm[num_kept++] = d, kept *= t.shape[d];
+  for (int32_t d = 0, k = num_kept; d < t.rank; ++d)
+    if (reduced[d]) moved |= d != k, perm[k++] = d, count *= t.shape[d];
+  for (int32_t d = 0; d < t.rank; ++d)
+    if (!reduced[d] || keep_dims) dims[rank++] = reduced[d] ? 1 : t.shape[d];
+  if (num_kept == t.rank) return BAD("%s over no axis is not supported yet", im->node->op_type);
+  if (rank == 0) return BAD("a %s over every axis without keepdims (a scalar) is not supported yet", im->node->op_type);
+  char names[8][320];
+  const int is_max = !strcmp(kind, "Max") || !strcmp(kind, "Min");
+  if (moved) HETC_RETURN_IF_ERROR(append_transpose(im, x, step_name(im, "moved", names[0], 320), perm, t.rank, &x));
+  int32_t value = x, part;
+  if (!strcmp(kind, "Min")) {
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "negated", names[1], 320), -1, 0, &value));
+  } else if (!strcmp(kind, "L2") || !strcmp(kind, "SumSquare")) {
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, x, x, step_name(im, "squared", names[1], 320), &value));
+  } else if (!strcmp(kind, "L1")) {
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[1], 320), &value));
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, x, step_name(im, "flipped", names[2], 320), -1, 0, &part));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU, part, step_name(im, "negative", names[3], 320), &part));
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, value, part, step_name(im, "abs", names[4], 320), &value));
+  } else if (!strcmp(kind, "LogSumExp")) {
+    /* x - max, the max broadcast over the run: [kept, count] - [kept, 1]. */
+    const int64_t runs[2] = {kept, count}, one_each[2] = {kept, 1};
+    int32_t rows, largest;
+    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "runs", names[1], 320), 2, runs, &rows));
+    HETC_RETURN_IF_ERROR(
+        append_run_reduction(im, rows, kept, count, 1, step_name(im, "max", names[2], 320), &largest));
+    HETC_RETURN_IF_ERROR(append_reshape(im, largest, step_name(im, "max_column", names[3], 320), 2, one_each, &largest));
+    HETC_RETURN_IF_ERROR(
+        append_uniform_affine(im, largest, step_name(im, "minus_max", names[4], 320), -1, 0, &part));
+    HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, rows, part, step_name(im, "shifted", names[5], 320), &value));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_EXP, value, step_name(im, "exp", names[6], 320), &value));
+    x = largest;
+  }
+  HETC_RETURN_IF_ERROR(append_run_reduction(im, value, kept, count, is_max, step_name(im, "runs_reduced", names[7], 320), &value));
+  const double n = (double)count;
+  if (!strcmp(kind, "Min")) {
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "min", names[1], 320), -1, 0, &value));
+  } else if (!strcmp(kind, "Sum") || !strcmp(kind, "SumSquare") || !strcmp(kind, "L1")) {
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "sum", names[1], 320), n, 0, &value));
+  } else if (!strcmp(kind, "L2") || !strncmp(kind, "LogSum", 6)) {
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_LOG, value, step_name(im, "log", names[1], 320), &value));
+    if (!strcmp(kind, "L2")) {
+      HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "half_log", names[2], 320), 0.5,
+                                                 0.5 * log(n), &value));
+      HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_EXP, value, step_name(im, "norm", names[3], 320), &value));
+    } else {
+      HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "log_sum", names[2], 320), 1, log(n), &value));
+      if (!strcmp(kind, "LogSumExp")) {
+        const int64_t column[4] = {kept, 1, 1, 1};
+        HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "max_back", names[3], 320), 4, column, &x));
+        HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, value, x, step_name(im, "plus_max", names[4], 320), &value));
+      }
+    }
+  }
+  HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], rank, dims, &value));
   return define_output(im, value);
 }
 
@@ -1167,18 +1297,6 @@ static hetc_status_t translate_softmax(hetc_onnx_importer_t *im) {
   int32_t value;
   HETC_RETURN_IF_ERROR(append_reshape(im, im->graph->nodes[node].output, im->node->output[0], t.rank, t.shape, &value));
   return define_output(im, value);
-}
-
-/* A transpose node over x with perm (rank entries). */
-static hetc_status_t append_transpose(hetc_onnx_importer_t *im, int32_t x, const char *hint, const int64_t *perm,
-                                      int32_t rank, int32_t *out_value) {
-  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_TRANSPOSE);
-  a.perm_rank = rank;
-  for (int32_t d = 0; d < rank; ++d) a.perm[d] = (int32_t)perm[d];
-  int32_t node;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_TRANSPOSE, hint, &x, 1, &a, &node));
-  *out_value = im->graph->nodes[node].output;
-  return NULL;
 }
 
 static hetc_status_t translate_transpose(hetc_onnx_importer_t *im) {
@@ -1885,7 +2003,16 @@ static const translation_t translations[] = {
     {"MaxPool", translate_pool},
     {"AveragePool", translate_pool},
     {"GlobalAveragePool", translate_global_pool},
-    {"ReduceMean", translate_global_pool},
+    {"ReduceMean", translate_reduce},
+    {"ReduceSum", translate_reduce},
+    {"ReduceMax", translate_reduce},
+    {"ReduceMin", translate_reduce},
+    {"ReduceL1", translate_reduce},
+    {"ReduceL2", translate_reduce},
+    {"ReduceSumSquare", translate_reduce},
+    {"ReduceLogSum", translate_reduce},
+    {"ReduceLogSumExp", translate_reduce},
+    {"ReduceProd", translate_reduce},
     {"Gemm", translate_gemm},
     {"MatMul", translate_gemm},
     {"BatchNormalization", translate_batch_norm},
@@ -1904,6 +2031,8 @@ static const translation_t translations[] = {
     {"Softplus", translate_activation},
     {"Neg", translate_composed_unary},
     {"Abs", translate_composed_unary},
+    {"Sqrt", translate_power},
+    {"Pow", translate_power},
     {"Softsign", translate_composed_unary},
     {"Mish", translate_composed_unary},
     {"Clip", translate_clip},

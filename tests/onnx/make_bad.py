@@ -165,6 +165,10 @@ def cases():
         nodes=[conv_node(), helper.make_node("Cast", ["conv0_out"], ["truncated"], name="cast0", to=TensorProto.INT64),
                helper.make_node("Cast", ["truncated"], ["output"], name="cast1", to=TensorProto.FLOAT)]))))
 
+    add("pow_computed_exponent_5.onnx", bytes_of(checked(model(
+        nodes=[conv_node(), helper.make_node("Pow", ["conv0_out", "five"], ["output"], name="pow0")],
+        inits=conv_params() + [numpy_helper.from_array(np.array(5.0, dtype=np.float32), "five")]))))
+
     def after_conv(node, out_shape, inits=()):
         """The base conv, then `node` (reading conv0_out, writing output)."""
         return bytes_of(checked(model(

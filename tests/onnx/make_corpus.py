@@ -1577,6 +1577,86 @@ def reducemean_large(g):
     return g.op("ReduceMean", [g.x], axes=[1, 2, 3], keepdims=1)
 
 
+# -- the other reductions, on computed values ------------------------------------
+
+
+@op_case(SHAPE)
+def reducemean_channels(g):
+    """Over axis 1, not the last: moved last by a transpose."""
+    return g.op("ReduceMean", [g.x], axes=[1], keepdims=1)
+
+
+@op_case(SHAPE, opset=13)
+def reducesum_channels_no_keepdims(g):
+    """ReduceSum-13: axes as an input, over the channels."""
+    return g.op("ReduceSum", [g.x, g.i64("axes", [1])], keepdims=0)
+
+
+@op_case(SHAPE, opset=18)
+def reducemax_height(g):
+    return g.op("ReduceMax", [g.x, g.i64("axes", [2])], keepdims=1)
+
+
+@op_case([1, 4, 64, 64])
+def reducemax_4096(g):
+    """4096 values a max: more than one window side, so a 1024 x 4 window."""
+    return g.op("ReduceMax", [g.x], axes=[2, 3], keepdims=0)
+
+
+@op_case(SHAPE)
+def reducemin_channels_and_width(g):
+    return g.op("ReduceMin", [g.x], axes=[1, 3], keepdims=1)
+
+
+@op_case([2, 6, 10])
+def reducel2_last(g):
+    return g.op("ReduceL2", [g.x], axes=[-1], keepdims=1)
+
+
+@op_case([2, 6, 10])
+def reducel1_middle(g):
+    return g.op("ReduceL1", [g.x], axes=[1], keepdims=0)
+
+
+@op_case(SHAPE)
+def reducesumsquare_all(g):
+    """No axes: every axis."""
+    return g.op("ReduceSumSquare", [g.x], keepdims=1)
+
+
+@op_case(SHAPE, dist="uniform")
+def reducelogsum_plane(g):
+    return g.op("ReduceLogSum", [g.x], axes=[2, 3], keepdims=1)
+
+
+@op_case(SHAPE, dist="uniform")
+def sqrt_computed(g):
+    """Sqrt of a computed value: exp(log(x) / 2), 0 at 0."""
+    return g.op("Sqrt", [g.op("Relu", [g.x])])
+
+
+@op_case(SHAPE)
+def pow_computed_integers(g):
+    """x^2 + x^3 - x^4 (products of x) + x^1."""
+    p2 = g.op("Pow", [g.x, g.f32("two", 2.0)])
+    p3 = g.op("Pow", [g.x, g.f32("three", 3.0)])
+    p4 = g.op("Pow", [g.x, g.f32("four", 4.0)])
+    p1 = g.op("Pow", [g.x, g.f32("one", 1.0)])
+    return g.op("Add", [g.op("Sub", [g.op("Add", [p2, p3]), p4]), p1])
+
+
+@op_case(SHAPE, dist="uniform")
+def pow_computed_fraction(g):
+    """x^1.5 of x in [0, 1): exp(1.5 log x)."""
+    return g.op("Pow", [g.x, g.f32("exponent", 1.5)])
+
+
+@op_case(SHAPE, dist="large")
+def reducelogsumexp_channels(g):
+    """Inputs up to about 60: exp alone would overflow float32 past 88."""
+    return g.op("ReduceLogSumExp", [g.x], axes=[1], keepdims=1)
+
+
 # ---------------------------------------------------------------------------
 # Whole networks
 # ---------------------------------------------------------------------------
