@@ -1889,34 +1889,65 @@ static hetc_status_t append_slice(hetc_onnx_importer_t *im, int32_t x, const int
   return append_pick(im, x, last - 1, begin[last - 1], step[last - 1], dims[last - 1], hint, out_value);
 }
 
-/* Slice of a computed 4-d value: constant starts, ends, axes and steps (any
- * step, negative too), the batch axis whole. */
+/* The slice of x (any rank) from begin by step to dims: append_slice for a
+ * 4-d x whose batch stays whole; else, axis by axis, x viewed as [before,
+ * extent, after, 1] (the dims before and after the axis merged), the
+ * channel pick of append_pick, and the view undone. */
+static hetc_status_t append_slice_any_rank(hetc_onnx_importer_t *im, int32_t x, const int64_t *begin,
+                                           const int64_t *step, const int64_t *dims, const char *hint,
+                                           int32_t *out_value) {
+  hetc_plugin_tensor_t t = *type_of(im, x);
+  if (t.rank == 4 && dims[0] == t.shape[0] && begin[0] == 0 && step[0] == 1)
+    return append_slice(im, x, begin, step, dims, hint, out_value);
+  int32_t last = -1;
+  for (int32_t d = 0; d < t.rank; ++d)
+    if (dims[d] != t.shape[d] || begin[d] != 0 || step[d] != 1) last = d;
+  *out_value = x;
+  for (int32_t d = 0; d <= last; ++d) {
+    if (dims[d] == t.shape[d] && begin[d] == 0 && step[d] == 1) continue;
+    int64_t view[4] = {1, t.shape[d], 1, 1};
+    for (int32_t e = 0; e < t.rank; ++e)
+      if (e != d) view[e < d ? 0 : 2] *= t.shape[e];
+    char names[3][320], hints[3][32];
+    snprintf(hints[0], sizeof(hints[0]), "axis%d_view", (int)d);
+    snprintf(hints[1], sizeof(hints[1]), "axis%d_pick", (int)d);
+    snprintf(hints[2], sizeof(hints[2]), "axis%d", (int)d);
+    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, hints[0], names[0], 320), 4, view, &x));
+    HETC_RETURN_IF_ERROR(append_pick(im, x, 1, begin[d], step[d], dims[d], step_name(im, hints[1], names[1], 320), &x));
+    t.shape[d] = dims[d];
+    HETC_RETURN_IF_ERROR(
+        append_reshape(im, x, d == last ? hint : step_name(im, hints[2], names[2], 320), t.rank, t.shape, &x));
+    *out_value = x;
+  }
+  return NULL;
+}
+
+/* Slice of a computed value: constant starts, ends, axes and steps (any
+ * step, negative too). */
 static hetc_status_t translate_slice(hetc_onnx_importer_t *im) {
   int32_t x, value;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
   const hetc_onnx_const_t *ranges[5] = {NULL};
   for (int32_t k = 1; k < 5 && im->opset >= 10; ++k) HETC_RETURN_IF_ERROR(const_input(im, k, k < 3, &ranges[k]));
   const hetc_plugin_tensor_t t = *type_of(im, x);
-  int64_t begin[4], step[4], dims[4];
-  HETC_RETURN_IF_ERROR(hetc_onnx_slice_ranges(im->node, im->opset, ranges, 5, 4, t.shape, begin, step, dims));
-  HETC_RETURN_IF_ERROR(append_slice(im, x, begin, step, dims, im->node->output[0], &value));
+  int64_t begin[HETC_PLUGIN_MAX_RANK], step[HETC_PLUGIN_MAX_RANK], dims[HETC_PLUGIN_MAX_RANK];
+  HETC_RETURN_IF_ERROR(hetc_onnx_slice_ranges(im->node, im->opset, ranges, 5, t.rank, t.shape, begin, step, dims));
+  HETC_RETURN_IF_ERROR(append_slice_any_rank(im, x, begin, step, dims, im->node->output[0], &value));
   return define_output(im, value);
 }
 
-/* Split of a computed 4-d value along `axis` into consecutive parts: the
+/* Split of a computed value along `axis` into consecutive parts: the
  * sizes from input 1 (opset 13 on) or the attribute `split` (before), else
  * num_outputs parts (opset 18) or one per output, equal but the last
  * smaller when the extent does not divide. */
 static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs"));
   const hetc_plugin_tensor_t t = *type_of(im, x);
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 0, &axis));
-  if (axis < -4 || axis > 3) return BAD("axis %lld is outside rank 4", (long long)axis);
-  if (axis < 0) axis += 4;
+  if (axis < -t.rank || axis >= t.rank) return BAD("axis %lld is outside rank %d", (long long)axis, (int)t.rank);
+  if (axis < 0) axis += t.rank;
   const int32_t parts = (int32_t)im->node->n_output;
   if (parts > 64) return BAD("a Split into %d outputs is not supported (at most 64)", (int)parts);
   int64_t sizes[64];
@@ -1949,12 +1980,13 @@ static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
   if (total != extent)
     return BAD("the parts add up to %lld, and axis %lld has extent %lld", (long long)total, (long long)axis,
                (long long)extent);
-  int64_t begin[4] = {0, 0, 0, 0}, step[4] = {1, 1, 1, 1}, dims[4];
+  int64_t begin[HETC_PLUGIN_MAX_RANK] = {0}, step[HETC_PLUGIN_MAX_RANK], dims[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d < t.rank; ++d) step[d] = 1;
   for (int32_t k = 0; k < parts; ++k) {
-    memcpy(dims, t.shape, sizeof(dims));
+    memcpy(dims, t.shape, sizeof(int64_t) * (size_t)t.rank);
     dims[axis] = sizes[k];
     int32_t value;
-    HETC_RETURN_IF_ERROR(append_slice(im, x, begin, step, dims, im->node->output[k], &value));
+    HETC_RETURN_IF_ERROR(append_slice_any_rank(im, x, begin, step, dims, im->node->output[k], &value));
     HETC_RETURN_IF_ERROR(define_output_at(im, (size_t)k, value));
     begin[axis] += sizes[k];
   }

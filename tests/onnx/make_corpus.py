@@ -1366,6 +1366,27 @@ def split_attribute_opset11(g):
     return ["s0", "s1"]
 
 
+@op_case([2, 6, 10])
+def slice_rank3_steps(g):
+    """A rank-3 value: axis 1 from 1 by 2, axis 2 backwards by -3."""
+    return g.op("Slice", [g.x, g.i64("starts", [1, 9]), g.i64("ends", [6, -100]), g.i64("axes", [1, 2]),
+                          g.i64("steps", [2, -3])])
+
+
+@op_case([3, 4, 5, 6])
+def slice_batch_axis(g):
+    """The batch axis too: items 1 and 2 of 3, and channels 1 to 2."""
+    return g.op("Slice", [g.x, g.i64("starts", [1, 1]), g.i64("ends", [3, 3]), g.i64("axes", [0, 1])])
+
+
+@op_case([6, 12], opset=18, outputs=("a", "b"))
+def split_rank2(g):
+    """Split-18 of a rank-2 value along its last axis, sizes 5 and 7."""
+    g.nodes.append(helper.make_node("Split", [g.x, g.i64("sizes", [5, 7])], ["s0", "s1"], name="/split/Split",
+                                    axis=1))
+    return ["s0", "s1"]
+
+
 # -- Dropout, Identity -----------------------------------------------------------
 
 
