@@ -14,7 +14,7 @@
 static const char *const foldable_ops[] = {
     /* shapes and data movement */
     "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "CastLike", "ConstantOfShape",
-    "Reshape",
+    "Reshape", "Expand", "Tile",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul",
@@ -143,6 +143,69 @@ static hetc_status_t fold_gather(const Onnx__NodeProto *node, const hetc_onnx_co
       for (int64_t i = 0; i < inner; ++i)
         copy_value(out, (o * indices->count + j) * inner + i, data, (o * extent + index) * inner + i);
     }
+  return NULL;
+}
+
+hetc_status_t hetc_onnx_broadcast_dims(const int64_t *in_dims, int32_t in_rank, const hetc_onnx_const_t *shape,
+                                       int32_t max_rank, int64_t *out_dims, int32_t *out_rank) {
+  int64_t wanted[HETC_ONNX_MAX_RANK];
+  int32_t count = 0;
+  HETC_RETURN_IF_ERROR(int_list(shape, "shape", HETC_ONNX_MAX_RANK, wanted, &count));
+  const int32_t rank = count > in_rank ? count : in_rank;
+  if (rank > max_rank) return BAD("the expanded value would have rank %d (at most %d)", (int)rank, (int)max_rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    const int64_t a = d < rank - in_rank ? 1 : in_dims[d - (rank - in_rank)];
+    const int64_t b = d < rank - count ? 1 : wanted[d - (rank - count)];
+    if (a != b && a != 1 && b != 1)
+      return BAD("shape entry %lld does not broadcast with the input's extent %lld (dim %d of the result)",
+                 (long long)b, (long long)a, (int)d);
+    out_dims[d] = a == 1 ? b : a;
+    if (out_dims[d] < 1) return BAD("shape entry %lld would make an empty value", (long long)b);
+  }
+  *out_rank = rank;
+  return NULL;
+}
+
+hetc_status_t hetc_onnx_tile_dims(const int64_t *in_dims, int32_t in_rank, const hetc_onnx_const_t *repeats,
+                                  int64_t *out_dims) {
+  int64_t counts[HETC_ONNX_MAX_RANK];
+  int32_t count = 0;
+  HETC_RETURN_IF_ERROR(int_list(repeats, "repeats", HETC_ONNX_MAX_RANK, counts, &count));
+  if (count != in_rank) return BAD("input 1 (repeats) holds %d counts for rank %d", (int)count, (int)in_rank);
+  for (int32_t d = 0; d < in_rank; ++d) {
+    if (counts[d] < 1 || counts[d] > HETC_ONNX_MAX_CONST_ELEMENTS)
+      return BAD("repeat count %lld of dim %d is not a positive count", (long long)counts[d], (int)d);
+    out_dims[d] = in_dims[d] * counts[d];
+  }
+  return NULL;
+}
+
+/* Expand and Tile of a constant: each element of the result copies the
+ * one its index maps to (index 0 along a broadcast dim, the index modulo
+ * the extent along a tiled one). */
+static hetc_status_t fold_repeat(const Onnx__NodeProto *node, const hetc_onnx_const_t *in,
+                                 const hetc_onnx_const_t *how, hetc_onnx_const_t *out) {
+  int64_t dims[HETC_ONNX_MAX_RANK], in_dims[HETC_ONNX_MAX_RANK], strides[HETC_ONNX_MAX_RANK];
+  int32_t rank = in->rank;
+  if (!strcmp(node->op_type, "Expand"))
+    HETC_RETURN_IF_ERROR(hetc_onnx_broadcast_dims(in->dims, in->rank, how, HETC_ONNX_MAX_RANK, dims, &rank));
+  else
+    HETC_RETURN_IF_ERROR(hetc_onnx_tile_dims(in->dims, in->rank, how, dims));
+  int64_t total = 1;
+  for (int32_t d = 0; d < rank; ++d) total *= dims[d];
+  if (total > HETC_ONNX_MAX_CONST_ELEMENTS) return BAD("the result would hold %lld values", (long long)total);
+  for (int32_t d = 0; d < rank; ++d) in_dims[d] = d < rank - in->rank ? 1 : in->dims[d - (rank - in->rank)];
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, rank, dims));
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) strides[d] = stride, stride *= in_dims[d];
+  for (int64_t k = 0; k < out->count; ++k) {
+    int64_t from = 0, rest = k;
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      from += (rest % dims[d]) % in_dims[d] * strides[d];
+      rest /= dims[d];
+    }
+    copy_value(out, k, in, from);
+  }
   return NULL;
 }
 
@@ -654,6 +717,8 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
     return NULL;
   }
   if (!strcmp(op, "Gather")) return y ? fold_gather(node, x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "Expand") || !strcmp(op, "Tile"))
+    return y ? fold_repeat(node, x, y, &outputs[0]) : BAD("input 1 is missing");
   if (!strcmp(op, "Unsqueeze")) return fold_unsqueeze(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "Squeeze")) return fold_squeeze(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "Concat")) return fold_concat(node, inputs, num_inputs, &outputs[0]);

@@ -37,4 +37,15 @@ hetc_status_t hetc_onnx_slice_ranges(const Onnx__NodeProto *node, int64_t opset,
                                      int32_t num_inputs, int32_t rank, const int64_t *in_dims, int64_t *begin,
                                      int64_t *step, int64_t *dims);
 
+/* Expand's result dims: in_dims (in_rank of them) broadcast with the
+ * shape `shape` holds (right-aligned, each pair equal or one of them 1),
+ * at most max_rank; BAD_INPUT naming both otherwise. */
+hetc_status_t hetc_onnx_broadcast_dims(const int64_t *in_dims, int32_t in_rank, const hetc_onnx_const_t *shape,
+                                       int32_t max_rank, int64_t *out_dims, int32_t *out_rank);
+
+/* Tile's result dims: in_dims times the repeats `repeats` holds (one
+ * positive count per dim; BAD_INPUT otherwise). */
+hetc_status_t hetc_onnx_tile_dims(const int64_t *in_dims, int32_t in_rank, const hetc_onnx_const_t *repeats,
+                                  int64_t *out_dims);
+
 #endif /* HETC_DRIVER_MODEL_ONNX_FOLD_H_ */

@@ -1851,18 +1851,29 @@ static hetc_status_t translate_lrn(hetc_onnx_importer_t *im) {
  * matrix. Exact for finite values (x times 1 plus zeros); a NaN or
  * infinity in a channel or row left out spreads into the kept ones, as in
  * every plane map. */
-static hetc_status_t append_pick(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t begin, int64_t step,
-                                 int64_t extent, const char *hint, int32_t *out_value) {
+static hetc_status_t append_pick_indices(hetc_onnx_importer_t *im, int32_t x, int32_t axis, const int64_t *indices,
+                                         int64_t extent, const char *hint, int32_t *out_value) {
   const int64_t in_extent = type_of(im, x)->shape[axis];
-  if (extent < 1) return BAD("the slice of axis %d is empty (hetc's values have no zero extent)", (int)axis);
   float *pick = calloc((size_t)(extent * in_extent), sizeof(float));
   if (!pick) return out_of_memory();
-  for (int64_t o = 0; o < extent; ++o) pick[o * in_extent + begin + o * step] = 1.0f;
+  for (int64_t o = 0; o < extent; ++o) pick[o * in_extent + indices[o]] = 1.0f;
   if (axis != 1) return append_axis_map(im, x, axis, pick, extent, hint, out_value);
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
   a.channels = extent;
   a.kernel[0] = a.kernel[1] = 1;
   return append_conv(im, x, hint, &a, pick, extent * in_extent, NULL, 0, out_value);
+}
+
+/* The elements from `begin` by `step` (extent of them). */
+static hetc_status_t append_pick(hetc_onnx_importer_t *im, int32_t x, int32_t axis, int64_t begin, int64_t step,
+                                 int64_t extent, const char *hint, int32_t *out_value) {
+  if (extent < 1) return BAD("the slice of axis %d is empty (hetc's values have no zero extent)", (int)axis);
+  int64_t *indices = malloc(sizeof(int64_t) * (size_t)extent);
+  if (!indices) return out_of_memory();
+  for (int64_t o = 0; o < extent; ++o) indices[o] = begin + o * step;
+  hetc_status_t status = append_pick_indices(im, x, axis, indices, extent, hint, out_value);
+  free(indices);
+  return status;
 }
 
 /* The part of 4-d x from begin[d] by step[d] (dims[d] of them) on every
@@ -1889,37 +1900,78 @@ static hetc_status_t append_slice(hetc_onnx_importer_t *im, int32_t x, const int
   return append_pick(im, x, last - 1, begin[last - 1], step[last - 1], dims[last - 1], hint, out_value);
 }
 
-/* The slice of x (any rank) from begin by step to dims: append_slice for a
- * 4-d x whose batch stays whole; else, axis by axis, x viewed as [before,
+/* x (any rank) with axis `axis` replaced by the elements `indices` of it
+ * (count of them, repeats allowed), named `hint`: x viewed as [before,
  * extent, after, 1] (the dims before and after the axis merged), the
- * channel pick of append_pick, and the view undone. */
+ * channel pick of append_pick_indices, and the view undone. A pick from
+ * an axis of extent 1 copies exactly. */
+static hetc_status_t append_pick_along(hetc_onnx_importer_t *im, int32_t x, int32_t axis, const int64_t *indices,
+                                       int64_t count, const char *hint, int32_t *out_value) {
+  hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t view[4] = {1, t.shape[axis], 1, 1};
+  for (int32_t e = 0; e < t.rank; ++e)
+    if (e != axis) view[e < axis ? 0 : 2] *= t.shape[e];
+  char names[2][320], hints[2][32];
+  snprintf(hints[0], sizeof(hints[0]), "axis%d_view", (int)axis);
+  snprintf(hints[1], sizeof(hints[1]), "axis%d_pick", (int)axis);
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, hints[0], names[0], 320), 4, view, &x));
+  HETC_RETURN_IF_ERROR(append_pick_indices(im, x, 1, indices, count, step_name(im, hints[1], names[1], 320), &x));
+  t.shape[axis] = count;
+  return append_reshape(im, x, hint, t.rank, t.shape, out_value);
+}
+
+/* append_pick_along for each axis d with a pick_of(d, k) for each of the
+ * `extents[d]` elements it keeps (an axis whose extent and picks are its
+ * own is left alone); the last pick is named `hint`. */
+typedef int64_t (*pick_of_t)(const void *context, int32_t axis, int64_t k);
+static hetc_status_t append_picks(hetc_onnx_importer_t *im, int32_t x, const int64_t *extents, pick_of_t pick_of,
+                                  const void *context, const char *hint, int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int32_t last = -1;
+  for (int32_t d = 0; d < t.rank; ++d) {
+    int same = extents[d] == t.shape[d];
+    for (int64_t k = 0; same && k < extents[d]; ++k) same = pick_of(context, d, k) == k;
+    if (!same) last = d;
+  }
+  *out_value = x;
+  for (int32_t d = 0; d <= last; ++d) {
+    int same = extents[d] == t.shape[d];
+    for (int64_t k = 0; same && k < extents[d]; ++k) same = pick_of(context, d, k) == k;
+    if (same) continue;
+    if (extents[d] < 1) return BAD("axis %d would be empty (hetc's values have no zero extent)", (int)d);
+    int64_t *indices = malloc(sizeof(int64_t) * (size_t)extents[d]);
+    if (!indices) return out_of_memory();
+    for (int64_t k = 0; k < extents[d]; ++k) indices[k] = pick_of(context, d, k);
+    char name[320], step_hint[32];
+    snprintf(step_hint, sizeof(step_hint), "axis%d", (int)d);
+    hetc_status_t status = append_pick_along(im, *out_value, d, indices, extents[d],
+                                             d == last ? hint : step_name(im, step_hint, name, 320), out_value);
+    free(indices);
+    HETC_RETURN_IF_ERROR(status);
+  }
+  return NULL;
+}
+
+typedef struct slice_picks_t {
+  const int64_t *begin, *step;
+} slice_picks_t;
+
+static int64_t slice_pick(const void *context, int32_t axis, int64_t k) {
+  const slice_picks_t *s = context;
+  return s->begin[axis] + k * s->step[axis];
+}
+
+/* The slice of x (any rank) from begin by step to dims: append_slice for a
+ * 4-d x whose batch stays whole (H and W by plane maps); else a channel
+ * pick of a view per axis that changes (append_picks). */
 static hetc_status_t append_slice_any_rank(hetc_onnx_importer_t *im, int32_t x, const int64_t *begin,
                                            const int64_t *step, const int64_t *dims, const char *hint,
                                            int32_t *out_value) {
-  hetc_plugin_tensor_t t = *type_of(im, x);
-  if (t.rank == 4 && dims[0] == t.shape[0] && begin[0] == 0 && step[0] == 1)
+  const hetc_plugin_tensor_t *t = type_of(im, x);
+  if (t->rank == 4 && dims[0] == t->shape[0] && begin[0] == 0 && step[0] == 1)
     return append_slice(im, x, begin, step, dims, hint, out_value);
-  int32_t last = -1;
-  for (int32_t d = 0; d < t.rank; ++d)
-    if (dims[d] != t.shape[d] || begin[d] != 0 || step[d] != 1) last = d;
-  *out_value = x;
-  for (int32_t d = 0; d <= last; ++d) {
-    if (dims[d] == t.shape[d] && begin[d] == 0 && step[d] == 1) continue;
-    int64_t view[4] = {1, t.shape[d], 1, 1};
-    for (int32_t e = 0; e < t.rank; ++e)
-      if (e != d) view[e < d ? 0 : 2] *= t.shape[e];
-    char names[3][320], hints[3][32];
-    snprintf(hints[0], sizeof(hints[0]), "axis%d_view", (int)d);
-    snprintf(hints[1], sizeof(hints[1]), "axis%d_pick", (int)d);
-    snprintf(hints[2], sizeof(hints[2]), "axis%d", (int)d);
-    HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, hints[0], names[0], 320), 4, view, &x));
-    HETC_RETURN_IF_ERROR(append_pick(im, x, 1, begin[d], step[d], dims[d], step_name(im, hints[1], names[1], 320), &x));
-    t.shape[d] = dims[d];
-    HETC_RETURN_IF_ERROR(
-        append_reshape(im, x, d == last ? hint : step_name(im, hints[2], names[2], 320), t.rank, t.shape, &x));
-    *out_value = x;
-  }
-  return NULL;
+  const slice_picks_t picks = {begin, step};
+  return append_picks(im, x, dims, slice_pick, &picks, hint, out_value);
 }
 
 /* Slice of a computed value: constant starts, ends, axes and steps (any
@@ -1993,6 +2045,93 @@ static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
   return NULL;
 }
 
+/* Gather of a computed value by constant indices along one axis (Swin's
+ * and ViT's picks of a window or a token): a pick of the indices along the
+ * axis (append_pick_along), and a reshape to the gather's shape, the axis
+ * replaced by the indices' dims. */
+static hetc_status_t translate_gather(hetc_onnx_importer_t *im) {
+  int32_t x, value;
+  const hetc_onnx_const_t *indices;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &indices));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t axis = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 0, &axis));
+  if (axis < -t.rank || axis >= t.rank) return BAD("axis %lld is outside rank %d", (long long)axis, (int)t.rank);
+  if (axis < 0) axis += t.rank;
+  const int32_t rank = t.rank - 1 + indices->rank;
+  if (rank < 1 || rank > HETC_PLUGIN_MAX_RANK)
+    return BAD("a Gather to rank %d is not supported (hetc's activations have rank 1 to %d)", (int)rank,
+               HETC_PLUGIN_MAX_RANK);
+  if (indices->count < 1) return BAD("input 1 (indices) holds no index (hetc's values have no zero extent)");
+  const int64_t extent = t.shape[axis];
+  int64_t dims[HETC_PLUGIN_MAX_RANK];
+  int32_t r = 0;
+  for (int32_t d = 0; d < axis; ++d) dims[r++] = t.shape[d];
+  for (int32_t d = 0; d < indices->rank; ++d) dims[r++] = indices->dims[d];
+  for (int32_t d = (int32_t)axis + 1; d < t.rank; ++d) dims[r++] = t.shape[d];
+  int64_t *picked = malloc(sizeof(int64_t) * (size_t)indices->count);
+  if (!picked) return out_of_memory();
+  int identity = indices->count == extent;
+  for (int64_t k = 0; k < indices->count; ++k) {
+    const int64_t index = hetc_onnx_const_get_int(indices, k);
+    picked[k] = index < 0 ? index + extent : index;
+    if (picked[k] < 0 || picked[k] >= extent) {
+      free(picked);
+      return BAD("index %lld is outside axis %lld of extent %lld", (long long)index, (long long)axis,
+                 (long long)extent);
+    }
+    identity &= picked[k] == k;
+  }
+  char name[320];
+  hetc_status_t status = NULL;
+  value = x;
+  if (!identity)
+    status = append_pick_along(im, x, (int32_t)axis, picked, indices->count, step_name(im, "picked", name, 320),
+                               &value);
+  free(picked);
+  if (!status) status = append_reshape(im, value, im->node->output[0], rank, dims, &value);
+  return status ? status : define_output(im, value);
+}
+
+typedef struct repeat_picks_t {
+  const int64_t *in_dims;
+} repeat_picks_t;
+
+/* Expand's pick: the one element of an axis of extent 1, else itself;
+ * Tile's: the element it repeats. */
+static int64_t repeat_pick(const void *context, int32_t axis, int64_t k) {
+  const repeat_picks_t *r = context;
+  return k % r->in_dims[axis];
+}
+
+/* Expand and Tile of a computed value (shape and repeats constant): the
+ * value reshaped to the result's rank (Expand: ones in front), then per
+ * axis that grows a pick of each element it repeats (append_picks); an
+ * axis of extent 1 is copied exactly, other axes of Tile as a pick does. */
+static hetc_status_t translate_repeat(hetc_onnx_importer_t *im) {
+  int32_t x, value;
+  const hetc_onnx_const_t *c;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  HETC_RETURN_IF_ERROR(const_input(im, 1, 1, &c));
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t in_dims[HETC_PLUGIN_MAX_RANK], out_dims[HETC_PLUGIN_MAX_RANK];
+  int32_t rank = 0;
+  if (!strcmp(im->node->op_type, "Expand")) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_broadcast_dims(t.shape, t.rank, c, HETC_PLUGIN_MAX_RANK, out_dims, &rank));
+  } else {
+    HETC_RETURN_IF_ERROR(hetc_onnx_tile_dims(t.shape, t.rank, c, out_dims));
+    rank = t.rank;
+  }
+  for (int32_t d = 0; d < rank; ++d) in_dims[d] = d < rank - t.rank ? 1 : t.shape[d - (rank - t.rank)];
+  char name[320];
+  value = x;
+  if (rank != t.rank) HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "ranked", name, 320), rank, in_dims, &value));
+  const repeat_picks_t picks = {in_dims};
+  HETC_RETURN_IF_ERROR(append_picks(im, value, out_dims, repeat_pick, &picks, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
 /* Dropout and Identity pass their input on: nothing to compute. */
 static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   int32_t x;
@@ -2064,6 +2203,9 @@ static const translation_t translations[] = {
     {"Neg", translate_composed_unary},
     {"Abs", translate_composed_unary},
     {"Sqrt", translate_power},
+    {"Gather", translate_gather},
+    {"Expand", translate_repeat},
+    {"Tile", translate_repeat},
     {"Pow", translate_power},
     {"Softsign", translate_composed_unary},
     {"Mish", translate_composed_unary},

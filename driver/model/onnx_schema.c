@@ -124,6 +124,8 @@ static const op_form_t forms[] = {
     {"Shape", 15, 1, 1, 1, "end start"},
     {"Size", 1, 1, 1, 1, ""},
     {"Gather", 1, 2, 2, 1, "axis"},
+    {"Expand", 8, 2, 2, 1, ""},
+    {"Tile", 6, 2, 2, 1, ""},
     {"Unsqueeze", 1, 1, 1, 1, "axes"},
     {"Unsqueeze", 13, 2, 2, 1, ""},
     {"Squeeze", 1, 1, 1, 1, "axes"},

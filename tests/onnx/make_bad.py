@@ -169,6 +169,18 @@ def cases():
         nodes=[conv_node(), helper.make_node("Pow", ["conv0_out", "five"], ["output"], name="pow0")],
         inits=conv_params() + [numpy_helper.from_array(np.array(5.0, dtype=np.float32), "five")]))))
 
+    i64 = lambda name, values: numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+    add("expand_not_broadcast.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Expand", ["conv0_out", "shape"], ["output"], name="expand0")],
+        inits=conv_params() + [i64("shape", [1, 3, 8, 8])])))
+    add("tile_repeat_zero.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Tile", ["conv0_out", "repeats"], ["output"], name="tile0")],
+        inits=conv_params() + [i64("repeats", [1, 0, 1, 1])])))
+    add("gather_index_out_of_range.onnx", bytes_of(checked(model(
+        nodes=[conv_node(), helper.make_node("Gather", ["conv0_out", "index"], ["output"], name="gather0", axis=1)],
+        inits=conv_params() + [i64("index", [2, 8])],
+        outputs=[helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 2, 8, 8])]))))
+
     def after_conv(node, out_shape, inits=()):
         """The base conv, then `node` (reading conv0_out, writing output)."""
         return bytes_of(checked(model(

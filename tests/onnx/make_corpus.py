@@ -1387,6 +1387,42 @@ def split_rank2(g):
     return ["s0", "s1"]
 
 
+@op_case([1, 5, 8])
+def gather_token(g):
+    """ViT's x[:, 0]: a scalar index along axis 1 drops the axis."""
+    y = g.op("Relu", [g.x])
+    return g.op("Gather", [y, g.i64("index", 0)], axis=1)
+
+
+@op_case(SHAPE)
+def gather_indices_2d(g):
+    """Indices [[15, 0], [-1, 3]] along H (negative counts from the end):
+    the result is rank 5."""
+    return g.op("Gather", [g.x, g.i64("indices", [[15, 0], [-1, 3]])], axis=2)
+
+
+@op_case([1, 8, 1, 16])
+def expand_computed(g):
+    """Expand to a higher rank: [1, 8, 1, 16] by [2, 1, 1, 4, 1] -> [2, 1, 8, 4, 16]."""
+    return g.op("Expand", [g.op("Relu", [g.x]), g.i64("shape", [2, 1, 1, 4, 1])])
+
+
+@op_case([1, 4, 3, 5])
+def tile_computed(g):
+    """Tile by [1, 2, 1, 3]: the channels twice, W three times."""
+    return g.op("Tile", [g.x, g.i64("repeats", [1, 2, 1, 3])])
+
+
+@op_case(SHAPE)
+def expand_tile_constants(g):
+    """Expand and Tile of constants, folded: a [8] bias tiled to [16] and
+    expanded to [1, 16, 1, 1], sliced back to 8 channels, added."""
+    bias = g.op("Tile", [g.f32("bias", np.linspace(-1, 1, 8).astype(np.float32)), g.i64("repeats", [2])])
+    bias = g.op("Expand", [g.op("Reshape", [bias, g.i64("column", [16, 1, 1])]), g.i64("shape", [1, 16, 1, 1])])
+    bias = g.op("Slice", [bias, g.i64("starts", [4]), g.i64("ends", [12]), g.i64("axes", [1])])
+    return g.op("Add", [g.x, bias])
+
+
 # -- Dropout, Identity -----------------------------------------------------------
 
 
