@@ -17,7 +17,9 @@ static const char *const foldable_ops[] = {
     "Reshape", "Expand", "Tile",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
-    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul",
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul", "Range",
+    /* comparisons and logic (booleans as integers 0 and 1): the masks exporters build */
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where",
     /* unary */
     "Neg", "Abs", "Sqrt", "Floor", "Ceil", "Reciprocal", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Softplus",
     "Softsign", "Mish", "Elu", "LeakyRelu", "HardSigmoid", "HardSwish", "Erf",
@@ -502,29 +504,117 @@ static hetc_status_t binary_int(const char *op, int64_t x, int64_t y, int64_t *o
   return NULL;
 }
 
+/* Comparisons and logic, 0 or 1: compared as integers when both are (exact
+ * past 2^53), else in double; logic on "not 0". */
+static int64_t compare_or_logic(const char *op, const hetc_onnx_const_t *a, int64_t ia, const hetc_onnx_const_t *b,
+                                int64_t ib) {
+  if (!strcmp(op, "And")) return hetc_onnx_const_get(a, ia) != 0 && hetc_onnx_const_get(b, ib) != 0;
+  if (!strcmp(op, "Or")) return hetc_onnx_const_get(a, ia) != 0 || hetc_onnx_const_get(b, ib) != 0;
+  if (!strcmp(op, "Xor")) return (hetc_onnx_const_get(a, ia) != 0) != (hetc_onnx_const_get(b, ib) != 0);
+  int order;
+  if (a->is_int && b->is_int) {
+    order = (a->i[ia] > b->i[ib]) - (a->i[ia] < b->i[ib]);
+  } else {
+    const double x = hetc_onnx_const_get(a, ia), y = hetc_onnx_const_get(b, ib);
+    if (isnan(x) || isnan(y)) return 0; /* unordered: every comparison false */
+    order = (x > y) - (x < y);
+  }
+  if (!strcmp(op, "Equal")) return order == 0;
+  if (!strcmp(op, "Less")) return order < 0;
+  if (!strcmp(op, "Greater")) return order > 0;
+  if (!strcmp(op, "LessOrEqual")) return order <= 0;
+  return order >= 0; /* GreaterOrEqual */
+}
+
+static int is_compare_or_logic(const char *op) {
+  static const char *const ops[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
+                                    NULL};
+  for (int k = 0; ops[k]; ++k)
+    if (!strcmp(ops[k], op)) return 1;
+  return 0;
+}
+
+/* The broadcast shape of `count` operands (numpy's rule) in dims, each
+ * operand's dims padded to that rank in operand_dims. */
+static hetc_status_t broadcast_operands(const hetc_onnx_const_t *const *operands, int32_t count, int64_t *dims,
+                                        int64_t operand_dims[][HETC_ONNX_MAX_RANK], int32_t *out_rank) {
+  int32_t rank = 0;
+  for (int32_t k = 0; k < count; ++k) rank = operands[k]->rank > rank ? operands[k]->rank : rank;
+  for (int32_t d = 0; d < rank; ++d) {
+    dims[d] = 1;
+    for (int32_t k = 0; k < count; ++k) {
+      const hetc_onnx_const_t *c = operands[k];
+      const int64_t extent = d < rank - c->rank ? 1 : c->dims[d - (rank - c->rank)];
+      operand_dims[k][d] = extent;
+      if (extent != dims[d] && extent != 1 && dims[d] != 1)
+        return BAD("shapes do not broadcast (dimension %d: %lld and %lld)", (int)d, (long long)dims[d],
+                   (long long)extent);
+      if (extent != 1) dims[d] = extent;
+    }
+  }
+  *out_rank = rank;
+  return NULL;
+}
+
+/* The index into an operand of dims operand_dims of element k of a
+ * result of dims `dims`. */
+static int64_t broadcast_index(int64_t k, const int64_t *dims, const int64_t *operand_dims, int32_t rank) {
+  int64_t index = 0, stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    const int64_t i = k % dims[d];
+    k /= dims[d];
+    index += (operand_dims[d] == 1 ? 0 : i) * stride, stride *= operand_dims[d];
+  }
+  return index;
+}
+
 /* Elementwise ops with numpy-style broadcasting. */
 static hetc_status_t fold_binary(const char *op, const hetc_onnx_const_t *a, const hetc_onnx_const_t *b,
                                  hetc_onnx_const_t *out) {
-  const int32_t rank = a->rank > b->rank ? a->rank : b->rank;
-  int64_t dims[HETC_ONNX_MAX_RANK], a_dims[HETC_ONNX_MAX_RANK], b_dims[HETC_ONNX_MAX_RANK];
-  for (int32_t d = 0; d < rank; ++d) {
-    a_dims[d] = d < rank - a->rank ? 1 : a->dims[d - (rank - a->rank)];
-    b_dims[d] = d < rank - b->rank ? 1 : b->dims[d - (rank - b->rank)];
-    if (a_dims[d] != b_dims[d] && a_dims[d] != 1 && b_dims[d] != 1)
-      return BAD("shapes do not broadcast (dimension %d: %lld and %lld)", (int)d, (long long)a_dims[d], (long long)b_dims[d]);
-    dims[d] = a_dims[d] == 1 ? b_dims[d] : a_dims[d];
-  }
-  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, a->is_int && b->is_int, rank, dims));
+  const hetc_onnx_const_t *operands[2] = {a, b};
+  int64_t dims[HETC_ONNX_MAX_RANK], operand_dims[2][HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(broadcast_operands(operands, 2, dims, operand_dims, &rank));
+  const int booleans = is_compare_or_logic(op);
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, booleans || (a->is_int && b->is_int), rank, dims));
   for (int64_t k = 0; k < out->count; ++k) {
-    int64_t rest = k, ia = 0, ib = 0, sa = 1, sb = 1;
-    for (int32_t d = rank - 1; d >= 0; --d) {
-      const int64_t index = rest % dims[d];
-      rest /= dims[d];
-      ia += (a_dims[d] == 1 ? 0 : index) * sa, sa *= a_dims[d];
-      ib += (b_dims[d] == 1 ? 0 : index) * sb, sb *= b_dims[d];
-    }
-    if (out->is_int) HETC_RETURN_IF_ERROR(binary_int(op, a->i[ia], b->i[ib], &out->i[k]));
+    const int64_t ia = broadcast_index(k, dims, operand_dims[0], rank), ib = broadcast_index(k, dims, operand_dims[1], rank);
+    if (booleans) out->i[k] = compare_or_logic(op, a, ia, b, ib);
+    else if (out->is_int) HETC_RETURN_IF_ERROR(binary_int(op, a->i[ia], b->i[ib], &out->i[k]));
     else out->f[k] = (float)binary_value(op, hetc_onnx_const_get(a, ia), hetc_onnx_const_get(b, ib));
+  }
+  return NULL;
+}
+
+/* Where(condition, x, y), the three broadcast together. */
+static hetc_status_t fold_where(const hetc_onnx_const_t *const *operands, hetc_onnx_const_t *out) {
+  int64_t dims[HETC_ONNX_MAX_RANK], operand_dims[3][HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(broadcast_operands(operands, 3, dims, operand_dims, &rank));
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, operands[1]->is_int && operands[2]->is_int, rank, dims));
+  for (int64_t k = 0; k < out->count; ++k) {
+    const int take_x = hetc_onnx_const_get(operands[0], broadcast_index(k, dims, operand_dims[0], rank)) != 0;
+    copy_value(out, k, operands[take_x ? 1 : 2], broadcast_index(k, dims, operand_dims[take_x ? 1 : 2], rank));
+  }
+  return NULL;
+}
+
+/* Range(start, limit, delta): max(ceil((limit - start) / delta), 0) values. */
+static hetc_status_t fold_range(const hetc_onnx_const_t *const *operands, hetc_onnx_const_t *out) {
+  for (int32_t k = 0; k < 3; ++k)
+    if (operands[k]->count != 1) return BAD("input %d of Range must be one value", (int)k);
+  const int ints = operands[0]->is_int && operands[1]->is_int && operands[2]->is_int;
+  const double start = hetc_onnx_const_get(operands[0], 0), limit = hetc_onnx_const_get(operands[1], 0),
+               delta = hetc_onnx_const_get(operands[2], 0);
+  if (delta == 0 || !isfinite(start) || !isfinite(limit) || !isfinite(delta))
+    return BAD("Range from %g to %g by %g has no finite length", start, limit, delta);
+  const double length = ceil((limit - start) / delta);
+  if (length > (double)HETC_ONNX_MAX_CONST_ELEMENTS) return BAD("Range would hold %g values", length);
+  const int64_t count = length > 0 ? (int64_t)length : 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, ints, 1, &count));
+  for (int64_t k = 0; k < count; ++k) {
+    if (ints) out->i[k] = operands[0]->i[0] + k * operands[2]->i[0];
+    else out->f[k] = (float)(start + (double)k * delta);
   }
   return NULL;
 }
@@ -740,8 +830,18 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
     }
     return NULL;
   }
-  if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") || !strcmp(op, "Pow"))
+  if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") || !strcmp(op, "Pow") ||
+      is_compare_or_logic(op))
     return y ? fold_binary(op, x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "Where") || !strcmp(op, "Range")) {
+    if (num_inputs < 3 || !inputs[1] || !inputs[2]) return BAD("%s takes 3 inputs", op);
+    return !strcmp(op, "Where") ? fold_where(inputs, &outputs[0]) : fold_range(inputs, &outputs[0]);
+  }
+  if (!strcmp(op, "Not")) {
+    HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(&outputs[0], 1, x->rank, x->dims));
+    for (int64_t k = 0; k < x->count; ++k) outputs[0].i[k] = hetc_onnx_const_get(x, k) == 0;
+    return NULL;
+  }
   if (!strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum")) { /* variadic: left to right */
     HETC_RETURN_IF_ERROR(reshaped(x, x->rank, x->dims, &outputs[0]));
     for (int32_t k = 1; k < num_inputs; ++k) {

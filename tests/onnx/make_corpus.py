@@ -1423,6 +1423,20 @@ def expand_tile_constants(g):
     return g.op("Add", [g.x, bias])
 
 
+@op_case(SHAPE)
+def mask_folded(g):
+    """A mask built from constants as Swin's shifted windows build theirs
+    (Range, Equal, Less, Not, And, Or, Xor, GreaterOrEqual, Where), all
+    folded, then added to the input."""
+    idx = g.op("Range", [g.i64("start", 0), g.i64("limit", 16), g.i64("delta", 1)])
+    low = g.op("Less", [idx, g.i64("eight", 8)])
+    even = g.op("Equal", [g.op("Sub", [idx, g.op("Mul", [g.op("Div", [idx, g.i64("two", 2)]), g.i64("two2", 2)])]),
+                          g.i64("zero", 0)])
+    pick = g.op("Or", [g.op("And", [low, g.op("Not", [even])]), g.op("Xor", [even, g.op("GreaterOrEqual", [idx, g.i64("twelve", 12)])])])
+    mask = g.op("Where", [pick, g.f32("hit", [0.0]), g.f32("miss", [-100.0])])
+    return g.op("Add", [g.x, mask])
+
+
 # -- Dropout, Identity -----------------------------------------------------------
 
 
