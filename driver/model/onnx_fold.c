@@ -220,43 +220,44 @@ static hetc_status_t reshaped(const hetc_onnx_const_t *in, int32_t rank, const i
   return NULL;
 }
 
-static hetc_status_t fold_unsqueeze(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
-                                    int32_t num_inputs, hetc_onnx_const_t *out) {
-  const hetc_onnx_const_t *in = inputs[0];
+hetc_status_t hetc_onnx_squeeze_dims(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                                     int32_t num_inputs, int32_t in_rank, const int64_t *in_dims, int64_t *dims,
+                                     int32_t *out_rank) {
   int64_t axes[HETC_ONNX_MAX_RANK];
-  int32_t count = -1;
+  int32_t count = -1, rank = 0;
   HETC_RETURN_IF_ERROR(axes_of(node, inputs, num_inputs, axes, &count));
-  if (count < 0) return BAD("no axes given");
-  const int32_t rank = in->rank + count;
-  if (rank > HETC_ONNX_MAX_RANK) return BAD("result rank %d is above %d", (int)rank, HETC_ONNX_MAX_RANK);
-  int inserted[HETC_ONNX_MAX_RANK] = {0};
-  for (int32_t k = 0; k < count; ++k) {
-    HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], rank));
-    if (inserted[axes[k]]) return BAD("axis %lld is given twice", (long long)axes[k]);
-    inserted[axes[k]] = 1;
+  if (!strcmp(node->op_type, "Unsqueeze")) {
+    if (count < 0) return BAD("no axes given");
+    rank = in_rank + count;
+    if (rank > HETC_ONNX_MAX_RANK) return BAD("result rank %d is above %d", (int)rank, HETC_ONNX_MAX_RANK);
+    int inserted[HETC_ONNX_MAX_RANK] = {0};
+    for (int32_t k = 0; k < count; ++k) {
+      HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], rank));
+      if (inserted[axes[k]]) return BAD("axis %lld is given twice", (long long)axes[k]);
+      inserted[axes[k]] = 1;
+    }
+    for (int32_t d = 0, from = 0; d < rank; ++d) dims[d] = inserted[d] ? 1 : in_dims[from++];
+  } else {
+    int removed[HETC_ONNX_MAX_RANK] = {0};
+    for (int32_t k = 0; k < count; ++k) {
+      HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], in_rank));
+      if (in_dims[axes[k]] != 1)
+        return BAD("axis %lld has extent %lld, not 1", (long long)axes[k], (long long)in_dims[axes[k]]);
+      removed[axes[k]] = 1;
+    }
+    for (int32_t d = 0; d < in_rank; ++d)
+      if (!(count < 0 ? in_dims[d] == 1 : removed[d])) dims[rank++] = in_dims[d];
   }
-  int64_t dims[HETC_ONNX_MAX_RANK];
-  for (int32_t d = 0, from = 0; d < rank; ++d) dims[d] = inserted[d] ? 1 : in->dims[from++];
-  return reshaped(in, rank, dims, out);
+  *out_rank = rank;
+  return NULL;
 }
 
 static hetc_status_t fold_squeeze(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
                                   int32_t num_inputs, hetc_onnx_const_t *out) {
-  const hetc_onnx_const_t *in = inputs[0];
-  int64_t axes[HETC_ONNX_MAX_RANK];
-  int32_t count = -1;
-  HETC_RETURN_IF_ERROR(axes_of(node, inputs, num_inputs, axes, &count));
-  int removed[HETC_ONNX_MAX_RANK] = {0};
-  for (int32_t k = 0; k < count; ++k) {
-    HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], in->rank));
-    if (in->dims[axes[k]] != 1) return BAD("axis %lld has extent %lld, not 1", (long long)axes[k], (long long)in->dims[axes[k]]);
-    removed[axes[k]] = 1;
-  }
   int64_t dims[HETC_ONNX_MAX_RANK];
   int32_t rank = 0;
-  for (int32_t d = 0; d < in->rank; ++d)
-    if (!(count < 0 ? in->dims[d] == 1 : removed[d])) dims[rank++] = in->dims[d];
-  return reshaped(in, rank, dims, out);
+  HETC_RETURN_IF_ERROR(hetc_onnx_squeeze_dims(node, inputs, num_inputs, inputs[0]->rank, inputs[0]->dims, dims, &rank));
+  return reshaped(inputs[0], rank, dims, out);
 }
 
 static hetc_status_t fold_concat(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
@@ -809,8 +810,7 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
   if (!strcmp(op, "Gather")) return y ? fold_gather(node, x, y, &outputs[0]) : BAD("input 1 is missing");
   if (!strcmp(op, "Expand") || !strcmp(op, "Tile"))
     return y ? fold_repeat(node, x, y, &outputs[0]) : BAD("input 1 is missing");
-  if (!strcmp(op, "Unsqueeze")) return fold_unsqueeze(node, inputs, num_inputs, &outputs[0]);
-  if (!strcmp(op, "Squeeze")) return fold_squeeze(node, inputs, num_inputs, &outputs[0]);
+  if (!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze")) return fold_squeeze(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "Concat")) return fold_concat(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "Cast")) return fold_cast(node, x, &outputs[0]);
   /* CastLike's second input gives the type only: float32 or int64 here

@@ -37,6 +37,12 @@ hetc_status_t hetc_onnx_slice_ranges(const Onnx__NodeProto *node, int64_t opset,
                                      int32_t num_inputs, int32_t rank, const int64_t *in_dims, int64_t *begin,
                                      int64_t *step, int64_t *dims);
 
+/* Unsqueeze's or Squeeze's (node's op) result dims from in_dims, the axes
+ * as the node gives them (attribute, or input 1 in inputs). */
+hetc_status_t hetc_onnx_squeeze_dims(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,
+                                     int32_t num_inputs, int32_t in_rank, const int64_t *in_dims, int64_t *dims,
+                                     int32_t *out_rank);
+
 /* Expand's result dims: in_dims (in_rank of them) broadcast with the
  * shape `shape` holds (right-aligned, each pair equal or one of them 1),
  * at most max_rank; BAD_INPUT naming both otherwise. */

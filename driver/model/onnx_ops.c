@@ -854,8 +854,74 @@ static hetc_status_t translate_hard_sigmoid(hetc_onnx_importer_t *im) {
   return define_output(im, y);
 }
 
+/* c broadcast to t's shape (right-aligned, each of c's dims t's or 1), in
+ * *out as floats (the caller frees them); BAD when it does not broadcast so
+ * (a constant that would broadcast the computed value). */
+static hetc_status_t const_to_shape(const hetc_onnx_const_t *c, const hetc_plugin_tensor_t *t, const char *what,
+                                    float **out) {
+  *out = NULL;
+  if (c->rank > t->rank)
+    return BAD("%s has rank %d, above the computed value's %d (broadcasting it is not supported yet)", what,
+               (int)c->rank, (int)t->rank);
+  int64_t c_dims[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; ++d) {
+    c_dims[d] = d < t->rank - c->rank ? 1 : c->dims[d - (t->rank - c->rank)];
+    if (c_dims[d] != 1 && c_dims[d] != t->shape[d])
+      return BAD("%s of dim %d extent %lld does not broadcast to the computed value's %lld%s", what, (int)d,
+                 (long long)c_dims[d], (long long)t->shape[d],
+                 t->shape[d] == 1 ? " (broadcasting the computed value is not supported yet)" : "");
+  }
+  const int64_t count = hetc_tensor_element_count(t);
+  float *full = malloc(sizeof(float) * (size_t)count);
+  if (!full) return out_of_memory();
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t rest = k, from = 0, stride = 1;
+    for (int32_t d = t->rank - 1; d >= 0; --d) {
+      const int64_t i = rest % t->shape[d];
+      rest /= t->shape[d];
+      from += (c_dims[d] == 1 ? 0 : i) * stride, stride *= c_dims[d];
+    }
+    full[k] = (float)hetc_onnx_const_get(c, from);
+  }
+  *out = full;
+  return NULL;
+}
+
+/* scale[k] x[k] + shift[k] for every element k of x (scale NULL: x[k] +
+ * shift[k], a bias_add, exact), named hint: x viewed as [1, elements, 1,
+ * 1], each element a channel of its own. shift is taken, also on failure. */
+static hetc_status_t append_per_element(hetc_onnx_importer_t *im, int32_t x, const float *scale, float *shift,
+                                        const char *hint, int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  const int64_t count = hetc_tensor_element_count(&t), view[4] = {1, count, 1, 1};
+  char names[2][320];
+  hetc_status_t status = append_reshape(im, x, step_name(im, "elements", names[0], 320), 4, view, &x);
+  int32_t value = -1;
+  if (!status && !scale) {
+    hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_BIAS_ADD);
+    int32_t node;
+    status = hetc_onnx_append_node(im, HETC_OP_BIAS_ADD, step_name(im, "per_element", names[1], 320), &x, 1, &a, &node);
+    if (!status) {
+      status = set_param(im, node, HETC_PARAM_BIAS, shift, count);
+      shift = NULL;
+      value = im->graph->nodes[node].output;
+    }
+  } else if (!status) {
+    double *s = malloc(sizeof(double) * (size_t)count), *b = malloc(sizeof(double) * (size_t)count);
+    status = s && b ? NULL : out_of_memory();
+    for (int64_t k = 0; !status && k < count; ++k) s[k] = scale[k], b[k] = shift ? shift[k] : 0;
+    if (!status) status = append_affine(im, x, step_name(im, "per_element", names[1], 320), s, b, count, &value);
+    free(s);
+    free(b);
+  }
+  free(shift);
+  if (status) return status;
+  return append_reshape(im, value, hint, t.rank, t.shape, out_value);
+}
+
 /* LeakyRelu and PRelu: relu(x) - slope * relu(-x), slope one value or one
- * per channel. */
+ * per channel (an affine map), or of any shape that broadcasts to x's (per
+ * element, append_per_element). */
 static hetc_status_t translate_leaky_relu(hetc_onnx_importer_t *im) {
   int32_t x, positive, negative, value;
   char names[3][320];
@@ -875,7 +941,20 @@ static hetc_status_t translate_leaky_relu(hetc_onnx_importer_t *im) {
   } else {
     const hetc_onnx_const_t *c = NULL;
     status = const_input(im, 1, 1, &c);
-    if (!status && !per_channel(c, t)) status = BAD("input 1 (slope) must hold one value or one per channel");
+    if (!status && !per_channel(c, t)) {
+      free(slope);
+      free(zero);
+      float *leak = NULL;
+      HETC_RETURN_IF_ERROR(const_to_shape(c, t, "input 1 (slope)", &leak));
+      for (int64_t k = 0; k < hetc_tensor_element_count(t); ++k) leak[k] = -leak[k];
+      status = append_unary(im, HETC_OP_RELU, x, step_name(im, "positive", names[0], 320), &positive);
+      if (!status) status = append_uniform_affine(im, x, step_name(im, "flipped", names[1], 320), -1, 0, &negative);
+      if (!status) status = append_unary(im, HETC_OP_RELU, negative, step_name(im, "negative", names[2], 320), &negative);
+      if (!status) status = append_per_element(im, negative, leak, NULL, step_name(im, "leak", names[2], 320), &negative);
+      if (!status) status = append_binary(im, HETC_OP_ADD, positive, negative, im->node->output[0], &value);
+      free(leak);
+      return status ? status : define_output(im, value);
+    }
     for (int64_t i = 0; !status && i < channels; ++i) slope[i] = -hetc_onnx_const_get(c, c->count == 1 ? 0 : i);
   }
   const double minus_one = -1;
@@ -905,9 +984,12 @@ static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc
                                  int32_t *out_value) {
   const hetc_plugin_tensor_t t = *type_of(im, x);
   const int over_last = t.rank > 2 && !per_channel(c, &t) && per_last_axis(c, &t);
-  if (!over_last && !per_channel(c, &t))
-    return BAD("a constant operand must hold one value per channel (axis 1) or one in all, or one per element of "
-               "the last axis");
+  if (!over_last && !per_channel(c, &t)) { /* any other shape: per element */
+    float *shift = NULL;
+    HETC_RETURN_IF_ERROR(const_to_shape(c, &t, "the constant operand", &shift));
+    for (int64_t k = 0; k < hetc_tensor_element_count(&t); ++k) shift[k] = (float)(sign * shift[k]);
+    return append_per_element(im, x, NULL, shift, im->node->output[0], out_value);
+  }
   if (!over_last && t.rank != 4 && t.rank != 2) { /* bias_add is 2-d or 4-d: an affine map by 1 */
     const int64_t count = c->count;
     double *scale = malloc(sizeof(double) * (size_t)count), *shift = malloc(sizeof(double) * (size_t)count);
@@ -940,13 +1022,28 @@ static hetc_status_t append_bias(hetc_onnx_importer_t *im, int32_t x, const hetc
   return NULL;
 }
 
-/* x * c, x / c (as_scale, reciprocal) or c - x (sign -1) with c one value
- * or one per channel of a 4-d x: an affine map. */
+/* x * c, x / c (as_scale, reciprocal) or c - x (sign -1): an affine map
+ * with c one value or one per channel, else per element. */
 static hetc_status_t append_const_affine(hetc_onnx_importer_t *im, int32_t x, const hetc_onnx_const_t *c,
                                          int as_scale, int reciprocal, double sign, int32_t *out_value) {
   const hetc_plugin_tensor_t *t = type_of(im, x);
-  if (!per_channel(c, t))
-    return BAD("a constant operand must hold one value per channel (axis 1) or one in all");
+  if (!per_channel(c, t)) {
+    float *full = NULL;
+    HETC_RETURN_IF_ERROR(const_to_shape(c, t, "the constant operand", &full));
+    const int64_t count = hetc_tensor_element_count(t);
+    float *other = malloc(sizeof(float) * (size_t)count);
+    if (!other) {
+      free(full);
+      return out_of_memory();
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      other[k] = as_scale ? 0.0f : full[k];                                           /* the shift */
+      full[k] = as_scale ? (reciprocal ? (float)(1.0 / full[k]) : full[k]) : (float)sign; /* the scale */
+    }
+    hetc_status_t status = append_per_element(im, x, full, other, im->node->output[0], out_value);
+    free(full);
+    return status;
+  }
   const int64_t channels = c->count == 1 ? 1 : t->shape[1];
   double *scale = malloc(sizeof(double) * (size_t)channels), *shift = malloc(sizeof(double) * (size_t)channels);
   if (!scale || !shift) {
@@ -1210,13 +1307,95 @@ static hetc_status_t translate_global_max_pool(hetc_onnx_importer_t *im) {
   return define_output(im, im->graph->nodes[node].output);
 }
 
+static hetc_status_t append_pick_along(hetc_onnx_importer_t *im, int32_t x, int32_t axis, const int64_t *indices,
+                                       int64_t count, const char *hint, int32_t *out_value);
+
+/* Concat of constants and computed values (ViT's class token before its
+ * patches): the computed ones concatenated, a pick along the axis that
+ * puts each in its place and zeros where the constants go (a NaN or
+ * infinity in the computed values spreads into those zeros), and the
+ * constants added there (per element, 0 elsewhere). */
+static hetc_status_t translate_concat_with_constants(hetc_onnx_importer_t *im, int64_t axis) {
+  const int32_t count = (int32_t)im->node->n_input;
+  int32_t computed[64], num_computed = 0;
+  const onnx_value_t *v[64];
+  for (int32_t k = 0; k < count; ++k) {
+    v[k] = hetc_onnx_lookup(im, im->node->input[k]);
+    if (v[k]->kind == ONNX_VALUE_ACTIVATION) computed[num_computed++] = v[k]->value;
+  }
+  hetc_plugin_tensor_t t = *type_of(im, computed[0]);
+  if (axis < -t.rank || axis >= t.rank) return BAD("axis %lld is outside rank %d", (long long)axis, (int)t.rank);
+  if (axis < 0) axis += t.rank;
+  int64_t total = 0;
+  for (int32_t k = 0; k < count; ++k) {
+    const int32_t rank = v[k]->kind == ONNX_VALUE_CONST ? v[k]->constant.rank : type_of(im, v[k]->value)->rank;
+    if (rank != t.rank) return BAD("input %d has rank %d, input 0's value %d", (int)k, (int)rank, (int)t.rank);
+    for (int32_t d = 0; d < t.rank; ++d) {
+      const int64_t extent =
+          v[k]->kind == ONNX_VALUE_CONST ? v[k]->constant.dims[d] : type_of(im, v[k]->value)->shape[d];
+      if (d == axis) total += extent;
+      else if (extent != t.shape[d])
+        return BAD("input %d has extent %lld in dim %d, the others %lld", (int)k, (long long)extent, (int)d,
+                   (long long)t.shape[d]);
+    }
+  }
+  char names[2][320];
+  int32_t y = computed[0];
+  if (num_computed > 1) {
+    hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
+    a.axis = (int32_t)axis;
+    int32_t node;
+    HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, step_name(im, "computed", names[0], 320), computed,
+                                               num_computed, &a, &node));
+    y = im->graph->nodes[node].output;
+  }
+  t.shape[axis] = total;
+  const int64_t elements = hetc_tensor_element_count(&t);
+  int64_t *places = malloc(sizeof(int64_t) * (size_t)total);
+  float *constants = calloc((size_t)elements, sizeof(float));
+  if (!places || !constants) {
+    free(places), free(constants);
+    return out_of_memory();
+  }
+  int64_t before = 1, after = 1;
+  for (int32_t d = 0; d < axis; ++d) before *= t.shape[d];
+  for (int32_t d = (int32_t)axis + 1; d < t.rank; ++d) after *= t.shape[d];
+  int64_t at = 0, from = 0;
+  for (int32_t k = 0; k < count; ++k) {
+    const int is_const = v[k]->kind == ONNX_VALUE_CONST;
+    const int64_t extent = is_const ? v[k]->constant.dims[axis] : type_of(im, v[k]->value)->shape[axis];
+    for (int64_t e = 0; e < extent; ++e) places[at + e] = is_const ? -1 : from + e;
+    if (is_const)
+      for (int64_t b = 0; b < before; ++b)
+        for (int64_t e = 0; e < extent; ++e)
+          for (int64_t a = 0; a < after; ++a)
+            constants[(b * total + at + e) * after + a] =
+                (float)hetc_onnx_const_get(&v[k]->constant, (b * extent + e) * after + a);
+    else from += extent;
+    at += extent;
+  }
+  hetc_status_t status = append_pick_along(im, y, (int32_t)axis, places, total, step_name(im, "placed", names[1], 320), &y);
+  free(places);
+  if (status) {
+    free(constants);
+    return status;
+  }
+  HETC_RETURN_IF_ERROR(append_per_element(im, y, NULL, constants, im->node->output[0], &y));
+  return define_output(im, y);
+}
+
 static hetc_status_t translate_concat(hetc_onnx_importer_t *im) {
   const int32_t count = (int32_t)im->node->n_input;
   if (count < 1 || count > 64) return BAD("%d inputs; hetc concatenates 1 to 64", (int)count);
   int32_t inputs[64];
-  for (int32_t k = 0; k < count; ++k) HETC_RETURN_IF_ERROR(activation_input(im, k, &inputs[k]));
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 1, &axis));
+  for (int32_t k = 0; k < count; ++k) {
+    const char *name = input_name(im, k);
+    if (name && hetc_onnx_lookup(im, name)->kind == ONNX_VALUE_CONST)
+      return translate_concat_with_constants(im, axis);
+  }
+  for (int32_t k = 0; k < count; ++k) HETC_RETURN_IF_ERROR(activation_input(im, k, &inputs[k]));
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
   a.axis = (int32_t)axis;
   int32_t node;
@@ -1856,7 +2035,8 @@ static hetc_status_t append_pick_indices(hetc_onnx_importer_t *im, int32_t x, in
   const int64_t in_extent = type_of(im, x)->shape[axis];
   float *pick = calloc((size_t)(extent * in_extent), sizeof(float));
   if (!pick) return out_of_memory();
-  for (int64_t o = 0; o < extent; ++o) pick[o * in_extent + indices[o]] = 1.0f;
+  for (int64_t o = 0; o < extent; ++o)
+    if (indices[o] >= 0) pick[o * in_extent + indices[o]] = 1.0f; /* -1: a row of zeros */
   if (axis != 1) return append_axis_map(im, x, axis, pick, extent, hint, out_value);
   hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONV2D);
   a.channels = extent;
@@ -2132,6 +2312,21 @@ static hetc_status_t translate_repeat(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* Unsqueeze and Squeeze of a computed value: a reshape. */
+static hetc_status_t translate_squeeze(hetc_onnx_importer_t *im) {
+  int32_t x, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  const hetc_onnx_const_t *axes = NULL;
+  if (im->node->n_input > 1) HETC_RETURN_IF_ERROR(const_input(im, 1, 0, &axes));
+  const hetc_onnx_const_t *inputs[2] = {NULL, axes};
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t dims[HETC_ONNX_MAX_RANK];
+  int32_t rank = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_squeeze_dims(im->node, inputs, 2, t.rank, t.shape, dims, &rank));
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, im->node->output[0], rank, dims, &value));
+  return define_output(im, value);
+}
+
 /* Dropout and Identity pass their input on: nothing to compute. */
 static hetc_status_t translate_identity(hetc_onnx_importer_t *im) {
   int32_t x;
@@ -2205,6 +2400,8 @@ static const translation_t translations[] = {
     {"Sqrt", translate_power},
     {"Gather", translate_gather},
     {"Expand", translate_repeat},
+    {"Unsqueeze", translate_squeeze},
+    {"Squeeze", translate_squeeze},
     {"Tile", translate_repeat},
     {"Pow", translate_power},
     {"Softsign", translate_composed_unary},

@@ -1437,6 +1437,44 @@ def mask_folded(g):
     return g.op("Add", [g.x, mask])
 
 
+@op_case([1, 4, 8])
+def concat_constant_token(g):
+    """ViT's class token: a constant [1, 1, 8] before the 4 computed tokens,
+    then a position embedding of the whole [5, 8] added."""
+    tokens = g.op("Concat", [g.f32("cls", np.linspace(-1, 1, 8).reshape(1, 1, 8).astype(np.float32)),
+                             g.op("Relu", [g.x])], axis=1)
+    return g.op("Add", [tokens, g.f32("pos", np.linspace(-2, 2, 40).reshape(5, 8).astype(np.float32))])
+
+
+@op_case(SHAPE)
+def concat_constants_between(g):
+    """Constants before, between and after two computed values, on H."""
+    c = lambda name, rows: g.f32(name, np.full((1, 8, rows, 16), float(rows), dtype=np.float32))
+    return g.op("Concat", [c("a", 1), g.x, c("b", 2), g.op("Relu", [g.x]), c("c", 3)], axis=2)
+
+
+@op_case(SHAPE)
+def arith_full_constants(g):
+    """x * C, then / D, then E - that, with C, D, E varying over H and W."""
+    hw = lambda name, lo, hi: g.f32(name, np.linspace(lo, hi, 256).reshape(16, 16).astype(np.float32))
+    y = g.op("Mul", [g.x, hw("scale", -2, 2)])
+    y = g.op("Div", [y, hw("divisor", 0.5, 3)])
+    return g.op("Sub", [hw("minuend", -1, 1), y])
+
+
+@op_case(SHAPE)
+def prelu_slope_per_row(g):
+    """PRelu with a slope per row and column [16, 16]."""
+    return g.op("PRelu", [g.x, g.f32("slope", np.linspace(-0.5, 0.5, 256).reshape(16, 16).astype(np.float32))])
+
+
+@op_case([1, 8, 1, 16], opset=13)
+def squeeze_unsqueeze_computed(g):
+    """Squeeze axis 2 (axes as input), Unsqueeze at 0 and -1: reshapes."""
+    y = g.op("Squeeze", [g.op("Relu", [g.x]), g.i64("axes", [2])])
+    return g.op("Unsqueeze", [y, g.i64("new_axes", [0, -1])])
+
+
 # -- Dropout, Identity -----------------------------------------------------------
 
 
