@@ -193,9 +193,11 @@ static hetc_status_t fold_repeat(const Onnx__NodeProto *node, const hetc_onnx_co
     HETC_RETURN_IF_ERROR(hetc_onnx_broadcast_dims(in->dims, in->rank, how, HETC_ONNX_MAX_RANK, dims, &rank));
   else
     HETC_RETURN_IF_ERROR(hetc_onnx_tile_dims(in->dims, in->rank, how, dims));
-  int64_t total = 1;
-  for (int32_t d = 0; d < rank; ++d) total *= dims[d];
-  if (total > HETC_ONNX_MAX_CONST_ELEMENTS) return BAD("the result would hold %lld values", (long long)total);
+  for (int64_t d = 0, total = 1; d < rank; ++d) {
+    if (dims[d] > HETC_ONNX_MAX_CONST_ELEMENTS / total)
+      return BAD("the result would hold more than %lld values", (long long)HETC_ONNX_MAX_CONST_ELEMENTS);
+    total *= dims[d];
+  }
   for (int32_t d = 0; d < rank; ++d) in_dims[d] = d < rank - in->rank ? 1 : in->dims[d - (rank - in->rank)];
   HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, rank, dims));
   int64_t stride = 1;

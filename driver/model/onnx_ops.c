@@ -2033,6 +2033,9 @@ static hetc_status_t translate_lrn(hetc_onnx_importer_t *im) {
 static hetc_status_t append_pick_indices(hetc_onnx_importer_t *im, int32_t x, int32_t axis, const int64_t *indices,
                                          int64_t extent, const char *hint, int32_t *out_value) {
   const int64_t in_extent = type_of(im, x)->shape[axis];
+  if (extent > HETC_ONNX_MAX_CONST_ELEMENTS / in_extent)
+    return BAD("picking %lld of the %lld elements of an axis takes a matrix of more than %lld values (api/limits.md)",
+               (long long)extent, (long long)in_extent, (long long)HETC_ONNX_MAX_CONST_ELEMENTS);
   float *pick = calloc((size_t)(extent * in_extent), sizeof(float));
   if (!pick) return out_of_memory();
   for (int64_t o = 0; o < extent; ++o)
@@ -2302,6 +2305,11 @@ static hetc_status_t translate_repeat(hetc_onnx_importer_t *im) {
   } else {
     HETC_RETURN_IF_ERROR(hetc_onnx_tile_dims(t.shape, t.rank, c, out_dims));
     rank = t.rank;
+  }
+  for (int64_t d = 0, total = 1; d < rank; ++d) {
+    if (out_dims[d] > HETC_MAX_TENSOR_ELEMENTS / total)
+      return BAD("the result would hold more than %lld values (api/limits.md)", (long long)HETC_MAX_TENSOR_ELEMENTS);
+    total *= out_dims[d];
   }
   for (int32_t d = 0; d < rank; ++d) in_dims[d] = d < rank - t.rank ? 1 : t.shape[d - (rank - t.rank)];
   char name[320];
