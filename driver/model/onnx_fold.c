@@ -616,7 +616,8 @@ static hetc_status_t fold_range(const hetc_onnx_const_t *const *operands, hetc_o
   const int64_t count = length > 0 ? (int64_t)length : 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, ints, 1, &count));
   for (int64_t k = 0; k < count; ++k) {
-    if (ints) out->i[k] = operands[0]->i[0] + k * operands[2]->i[0];
+    /* Wrapping (defined) where double's length overshoots near 2^63. */
+    if (ints) out->i[k] = (int64_t)((uint64_t)operands[0]->i[0] + (uint64_t)k * (uint64_t)operands[2]->i[0]);
     else out->f[k] = (float)(start + (double)k * delta);
   }
   return NULL;

@@ -1320,7 +1320,9 @@ static hetc_status_t translate_concat_with_constants(hetc_onnx_importer_t *im, i
   int32_t computed[64], num_computed = 0;
   const onnx_value_t *v[64];
   for (int32_t k = 0; k < count; ++k) {
-    v[k] = hetc_onnx_lookup(im, im->node->input[k]);
+    const char *name = input_name(im, k);
+    if (!name) return BAD("input %d is missing", (int)k);
+    v[k] = hetc_onnx_lookup(im, name);
     if (v[k]->kind == ONNX_VALUE_ACTIVATION) computed[num_computed++] = v[k]->value;
   }
   hetc_plugin_tensor_t t = *type_of(im, computed[0]);
@@ -1351,6 +1353,8 @@ static hetc_status_t translate_concat_with_constants(hetc_onnx_importer_t *im, i
   }
   t.shape[axis] = total;
   const int64_t elements = hetc_tensor_element_count(&t);
+  if (elements > HETC_MAX_TENSOR_ELEMENTS)
+    return BAD("the result would hold more than %lld values (api/limits.md)", (long long)HETC_MAX_TENSOR_ELEMENTS);
   int64_t *places = malloc(sizeof(int64_t) * (size_t)total);
   float *constants = calloc((size_t)elements, sizeof(float));
   if (!places || !constants) {
