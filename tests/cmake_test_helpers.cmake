@@ -86,5 +86,6 @@ endfunction()
 set(HETC_TEST_LONG_ONES
   test_template_conformance_opencl 105 test_e2e_samples_hetero_all 90 test_e2e_samples 80 test_cuda_compile 70
   test_opencl_ops 70 test_template_conformance_cuda 65 test_e2e_samples_opencl 65 test_selection_many_layouts 55
-  test_onnx_corpus_opencl 40 test_worker_cli 40 test_e2e_samples_hetero_vec_opencl 35 test_simulation 35
-  test_tune_cli 30 test_e2e_samples_split_opencl 30 test_samples_round_trip 20 test_onnx_corpus_vec 15)
+  test_torchvision_small_vec 45 test_onnx_corpus_opencl 40 test_worker_cli 40 test_e2e_samples_hetero_vec_opencl 35
+  test_simulation 35 test_tune_cli 30 test_e2e_samples_split_opencl 30 test_torchvision_small_opencl 30
+  test_samples_round_trip 20 test_onnx_corpus_vec 15 test_torchvision_small_cpu 15)

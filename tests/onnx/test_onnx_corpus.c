@@ -11,79 +11,17 @@
  *
  *   test_onnx_corpus CORPUS_DIR NOT_YET_FILE WORK_DIR TARGET[,TARGET] op|net|ext|all|CASE
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "float_files.h"
+#include "check_model.h"
 #include "hetc/hetc.h"
 
 static int listed(const char *list, const char *name) {
   char line[300];
   snprintf(line, sizeof(line), "\n%s\n", name);
   return strstr(list, line) != NULL;
-}
-
-/* Imports, compiles and runs one model; 0 when it matches. */
-static int check_model(hetc_context_t *context, const char *dir, const char *work, const char *targets,
-                       const char *name, const char *shape, double rtol, int by_element, int expect_refusal) {
-  char path[1024], package_path[1024], input_path[1024], expected_path[1024], shape_option[300];
-  snprintf(path, sizeof(path), "%s/%s.onnx", dir, name);
-  snprintf(package_path, sizeof(package_path), "%s/%s.hetc", work, name);
-  snprintf(input_path, sizeof(input_path), "%s/%s.input.bin", dir, name);
-  snprintf(expected_path, sizeof(expected_path), "%s/%s.expected.bin", dir, name);
-  snprintf(shape_option, sizeof(shape_option), "input=%s", shape);
-  const char *shapes[1] = {shape_option};
-  const hetc_model_load_options_t options = {.struct_size = sizeof(options), .input_shapes = shapes, .num_input_shapes = 1};
-  const char *target_names[8];
-  char target_storage[256];
-  int32_t num_targets = 0;
-  snprintf(target_storage, sizeof(target_storage), "%s", targets);
-  for (char *t = strtok(target_storage, ","); t && num_targets < 8; t = strtok(NULL, ",")) target_names[num_targets++] = t;
-  hetc_model_t *model = NULL;
-  hetc_package_t *package = NULL;
-  hetc_compile_options_t compile_options = {.targets = target_names, .num_targets = num_targets};
-  hetc_compile_report_t report;
-  hetc_status_t status = hetc_model_load_with_options(path, &options, &model);
-  if (expect_refusal) {
-    const char *message = status ? hetc_status_message(status) : "";
-    const int refused = status && (strstr(message, "is not supported") || strstr(message, "not supported yet"));
-    printf("%-36s %s%s\n", name, refused ? "refused as expected: " : "FAIL: listed in not_yet.txt but ",
-           refused ? message : status ? message : "imports");
-    hetc_status_free(status);
-    hetc_model_free(model);
-    return !refused;
-  }
-  if (!status) status = hetc_compile(context, model, &compile_options, package_path, &report);
-  if (!status) status = hetc_package_open(context, package_path, &package);
-  if (!status) status = hetc_package_set_input_file(package, 0, input_path);
-  if (!status) status = hetc_package_run(package);
-  long expected_count = 0, offset = 0;
-  float *expected = status ? NULL : read_floats(expected_path, &expected_count);
-  if (!status && !expected) status = hetc_status_new(HETC_STATUS_IO_ERROR, "cannot read %s", expected_path);
-  double worst = 0;
-  for (int32_t o = 0; !status && o < hetc_package_output_count(package); ++o) {
-    const long count = (long)hetc_package_output_elements(package, o);
-    float *got = malloc(sizeof(float) * (size_t)count + 4);
-    if (offset + count > expected_count) status = hetc_status_new(HETC_STATUS_BAD_INPUT, "more outputs than expected");
-    if (!status) status = hetc_package_get_output(package, o, got, count);
-    if (!status)
-      worst = fmax(worst, by_element ? worst_error_quartile(got, expected + offset, count)
-                                     : worst_error(got, expected + offset, count));
-    offset += count;
-    free(got);
-  }
-  if (!status && offset != expected_count)
-    status = hetc_status_new(HETC_STATUS_BAD_INPUT, "%ld output values, %ld expected", offset, expected_count);
-  const int failed = status || !(worst <= rtol);
-  if (status) printf("%-36s FAIL: %s\n", name, hetc_status_message(status));
-  else printf("%-36s %s worst relative error %.2e (tolerance %.0e)\n", name, failed ? "FAIL:" : "ok  ", worst, rtol);
-  hetc_status_free(status);
-  free(expected);
-  hetc_package_close(package);
-  hetc_model_free(model);
-  return failed;
 }
 
 int main(int argc, char **argv) {
@@ -120,8 +58,10 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (strcmp(kind, "all") != 0 && strcmp(kind, model_kind) != 0 && strcmp(kind, name) != 0) continue;
-    failures += check_model(context, dir, work, targets, name, shape, rtol, !strcmp(model_kind, "ext"),
-                            listed(not_yet, name));
+    const expectation_t expectation = {.expect = listed(not_yet, name) ? EXPECT_REFUSED : EXPECT_MATCH,
+                                       .rtol = rtol,
+                                       .judge = !strcmp(model_kind, "ext") ? JUDGE_QUARTILE : JUDGE_ELEMENTS};
+    failures += check_model(context, dir, work, targets, name, shape, &expectation);
     ++checked;
   }
   fclose(tsv);

@@ -4,6 +4,7 @@ model and four segmentation models to ONNX, each with a seeded input and
 onnxruntime's output on it, for check_torchvision.sh to hold hetc to.
 
     make_torchvision.py [OUTDIR] [--models a,b,...] [--exporter auto|torchscript|dynamo] [--list]
+    make_torchvision.py --small [OUTDIR] [--models a,b,...] [--list]
 
 OUTDIR (default build/tv-corpus) gets, per model NAME:
   NAME.onnx           the model (NAME.onnx.data beside it when its weights
@@ -37,6 +38,16 @@ torchscript writes them that way, --exporter dynamo every model through
 dynamo, each best into an OUTDIR of its own.) Models are exported smallest first
 (parameters counted on the meta device, nothing allocated), so that the
 largest come last.
+
+With --small, the models are instead the CI-sized corpus of
+small_models.py: one reduced instance of every distinct architecture
+(default OUTDIR tests/onnx/torchvision/small, where they are committed),
+exported the same way, and OUTDIR/small.tsv, the manifest
+test_torchvision_small reads: the generator writes each model's input
+shape, the torchvision models it stands for and torch's error against
+onnxruntime, and keeps the columns TARGETS, RTOL and EXPECT of the lines
+already there (which are edited by hand). Every model torchvision lists
+must be stood for by one small model, else the generator stops.
 
 torch, torchvision, onnx, onnxruntime and onnxscript come from the torch
 exporter's virtual environment (make_torchvision.sh), never hetc's.
@@ -101,12 +112,17 @@ def parameter_count(name):
     return None
 
 
-def write_onnx(scratch, exported, path, name):
+def write_onnx(scratch, exported, path, name, strip):
     """Re-saves the exporter's file(s) `exported` (in the folder `scratch`)
     as `path`: one file, or, when they come near protobuf's 2 GB limit,
-    `path` and its weights in NAME.onnx.data."""
+    `path` and its weights in NAME.onnx.data. With `strip`, without the
+    nodes' metadata (the dynamo exporter's stack traces: most of a small
+    model's file)."""
     written = sum(os.path.getsize(os.path.join(scratch, f)) for f in os.listdir(scratch))
     model = onnx.load(exported)  # external data beside it is read in
+    if strip:
+        for node in model.graph.node:
+            del node.metadata_props[:]
     data = os.path.join(os.path.dirname(path), name + ".onnx.data")
     if os.path.exists(data):
         os.remove(data)
@@ -137,7 +153,7 @@ def output_to(path):
                 os.close(copy)
 
 
-def export_file(model, x, path, name, dynamo):
+def export_file(model, x, path, name, dynamo, strip):
     """Runs the exporter into a folder of its own (the TorchScript exporter
     writes a large model's weights as one file per tensor), then saves the
     result as `path`. Returns how the model was exported: a model the
@@ -162,7 +178,7 @@ def export_file(model, x, path, name, dynamo):
                 torch.onnx.export(model, (x,), exported, dynamo=True, opset_version=DYNAMO_OPSET,
                                   input_names=["input"], output_names=["output"], external_data=True,
                                   verbose=False)
-        write_onnx(scratch, exported, path, name)
+        write_onnx(scratch, exported, path, name, strip)
     return how
 
 
@@ -177,13 +193,12 @@ def onnxruntime_output(path, x):
     return session.run(None, {inputs[0].name: x})[0]
 
 
-def build_model(name):
-    """The model as the survey exports it and its input: (model, x, how
-    many zeroed layers were reinitialised, how many BatchNorm layers were
-    calibrated)."""
-    size = SIZES.get(name, 224)
+def build_model(build, size):
+    """The model `build` returns, as the survey exports it, and its input:
+    (model, x, how many zeroed layers were reinitialised, how many
+    BatchNorm layers were calibrated)."""
     torch.manual_seed(SEED)
-    model = builder(name)().eval()
+    model = build().eval()
     # ViT zeroes its classifier (a fine-tuning convention): left so, every
     # output is 0 and any result would match it. Such layers get PyTorch's
     # default initialisation instead.
@@ -197,15 +212,17 @@ def build_model(name):
     return model, x, len(zeroed), norms
 
 
-def export(name, outdir, exporter):
+def export(name, build, size, dynamo, outdir, exporter, small=False):
     """Writes the model's three files (the .bin files last, through
     temporary names, so that an interrupted export is redone next time) and
-    returns a line describing it."""
-    model, x, zeroed, norms = build_model(name)
-    size = x.shape[-1]
+    returns a line describing it and torch's error against onnxruntime.
+    `dynamo`: whether exporter "auto" takes the dynamo exporter for it;
+    `small`: a model of the CI-sized corpus (its file stripped, its size
+    in kB)."""
+    model, x, zeroed, norms = build_model(build, size)
     path = os.path.join(outdir, name + ".onnx")
-    dynamo = exporter == "dynamo" or (exporter == "auto" and name.startswith(DYNAMO_PREFIXES))
-    how = export_file(model, x, path, name, dynamo)
+    dynamo = exporter == "dynamo" or (exporter == "auto" and dynamo)
+    how = export_file(model, x, path, name, dynamo, small)
     dynamo = how.startswith("dynamo")
     with torch.no_grad():
         reference = model(x).numpy()
@@ -221,32 +238,102 @@ def export(name, outdir, exporter):
     params = sum(p.numel() for p in model.parameters())
     on_disk = sum(os.path.getsize(os.path.join(outdir, f)) for f in (name + ".onnx", name + ".onnx.data")
                   if os.path.exists(os.path.join(outdir, f)))
+    amounts = (f"{params / 1e3:.0f}k parameters, {on_disk / 1e3:.0f} kB" if small else
+               f"{params / 1e6:.1f}M parameters, {on_disk / 1e6:.0f} MB")
     return (f"{how}, opset {DYNAMO_OPSET if dynamo else OPSET}, 1x3x{size}x{size} -> "
-            f"{'x'.join(map(str, expected.shape))}, {params / 1e6:.1f}M parameters, {on_disk / 1e6:.0f} MB, "
+            f"{'x'.join(map(str, expected.shape))}, {amounts}, "
             f"{norms} BatchNorm calibrated, {zeroed} zeroed layers reinitialised, outputs up to {scale:.3g}, "
-            f"torch vs onnxruntime {torch_vs_ort:.1e}")
+            f"torch vs onnxruntime {torch_vs_ort:.1e}"), torch_vs_ort
 
 
 def all_models():
     return list(torchvision.models.list_models(module=torchvision.models)) + list(SEGMENTATION)
 
 
+MANIFEST_HEADER = """\
+# The CI-sized torchvision corpus (issue 33): one reduced instance of each distinct architecture.
+# Written by tests/onnx/torchvision/make_torchvision.py --small, which keeps the columns TARGETS,
+# RTOL and EXPECT of the lines already here: edit those by hand, the others are the generator's.
+# One model a line, tab-separated:
+#   NAME        the files NAME.onnx, NAME.input.bin and NAME.expected.bin (onnxruntime's output)
+#   INPUT       the shape of NAME.input.bin (float32, little-endian, row-major), the input "input"
+#   TARGETS     the targets test_torchvision_small holds the model to onnxruntime on
+#   RTOL        the largest |hetc - onnxruntime| allowed, over the largest |onnxruntime|
+#   TORCH       torch against onnxruntime in the same measure when exported: the noise floor
+#   STANDS_FOR  the torchvision models it stands for (tests/onnx/torchvision/README.md says how)
+#   EXPECT      match; match: WHY (why RTOL is above 1e-4); refused: MESSAGE (hetc's exact
+#               message, the import must fail with it); fails: NOTE (a known failure: it must
+#               import and must not match, so that the day it matches the test says so)
+"""
+MANIFEST_DEFAULTS = ("cpu,vec", "1e-4", "match")
+
+
+def small_models():
+    """small_models.MODELS, after checking that every model the survey
+    knows is stood for by exactly one of them."""
+    import small_models as small
+    stood_for = [n for entry in small.MODELS.values() for n in entry[0]]
+    missing = sorted(set(all_models()) - set(stood_for))
+    unknown = sorted(set(stood_for) - set(all_models()))
+    twice = sorted({n for n in stood_for if stood_for.count(n) > 1})
+    if missing or unknown or twice:
+        sys.exit(f"small_models.py: not stood for: {', '.join(missing) or 'none'}; not torchvision's: "
+                 f"{', '.join(unknown) or 'none'}; stood for twice: {', '.join(twice) or 'none'}")
+    return small.MODELS
+
+
+def write_manifest(outdir, models, noise):
+    """OUTDIR/small.tsv for `models` (small_models.MODELS), keeping the
+    hand-edited columns of the lines already there; `noise`: torch against
+    onnxruntime of the models exported now (the others keep theirs)."""
+    path = os.path.join(outdir, "small.tsv")
+    kept = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                fields = line.rstrip("\n").split("\t")
+                kept[fields[0]] = fields
+    lines = [MANIFEST_HEADER.rstrip("\n"), "#NAME\tINPUT\tTARGETS\tRTOL\tTORCH\tSTANDS_FOR\tEXPECT"]
+    for name, (stands_for, size, _, _, _) in models.items():
+        old = kept.get(name)
+        targets, rtol, expect = (old[2], old[3], old[6]) if old else MANIFEST_DEFAULTS
+        torch_error = f"{noise[name]:.1e}" if name in noise else (old[4] if old else "-")
+        lines.append("\t".join([name, f"1x3x{size}x{size}", targets, rtol, torch_error, ",".join(stands_for), expect]))
+    partial = path + ".partial"
+    with open(partial, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(partial, path)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("outdir", nargs="?", default=os.path.join(REPO, "build", "tv-corpus"),
-                        help="where the files go (made if missing; default build/tv-corpus)")
+    parser.add_argument("outdir", nargs="?",
+                        help="where the files go (made if missing; default build/tv-corpus, with --small "
+                        "tests/onnx/torchvision/small)")
+    parser.add_argument("--small", action="store_true",
+                        help="the CI-sized corpus of small_models.py and its manifest small.tsv")
     parser.add_argument("--models", help="comma-separated names (default: every model, smallest first)")
     parser.add_argument("--exporter", choices=("auto", "torchscript", "dynamo"), default="auto",
                         help="auto (default): dynamo for the ViT family, TorchScript for the rest; torchscript: "
                         "TorchScript for every model (dynamo where it fails); dynamo: dynamo for every model")
     parser.add_argument("--list", action="store_true", help="print the models, smallest first, and exit")
     args = parser.parse_args()
-    known = all_models()
+    if args.small:
+        small = small_models()
+        known = list(small)
+        args.outdir = args.outdir or os.path.join(HERE, "small")
+    else:
+        known = all_models()
+        args.outdir = args.outdir or os.path.join(REPO, "build", "tv-corpus")
     if args.models:
         names = [n for n in args.models.split(",") if n]
         unknown = [n for n in names if n not in known]
         if unknown:
             parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    elif args.small:
+        names = known
     else:
         counts = {n: parameter_count(n) for n in known}
         names = sorted(known, key=lambda n: (counts[n] is None, counts[n] or 0, n))
@@ -258,14 +345,20 @@ def main():
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, onnx {onnx.__version__}, "
           f"onnxruntime {ort.__version__}, {len(names)} models, seed {SEED}", flush=True)
     failed = []
+    noise = {}
     for name in names:
         files = [os.path.join(args.outdir, name + suffix) for suffix in (".onnx", ".input.bin", ".expected.bin")]
         if all(os.path.exists(f) for f in files):
             print(f"{name}: exists, skipped", flush=True)
             continue
         started = time.monotonic()
+        if args.small:
+            _, size, build, dynamo, _ = small[name]
+        else:
+            build, size, dynamo = builder(name), SIZES.get(name, 224), name.startswith(DYNAMO_PREFIXES)
         try:
-            described = export(name, args.outdir, args.exporter)
+            described, noise[name] = export(name, build, size, dynamo, args.outdir, args.exporter,
+                                              args.small)
         except Exception as error:  # one model's failure must not stop the others
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
             print(f"{name}: FAILED: {type(error).__name__}: {first_line}", flush=True)
@@ -275,6 +368,8 @@ def main():
             failed.append(name)
             continue
         print(f"{name}: {described} ({time.monotonic() - started:.0f} s)", flush=True)
+    if args.small:
+        write_manifest(args.outdir, small, noise)
     if failed:
         sys.exit(f"{len(failed)} of {len(names)} failed: {', '.join(failed)}")
 

@@ -9,6 +9,10 @@
 #
 #   tests/onnx/torchvision/make_torchvision.sh build/tv-corpus
 #   tests/onnx/torchvision/check_torchvision.sh build/bin/hetc build/tv-corpus
+#
+# or, with --small, the CI-sized corpus committed in tests/onnx/torchvision/small:
+#
+#   tests/onnx/torchvision/make_torchvision.sh --small
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
