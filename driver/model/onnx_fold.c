@@ -53,7 +53,7 @@ static hetc_status_t int_list(const hetc_onnx_const_t *c, const char *what, int3
   return NULL;
 }
 
-static hetc_status_t normalise_axis(int64_t *axis, int32_t rank) {
+hetc_status_t hetc_onnx_normalise_axis(int64_t *axis, int32_t rank) {
   if (*axis < -rank || *axis >= rank) return BAD("axis %lld is outside rank %d", (long long)*axis, (int)rank);
   if (*axis < 0) *axis += rank;
   return NULL;
@@ -122,7 +122,7 @@ static hetc_status_t fold_gather(const Onnx__NodeProto *node, const hetc_onnx_co
                                  const hetc_onnx_const_t *indices, hetc_onnx_const_t *out) {
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "axis", 0, &axis));
-  HETC_RETURN_IF_ERROR(normalise_axis(&axis, data->rank));
+  HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axis, data->rank));
   int64_t dims[HETC_ONNX_MAX_RANK];
   const int32_t rank = data->rank - 1 + indices->rank;
   if (rank > HETC_ONNX_MAX_RANK) return BAD("result rank %d is above %d", (int)rank, HETC_ONNX_MAX_RANK);
@@ -234,7 +234,7 @@ hetc_status_t hetc_onnx_squeeze_dims(const Onnx__NodeProto *node, const hetc_onn
     if (rank > HETC_ONNX_MAX_RANK) return BAD("result rank %d is above %d", (int)rank, HETC_ONNX_MAX_RANK);
     int inserted[HETC_ONNX_MAX_RANK] = {0};
     for (int32_t k = 0; k < count; ++k) {
-      HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], rank));
+      HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axes[k], rank));
       if (inserted[axes[k]]) return BAD("axis %lld is given twice", (long long)axes[k]);
       inserted[axes[k]] = 1;
     }
@@ -242,7 +242,7 @@ hetc_status_t hetc_onnx_squeeze_dims(const Onnx__NodeProto *node, const hetc_onn
   } else {
     int removed[HETC_ONNX_MAX_RANK] = {0};
     for (int32_t k = 0; k < count; ++k) {
-      HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], in_rank));
+      HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axes[k], in_rank));
       if (in_dims[axes[k]] != 1)
         return BAD("axis %lld has extent %lld, not 1", (long long)axes[k], (long long)in_dims[axes[k]]);
       removed[axes[k]] = 1;
@@ -267,7 +267,7 @@ static hetc_status_t fold_concat(const Onnx__NodeProto *node, const hetc_onnx_co
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "axis", 0, &axis));
   const hetc_onnx_const_t *first = inputs[0];
-  HETC_RETURN_IF_ERROR(normalise_axis(&axis, first->rank));
+  HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axis, first->rank));
   int64_t dims[HETC_ONNX_MAX_RANK];
   memcpy(dims, first->dims, sizeof(dims));
   dims[axis] = 0;
@@ -407,7 +407,7 @@ hetc_status_t hetc_onnx_slice_ranges(const Onnx__NodeProto *node, int64_t opset,
   for (int32_t d = 0; d < rank; ++d) begin[d] = 0, step[d] = 1, dims[d] = in_dims[d];
   for (int32_t k = 0; k < n; ++k) {
     int64_t axis = n_axes >= 0 ? axes[k] : k;
-    HETC_RETURN_IF_ERROR(normalise_axis(&axis, rank));
+    HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axis, rank));
     const int64_t extent = in_dims[axis], s = n_steps >= 0 ? steps[k] : 1;
     if (s == 0) return BAD("step 0 along axis %lld: Slice's steps must not be 0", (long long)axis);
     if (s > (INT64_C(1) << 40) || s < -(INT64_C(1) << 40)) return BAD("step %lld is not supported", (long long)s);
@@ -681,7 +681,7 @@ static hetc_status_t fold_reduce(const Onnx__NodeProto *node, const hetc_onnx_co
   if (count <= 0 && noop) return reshaped(in, in->rank, in->dims, out);
   int reduced[HETC_ONNX_MAX_RANK] = {0};
   for (int32_t k = 0; k < count; ++k) {
-    HETC_RETURN_IF_ERROR(normalise_axis(&axes[k], in->rank));
+    HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axes[k], in->rank));
     reduced[axes[k]] = 1;
   }
   int64_t dims[HETC_ONNX_MAX_RANK], kept_dims[HETC_ONNX_MAX_RANK], strides[HETC_ONNX_MAX_RANK];

@@ -37,6 +37,10 @@ hetc_status_t hetc_onnx_slice_ranges(const Onnx__NodeProto *node, int64_t opset,
                                      int32_t num_inputs, int32_t rank, const int64_t *in_dims, int64_t *begin,
                                      int64_t *step, int64_t *dims);
 
+/* axis in -rank .. rank - 1, made 0 .. rank - 1; BAD_INPUT ("axis A is
+ * outside rank R") otherwise. */
+hetc_status_t hetc_onnx_normalise_axis(int64_t *axis, int32_t rank);
+
 /* Unsqueeze's or Squeeze's (node's op) result dims from in_dims, the axes
  * as the node gives them (attribute, or input 1 in inputs). */
 hetc_status_t hetc_onnx_squeeze_dims(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *inputs,

@@ -1326,8 +1326,7 @@ static hetc_status_t translate_concat_with_constants(hetc_onnx_importer_t *im, i
     if (v[k]->kind == ONNX_VALUE_ACTIVATION) computed[num_computed++] = v[k]->value;
   }
   hetc_plugin_tensor_t t = *type_of(im, computed[0]);
-  if (axis < -t.rank || axis >= t.rank) return BAD("axis %lld is outside rank %d", (long long)axis, (int)t.rank);
-  if (axis < 0) axis += t.rank;
+  HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axis, t.rank));
   int64_t total = 0;
   for (int32_t k = 0; k < count; ++k) {
     const int32_t rank = v[k]->kind == ONNX_VALUE_CONST ? v[k]->constant.rank : type_of(im, v[k]->value)->rank;
@@ -2185,8 +2184,7 @@ static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
   const hetc_plugin_tensor_t t = *type_of(im, x);
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 0, &axis));
-  if (axis < -t.rank || axis >= t.rank) return BAD("axis %lld is outside rank %d", (long long)axis, (int)t.rank);
-  if (axis < 0) axis += t.rank;
+  HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axis, t.rank));
   const int32_t parts = (int32_t)im->node->n_output;
   if (parts > 64) return BAD("a Split into %d outputs is not supported (at most 64)", (int)parts);
   int64_t sizes[64];
@@ -2244,8 +2242,7 @@ static hetc_status_t translate_gather(hetc_onnx_importer_t *im) {
   const hetc_plugin_tensor_t t = *type_of(im, x);
   int64_t axis = 0;
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "axis", 0, &axis));
-  if (axis < -t.rank || axis >= t.rank) return BAD("axis %lld is outside rank %d", (long long)axis, (int)t.rank);
-  if (axis < 0) axis += t.rank;
+  HETC_RETURN_IF_ERROR(hetc_onnx_normalise_axis(&axis, t.rank));
   const int32_t rank = t.rank - 1 + indices->rank;
   if (rank < 1 || rank > HETC_PLUGIN_MAX_RANK)
     return BAD("a Gather to rank %d is not supported (hetc's activations have rank 1 to %d)", (int)rank,
