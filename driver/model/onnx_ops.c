@@ -505,12 +505,14 @@ static float *per_index_values(hetc_onnx_importer_t *im, int32_t k, const char *
  * group; 21: a channel) and LayerNormalization, each as one normalize with
  * its affine. LayerNormalization over several dims takes a scale and bias
  * that vary along the first of them only. */
+static hetc_status_t append_layer_statistics(hetc_onnx_importer_t *im, int32_t x, int32_t axis, double epsilon);
+
 static hetc_status_t translate_normalization(hetc_onnx_importer_t *im) {
   const char *op = im->node->op_type;
   const int layer = !strcmp(op, "LayerNormalization"), group = !strcmp(op, "GroupNormalization");
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
-  HETC_RETURN_IF_ERROR(only_first_output(im, "a training statistic"));
+  if (!layer) HETC_RETURN_IF_ERROR(only_first_output(im, "a training statistic"));
   const hetc_plugin_tensor_t t = *type_of(im, x);
   if (t.rank < (layer ? 2 : 3)) return BAD("input 0 has rank %d; %s needs rank %d to 6", t.rank, op, layer ? 2 : 3);
   float epsilon = 1e-5f;
@@ -547,7 +549,8 @@ static hetc_status_t translate_normalization(hetc_onnx_importer_t *im) {
   }
   int32_t value;
   HETC_RETURN_IF_ERROR(append_normalize(im, x, p, scale, bias, &value));
-  return define_output(im, value);
+  HETC_RETURN_IF_ERROR(define_output(im, value));
+  return layer ? append_layer_statistics(im, x, p.axis, epsilon) : NULL;
 }
 
 static hetc_status_t append_unary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t x, const char *hint,
@@ -1209,6 +1212,41 @@ static hetc_status_t append_run_reduction(hetc_onnx_importer_t *im, int32_t x, i
   HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, op, hint, &x, 1, &a, &node));
   *out_value = im->graph->nodes[node].output;
   return NULL;
+}
+
+/* LayerNormalization's Mean and InvStdDev outputs, where the graph reads
+ * them: x as [kept, count] runs over the normalized dims, their means
+ * (append_run_reduction), and 1 / sqrt(var + epsilon) as exp(-log(var +
+ * epsilon) / 2) of the runs' centred squares' means; each reshaped to x's
+ * dims with the normalized ones 1, as ONNX shapes them. */
+static hetc_status_t append_layer_statistics(hetc_onnx_importer_t *im, int32_t x, int32_t axis, double epsilon) {
+  const int want_mean = im->node->n_output > 1 && hetc_onnx_is_read(im, im->node->output[1]);
+  const int want_inverse = im->node->n_output > 2 && hetc_onnx_is_read(im, im->node->output[2]);
+  if (!want_mean && !want_inverse) return NULL;
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int64_t kept = 1, dims[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d < t.rank; ++d) dims[d] = d < axis ? t.shape[d] : 1, kept *= dims[d];
+  const int64_t count = hetc_tensor_element_count(&t) / kept, runs[2] = {kept, count}, column[2] = {kept, 1};
+  char names[9][320];
+  int32_t rows, mean, value;
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "runs", names[0], 320), 2, runs, &rows));
+  HETC_RETURN_IF_ERROR(append_run_reduction(im, rows, kept, count, 0, step_name(im, "mean", names[1], 320), &mean));
+  if (want_mean) {
+    HETC_RETURN_IF_ERROR(append_reshape(im, mean, im->node->output[1], t.rank, dims, &value));
+    HETC_RETURN_IF_ERROR(define_output_at(im, 1, value));
+  }
+  if (!want_inverse) return NULL;
+  HETC_RETURN_IF_ERROR(append_reshape(im, mean, step_name(im, "mean_column", names[2], 320), 2, column, &value));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "minus_mean", names[3], 320), -1, 0, &value));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, rows, value, step_name(im, "centred", names[4], 320), &value));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_MULTIPLY, value, value, step_name(im, "squared", names[5], 320), &value));
+  HETC_RETURN_IF_ERROR(append_run_reduction(im, value, kept, count, 0, step_name(im, "variance", names[6], 320), &value));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "variance_eps", names[7], 320), 1, epsilon, &value));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_LOG, value, step_name(im, "log_variance", names[8], 320), &value));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, value, step_name(im, "minus_half_log", names[0], 320), -0.5, 0, &value));
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_EXP, value, step_name(im, "inverse", names[1], 320), &value));
+  HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[2], t.rank, dims, &value));
+  return define_output_at(im, 2, value);
 }
 
 /* The Reduce ops on a computed value, over any axes: the reduced axes

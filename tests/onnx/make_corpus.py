@@ -1575,6 +1575,15 @@ def layer_norm_last(g):
                                        g.init("ln.bias", g.normal([32], 0.1))], axis=-1, epsilon=1e-6)
 
 
+@op_case([2, 10, 32], opset=17, outputs=("output", "mean", "inv_std"))
+def layer_norm_statistics(g):
+    """LayerNormalization over the last two dims with its Mean and
+    InvStdDev outputs read (graph outputs)."""
+    g.nodes.append(helper.make_node("LayerNormalization", [g.x, g.init("ln.weight", g.normal([10, 1], 0.5, 1.0).repeat(32, 1))],
+                                    ["y", "m", "s"], name="/ln/LayerNormalization", axis=1, epsilon=1e-3))
+    return ["y", "m", "s"]
+
+
 @op_case([2, 10, 32], opset=17)
 def layer_norm_no_bias(g):
     return g.op("LayerNormalization", [g.x, g.init("ln.weight", g.normal([32], 0.5, 1.0))], axis=2)
