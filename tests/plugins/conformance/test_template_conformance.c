@@ -11,7 +11,10 @@
  * being run once it has its workloads and configs.
  * HETC_CONFORMANCE_WORKLOADS=n lowers the 30 workloads per template (the
  * sanitizer build of a backend with slow kernel builds, whose point is the
- * plugin's memory safety; the plain build runs all 30). The cpu target runs
+ * plugin's memory safety; the plain build runs all 30); its checks are the
+ * first n of each template's in the full run, kernels and configs alike
+ * (draw_stream), so the sanitizer build finds them in the kernel caches the
+ * plain build filled. The cpu target runs
  * once per ISA (HETC_CPU_ISA); a run the machine cannot do skips (77).
  * A second test runs every template on a fixed list of layers real CNNs
  * have (depthwise 3x3 and 5x5 at strides 1 and 2, dilated convs whose taps
@@ -32,11 +35,27 @@
 #define TOLERANCE 1e-4
 #define MAX_TEMPLATES 16
 
-static uint64_t rng = 0x5eed;
-
+/* The random stream of one draw: workload i's (what = NULL), or the
+ * config sampled for template `what` at that draw. Every check owns its
+ * stream, so which workloads and configs a run draws does not depend on
+ * which templates it skips: a run with fewer workloads
+ * (HETC_CONFORMANCE_WORKLOADS) checks a subset of the kernels the full run
+ * checks, and the kernel caches (PoCL's, the cpu plugin's) the plain
+ * build's run filled serve the sanitizer build's. */
+static uint64_t draw_stream(uint64_t draw, const char *what) {
+  uint64_t h = 0x5eed ^ (draw + 1) * UINT64_C(0x9e3779b97f4a7c15);
+  for (const char *c = what; c && *c; ++c) h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
+  h ^= h >> 30;
+  h *= UINT64_C(0xbf58476d1ce4e5b9);
+  h ^= h >> 27;
+  h *= UINT64_C(0x94d049bb133111eb);
+  h ^= h >> 31;
+  return h ? h : 1; /* xorshift64 never leaves 0 */
+}
 
 static void random_conv(hetc_plugin_workload_t *w, hetc_plugin_tensor_t *inputs, int index) {
   static const kernel_check_conv_limits_t limits = {40, 72, 40, 14, 20};
+  uint64_t rng = draw_stream((uint64_t)index, NULL);
   hetc_kernel_check_random_conv(&rng, &limits, index, w, inputs);
   if ((index / 3) % 2 == 1) hetc_kernel_check_conv_3x3_stride1(w, inputs);
 }
@@ -78,10 +97,11 @@ static hetc_plugin_entry_t *open_target(hetc_registry_t **registry) {
 }
 
 /* Template t on workload w with its default config and, unless
- * default_only, one sampled valid config, each against the reference;
- * returns the larger error. */
+ * default_only, one sampled valid config (drawn from `rng`, the check's
+ * own stream), each against the reference; returns the larger error. */
 static double check_template(hetc_plugin_entry_t *entry, const hetc_plugin_workload_t *w, int32_t t,
-                             const char *template_name, const char *text, uint64_t seed, int default_only) {
+                             const char *template_name, const char *text, uint64_t seed, uint64_t rng,
+                             int default_only) {
   hetc_plugin_space_t *space = NULL;
   assert_null(hetc_space_create(&space));
   hetc_status_t status = entry->plugin->template_define_space(entry->instance, 0, w, t, space);
@@ -149,7 +169,8 @@ static void conv_templates_match_reference(void **state) {
       assert_true(slot < MAX_TEMPLATES);
       if (slot == num_names) snprintf(names[num_names++], sizeof(names[0]), "%s", template_name);
       if (workloads[slot] >= min_workloads || !template_selected(template_name)) continue;
-      double e = check_template(entry, &w, t, names[slot], text, (uint64_t)(i * 31), 0);
+      double e = check_template(entry, &w, t, names[slot], text, (uint64_t)(i * 31),
+                                draw_stream((uint64_t)i, template_name), 0);
       if (e > worst) worst = e;
       ++workloads[slot];
     }
@@ -235,7 +256,8 @@ static void real_cnn_layers_match_reference(void **state) {
     for (int32_t t = 0; t < templates; ++t) {
       const char *template_name = p->template_name(entry->instance, 0, &w, t);
       if (!template_selected(template_name)) continue;
-      double e = check_template(entry, &w, t, template_name, l->name, 1000 + i * 31, default_only);
+      double e = check_template(entry, &w, t, template_name, l->name, 1000 + i * 31,
+                                draw_stream(MAX_DRAWS + i, template_name), default_only);
       if (e > worst) worst = e;
     }
   }
