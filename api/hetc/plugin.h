@@ -102,7 +102,9 @@ extern "C" {
  *   2.0:     hetc_plugin_workload_t.params, a fixed-size union holding the
  *            parameters of the ops that have their own; HETC_PLUGIN_OP_RESIZE
  *            (params.resize) and HETC_PLUGIN_OP_NORMALIZE (params.normalize:
- *            instance, group and layer normalization). Everything of 1.7 is unchanged: the major-2
+ *            instance, group and layer normalization); HETC_PLUGIN_OP_MATMUL
+ *            (batched products of two computed values, as attention
+ *            takes them). Everything of 1.7 is unchanged: the major-2
  *            workload is the major-1 one with params appended, so a major-1
  *            plugin reads the prefix it knows (and is never handed an op of
  *            major 2). */
@@ -229,7 +231,8 @@ typedef enum hetc_plugin_op_t {
   HETC_PLUGIN_OP_LOG_SOFTMAX = 12, /* since minor 5 */
   HETC_PLUGIN_OP_RESIZE = 13,      /* since 2.0 */
   HETC_PLUGIN_OP_NORMALIZE = 14,   /* since 2.0 */
-  HETC_PLUGIN_OP_COUNT_ = 15 /* one past the last op of this minor */
+  HETC_PLUGIN_OP_MATMUL = 15,      /* since 2.0 */
+  HETC_PLUGIN_OP_COUNT_ = 16 /* one past the last op of this minor */
 } hetc_plugin_op_t;
 
 typedef enum hetc_plugin_activation_t {
@@ -413,6 +416,11 @@ typedef union hetc_plugin_op_params_t {
  *            W (N and C as the input's; hetc_plugin_resize_params_t)
  *   normalize (since 2.0): params.normalize; one input of the output's
  *            shape, rank 2 to 6 (hetc_plugin_normalize_params_t)
+ *   matmul (since 2.0): two inputs of equal rank r (2 to 6), A [B..., M,
+ *            K] and B [B..., K, N] with the same batch dims B..., and the
+ *            output [B..., M, N]: out[b][m][n] = sum over k of
+ *            A[b][m][k] B[b][k][n] (numpy's matmul without broadcasting;
+ *            both operands are activations, neither is packed ahead)
  */
 typedef struct hetc_plugin_workload_t {
   int32_t op;         /* hetc_plugin_op_t */

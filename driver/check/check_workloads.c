@@ -323,6 +323,26 @@ static void layer_norm_channels(check_workload_t *out) {
                  "1x10x3x4 over the channels");
 }
 
+/* ABI 2.0's matmul: a plain 2-d product, and attention's scores (batch 1,
+ * 3 heads, 17 tokens of 8 features, against 20 keys). */
+static void matmul_with(check_workload_t *out, hetc_plugin_tensor_t a, hetc_plugin_tensor_t b, const char *what) {
+  out->workload.op = HETC_PLUGIN_OP_MATMUL;
+  out->inputs[0] = a;
+  out->inputs[1] = b;
+  out->workload.output = a;
+  out->workload.output.shape[a.rank - 1] = b.shape[b.rank - 1];
+  set_inputs(out, 2);
+  snprintf(out->label, sizeof(out->label), "matmul %s", what);
+}
+
+static void matmul_2d(check_workload_t *out) {
+  matmul_with(out, tensor(2, 5, 7, 0, 0), tensor(2, 7, 9, 0, 0), "5x7 x 7x9");
+}
+
+static void matmul_heads(check_workload_t *out) {
+  matmul_with(out, tensor(4, 1, 3, 17, 8), tensor(4, 1, 3, 8, 20), "1x3x17x8 x 1x3x8x20");
+}
+
 static const struct {
   op_builder_t build;
   int quick;
@@ -334,7 +354,7 @@ static const struct {
     {exp_unary, 1}, {log_unary, 0}, {log_softmax, 1}, {silu_unary, 1}, {hardswish_unary, 0},
     {hardsigmoid_unary, 1}, {dense_silu, 0}, {gelu_unary, 1}, {gelu_tanh_unary, 0}, {erf_unary, 1},
     {dense_gelu_tanh, 0}, {resize_linear, 1}, {resize_nearest, 0}, {instance_norm, 1}, {group_norm, 0},
-    {layer_norm_last, 1}, {layer_norm_channels, 0},
+    {layer_norm_last, 1}, {layer_norm_channels, 0}, {matmul_heads, 1}, {matmul_2d, 0},
 };
 #define NUM_OPS ((int32_t)(sizeof(op_specs) / sizeof(op_specs[0])))
 

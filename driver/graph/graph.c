@@ -37,6 +37,7 @@ static const char *const op_names[HETC_OP_COUNT] = {
     [HETC_OP_ERF] = "erf",
     [HETC_OP_RESIZE] = "resize",
     [HETC_OP_NORMALIZE] = "normalize",
+    [HETC_OP_MATMUL] = "matmul",
 };
 
 const char *const hetc_resize_mode_names[] = {"nearest", "linear", NULL};
@@ -337,6 +338,7 @@ hetc_status_t hetc_graph_node_workload(const hetc_graph_t *graph,
       w.op = HETC_PLUGIN_OP_NORMALIZE;
       w.params.normalize = a->normalize;
       break;
+    case HETC_OP_MATMUL: w.op = HETC_PLUGIN_OP_MATMUL; break;
     case HETC_OP_TRANSPOSE:
       w.op = HETC_PLUGIN_OP_TRANSPOSE;
       for (int32_t d = 0; d < a->perm_rank; ++d) w.axis |= HETC_PLUGIN_PERM_PACK_ONE(a->perm[d], d);

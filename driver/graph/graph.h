@@ -53,6 +53,7 @@ typedef enum hetc_op_t {
   HETC_OP_ERF,
   HETC_OP_RESIZE, /* H and W of a 4-d value (hetc_plugin_resize_params_t) */
   HETC_OP_NORMALIZE, /* instance, group, layer norm (hetc_plugin_normalize_params_t) */
+  HETC_OP_MATMUL,    /* [B..., M, K] x [B..., K, N], both computed */
   HETC_OP_COUNT
 } hetc_op_t;
 

@@ -113,6 +113,27 @@ static hetc_status_t infer_binary(hetc_graph_t *graph, hetc_node_t *node,
   return NULL;
 }
 
+/* matmul: A [B..., M, K] and B [B..., K, N] of one rank, the batch dims
+ * equal (no broadcasting: the importer expands what it must). */
+static hetc_status_t infer_matmul(hetc_graph_t *graph, hetc_node_t *node, hetc_plugin_tensor_t *out,
+                                  char *out_where) {
+  const hetc_plugin_tensor_t *a = &graph->values[node->inputs[0]].type;
+  const hetc_plugin_tensor_t *b = &graph->values[node->inputs[1]].type;
+  char sa[128], sb[128];
+  format_shape(a, sa, sizeof(sa));
+  format_shape(b, sb, sizeof(sb));
+  if (a->rank < 2) FAIL("inputs/0", "matmul expects inputs of rank 2 to 6, got %s", sa);
+  if (b->rank != a->rank) FAIL("inputs/1", "matmul of %s and %s: the ranks differ", sa, sb);
+  for (int32_t d = 0; d + 2 < a->rank; ++d)
+    if (a->shape[d] != b->shape[d])
+      FAIL("inputs/1", "matmul of %s and %s: batch dim %d differs (no broadcasting)", sa, sb, (int)d);
+  if (a->shape[a->rank - 1] != b->shape[b->rank - 2])
+    FAIL("inputs/1", "matmul of %s and %s: A's last dim is not B's next to last", sa, sb);
+  *out = *a;
+  out->shape[out->rank - 1] = b->shape[b->rank - 1];
+  return NULL;
+}
+
 static hetc_status_t infer_concat(hetc_graph_t *graph, hetc_node_t *node,
                                   hetc_plugin_tensor_t *out, char *out_where) {
   const hetc_plugin_tensor_t *first = &graph->values[node->inputs[0]].type;
@@ -263,6 +284,9 @@ hetc_status_t hetc_graph_infer_node(hetc_graph_t *graph, int32_t node_index,
       for (int32_t k = 0; k < 2; ++k)
         if (!(node->attrs.resize.scales[k] > 0))
           node->attrs.resize.scales[k] = (double)out.shape[2 + k] / (double)in->shape[2 + k];
+      break;
+    case HETC_OP_MATMUL:
+      HETC_RETURN_IF_ERROR(infer_matmul(graph, node, &out, out_where));
       break;
     case HETC_OP_NORMALIZE: {
       hetc_plugin_normalize_params_t *p = &node->attrs.normalize;

@@ -280,6 +280,7 @@ static const op_rule_t op_rules[HETC_OP_COUNT] = {
     [HETC_OP_ERF] = {1, 1, no_attrs},
     [HETC_OP_RESIZE] = {1, 1, resize_attrs},
     [HETC_OP_NORMALIZE] = {1, 1, normalize_attrs},
+    [HETC_OP_MATMUL] = {2, 2, no_attrs},
 };
 
 /* An optional string attribute that must be one of `names` (NULL-terminated);

@@ -33,6 +33,10 @@ int hetc_onnx_foldable(const char *op_type) {
   return 0;
 }
 
+/* Whether a double computed from integers converts to int64 without
+ * undefined behaviour (the bounds are -2^63 and 2^63, the latter excluded). */
+static int fits_int64(double v) { return v >= -0x1p63 && v < 0x1p63; }
+
 static const hetc_onnx_const_t *need(const hetc_onnx_const_t *const *inputs, int32_t num_inputs, int32_t k) {
   return k < num_inputs ? inputs[k] : NULL;
 }
@@ -719,6 +723,10 @@ static hetc_status_t fold_reduce(const Onnx__NodeProto *node, const hetc_onnx_co
                      : !strcmp(op, "L2")            ? sqrt(acc[k])
                      : !strncmp(op, "LogSum", 6)    ? log(acc[k])
                                                     : acc[k];
+    if (keeps_int && !fits_int64(v)) {
+      free(acc);
+      return BAD("the Reduce%s of integers is %g, past int64's range", op, v);
+    }
     if (keeps_int) out->i[k] = (int64_t)v;
     else out->f[k] = (float)v;
   }
@@ -739,6 +747,7 @@ static hetc_status_t fold_clip(const Onnx__NodeProto *node, const hetc_onnx_cons
   HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, in->is_int, in->rank, in->dims));
   for (int64_t k = 0; k < in->count; ++k) {
     const double x = hetc_onnx_const_get(in, k), raised = x < lo ? lo : x, y = isnan(x) ? x : raised > hi ? hi : raised;
+    if (in->is_int && !fits_int64(y)) return BAD("a bound of %g is past int64's range", y);
     if (in->is_int) out->i[k] = (int64_t)y;
     else out->f[k] = (float)y;
   }

@@ -2250,6 +2250,9 @@ static hetc_status_t translate_split(hetc_onnx_importer_t *im) {
   int64_t total = 0;
   for (int32_t k = 0; k < parts; ++k) {
     if (sizes[k] < 1) return BAD("part %d has size %lld (hetc's values have no zero extent)", (int)k, (long long)sizes[k]);
+    if (sizes[k] > extent)
+      return BAD("part %d has size %lld, and axis %lld has extent %lld", (int)k, (long long)sizes[k], (long long)axis,
+                 (long long)extent);
     total += sizes[k];
   }
   if (total != extent)
@@ -2359,6 +2362,90 @@ static hetc_status_t translate_repeat(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* MatMul of two computed values (attention's scores and its weighted
+ * values): numpy's matmul as one matmul node. A 1-d operand gains a dim of
+ * 1 (in front for A, behind for B) that the result drops; both operands
+ * are reshaped to one rank, and an operand whose batch dims are 1 where
+ * the other's are not is expanded by picks (as Expand is). A MatMul by a
+ * constant B is a dense node (translate_gemm). */
+static hetc_status_t translate_matmul(hetc_onnx_importer_t *im) {
+  const char *b_name = input_name(im, 1);
+  if (!b_name || hetc_onnx_lookup(im, b_name)->kind != ONNX_VALUE_ACTIVATION) return translate_gemm(im);
+  int32_t operand[2];
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &operand[0]));
+  HETC_RETURN_IF_ERROR(activation_input(im, 1, &operand[1]));
+  hetc_plugin_tensor_t t[2] = {*type_of(im, operand[0]), *type_of(im, operand[1])};
+  if (t[0].rank == 1 && t[1].rank == 1) return BAD("a MatMul of two 1-d values (a scalar) is not supported yet");
+  int64_t dims[2][HETC_PLUGIN_MAX_RANK];
+  int32_t rank = 2;
+  for (int k = 0; k < 2; ++k) rank = t[k].rank > rank ? t[k].rank : rank;
+  /* Each operand's dims at the common rank: ones in front, and a 1-d A as
+   * [1, K], a 1-d B as [K, 1]. */
+  for (int k = 0; k < 2; ++k) {
+    const int32_t pad = rank - (t[k].rank == 1 ? 2 : t[k].rank);
+    for (int32_t d = 0; d < rank; ++d) dims[k][d] = 1;
+    if (t[k].rank == 1) dims[k][rank - 2 + k] = t[k].shape[0];
+    else
+      for (int32_t d = 0; d < t[k].rank; ++d) dims[k][pad + d] = t[k].shape[d];
+  }
+  if (dims[0][rank - 1] != dims[1][rank - 2])
+    return BAD("A's last dim (%lld) is not B's next to last (%lld)", (long long)dims[0][rank - 1],
+               (long long)dims[1][rank - 2]);
+  int64_t batch[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d + 2 < rank; ++d) {
+    if (dims[0][d] != dims[1][d] && dims[0][d] != 1 && dims[1][d] != 1)
+      return BAD("batch dim %d is %lld in A and %lld in B, which do not broadcast", (int)d, (long long)dims[0][d],
+                 (long long)dims[1][d]);
+    batch[d] = dims[0][d] > dims[1][d] ? dims[0][d] : dims[1][d];
+  }
+  char name[320];
+  for (int k = 0; k < 2; ++k) {
+    const char *which = k ? "b" : "a";
+    char step[16];
+    if (t[k].rank != rank) {
+      snprintf(step, sizeof(step), "%s_ranked", which);
+      HETC_RETURN_IF_ERROR(append_reshape(im, operand[k], step_name(im, step, name, 320), rank, dims[k], &operand[k]));
+    }
+    int64_t expanded[HETC_PLUGIN_MAX_RANK], total = 1;
+    int grows = 0;
+    for (int32_t d = 0; d < rank; ++d) {
+      expanded[d] = d + 2 < rank ? batch[d] : dims[k][d];
+      grows |= expanded[d] != dims[k][d];
+      if (expanded[d] > HETC_MAX_TENSOR_ELEMENTS / total)
+        return BAD("operand %d broadcast holds more than %lld values (api/limits.md)", k,
+                   (long long)HETC_MAX_TENSOR_ELEMENTS);
+      total *= expanded[d];
+    }
+    if (!grows) continue;
+    snprintf(step, sizeof(step), "%s_expanded", which);
+    const repeat_picks_t picks = {dims[k]};
+    HETC_RETURN_IF_ERROR(
+        append_picks(im, operand[k], expanded, repeat_pick, &picks, step_name(im, step, name, 320), &operand[k]));
+  }
+  int64_t out_dims[HETC_PLUGIN_MAX_RANK], total = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    out_dims[d] = d + 2 < rank ? batch[d] : d == rank - 2 ? dims[0][d] : dims[1][d];
+    if (out_dims[d] > HETC_MAX_TENSOR_ELEMENTS / total)
+      return BAD("the result would hold more than %lld values (api/limits.md)", (long long)HETC_MAX_TENSOR_ELEMENTS);
+    total *= out_dims[d];
+  }
+  /* The result's own dims: a 1-d operand's added dim dropped. */
+  int64_t result[HETC_PLUGIN_MAX_RANK];
+  int32_t result_rank = 0;
+  for (int32_t d = 0; d < rank; ++d)
+    if (!((d == rank - 2 && t[0].rank == 1) || (d == rank - 1 && t[1].rank == 1))) result[result_rank++] = out_dims[d];
+  const int reshaped = result_rank != rank;
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_MATMUL);
+  int32_t node, value;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(
+      im, HETC_OP_MATMUL, reshaped ? step_name(im, "matmul", name, 320) : im->node->output[0], operand, 2, &a, &node));
+  value = im->graph->nodes[node].output;
+  if (reshaped) {
+    HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], result_rank, result, &value));
+  }
+  return define_output(im, value);
+}
+
 /* Unsqueeze and Squeeze of a computed value: a reshape. */
 static hetc_status_t translate_squeeze(hetc_onnx_importer_t *im) {
   int32_t x, value;
@@ -2427,7 +2514,7 @@ static const translation_t translations[] = {
     {"ReduceLogSumExp", translate_reduce},
     {"ReduceProd", translate_reduce},
     {"Gemm", translate_gemm},
-    {"MatMul", translate_gemm},
+    {"MatMul", translate_matmul},
     {"BatchNormalization", translate_batch_norm},
     {"InstanceNormalization", translate_normalization},
     {"GroupNormalization", translate_normalization},

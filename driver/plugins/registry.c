@@ -403,7 +403,8 @@ uint32_t hetc_workload_abi_level(const hetc_plugin_workload_t *workload) {
     case HETC_PLUGIN_OP_TRANSPOSE: return 4;
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return 5;
     case HETC_PLUGIN_OP_RESIZE:
-    case HETC_PLUGIN_OP_NORMALIZE: return hetc_abi_level(2, 0);
+    case HETC_PLUGIN_OP_NORMALIZE:
+    case HETC_PLUGIN_OP_MATMUL: return hetc_abi_level(2, 0);
     case HETC_PLUGIN_OP_ELEMENTWISE:
       return workload->binary == HETC_PLUGIN_BINARY_DIV ? 4 : activation_level(workload->activation);
     case HETC_PLUGIN_OP_CONV2D:

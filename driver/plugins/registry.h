@@ -65,7 +65,7 @@ char *hetc_registry_search_path(void);
  * activation (of an elementwise op or an epilogue) or binary op `workload`
  * uses: 0 for those of the first release, 4 (1.4) for transpose, elu,
  * softplus and div, 5 for log_softmax, exp and log, 6 for silu, hardswish
- * and hardsigmoid, 7 for gelu, gelu_tanh and erf, 8 (2.0) for resize and normalize. hetc
+ * and hardsigmoid, 7 for gelu, gelu_tanh and erf, 8 (2.0) for resize, normalize and matmul. hetc
  * hands a workload only to plugins built for that version or a later one:
  * an older plugin need not check what its header did not name (an
  * epilogue's activation was one of four before minor 6, one of seven

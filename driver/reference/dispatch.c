@@ -95,6 +95,8 @@ static hetc_status_t run_row_major(const hetc_plugin_workload_t *w,
     case HETC_PLUGIN_OP_NORMALIZE:
       return w->params.normalize.affine ? hetc_reference_normalize(w, in[0], params[0], params[1], out)
                                         : hetc_reference_normalize(w, in[0], NULL, NULL, out);
+    case HETC_PLUGIN_OP_MATMUL:
+      return hetc_reference_matmul(w, in[0], w->num_inputs > 1 ? in[1] : NULL, out);
     case HETC_PLUGIN_OP_LAYOUT_TRANSFORM:
       /* The data is already row-major; a reshape keeps that order. */
       if (w->num_inputs != 1 ||

@@ -129,6 +129,8 @@ hetc_status_t hetc_reference_resize(const hetc_plugin_workload_t *workload, cons
 /* scale and bias: shape[axis] values each, read only with params.normalize.affine. */
 hetc_status_t hetc_reference_normalize(const hetc_plugin_workload_t *workload, const float *x, const float *scale,
                                        const float *bias, float *y);
+/* a [B..., M, K] and b [B..., K, N], row-major, into y [B..., M, N]. */
+hetc_status_t hetc_reference_matmul(const hetc_plugin_workload_t *workload, const float *a, const float *b, float *y);
 hetc_status_t hetc_reference_bias_add(const hetc_plugin_workload_t *workload,
                                       const float *x, const float *bias,
                                       float *y);

@@ -6,6 +6,7 @@ list(APPEND HETC_DRIVER_SOURCES
   reference/dispatch.c
   reference/elementwise.c
   reference/layout.c
+  reference/matmul.c
   reference/normalize.c
   reference/pool.c
   reference/resize.c

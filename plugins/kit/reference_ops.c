@@ -390,6 +390,22 @@ static void normalize_lines(int64_t begin, int64_t end, void *user_data) {
 }
 #endif
 
+#if HETC_KIT_ABI_AT_LEAST(2, 0)
+/* Matmul's output rows [begin, end) of all batches: row r is batch r / M,
+ * row r % M; outer M, extent K, inner N. Each sum in float, k ascending. */
+static void matmul_rows(int64_t begin, int64_t end, void *user_data) {
+  const job_t *j = user_data;
+  const int64_t M = j->outer, K = j->extent, N = j->inner;
+  for (int64_t r = begin; r < end; ++r) {
+    const float *a = j->args[0] + r * K, *b = j->args[1] + r / M * K * N;
+    float *y = j->args[2] + r * N;
+    for (int64_t n = 0; n < N; ++n) y[n] = 0.0f;
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) y[n] += a[k] * b[k * N + n];
+  }
+}
+#endif
+
 void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args) {
   void (*parallel_for)(int64_t, int64_t, hetc_plugin_parallel_body_fn_t, void *) = hetc_kit_host()->parallel_for;
   const hetc_plugin_tensor_t *in = &wl->inputs[0], *out = &wl->output;
@@ -449,6 +465,12 @@ void hetc_kit_reference_run(const hetc_plugin_workload_t *wl, float *const *args
       for (int32_t d = 0; d < in->rank; ++d)
         *(d < p->axis ? &j.outer : d < p->axis + p->num_axes ? &j.extent : &j.inner) *= in->shape[d];
       parallel_for(j.outer * p->groups * j.inner, grain(3 * j.extent / p->groups), normalize_lines, &j);
+      break;
+    }
+    case HETC_PLUGIN_OP_MATMUL: {
+      const int32_t rank = in->rank;
+      j.outer = in->shape[rank - 2], j.extent = in->shape[rank - 1], j.inner = out->shape[rank - 1];
+      parallel_for(hetc_kit_logical_count(out) / j.inner, grain(j.extent * j.inner), matmul_rows, &j);
       break;
     }
 #endif

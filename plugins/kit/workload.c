@@ -18,7 +18,7 @@ const char *hetc_kit_op_name(int32_t op) {
   static const char *const names[] = {"?",           "conv2d",  "dense",  "max_pool2d",
                                       "avg_pool2d",  "global_avg_pool2d", "elementwise",
                                       "softmax",     "concat",  "layout_transform", "bias_add",
-                                      "transpose",   "log_softmax", "resize", "normalize"};
+                                      "transpose",   "log_softmax", "resize", "normalize", "matmul"};
   if (op < 1 || op >= HETC_PLUGIN_OP_COUNT_) return "unknown op";
   return names[op];
 }
@@ -198,6 +198,20 @@ static int32_t check_resize(hetc_kit_reason_t *r, const hetc_plugin_workload_t *
   return 0;
 }
 
+static int32_t check_matmul(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
+  if (wl->num_inputs != 2) INVALID("matmul: two inputs expected, got %d", wl->num_inputs);
+  const hetc_plugin_tensor_t *a = &wl->inputs[0], *b = &wl->inputs[1], *out = &wl->output;
+  const int32_t rank = a->rank;
+  if (rank < 2 || b->rank != rank || out->rank != rank) INVALID("matmul: inputs and output of one rank >= 2 expected");
+  for (int32_t d = 0; d + 2 < rank; ++d)
+    if (b->shape[d] != a->shape[d] || out->shape[d] != a->shape[d])
+      INVALID("matmul: batch dim %d differs between the inputs and the output", d);
+  if (b->shape[rank - 2] != a->shape[rank - 1] || out->shape[rank - 2] != a->shape[rank - 2] ||
+      out->shape[rank - 1] != b->shape[rank - 1])
+    INVALID("matmul: [M, K] x [K, N] -> [M, N] does not hold");
+  return 0;
+}
+
 static int32_t check_normalize(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) {
   const hetc_plugin_tensor_t *in = wl->inputs;
   const hetc_plugin_normalize_params_t *p = &wl->params.normalize;
@@ -256,6 +270,7 @@ static int32_t check_op(hetc_kit_reason_t *r, const hetc_plugin_workload_t *wl) 
 #if HETC_KIT_ABI_AT_LEAST(2, 0)
     case HETC_PLUGIN_OP_RESIZE: return check_resize(r, wl);
     case HETC_PLUGIN_OP_NORMALIZE: return check_normalize(r, wl);
+    case HETC_PLUGIN_OP_MATMUL: return check_matmul(r, wl);
 #endif
     default: UNSUPPORTED("op %d is not supported", wl->op);
   }

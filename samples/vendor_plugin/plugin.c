@@ -38,6 +38,7 @@ const char *exc_template_name(int32_t op) {
 #if HETC_KIT_ABI_AT_LEAST(2, 0)
       [HETC_PLUGIN_OP_RESIZE] = "example_c_resize",
       [HETC_PLUGIN_OP_NORMALIZE] = "example_c_normalize",
+      [HETC_PLUGIN_OP_MATMUL] = "example_c_matmul",
 #endif
   };
   return op > 0 && op < HETC_PLUGIN_OP_COUNT_ ? names[op] : NULL;

@@ -4,7 +4,7 @@
  * epilogue, max/avg/global-average pooling, elementwise (activations,
  * add/mul with broadcasting), softmax, concat, layout_transform (between
  * row-major, NHWC and NCHWc, and reshapes), bias_add, transpose (ABI
- * 1.4), log_softmax (1.5), resize and normalize (2.0), with the
+ * 1.4), log_softmax (1.5), resize, normalize and matmul (2.0), with the
  * semantics of hetc_plugin_workload_t. They run on the bound host's pool.
  *
  * They read and write row-major tensors, except layout_transform, which
