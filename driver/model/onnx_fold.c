@@ -14,7 +14,7 @@
 static const char *const foldable_ops[] = {
     /* shapes and data movement */
     "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "CastLike", "ConstantOfShape",
-    "Reshape", "Expand", "Tile",
+    "Reshape", "Expand", "Tile", "ScatterND",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul", "Range",
@@ -606,6 +606,63 @@ static hetc_status_t fold_where(const hetc_onnx_const_t *const *operands, hetc_o
   return NULL;
 }
 
+/* ScatterND(data, indices, updates): data with the slices indices name
+ * replaced by (or, with reduction, combined with) updates. Each of
+ * indices' last-dim tuples of k values names a slice of data's dims k and
+ * on, and updates holds those slices in the order of the tuples (torch's
+ * masks: Swin's shifted-window regions written into a zero mask). */
+static hetc_status_t fold_scatter_nd(const Onnx__NodeProto *node, const hetc_onnx_const_t *const *operands,
+                                     hetc_onnx_const_t *out) {
+  const hetc_onnx_const_t *data = operands[0], *indices = operands[1], *updates = operands[2];
+  char reduction[8];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(node, "reduction", "none", reduction, sizeof(reduction)));
+  const int op = !strcmp(reduction, "none") ? 0 : !strcmp(reduction, "add") ? 1 : !strcmp(reduction, "mul") ? 2
+               : !strcmp(reduction, "max") ? 3 : !strcmp(reduction, "min") ? 4 : -1;
+  if (op < 0) return BAD("reduction '%s' is not one of none, add, mul, max, min", reduction);
+  if (!indices->is_int) return BAD("input 1 (indices) must hold integers");
+  const int32_t k = indices->rank > 0 ? (int32_t)indices->dims[indices->rank - 1] : -1;
+  if (indices->rank < 1 || k < 1 || k > data->rank)
+    return BAD("input 1 (indices) must end in a dim of 1 to %d (data's rank)", (int)data->rank);
+  /* updates: indices' dims but the last, then data's dims from k. */
+  int ok = updates->rank == indices->rank - 1 + data->rank - k;
+  for (int32_t d = 0; ok && d < indices->rank - 1; ++d) ok = updates->dims[d] == indices->dims[d];
+  for (int32_t d = k; ok && d < data->rank; ++d) ok = updates->dims[indices->rank - 1 + d - k] == data->dims[d];
+  if (!ok) return BAD("input 2 (updates) does not have indices' dims but the last, then data's from dim %d", (int)k);
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, data->is_int, data->rank, data->dims));
+  for (int64_t j = 0; j < data->count; ++j) copy_value(out, j, data, j);
+  int64_t slice = 1;
+  for (int32_t d = k; d < data->rank; ++d) slice *= data->dims[d];
+  const int64_t tuples = indices->count / k;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int32_t d = 0; d < k; ++d) {
+      int64_t index = indices->i[t * k + d];
+      if (index < 0) index += data->dims[d];
+      if (index < 0 || index >= data->dims[d]) {
+        hetc_onnx_const_release(out);
+        return BAD("index %lld is outside dim %d of extent %lld", (long long)indices->i[t * k + d], (int)d,
+                   (long long)data->dims[d]);
+      }
+      offset = offset * data->dims[d] + index;
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const int64_t at = offset * slice + e, from = t * slice + e;
+      if (out->is_int) {
+        /* add and mul wrap (defined) as the folded integer Add and Mul do. */
+        const int64_t old = out->i[at], u = hetc_onnx_const_get_int(updates, from);
+        const uint64_t sum = (uint64_t)old + (uint64_t)u, product = (uint64_t)old * (uint64_t)u;
+        const int64_t combined[5] = {u, (int64_t)sum, (int64_t)product, old > u ? old : u, old < u ? old : u};
+        out->i[at] = combined[op];
+      } else {
+        const float old = out->f[at], u = (float)hetc_onnx_const_get(updates, from);
+        const float combined[5] = {u, old + u, old * u, fmaxf(old, u), fminf(old, u)};
+        out->f[at] = combined[op];
+      }
+    }
+  }
+  return NULL;
+}
+
 /* Range(start, limit, delta): max(ceil((limit - start) / delta), 0) values. */
 static hetc_status_t fold_range(const hetc_onnx_const_t *const *operands, hetc_onnx_const_t *out) {
   for (int32_t k = 0; k < 3; ++k)
@@ -845,8 +902,9 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
   if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") || !strcmp(op, "Pow") ||
       is_compare_or_logic(op))
     return y ? fold_binary(op, x, y, &outputs[0]) : BAD("input 1 is missing");
-  if (!strcmp(op, "Where") || !strcmp(op, "Range")) {
+  if (!strcmp(op, "Where") || !strcmp(op, "Range") || !strcmp(op, "ScatterND")) {
     if (num_inputs < 3 || !inputs[1] || !inputs[2]) return BAD("%s takes 3 inputs", op);
+    if (!strcmp(op, "ScatterND")) return fold_scatter_nd(node, inputs, &outputs[0]);
     return !strcmp(op, "Where") ? fold_where(inputs, &outputs[0]) : fold_range(inputs, &outputs[0]);
   }
   if (!strcmp(op, "Not")) {

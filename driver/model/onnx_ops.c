@@ -1612,16 +1612,16 @@ static hetc_status_t append_axis_map(hetc_onnx_importer_t *im, int32_t x, int32_
 }
 
 /* Maps along H then W (each when its matrix is not NULL; both taken), the
- * last step named after the node's output. */
+ * last step named `hint`. */
 static hetc_status_t append_plane_map(hetc_onnx_importer_t *im, int32_t x, float *h_matrix, int64_t h_out,
-                                      float *w_matrix, int64_t w_out, int32_t *out_value) {
+                                      float *w_matrix, int64_t w_out, const char *hint, int32_t *out_value) {
   char name[320];
   hetc_status_t status = NULL;
   int32_t value = x;
   if (h_matrix)
-    status = append_axis_map(im, value, 2, h_matrix, h_out,
-                             w_matrix ? step_name(im, "h_done", name, 320) : im->node->output[0], &value);
-  if (w_matrix && !status) status = append_axis_map(im, value, 3, w_matrix, w_out, im->node->output[0], &value);
+    status = append_axis_map(im, value, 2, h_matrix, h_out, w_matrix ? step_name(im, "h_done", name, 320) : hint,
+                             &value);
+  if (w_matrix && !status) status = append_axis_map(im, value, 3, w_matrix, w_out, hint, &value);
   else free(w_matrix);
   if (!status) *out_value = value;
   return status;
@@ -1663,13 +1663,33 @@ static hetc_status_t pad_matrix(const hetc_onnx_importer_t *im, int64_t n, int64
  * pad value (the input shifted by minus the value first, when it is not
  * 0). Reflect and edge modes: one-hot maps along H and W
  * (append_axis_map). */
-static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], float value);
+static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], float value,
+                                         const char *hint, int32_t *out_value);
+
+/* Pad over H and W (pads of N and C are 0), the last step named `hint`. */
+static hetc_status_t append_hw_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], int reflect, int edge,
+                                   float value, const char *hint, int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  if (!reflect && !edge) return append_constant_pad(im, x, pads, value, hint, out_value);
+  for (int d = 2; d < 4; ++d)
+    if (reflect && (pads[d] >= t.shape[d] || pads[4 + d] >= t.shape[d]))
+      return BAD("reflect pads of %lld and %lld along dim %d must be less than its extent %lld", (long long)pads[d],
+                 (long long)pads[4 + d], d, (long long)t.shape[d]);
+  float *h, *w;
+  HETC_RETURN_IF_ERROR(pad_matrix(im, t.shape[2], pads[2], pads[6], reflect, &h));
+  hetc_status_t status = pad_matrix(im, t.shape[3], pads[3], pads[7], reflect, &w);
+  if (status) {
+    free(h);
+    return status;
+  }
+  return append_plane_map(im, x, h, t.shape[2] + pads[2] + pads[6], w, t.shape[3] + pads[3] + pads[7], hint,
+                          out_value);
+}
 
 static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   int32_t x;
   HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
   HETC_RETURN_IF_ERROR(need_rank(im, x, 4, "4-d inputs (padding H and W)"));
-  const hetc_plugin_tensor_t t = *type_of(im, x);
   char mode[32];
   HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "mode", "constant", mode, sizeof(mode)));
   const int reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
@@ -1707,29 +1727,36 @@ static hetc_status_t translate_pad(hetc_onnx_importer_t *im) {
   }
   if (count != 2 * num_axes) return BAD("the pads hold %d values for %d axes", (int)count, (int)num_axes);
   for (int32_t k = 0; k < num_axes; ++k) pads[axes[k]] = listed[k], pads[4 + axes[k]] = listed[num_axes + k];
-  if (pads[0] || pads[1] || pads[4] || pads[5]) return BAD("Pad of N or C is not supported yet (hetc pads H and W)");
+  int32_t padded_dims[4], num_padded = 0;
   for (int32_t k = 0; k < 8; ++k)
     if (pads[k] < 0 || pads[k] > 4096) return BAD("a pad of %lld is not supported yet (hetc pads by 0 to 4096)",
                                                  (long long)pads[k]);
-  if (reflect || edge) {
-    for (int d = 2; d < 4; ++d)
-      if (reflect && (pads[d] >= t.shape[d] || pads[4 + d] >= t.shape[d]))
-        return BAD("reflect pads of %lld and %lld along dim %d must be less than its extent %lld", (long long)pads[d],
-                   (long long)pads[4 + d], d, (long long)t.shape[d]);
-    float *h, *w;
-    HETC_RETURN_IF_ERROR(pad_matrix(im, t.shape[2], pads[2], pads[6], reflect, &h));
-    hetc_status_t status = pad_matrix(im, t.shape[3], pads[3], pads[7], reflect, &w);
-    if (status) {
-      free(h);
-      return status;
-    }
-    if (!h && !w) return define_output(im, x);
-    int32_t padded;
-    HETC_RETURN_IF_ERROR(append_plane_map(im, x, h, t.shape[2] + pads[2] + pads[6], w, t.shape[3] + pads[3] + pads[7],
-                                          &padded));
-    return define_output(im, padded);
+  for (int32_t d = 0; d < 4; ++d)
+    if (pads[d] || pads[4 + d]) padded_dims[num_padded++] = d;
+  if (num_padded == 0) return define_output(im, x); /* torch's Swin pads by 0 where its windows fit */
+  int32_t value_out;
+  if (!pads[0] && !pads[1] && !pads[4] && !pads[5]) {
+    HETC_RETURN_IF_ERROR(append_hw_pad(im, x, pads, reflect, edge, value, im->node->output[0], &value_out));
+    return define_output(im, value_out);
   }
-  return append_constant_pad(im, x, pads, value);
+  /* N or C padded (Swin pads H and W of its [N, H, W, C] values): the
+   * padded dims transposed to H and W, padded there, and back. */
+  if (num_padded > 2) return BAD("Pad of more than two dims is not supported yet (hetc pads H and W)");
+  int64_t perm[4], inverse[4], moved[8];
+  int32_t next = 0;
+  for (int32_t d = 0; d < 4; ++d)
+    if (!pads[d] && !pads[4 + d]) perm[next++] = d;
+  for (int32_t k = 0; k < num_padded; ++k) perm[next++] = padded_dims[k];
+  for (int32_t d = 0; d < 4; ++d) {
+    inverse[perm[d]] = d;
+    moved[d] = pads[perm[d]], moved[4 + d] = pads[4 + perm[d]];
+  }
+  char names[2][320];
+  HETC_RETURN_IF_ERROR(append_transpose(im, x, step_name(im, "padded_dims_last", names[0], 320), perm, 4, &value_out));
+  HETC_RETURN_IF_ERROR(
+      append_hw_pad(im, value_out, moved, reflect, edge, value, step_name(im, "padded", names[1], 320), &value_out));
+  HETC_RETURN_IF_ERROR(append_transpose(im, value_out, im->node->output[0], inverse, 4, &value_out));
+  return define_output(im, value_out);
 }
 
 /* A depthwise 1x1 conv over 4-d x by `weight` plus `bias` (0: none) in
@@ -1763,14 +1790,17 @@ static hetc_status_t append_uniform_conv(hetc_onnx_importer_t *im, int32_t x, co
  * ones (relu6 keeps x's infinities out of the product by 0) padded by
  * weight -value and bias value. An infinite value is the largest float
  * added twice, which overflows to it. */
-static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], float value) {
+static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, const int64_t pads[8], float value,
+                                         const char *hint, int32_t *out_value) {
   char names[5][320];
   const int32_t padding[4] = {(int32_t)pads[2], (int32_t)pads[3], (int32_t)pads[6], (int32_t)pads[7]};
   int32_t padded, ones, border;
-  const char *hint = im->node->output[0];
   HETC_RETURN_IF_ERROR(
       append_uniform_conv(im, x, padding, 1, 0, value == 0 ? hint : step_name(im, "zero_padded", names[0], 320), &padded));
-  if (value == 0) return define_output(im, padded);
+  if (value == 0) {
+    *out_value = padded;
+    return NULL;
+  }
   const float around = isinf(value) ? copysignf(FLT_MAX, value) : value;
   HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, x, step_name(im, "bounded", names[1], 320), &ones));
   HETC_RETURN_IF_ERROR(append_uniform_affine(im, ones, step_name(im, "ones", names[2], 320), 0, 1, &ones));
@@ -1780,7 +1810,8 @@ static hetc_status_t append_constant_pad(hetc_onnx_importer_t *im, int32_t x, co
   HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, padded, border,
                                      isinf(value) ? step_name(im, "finite", names[4], 320) : hint, &sum));
   if (isinf(value)) HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_ADD, sum, border, hint, &sum));
-  return define_output(im, sum);
+  *out_value = sum;
+  return NULL;
 }
 
 /* x along `axis` (2 or 3 of a 4-d value) with times - 1 elements of
@@ -2446,6 +2477,162 @@ static hetc_status_t translate_matmul(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* The letters of one Einsum term (spaces skipped) into out (at most
+ * HETC_PLUGIN_MAX_RANK); NULL or a message. */
+static hetc_status_t einsum_term(hetc_onnx_importer_t *im, const char *begin, const char *end, char *out,
+                                 int32_t *out_count) {
+  int32_t count = 0;
+  for (const char *c = begin; c < end; ++c) {
+    if (*c == ' ') continue;
+    if (*c == '.') return BAD("an Einsum with an ellipsis ('...') is not supported yet");
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z'))) return BAD("'%c' is not an Einsum letter", *c);
+    if (memchr(out, *c, (size_t)count)) return BAD("letter '%c' appears twice in one term (a diagonal)", *c);
+    if (count == HETC_PLUGIN_MAX_RANK) return BAD("an Einsum term has more than %d letters", HETC_PLUGIN_MAX_RANK);
+    out[count++] = *c;
+  }
+  *out_count = count;
+  return NULL;
+}
+
+/* Where letter c is in term[0..count), or -1. */
+static int32_t letter_at(const char *term, int32_t count, char c) {
+  const char *at = memchr(term, c, (size_t)count);
+  return at ? (int32_t)(at - term) : -1;
+}
+
+/* x transposed by perm (when it moves anything), then reshaped to dims
+ * (when they differ), steps named after `step`. */
+static hetc_status_t append_arranged(hetc_onnx_importer_t *im, int32_t x, const int64_t *perm, int32_t rank,
+                                     const int64_t *dims, int32_t dims_rank, const char *step, const char *hint,
+                                     int32_t *out_value) {
+  char names[2][320], name[48];
+  int moves = 0;
+  for (int32_t d = 0; d < rank; ++d) moves |= perm[d] != d;
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  int reshapes = dims_rank != rank;
+  for (int32_t d = 0; !reshapes && d < rank; ++d) reshapes = dims[d] != t.shape[perm[d]];
+  *out_value = x;
+  if (moves) {
+    snprintf(name, sizeof(name), "%s_transposed", step);
+    HETC_RETURN_IF_ERROR(
+        append_transpose(im, x, reshapes || !hint ? step_name(im, name, names[0], 320) : hint, perm, rank, out_value));
+  }
+  if (reshapes) {
+    snprintf(name, sizeof(name), "%s_reshaped", step);
+    HETC_RETURN_IF_ERROR(
+        append_reshape(im, *out_value, hint ? hint : step_name(im, name, names[1], 320), dims_rank, dims, out_value));
+  }
+  return NULL;
+}
+
+/* Einsum of two computed values whose equation is a batched matrix
+ * product (MaxViT's attention: "BGHID,BGHJD->BGHIJ"): each letter of the
+ * output is a batch letter (in both operands), an M letter (in the first
+ * only) or an N letter (in the second only); the other letters, in both
+ * operands, are summed. The operands are arranged as [batch, M, K] and
+ * [batch, K, N], one matmul node multiplies them, and the product is
+ * arranged as the output's letters. */
+static hetc_status_t translate_einsum(hetc_onnx_importer_t *im) {
+  char equation[256];
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_string(im->node, "equation", "", equation, sizeof(equation)));
+  if (im->node->n_input != 2) return BAD("an Einsum of %d operands is not supported yet (hetc imports products of two)",
+                                         (int)im->node->n_input);
+  int32_t operand[2];
+  for (int k = 0; k < 2; ++k) {
+    const char *name = input_name(im, k);
+    if (name && hetc_onnx_lookup(im, name)->kind != ONNX_VALUE_ACTIVATION)
+      return BAD("input %d ('%s') is a constant; an Einsum with a constant operand is not supported yet", k, name);
+    HETC_RETURN_IF_ERROR(activation_input(im, k, &operand[k]));
+  }
+  const char *arrow = strstr(equation, "->");
+  const char *inputs_end = arrow ? arrow : equation + strlen(equation);
+  const char *comma = memchr(equation, ',', (size_t)(inputs_end - equation));
+  if (!comma || memchr(comma + 1, ',', (size_t)(inputs_end - comma - 1)))
+    return BAD("equation '%s' is not two terms", equation);
+  char term[3][HETC_PLUGIN_MAX_RANK];
+  int32_t count[3] = {0, 0, 0};
+  HETC_RETURN_IF_ERROR(einsum_term(im, equation, comma, term[0], &count[0]));
+  HETC_RETURN_IF_ERROR(einsum_term(im, comma + 1, inputs_end, term[1], &count[1]));
+  if (arrow) {
+    HETC_RETURN_IF_ERROR(einsum_term(im, arrow + 2, equation + strlen(equation), term[2], &count[2]));
+  } else {
+    /* Implicit output: the letters in one operand only, alphabetically. */
+    for (char c = 'A'; c <= 'z'; ++c) {
+      const int in_a = letter_at(term[0], count[0], c) >= 0, in_b = letter_at(term[1], count[1], c) >= 0;
+      if (in_a != in_b && count[2] < HETC_PLUGIN_MAX_RANK) term[2][count[2]++] = c;
+    }
+  }
+  hetc_plugin_tensor_t t[2] = {*type_of(im, operand[0]), *type_of(im, operand[1])};
+  for (int k = 0; k < 2; ++k)
+    if (t[k].rank != count[k])
+      return BAD("term %d has %d letters for an input of rank %d", k, (int)count[k], (int)t[k].rank);
+  /* Letters by role, in the output's order (K in the first operand's). */
+  char batch[HETC_PLUGIN_MAX_RANK], rows[HETC_PLUGIN_MAX_RANK], columns[HETC_PLUGIN_MAX_RANK], summed[HETC_PLUGIN_MAX_RANK];
+  int32_t nb = 0, nm = 0, nn = 0, nk = 0;
+  int64_t extent[128] = {0}, size_b = 1, size_m = 1, size_n = 1, size_k = 1;
+  for (int k = 0; k < 2; ++k)
+    for (int32_t d = 0; d < count[k]; ++d) {
+      const unsigned char c = (unsigned char)term[k][d];
+      if (extent[c] && extent[c] != t[k].shape[d])
+        return BAD("letter '%c' has extent %lld in one operand and %lld in the other", c, (long long)extent[c],
+                   (long long)t[k].shape[d]);
+      extent[c] = t[k].shape[d];
+    }
+  for (int32_t d = 0; d < count[2]; ++d) {
+    const char c = term[2][d];
+    const int in_a = letter_at(term[0], count[0], c) >= 0, in_b = letter_at(term[1], count[1], c) >= 0;
+    if (!in_a && !in_b) return BAD("output letter '%c' is in neither operand", c);
+    if (letter_at(term[2], d, c) >= 0) return BAD("letter '%c' appears twice in the output", c);
+    if (in_a && in_b) batch[nb++] = c, size_b *= extent[(unsigned char)c];
+    else if (in_a) rows[nm++] = c, size_m *= extent[(unsigned char)c];
+    else columns[nn++] = c, size_n *= extent[(unsigned char)c];
+  }
+  for (int k = 0; k < 2; ++k)
+    for (int32_t d = 0; d < count[k]; ++d) {
+      const char c = term[k][d];
+      if (letter_at(term[2], count[2], c) >= 0) continue;
+      if (letter_at(term[1 - k], count[1 - k], c) < 0)
+        return BAD("letter '%c' is summed over one operand only, which is not supported yet", c);
+      if (k == 0) summed[nk++] = c, size_k *= extent[(unsigned char)c];
+    }
+  /* A as [batch, M, K], B as [batch, K, N]. */
+  int64_t perm[HETC_PLUGIN_MAX_RANK];
+  int32_t at = 0;
+  const char *const order_a[3] = {batch, rows, summed}, *const order_b[3] = {batch, summed, columns};
+  const int32_t sizes_a[3] = {nb, nm, nk}, sizes_b[3] = {nb, nk, nn};
+  const int64_t dims_a[3] = {size_b, size_m, size_k}, dims_b[3] = {size_b, size_k, size_n};
+  for (int g = 0; g < 3; ++g)
+    for (int32_t j = 0; j < sizes_a[g]; ++j) perm[at++] = letter_at(term[0], count[0], order_a[g][j]);
+  HETC_RETURN_IF_ERROR(append_arranged(im, operand[0], perm, count[0], dims_a, 3, "a", NULL, &operand[0]));
+  at = 0;
+  for (int g = 0; g < 3; ++g)
+    for (int32_t j = 0; j < sizes_b[g]; ++j) perm[at++] = letter_at(term[1], count[1], order_b[g][j]);
+  HETC_RETURN_IF_ERROR(append_arranged(im, operand[1], perm, count[1], dims_b, 3, "b", NULL, &operand[1]));
+  if (size_b * size_m > HETC_MAX_TENSOR_ELEMENTS / size_n)
+    return BAD("the result would hold more than %lld values (api/limits.md)", (long long)HETC_MAX_TENSOR_ELEMENTS);
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_MATMUL);
+  char name[320];
+  int32_t node, value;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_MATMUL, step_name(im, "matmul", name, 320), operand, 2, &a,
+                                             &node));
+  value = im->graph->nodes[node].output;
+  /* The product [batch, M, N] as the output's letters: its dims split,
+   * then transposed into the output's order. */
+  char product[HETC_PLUGIN_MAX_RANK];
+  int64_t split[HETC_PLUGIN_MAX_RANK], out_dims[HETC_PLUGIN_MAX_RANK];
+  at = 0;
+  const char *const order_out[3] = {batch, rows, columns};
+  const int32_t sizes_out[3] = {nb, nm, nn};
+  for (int g = 0; g < 3; ++g)
+    for (int32_t j = 0; j < sizes_out[g]; ++j) product[at] = order_out[g][j], split[at++] = extent[(unsigned char)order_out[g][j]];
+  if (count[2] == 0) return BAD("an Einsum to a scalar is not supported yet");
+  if (at != 3 || split[0] != size_b || split[1] != size_m || split[2] != size_n || count[2] != 3)
+    HETC_RETURN_IF_ERROR(append_reshape(im, value, step_name(im, "split", name, 320), count[2], split, &value));
+  for (int32_t d = 0; d < count[2]; ++d) perm[d] = letter_at(product, count[2], term[2][d]), out_dims[d] = split[perm[d]];
+  HETC_RETURN_IF_ERROR(append_arranged(im, value, perm, count[2], out_dims, count[2], "out", im->node->output[0], &value));
+  return define_output(im, value);
+}
+
 /* Unsqueeze and Squeeze of a computed value: a reshape. */
 static hetc_status_t translate_squeeze(hetc_onnx_importer_t *im) {
   int32_t x, value;
@@ -2554,6 +2741,7 @@ static const translation_t translations[] = {
     {"LRN", translate_lrn},
     {"Exp", translate_activation},
     {"Log", translate_activation},
+    {"Einsum", translate_einsum},
     {"Erf", translate_activation},
     {"Gelu", translate_gelu},
     {"Transpose", translate_transpose},

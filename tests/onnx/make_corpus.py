@@ -1201,6 +1201,22 @@ def pad_edge_axes_h(g):
     return g.op("Pad", [g.x, g.i64("pads", [2, 1]), "", g.i64("axes", [2])], mode="edge")
 
 
+@op_case([1, 5, 6, 4], opset=18)
+def pad_nhwc(g):
+    """Pad-18 of dims 1 and 2 of an [N, H, W, C] value, as torch's Swin pads
+    its windows: the padded dims moved to hetc's H and W and back; then a
+    Pad by zeros everywhere (Swin's where the windows fit), which is the
+    value itself."""
+    y = g.op("Pad", [g.op("Relu", [g.x]), g.i64("pads", [0, 0, 0, 0, 0, 2, 1, 0])], mode="constant")
+    return g.op("Pad", [y, g.i64("no_pads", [0] * 8)], mode="constant")
+
+
+@op_case([2, 3, 4, 5], opset=18)
+def pad_batch_edge(g):
+    """Pad-18 edge along N and C (through axes): both moved to H and W."""
+    return g.op("Pad", [g.x, g.i64("pads", [1, 0, 0, 2]), "", g.i64("axes", [0, 1])], mode="edge")
+
+
 # -- LRN -------------------------------------------------------------------------
 
 LRN_WHY = "LRN raises a windowed sum of squares to a fractional power (pow/exp/log differ)"
@@ -1392,6 +1408,88 @@ def gather_token(g):
     """ViT's x[:, 0]: a scalar index along axis 1 drops the axis."""
     y = g.op("Relu", [g.x])
     return g.op("Gather", [y, g.i64("index", 0)], axis=1)
+
+
+@op_case([1, 10, 32])
+def matmul_attention(g):
+    """Self-attention as ViT exports it: Q, K, V by MatMul with weights,
+    heads split by Reshape and Transpose, scores Q K^T (a MatMul of two
+    computed values) scaled, Softmax over the keys, then the weighted
+    values (another), heads merged back."""
+    heads, dim = 4, 8
+    def project(name):
+        y = g.op("MatMul", [g.x, g.init(name + ".weight_t", g.he([32, 32]))], name)
+        y = g.op("Reshape", [y, g.i64(name + ".heads", [1, 10, heads, dim])])
+        return g.op("Transpose", [y], perm=[0, 2, 1, 3])
+    q, k, v = project("q"), project("k"), project("v")
+    scores = g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])], "scores")
+    scores = g.op("Mul", [scores, g.f32("scale", [dim ** -0.5])])
+    attn = g.op("Softmax", [scores], axis=-1)
+    y = g.op("Transpose", [g.op("MatMul", [attn, v], "weighted")], perm=[0, 2, 1, 3])
+    return g.op("Reshape", [y, g.i64("merged", [1, 10, 32])])
+
+
+@op_case([4, 8])
+def matmul_computed_1d(g):
+    """1-d operands: [4, 8] x [8] -> [4] and [8] x [8, 4] -> [4], the
+    vector the column sums of the input."""
+    v = g.op("ReduceSum", [g.x, g.i64("axes", [0])], keepdims=0)
+    left = g.op("MatMul", [g.op("Relu", [g.x]), v], "matrix_vector")
+    right = g.op("MatMul", [v, g.op("Transpose", [g.x], perm=[1, 0])], "vector_matrix")
+    return g.op("Add", [left, right])
+
+
+@op_case([2, 3, 5, 6])
+def matmul_computed_broadcast(g):
+    """Batch dims that broadcast: [2, 3, 5, 6] x [3, 6, 4] (a lower rank,
+    expanded over the 2) and [1, 3, 5, 6] x [2, 1, 6, 4] (each operand
+    expanded over the other's)."""
+    b = g.op("Reshape", [g.op("Slice", [g.x, g.i64("s0", [0, 0, 0]), g.i64("e0", [1, 4, 6]), g.i64("a0", [0, 2, 3])]),
+                         g.i64("b_shape", [3, 6, 4])])
+    first = g.op("MatMul", [g.x, b], "lower_rank")
+    a = g.op("Slice", [g.x, g.i64("s1", [1]), g.i64("e1", [2]), g.i64("a1", [0])])
+    c = g.op("Reshape", [g.op("Slice", [g.x, g.i64("s2", [0, 0, 0]), g.i64("e2", [1, 4, 6]), g.i64("a2", [1, 2, 3])]),
+                         g.i64("c_shape", [2, 1, 6, 4])])
+    second = g.op("MatMul", [g.op("Sigmoid", [a]), c], "both_expanded")
+    return g.op("Add", [first, second])
+
+
+@op_case([1, 2, 3, 5, 4])
+def einsum_attention(g):
+    """MaxViT's attention as torch exports it: scores by Einsum
+    "B G H I D, B G H J D -> B G H I J" (the second operand's last two
+    letters swapped), Softmax, then "B G H I J, B G H J D -> B G H I D"."""
+    k = g.op("Sigmoid", [g.x])
+    scores = g.op("Einsum", [g.x, k], equation="B G H I D, B G H J D -> B G H I J")
+    attn = g.op("Softmax", [scores], axis=-1)
+    return g.op("Einsum", [attn, g.op("Tanh", [g.x])], equation="B G H I J, B G H J D -> B G H I D")
+
+
+@op_case([4, 6, 5])
+def einsum_forms(g):
+    """Einsum forms around a product: an implicit output ("bij,bjk": the
+    letters of one operand only, alphabetically, so [b, i, k]), and an
+    output whose letters are permuted and whose batch letter is not first
+    ("bij,bjk->kbi")."""
+    t = g.op("Transpose", [g.x], perm=[0, 2, 1])
+    implicit = g.op("Einsum", [g.x, t], equation="bij,bjk")
+    permuted = g.op("Einsum", [g.x, t], equation="bij,bjk->kbi")
+    return g.op("Add", [implicit, g.op("Transpose", [permuted], perm=[1, 2, 0])])
+
+
+@op_case([1, 4, 4, 3], opset=18)
+def scatternd_mask(g):
+    """Swin's shifted-window mask: a zero [4, 4] mask (ConstantOfShape)
+    whose regions ScatterND writes with region numbers, folded, then added
+    to the input's last two dims transposed."""
+    mask = g.op("ConstantOfShape", [g.i64("mask_shape", [4, 4])],
+                value=helper.make_tensor("zero", TensorProto.FLOAT, [1], [0.0]))
+    rows = g.i64("rows", [[2], [3]])
+    mask = g.op("ScatterND", [mask, rows, g.f32("rows_value", np.full([2, 4], 1.0, np.float32))])
+    cells = g.i64("cells", [[0, 3], [1, 3], [3, 3]])
+    mask = g.op("ScatterND", [mask, cells, g.f32("cells_value", np.array([2.0, 2.0, 5.0], np.float32))],
+                reduction="add")
+    return g.op("Add", [g.op("Transpose", [g.x], perm=[0, 3, 1, 2]), mask])
 
 
 @op_case(SHAPE)
