@@ -2503,8 +2503,7 @@ static int32_t letter_at(const char *term, int32_t count, char c) {
 /* x transposed by perm (when it moves anything), then reshaped to dims
  * (when they differ), steps named after `step`. */
 static hetc_status_t append_arranged(hetc_onnx_importer_t *im, int32_t x, const int64_t *perm, int32_t rank,
-                                     const int64_t *dims, int32_t dims_rank, const char *step, const char *hint,
-                                     int32_t *out_value) {
+                                     const int64_t *dims, int32_t dims_rank, const char *step, int32_t *out_value) {
   char names[2][320], name[48];
   int moves = 0;
   for (int32_t d = 0; d < rank; ++d) moves |= perm[d] != d;
@@ -2514,13 +2513,11 @@ static hetc_status_t append_arranged(hetc_onnx_importer_t *im, int32_t x, const 
   *out_value = x;
   if (moves) {
     snprintf(name, sizeof(name), "%s_transposed", step);
-    HETC_RETURN_IF_ERROR(
-        append_transpose(im, x, reshapes || !hint ? step_name(im, name, names[0], 320) : hint, perm, rank, out_value));
+    HETC_RETURN_IF_ERROR(append_transpose(im, x, step_name(im, name, names[0], 320), perm, rank, out_value));
   }
   if (reshapes) {
     snprintf(name, sizeof(name), "%s_reshaped", step);
-    HETC_RETURN_IF_ERROR(
-        append_reshape(im, *out_value, hint ? hint : step_name(im, name, names[1], 320), dims_rank, dims, out_value));
+    HETC_RETURN_IF_ERROR(append_reshape(im, *out_value, step_name(im, name, names[1], 320), dims_rank, dims, out_value));
   }
   return NULL;
 }
@@ -2603,33 +2600,42 @@ static hetc_status_t translate_einsum(hetc_onnx_importer_t *im) {
   const int64_t dims_a[3] = {size_b, size_m, size_k}, dims_b[3] = {size_b, size_k, size_n};
   for (int g = 0; g < 3; ++g)
     for (int32_t j = 0; j < sizes_a[g]; ++j) perm[at++] = letter_at(term[0], count[0], order_a[g][j]);
-  HETC_RETURN_IF_ERROR(append_arranged(im, operand[0], perm, count[0], dims_a, 3, "a", NULL, &operand[0]));
+  HETC_RETURN_IF_ERROR(append_arranged(im, operand[0], perm, count[0], dims_a, 3, "a", &operand[0]));
   at = 0;
   for (int g = 0; g < 3; ++g)
     for (int32_t j = 0; j < sizes_b[g]; ++j) perm[at++] = letter_at(term[1], count[1], order_b[g][j]);
-  HETC_RETURN_IF_ERROR(append_arranged(im, operand[1], perm, count[1], dims_b, 3, "b", NULL, &operand[1]));
+  HETC_RETURN_IF_ERROR(append_arranged(im, operand[1], perm, count[1], dims_b, 3, "b", &operand[1]));
   if (size_b * size_m > HETC_MAX_TENSOR_ELEMENTS / size_n)
     return BAD("the result would hold more than %lld values (api/limits.md)", (long long)HETC_MAX_TENSOR_ELEMENTS);
-  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_MATMUL);
-  char name[320];
-  int32_t node, value;
-  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_MATMUL, step_name(im, "matmul", name, 320), operand, 2, &a,
-                                             &node));
-  value = im->graph->nodes[node].output;
   /* The product [batch, M, N] as the output's letters: its dims split,
-   * then transposed into the output's order. */
+   * then transposed into the output's order; the last step named after
+   * the node's output. */
+  if (count[2] == 0) return BAD("an Einsum to a scalar is not supported yet");
   char product[HETC_PLUGIN_MAX_RANK];
-  int64_t split[HETC_PLUGIN_MAX_RANK], out_dims[HETC_PLUGIN_MAX_RANK];
+  int64_t split[HETC_PLUGIN_MAX_RANK];
   at = 0;
   const char *const order_out[3] = {batch, rows, columns};
   const int32_t sizes_out[3] = {nb, nm, nn};
   for (int g = 0; g < 3; ++g)
-    for (int32_t j = 0; j < sizes_out[g]; ++j) product[at] = order_out[g][j], split[at++] = extent[(unsigned char)order_out[g][j]];
-  if (count[2] == 0) return BAD("an Einsum to a scalar is not supported yet");
-  if (at != 3 || split[0] != size_b || split[1] != size_m || split[2] != size_n || count[2] != 3)
-    HETC_RETURN_IF_ERROR(append_reshape(im, value, step_name(im, "split", name, 320), count[2], split, &value));
-  for (int32_t d = 0; d < count[2]; ++d) perm[d] = letter_at(product, count[2], term[2][d]), out_dims[d] = split[perm[d]];
-  HETC_RETURN_IF_ERROR(append_arranged(im, value, perm, count[2], out_dims, count[2], "out", im->node->output[0], &value));
+    for (int32_t j = 0; j < sizes_out[g]; ++j)
+      product[at] = order_out[g][j], split[at++] = extent[(unsigned char)order_out[g][j]];
+  const int splits = count[2] != 3 || split[0] != size_b || split[1] != size_m || split[2] != size_n;
+  int moves = 0;
+  for (int32_t d = 0; d < count[2]; ++d) {
+    perm[d] = letter_at(product, count[2], term[2][d]);
+    moves |= perm[d] != d;
+  }
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_MATMUL);
+  char names[2][320];
+  int32_t node, value;
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(
+      im, HETC_OP_MATMUL, splits || moves ? step_name(im, "matmul", names[0], 320) : im->node->output[0], operand, 2,
+      &a, &node));
+  value = im->graph->nodes[node].output;
+  if (splits)
+    HETC_RETURN_IF_ERROR(append_reshape(im, value, moves ? step_name(im, "split", names[1], 320) : im->node->output[0],
+                                        count[2], split, &value));
+  if (moves) HETC_RETURN_IF_ERROR(append_transpose(im, value, im->node->output[0], perm, count[2], &value));
   return define_output(im, value);
 }
 

@@ -294,6 +294,51 @@ def cases():
     add("fold_huge.onnx", folded([[40000, 40000]]))
     add("fold_total.onnx", folded([[1 << 13, 1 << 14]] * 3))
 
+    # Products of two computed values (conv0_out is [1, 8, 8, 8]) whose
+    # shapes do not multiply, and Einsum equations hetc does not import.
+    add("matmul_computed_k_mismatch.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Sigmoid", ["conv0_out"], ["sig"], name="sig0"),
+               helper.make_node("Reshape", ["sig", "rows"], ["rows_out"], name="rows0"),
+               helper.make_node("MatMul", ["conv0_out", "rows_out"], ["output"], name="matmul0")],
+        inits=conv_params() + [i64("rows", [1, 8, 16, 4])])))
+    add("matmul_computed_batch_mismatch.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Sigmoid", ["conv0_out"], ["sig"], name="sig0"),
+               helper.make_node("Reshape", ["sig", "batch"], ["batch_out"], name="batch0"),
+               helper.make_node("MatMul", ["conv0_out", "batch_out"], ["output"], name="matmul0")],
+        inits=conv_params() + [i64("batch", [1, 4, 8, 16])])))
+    add("matmul_computed_vectors.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Reshape", ["conv0_out", "flat"], ["flat_out"], name="flat0"),
+               helper.make_node("Sigmoid", ["flat_out"], ["sig"], name="sig0"),
+               helper.make_node("MatMul", ["flat_out", "sig"], ["output"], name="matmul0")],
+        inits=conv_params() + [i64("flat", [512])])))
+    for name, equation in [("einsum_ellipsis", "...ij,...jk->...ik"), ("einsum_diagonal", "nchh,nchw->nchw"),
+                           ("einsum_one_sided_sum", "nchw,nchv->nch"), ("einsum_letter_missing", "nchw,nchv->nchz")]:
+        add(name + ".onnx", bytes_of(model(nodes=[
+            conv_node(), helper.make_node("Sigmoid", ["conv0_out"], ["sig"], name="sig0"),
+            helper.make_node("Einsum", ["conv0_out", "sig"], ["output"], name="einsum0", equation=equation)])))
+    add("einsum_extents_differ.onnx", bytes_of(model(
+        nodes=[conv_node(), helper.make_node("Sigmoid", ["conv0_out"], ["sig"], name="sig0"),
+               helper.make_node("Reshape", ["sig", "halves"], ["halves_out"], name="halves0"),
+               helper.make_node("Einsum", ["conv0_out", "halves_out"], ["output"], name="einsum0",
+                                equation="nchw,nchv->nchwv")],
+        inits=conv_params() + [i64("halves", [1, 8, 4, 16])])))
+    add("einsum_three_operands.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("Einsum", ["conv0_out", "conv0_out", "conv0_out"], ["output"], name="einsum0",
+                                      equation="nchw,nchw,nchw->nchw")])))
+    add("einsum_constant_operand.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("Einsum", ["conv0_out", "conv0.weight"], ["output"], name="einsum0",
+                                      equation="nchw,oihw->nohw")])))
+    scatter = helper.make_node("ScatterND", ["mask", "where", "values"], ["mask_out"], name="scatter0")
+    add_mask = helper.make_node("Add", ["conv0_out", "mask_out"], ["output"], name="add0")
+    for name, where, values in [("scatternd_index_out_of_range", [[1], [8]], np.ones([2, 8], np.float32)),
+                                ("scatternd_updates_shape", [[1], [2]], np.ones([2, 7], np.float32))]:
+        add(name + ".onnx", bytes_of(model(nodes=[conv_node(), scatter, add_mask], inits=conv_params() + [
+            numpy_helper.from_array(np.zeros([8, 8], np.float32), "mask"), i64("where", where),
+            numpy_helper.from_array(values, "values")])))
+    add("pad_three_dims.onnx", after_conv(
+        helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="constant"),
+        [2, 9, 9, 8], [i64("pads", [1, 1, 1, 0, 0, 0, 0, 0])]))
+
     # Op types, node names and attribute strings that would print as more
     # than one line or drive the terminal (C0 controls, and U+009B, a C1
     # control some terminals read as an escape sequence's start).
