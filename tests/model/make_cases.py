@@ -316,6 +316,19 @@ def build_cases():
     case("normalize_epsilon_zero", normalize({"epsilon": 0}))
     case("normalize_affine_not_bool", normalize({"affine": 1}))
 
+    def matmul(shape, inputs=("relu", "other")):
+        """relu ([1, 4, 8, 8]) reshaped to `shape` as "other", then a matmul."""
+        def f(m):
+            if shape:
+                m["nodes"].append({"name": "other", "op": "reshape", "inputs": ["relu"], "attrs": {"shape": shape}})
+            m["nodes"].append({"name": "mm", "op": "matmul", "inputs": list(inputs)})
+            m["outputs"] = ["mm"]
+        return mutate(f)
+    case("matmul_ranks_differ", matmul([1, 256]))
+    case("matmul_k_mismatch", matmul([1, 4, 4, 16]))
+    case("matmul_batch_differs", matmul([1, 2, 8, 16]))
+    case("matmul_one_input", matmul(None, ("relu",)))
+
     # -- wiring ------------------------------------------------------------------
     case("wiring_dangling_input", mutate(lambda m: node(m, "relu").update(inputs=["conv2"])))
     case("wiring_self_input", mutate(lambda m: node(m, "relu").update(inputs=["relu"])))

@@ -930,6 +930,36 @@ static void test_normalize(void **state) {
   run_fails(&w, inputs8b, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
 }
 
+/* Matmul (ABI 2.0) against hand-computed products: two batches of
+ * [2, 3] x [3, 2], the second batch's B the identity's first two columns
+ * doubled; then shapes that do not multiply. */
+static void test_matmul(void **state) {
+  (void)state;
+  int64_t da[3] = {2, 2, 3}, db[3] = {2, 3, 2}, dy[3] = {2, 2, 2};
+  const hetc_plugin_tensor_t in[2] = {tensor(3, da, HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0),
+                                      tensor(3, db, HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0)};
+  hetc_plugin_workload_t w = workload(HETC_PLUGIN_OP_MATMUL, 2, in, tensor(3, dy, HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0));
+  const float a[12] = {1, 2, 3, 4, 5, 6, /* batch 1 */ 1, 2, 3, 4, 5, 6};
+  const float b[12] = {1, 0, 0, 1, 1, 1, /* batch 1 */ 2, 0, 0, 2, 0, 0};
+  const float *inputs[] = {a, b};
+  float y[8];
+  run_ok(&w, inputs, NULL, y);
+  /* [1 2 3] x [[1 0] [0 1] [1 1]] = [4 5]; [4 5 6] -> [10 11]. */
+  const float want[8] = {4, 5, 10, 11, 2, 4, 8, 10};
+  for (int i = 0; i < 8; ++i) assert_float_equal(y[i], want[i], 0);
+
+  hetc_plugin_tensor_t bad[2] = {in[0], in[1]};
+  bad[1].shape[1] = 4; /* K differs */
+  w.inputs = bad;
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+  bad[1] = in[1];
+  bad[1].shape[0] = 1; /* batch dims differ */
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+  w.inputs = in;
+  w.num_inputs = 1;
+  run_fails(&w, inputs, NULL, y, HETC_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_batch_norm(void **state) {
   (void)state;
   /* Channel 0: gamma 2, var 3, eps 1 -> scale 1; (x-1)+1 = x.
@@ -1312,6 +1342,7 @@ int main(void) {
       cmocka_unit_test(test_transpose),
       cmocka_unit_test(test_resize),
       cmocka_unit_test(test_normalize),
+      cmocka_unit_test(test_matmul),
       cmocka_unit_test(test_divide),
       cmocka_unit_test(test_torch_activations),
       cmocka_unit_test(test_torch_activation_epilogues),
