@@ -2415,7 +2415,7 @@ static hetc_status_t translate_matmul(hetc_onnx_importer_t *im) {
   for (int k = 0; k < 2; ++k) {
     const int32_t pad = rank - (t[k].rank == 1 ? 2 : t[k].rank);
     for (int32_t d = 0; d < rank; ++d) dims[k][d] = 1;
-    if (t[k].rank == 1) dims[k][rank - 2 + k] = t[k].shape[0];
+    if (t[k].rank == 1) dims[k][rank - 1 - k] = t[k].shape[0];
     else
       for (int32_t d = 0; d < t[k].rank; ++d) dims[k][pad + d] = t[k].shape[d];
   }
@@ -2471,9 +2471,7 @@ static hetc_status_t translate_matmul(hetc_onnx_importer_t *im) {
   HETC_RETURN_IF_ERROR(hetc_onnx_append_node(
       im, HETC_OP_MATMUL, reshaped ? step_name(im, "matmul", name, 320) : im->node->output[0], operand, 2, &a, &node));
   value = im->graph->nodes[node].output;
-  if (reshaped) {
-    HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], result_rank, result, &value));
-  }
+  if (reshaped) HETC_RETURN_IF_ERROR(append_reshape(im, value, im->node->output[0], result_rank, result, &value));
   return define_output(im, value);
 }
 
