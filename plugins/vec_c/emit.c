@@ -187,6 +187,7 @@ hetc_plugin_status_t vec_emit(vec_emit_t *e) {
     case VEC_T_TRANSPOSE: s = vec_emit_transpose(e); break;
     case VEC_T_RESIZE: s = vec_emit_resize(e); break;
     case VEC_T_NORMALIZE: s = vec_emit_normalize(e); break;
+    case VEC_T_MATMUL: s = vec_emit_matmul(e); break;
     default:
       return vec_status(HETC_PLUGIN_STATUS_INTERNAL, "vec: template kind %d",
                         e->kind);

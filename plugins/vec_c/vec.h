@@ -61,6 +61,7 @@ typedef enum vec_template_kind_t {
   VEC_T_LOG_SOFTMAX, /* vec_emit_softmax's log form */
   VEC_T_RESIZE,
   VEC_T_NORMALIZE,
+  VEC_T_MATMUL,
   VEC_T_COUNT_
 } vec_template_kind_t;
 
@@ -85,6 +86,8 @@ typedef struct vec_config_t {
   int64_t reorder;   /* index into the template's loop orders */
   int64_t parallel;  /* 0: outer fused axis; 1: also OH */
   int64_t unroll_kw; /* 1: the kw loop is unrolled in the source */
+  int64_t tile_m;    /* matmul: output rows of a parallel item */
+  int64_t tile_n;    /* matmul: output columns whose sums stay in registers */
 } vec_config_t;
 
 typedef enum vec_knob_kind_t {
@@ -134,7 +137,7 @@ void vec_config_describe(const vec_space_t *space, const vec_config_t *config,
                          hpc_strbuf_t *sb);
 
 /* ------------------------------------------------------------------------ */
-/* Emission (emit.c, emit_conv.c, emit_ops.c)                               */
+/* Emission (emit.c, emit_conv.c, emit_ops.c, emit_matmul.c)                               */
 /* ------------------------------------------------------------------------ */
 
 typedef struct vec_emit_t {
@@ -207,6 +210,7 @@ hetc_plugin_status_t vec_emit_bias_add(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_transpose(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_resize(vec_emit_t *e);
 hetc_plugin_status_t vec_emit_normalize(vec_emit_t *e);
+hetc_plugin_status_t vec_emit_matmul(vec_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Features (features.c)                                                    */

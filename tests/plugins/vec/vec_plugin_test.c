@@ -1,7 +1,8 @@
 /* Smoke tests of the vec plugin through its ABI with a fake host: every
  * conv2d template on awkward shapes with default and hand-picked configs,
  * every other op once, resize in each mode, transform and layout, normalize
- * in every form and layout, config
+ * in every form and layout, matmul on every rank and edge with its space's
+ * corners, config
  * validation, emit/load, timing, packages of the OpenMP-era plugin, kernels
  * timed after an idle moment, and the compiler-failure paths. Results are checked against the reference
  * executor in the artifact's own layouts (NCHWc padding included), each
@@ -800,6 +801,107 @@ static void test_normalize(void **state) {
 
 /* ------------------------------------------------------------------------ */
 
+/* A matmul [batch..., m, k] x [batch..., k, n], both operands hinted
+ * `kind`/`block` by their producers. */
+static hetc_plugin_workload_t matmul_workload(hetc_plugin_tensor_t in[2], int32_t rank, const int64_t *batch,
+                                              int64_t m, int64_t k, int64_t n, int32_t kind, int32_t block) {
+  int64_t da[6], db[6], dy[6];
+  for (int32_t d = 0; d + 2 < rank; ++d) da[d] = db[d] = dy[d] = batch[d];
+  da[rank - 2] = dy[rank - 2] = m;
+  da[rank - 1] = db[rank - 2] = k;
+  db[rank - 1] = dy[rank - 1] = n;
+  in[0] = with_layout(tensor_rank(rank, da), kind, block);
+  in[1] = with_layout(tensor_rank(rank, db), kind, block);
+  hetc_plugin_workload_t wl = simple_workload(HETC_PLUGIN_OP_MATMUL, 2, tensor_rank(rank, dy));
+  wl.inputs = in;
+  return wl;
+}
+
+/* vec_matmul against the reference: ranks 2 to 6, extents of 1 (a dot
+ * product, an outer product, K = 1), rows that fill no block and columns
+ * that fill no tile, attention's head shapes (an NCHW8c hint on the 4-d
+ * operands is not followed: both are read row-major), each with the
+ * default config and the space's corners (one row and eight columns, eight
+ * rows and 32 columns), inputs about 0 and about 100. */
+static void test_matmul(void **state) {
+  (void)state;
+  enum { MAX_CASES = 64 };
+  vec_case_t *cases = calloc(MAX_CASES, sizeof(*cases));
+  int n = 0;
+  hetc_plugin_tensor_t in[2];
+  static const struct {
+    const char *name;
+    int32_t rank;
+    int64_t batch[4], m, k, n;
+    int32_t nchwc; /* the producers hint NCHW8c */
+    float offset;
+  } shapes[] = {
+      {"[5,7] x [7,9]", 2, {0}, 5, 7, 9, 0, 0},
+      {"[1,1] x [1,1]", 2, {0}, 1, 1, 1, 0, 0},
+      {"[1,40] x [40,1] dot", 2, {0}, 1, 40, 1, 0, 0},
+      {"[13,1] x [1,35] outer", 2, {0}, 13, 1, 35, 0, 0},
+      {"[19,24] x [24,48] offset 100", 2, {0}, 19, 24, 48, 0, 100},
+      {"rank 3 [3,7,5] x [3,5,33]", 3, {3}, 7, 5, 33, 0, 0},
+      {"heads [1,2,17,8] x [1,2,8,20] nchw8c hint", 4, {1, 2}, 17, 8, 20, 1, 0},
+      {"heads [2,3,25,16] x [2,3,16,25]", 4, {2, 3}, 25, 16, 25, 0, 0},
+      {"rank 5 [2,1,3,6,4] x [2,1,3,4,17]", 5, {2, 1, 3}, 6, 4, 17, 0, 0},
+      {"rank 6 [1,2,1,2,9,3] x [1,2,1,2,3,16]", 6, {1, 2, 1, 2}, 9, 3, 16, 0, 0},
+  };
+  const int count = (int)(sizeof(shapes) / sizeof(shapes[0]));
+  for (int i = 0; i < count; ++i) {
+    hetc_plugin_workload_t wl = matmul_workload(in, shapes[i].rank, shapes[i].batch, shapes[i].m, shapes[i].k,
+                                                shapes[i].n, shapes[i].nchwc ? HETC_PLUGIN_LAYOUT_NCHWC : 0,
+                                                shapes[i].nchwc ? 8 : 0);
+    assert_int_equal(H.plugin->template_count(H.instance, 0, &wl), 1);
+    assert_int_equal(H.plugin->supports(H.instance, 0, &wl), 1);
+    assert_string_equal(H.plugin->template_name(H.instance, 0, &wl, 0), "vec_matmul");
+    hetc_plugin_space_t sp;
+    assert_int_equal(vec_define_space(&H, &wl, 0, &sp), 0);
+    assert_int_equal(sp.num_knobs, 2);
+    fake_config_t cfg;
+    fake_config_default(&sp, &cfg);
+    const int first = n;
+    n = add_config_case(cases, n, shapes[i].name, &wl, in, 0, &sp, &cfg);
+    static const int64_t corners[2][2] = {{1, 8}, {8, 32}};
+    for (int c = 0; c < 2; ++c) {
+      fake_config_set(&cfg, "tile_m", corners[c][0]);
+      fake_config_set(&cfg, "tile_n", corners[c][1]);
+      n = add_config_case(cases, n, shapes[i].name, &wl, in, 0, &sp, &cfg);
+    }
+    assert_int_equal(n - first, 3);
+    for (int c = first; c < n; ++c) cases[c].input_offset = shapes[i].offset;
+  }
+  vec_build_cases(&H, cases, n, 4);
+  int failures = 0;
+  double worst = 0;
+  for (int i = 0; i < n; ++i) {
+    vec_case_t *c = &cases[i];
+    if (c->artifact) {
+      const hetc_plugin_artifact_info_t *info = H.plugin->artifact_info(c->artifact);
+      const int32_t rm = HETC_PLUGIN_LAYOUT_ROW_MAJOR;
+      if (info->input_layouts[0].kind != rm || info->input_layouts[1].kind != rm || info->output_layout.kind != rm) {
+        fprintf(stderr, "%s: layouts %d, %d -> %d, not row-major\n", c->name, info->input_layouts[0].kind,
+                info->input_layouts[1].kind, info->output_layout.kind);
+        ++failures;
+      }
+    }
+    const double err = vec_check_case(&H, c, 53 + (uint64_t)i);
+    if (err < 0 || err > 1e-5) {
+      fprintf(stderr, "%s: relative error %g\n", c->name, err);
+      ++failures;
+    }
+    if (err > worst) worst = err;
+    if (getenv("HETC_TEST_VERBOSE")) printf("%-64s err %.2g\n", c->name, err);
+    if (c->artifact) H.plugin->artifact_release(H.instance, c->artifact);
+    hetc_status_free(c->status);
+  }
+  printf("matmul: %d cases, %d failures, worst relative error %.2e\n", n, failures, worst);
+  free(cases);
+  assert_int_equal(failures, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
 static hetc_status_t build_with(const hetc_plugin_workload_t *wl, int32_t tmpl,
                                 const hetc_plugin_config_t *cfg, hetc_plugin_artifact_t **out) {
   *out = NULL;
@@ -1329,6 +1431,7 @@ int main(void) {
       cmocka_unit_test(test_other_ops),
       cmocka_unit_test(test_resize),
       cmocka_unit_test(test_normalize),
+      cmocka_unit_test(test_matmul),
       cmocka_unit_test(test_invalid_configs),
       cmocka_unit_test(test_emit_load_time),
       cmocka_unit_test(test_old_package),
