@@ -1468,13 +1468,13 @@ def einsum_attention(g):
 @op_case([4, 6, 5])
 def einsum_forms(g):
     """Einsum forms around a product: an implicit output ("bij,bjk": the
-    letters of one operand only, alphabetically, so [b, i, k]), and an
-    output whose letters are permuted and whose batch letter is not first
-    ("bij,bjk->kbi")."""
+    letters that appear once, alphabetically, so [i, k], b summed with j),
+    and an output whose letters are permuted and whose batch letter is not
+    first ("bij,bjk->kbi")."""
     t = g.op("Transpose", [g.x], perm=[0, 2, 1])
-    implicit = g.op("Einsum", [g.x, t], equation="bij,bjk")
+    implicit = g.op("Reshape", [g.op("Einsum", [g.x, t], equation="bij,bjk"), g.i64("one_batch", [1, 6, 6])])
     permuted = g.op("Einsum", [g.x, t], equation="bij,bjk->kbi")
-    return g.op("Add", [implicit, g.op("Transpose", [permuted], perm=[1, 2, 0])])
+    return g.op("Add", [g.op("Transpose", [permuted], perm=[1, 2, 0]), implicit])
 
 
 @op_case([1, 4, 4, 3], opset=18)
