@@ -14,7 +14,7 @@
 static const char *const foldable_ops[] = {
     /* shapes and data movement */
     "Constant", "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "CastLike", "ConstantOfShape",
-    "Reshape", "Expand", "Tile", "ScatterND",
+    "Reshape", "Expand", "Tile", "ScatterND", "GatherND",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul", "Range",
@@ -663,6 +663,51 @@ static hetc_status_t fold_scatter_nd(const Onnx__NodeProto *node, const hetc_onn
   return NULL;
 }
 
+/* GatherND(data, indices): the slices of data that indices' last-dim
+ * tuples name (after batch_dims leading dims both share), in the order of
+ * the tuples (Swin V2's relative position bias, read from its folded
+ * MLP's table). */
+static hetc_status_t fold_gather_nd(const Onnx__NodeProto *node, const hetc_onnx_const_t *data,
+                                    const hetc_onnx_const_t *indices, hetc_onnx_const_t *out) {
+  int64_t batch_dims = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "batch_dims", 0, &batch_dims));
+  if (!indices->is_int) return BAD("input 1 (indices) must hold integers");
+  if (batch_dims < 0 || batch_dims >= indices->rank || batch_dims >= data->rank)
+    return BAD("batch_dims %lld must be less than both inputs' ranks", (long long)batch_dims);
+  const int32_t b = (int32_t)batch_dims, k = (int32_t)indices->dims[indices->rank - 1];
+  if (k < 1 || b + k > data->rank)
+    return BAD("input 1 (indices) ends in a dim of %d, and data has %d dims after the batch dims", (int)k,
+               (int)(data->rank - b));
+  for (int32_t d = 0; d < b; ++d)
+    if (indices->dims[d] != data->dims[d]) return BAD("batch dim %d differs between data and indices", (int)d);
+  int64_t dims[HETC_ONNX_MAX_RANK], batches = 1, tuples = 1, slice = 1, per_batch = 1;
+  int32_t rank = 0;
+  for (int32_t d = 0; d < indices->rank - 1; ++d) dims[rank++] = indices->dims[d];
+  for (int32_t d = b + k; d < data->rank; ++d) dims[rank++] = data->dims[d], slice *= data->dims[d];
+  if (rank > HETC_ONNX_MAX_RANK) return BAD("the result has rank %d", (int)rank);
+  for (int32_t d = 0; d < b; ++d) batches *= data->dims[d];
+  for (int32_t d = b; d < indices->rank - 1; ++d) tuples *= indices->dims[d];
+  for (int32_t d = b; d < data->rank; ++d) per_batch *= data->dims[d];
+  HETC_RETURN_IF_ERROR(hetc_onnx_const_alloc(out, data->is_int, rank, dims));
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t t = 0; t < tuples; ++t) {
+      const int64_t *tuple = indices->i + (bi * tuples + t) * k;
+      int64_t offset = 0;
+      for (int32_t j = 0; j < k; ++j) {
+        const int64_t extent = data->dims[b + j], index = tuple[j] < 0 ? tuple[j] + extent : tuple[j];
+        if (index < 0 || index >= extent) {
+          hetc_onnx_const_release(out);
+          return BAD("index %lld is outside dim %d of extent %lld", (long long)tuple[j], (int)(b + j),
+                     (long long)extent);
+        }
+        offset = offset * extent + index;
+      }
+      for (int64_t e = 0; e < slice; ++e)
+        copy_value(out, (bi * tuples + t) * slice + e, data, bi * per_batch + offset * slice + e);
+    }
+  return NULL;
+}
+
 /* Range(start, limit, delta): max(ceil((limit - start) / delta), 0) values. */
 static hetc_status_t fold_range(const hetc_onnx_const_t *const *operands, hetc_onnx_const_t *out) {
   for (int32_t k = 0; k < 3; ++k)
@@ -926,6 +971,7 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
   }
   if (!strncmp(op, "Reduce", 6)) return fold_reduce(node, inputs, num_inputs, &outputs[0]);
   if (!strcmp(op, "MatMul")) return y ? fold_matmul(x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "GatherND")) return y ? fold_gather_nd(node, x, y, &outputs[0]) : BAD("input 1 is missing");
   if (!strcmp(op, "Clip")) return fold_clip(node, inputs, num_inputs, &outputs[0]);
   return fold_unary(node, x, &outputs[0]);
 }

@@ -135,6 +135,8 @@ static const op_form_t forms[] = {
     {"Not", 1, 1, 1, 1, ""},
     {"Where", 9, 3, 3, 1, ""},
     {"Range", 11, 3, 3, 1, ""},
+    {"GatherND", 11, 2, 2, 1, ""},
+    {"GatherND", 12, 2, 2, 1, "batch_dims"},
     {"ScatterND", 11, 3, 3, 1, ""},
     {"ScatterND", 16, 3, 3, 1, "reduction"},
     {"Expand", 8, 2, 2, 1, ""},

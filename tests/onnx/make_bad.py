@@ -335,6 +335,10 @@ def cases():
         add(name + ".onnx", bytes_of(model(nodes=[conv_node(), scatter, add_mask], inits=conv_params() + [
             numpy_helper.from_array(np.zeros([8, 8], np.float32), "mask"), i64("where", where),
             numpy_helper.from_array(values, "values")])))
+    add("gathernd_index_out_of_range.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("GatherND", ["table", "where"], ["bias"], name="gathernd0"),
+        helper.make_node("Add", ["conv0_out", "bias"], ["output"], name="add0")], inits=conv_params() + [
+            numpy_helper.from_array(np.zeros([8, 8], np.float32), "table"), i64("where", [[0, 1], [8, 0]])])))
     add("pad_three_dims.onnx", after_conv(
         helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="constant"),
         [2, 9, 9, 8], [i64("pads", [1, 1, 1, 0, 0, 0, 0, 0])]))

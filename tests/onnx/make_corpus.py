@@ -1477,6 +1477,21 @@ def einsum_forms(g):
     return g.op("Add", [g.op("Transpose", [permuted], perm=[1, 2, 0]), implicit])
 
 
+@op_case([1, 3, 4, 4])
+def gathernd_bias(g):
+    """Swin V2's relative position bias: a table computed from constants by
+    a small MLP (MatMul, Relu: folded), read by GatherND at a [4, 4, 1]
+    index (folded), per head, then added; and a GatherND with batch_dims 1
+    (a row per head) scaling it."""
+    coords = g.f32("coords", np.linspace(-1, 1, 18).reshape(9, 2).astype(np.float32))
+    table = g.op("Relu", [g.op("MatMul", [coords, g.init("mlp.weight", g.normal([2, 3]))])])
+    index = g.i64("index", np.arange(16).reshape(4, 4, 1) % 9)
+    bias = g.op("Transpose", [g.op("GatherND", [table, index])], perm=[2, 0, 1])
+    scales = g.op("GatherND", [g.f32("per_head", np.arange(12).reshape(3, 4, 1).astype(np.float32) / 8),
+                               g.i64("head_rows", [[[1]], [[3]], [[0]]])], batch_dims=1)
+    return g.op("Mul", [g.op("Add", [g.x, bias]), g.op("Reshape", [scales, g.i64("scale_shape", [1, 3, 1, 1])])])
+
+
 @op_case([1, 4, 4, 3], opset=18)
 def scatternd_mask(g):
     """Swin's shifted-window mask: a zero [4, 4] mask (ConstantOfShape)
