@@ -32,13 +32,16 @@ void cpu_conv_epilogue(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValu
  * k*a_col] (one broadcast per row) and B's row k at b[b_off + k*b_row] (nv
  * vectors). mr x nv accumulators (allocas of <L x float>, initialised by
  * the caller) stay in registers: mr * nv + nv + 1 fit the ISA's
- * (cpu_reg_block_fits). */
+ * (cpu_reg_block_fits). B need not be packed: matmul's is an activation
+ * whose rows are b_row apart, and b_last_mask (NULL: none) loads only the
+ * lanes it sets of each row's last vector, where N ends inside it. */
 #define CPU_MICRO_MAX_ACC 32
 typedef struct cpu_micro_t {
   LLVMValueRef a, a_off;
   int64_t a_row, a_col;
   LLVMValueRef b, b_off;
   int64_t b_row;
+  LLVMValueRef b_last_mask;
   LLVMValueRef kc;
   int64_t mr, nv;
   LLVMValueRef acc[CPU_MICRO_MAX_ACC]; /* acc[i * nv + v] */
