@@ -60,6 +60,11 @@ void cpu_gen_depthwise(const cpu_gen_t *g, irb_t *r); /* gen_depthwise.c */
 void cpu_winograd_boundary(cpu_gen_t *g);
 void cpu_gen_dense(const cpu_gen_t *g, irb_t *r);    /* gen_gemm.c */
 
+/* matmul (gen_matmul.c): its boundary (row-major in and out, the outer
+ * axis batch x blocks of reg_n rows) and its code. */
+void cpu_matmul_boundary(cpu_gen_t *g);
+void cpu_gen_matmul(const cpu_gen_t *g, irb_t *r);
+
 /* Pooling on NCHW[b]c, b a multiple of 8 (gen_pool.c; vectors of 16 lanes
  * where b is a multiple of 16 and the ISA has them): whether a pool
  * kernel reading `layout` is generated there; its outer axis is N x CB x
