@@ -3,7 +3,7 @@
  * The plugin builds each kernel's LLVM IR through the LLVM 15 C API
  * (gen.c: ops; gen_pool.c, gen_layout.c: the vector forms of pooling and
  * layout copies; gen_resize.c: resize; gen_normalize.c: normalize; gen_conv.c: direct conv2d;
- * gen_gemm.c: the packed GEMM micro-kernel and dense; gen_im2col.c, gen_winograd.c with winograd.c's
+ * gen_gemm.c: the packed GEMM micro-kernel and dense; gen_matmul.c: matmul on that micro-kernel; gen_im2col.c, gen_winograd.c with winograd.c's
  * transforms: the GEMM-based conv2d templates), optimises it with the new
  * pass manager, compiles it to an object file for an explicit x86-64
  * target machine of the instance's ISA (AVX-512 or AVX2+FMA, isa.c) and
@@ -89,6 +89,7 @@ typedef enum cpu_template_kind_t {
   CPU_T_CONV_GROUPED, /* NCHW[x]c direct conv over output blocks of whole groups */
   CPU_T_RESIZE,       /* gen_resize.c */
   CPU_T_NORMALIZE,    /* gen_normalize.c */
+  CPU_T_MATMUL,       /* gen_matmul.c */
   CPU_T_COUNT_
 } cpu_template_kind_t;
 
@@ -103,6 +104,9 @@ typedef enum cpu_template_kind_t {
  * (NCHW[b]c: whole blocks, zeros past the channels). */
 hetc_plugin_layout_t cpu_normalize_layout(const hetc_plugin_workload_t *wl);
 uint64_t cpu_normalize_param_count(const hetc_plugin_workload_t *wl);
+
+/* matmul (gen_matmul.c): the product of the batch dims, and M, K, N. */
+void cpu_matmul_dims(const hetc_plugin_workload_t *wl, int64_t *batches, int64_t *m, int64_t *k, int64_t *n);
 
 /* hpc_workload_check, then the limits of this plugin's own kernels. */
 int32_t cpu_workload_check(const hetc_plugin_workload_t *wl, char *reason, size_t reason_size);
@@ -133,8 +137,8 @@ int cpu_conv_nchwc_flat(const hetc_plugin_workload_t *wl, int64_t tile_oc);
 
 typedef struct cpu_config_t {
   int64_t tile_ic;   /* ic_bn */
-  int64_t tile_oc;   /* oc_bn */
-  int64_t reg_n;     /* register block: ow columns, im2col pixels, Winograd tiles */
+  int64_t tile_oc;   /* oc_bn; dense, matmul: columns of N a block */
+  int64_t reg_n;     /* register block: ow columns, im2col pixels, Winograd tiles; dense, matmul: rows */
   int64_t unroll_kw; /* 1: kw unrolled in the IR */
   int64_t parallel;  /* nchwc 0: n*ocb, 1: n*ocb*oh, 2: n*oh*ocb; im2col, Winograd: 1 also splits ocb */
   int64_t tile_k;    /* im2col: reduction elements per packed chunk (whole rows) */

@@ -67,6 +67,7 @@ hetc_plugin_status_t cpu_gen_boundary(cpu_gen_t *g) {
       return NULL;
     }
     case CPU_T_NORMALIZE: cpu_normalize_boundary(g); return NULL;
+    case CPU_T_MATMUL: cpu_matmul_boundary(g); return NULL;
     case CPU_T_ELEMENTWISE:
       if (hpc_elementwise_row_major_only(wl)) break;
       __attribute__((fallthrough));
@@ -446,6 +447,7 @@ hetc_plugin_status_t cpu_gen_module(cpu_gen_t *g) {
       break;
     }
     case CPU_T_NORMALIZE: cpu_gen_normalize(g, r); break;
+    case CPU_T_MATMUL: cpu_gen_matmul(g, r); break;
     case CPU_T_CONCAT:
       if (wl->axis == 1 && cpu_blocks_vectorized(wl, g->input_layouts, g->output_layout)) cpu_gen_blocks(g, r);
       else fn = concat_elem;

@@ -32,13 +32,16 @@ void cpu_conv_epilogue(irb_t *r, const cpu_conv_t *c, LLVMValueRef acc, LLVMValu
  * k*a_col] (one broadcast per row) and B's row k at b[b_off + k*b_row] (nv
  * vectors). mr x nv accumulators (allocas of <L x float>, initialised by
  * the caller) stay in registers: mr * nv + nv + 1 fit the ISA's
- * (cpu_reg_block_fits). */
+ * (cpu_reg_block_fits). B need not be packed: matmul's is an activation
+ * whose rows are b_row apart, and b_last_mask (NULL: none) loads only the
+ * lanes it sets of each row's last vector, where N ends inside it. */
 #define CPU_MICRO_MAX_ACC 32
 typedef struct cpu_micro_t {
   LLVMValueRef a, a_off;
   int64_t a_row, a_col;
   LLVMValueRef b, b_off;
   int64_t b_row;
+  LLVMValueRef b_last_mask;
   LLVMValueRef kc;
   int64_t mr, nv;
   LLVMValueRef acc[CPU_MICRO_MAX_ACC]; /* acc[i * nv + v] */
@@ -56,6 +59,11 @@ void cpu_gen_depthwise(const cpu_gen_t *g, irb_t *r); /* gen_depthwise.c */
 /* Winograd's outer axes (prologue and main) and workspace. */
 void cpu_winograd_boundary(cpu_gen_t *g);
 void cpu_gen_dense(const cpu_gen_t *g, irb_t *r);    /* gen_gemm.c */
+
+/* matmul (gen_matmul.c): its boundary (row-major in and out, the outer
+ * axis batch x blocks of reg_n rows) and its code. */
+void cpu_matmul_boundary(cpu_gen_t *g);
+void cpu_gen_matmul(const cpu_gen_t *g, irb_t *r);
 
 /* Pooling on NCHW[b]c, b a multiple of 8 (gen_pool.c; vectors of 16 lanes
  * where b is a multiple of 16 and the ISA has them): whether a pool

@@ -4,7 +4,8 @@
  * (L = r->lanes) in registers across the reduction: per step it loads nv vectors of the
  * packed B row, broadcasts mr scalars of A and issues mr * nv FMAs. The
  * im2col and Winograd convolutions pack their A panels to feed it; dense
- * reads its input rows in place. */
+ * reads its input rows in place; matmul (gen_matmul.c) reads both operands
+ * in place. */
 #include "gen_conv.h"
 
 void cpu_micro_alloc(irb_t *r, cpu_micro_t *m) {
@@ -20,7 +21,10 @@ void cpu_micro_kernel(irb_t *r, const cpu_micro_t *m) {
   LLVMValueRef k = irb_for(r, &lk, C64(0), m->kc, 1);
   LLVMValueRef brow = ADD(m->b_off, MUL(k, C64(m->b_row)));
   LLVMValueRef bv[CPU_MICRO_MAX_ACC];
-  for (int64_t v = 0; v < m->nv; ++v) bv[v] = irb_ldv(r, m->b, ADD(brow, C64(v * r->lanes)));
+  for (int64_t v = 0; v < m->nv; ++v) {
+    LLVMValueRef at = ADD(brow, C64(v * r->lanes));
+    bv[v] = m->b_last_mask && v == m->nv - 1 ? irb_ldv_masked(r, m->b, at, m->b_last_mask) : irb_ldv(r, m->b, at);
+  }
   LLVMValueRef acol = ADD(m->a_off, MUL(k, C64(m->a_col)));
   for (int64_t i = 0; i < m->mr; ++i) {
     LLVMValueRef ab = irb_splat(r, irb_ld(r, m->a, ADD(acol, C64(i * m->a_row))));

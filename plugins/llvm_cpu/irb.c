@@ -98,6 +98,31 @@ void irb_stv(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index
   LLVMSetAlignment(s, 4);
 }
 
+LLVMValueRef irb_lane_mask(irb_t *r, int64_t count) {
+  LLVMValueRef bits[16];
+  for (int64_t i = 0; i < r->lanes; ++i) bits[i] = LLVMConstInt(r->i1, i < count, 0);
+  return LLVMConstVector(bits, (unsigned)r->lanes);
+}
+
+/* llvm.masked.load and .store are overloaded on the vector and the
+ * pointer type. */
+static LLVMValueRef masked_call(irb_t *r, const char *name, LLVMValueRef *args) {
+  LLVMTypeRef types[2] = {r->vec, r->ptr};
+  const unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(r->mod, id, types, 2);
+  return LLVMBuildCall2(r->b, LLVMIntrinsicGetType(r->ctx, id, types, 2), fn, args, 4, "");
+}
+
+LLVMValueRef irb_ldv_masked(irb_t *r, LLVMValueRef base, LLVMValueRef index, LLVMValueRef mask) {
+  LLVMValueRef args[4] = {gep(r, base, index), LLVMConstInt(r->i32, 4, 0), mask, LLVMConstNull(r->vec)};
+  return masked_call(r, "llvm.masked.load", args);
+}
+
+void irb_stv_masked(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index, LLVMValueRef mask) {
+  LLVMValueRef args[4] = {value, gep(r, base, index), LLVMConstInt(r->i32, 4, 0), mask};
+  masked_call(r, "llvm.masked.store", args);
+}
+
 LLVMValueRef irb_load(irb_t *r, LLVMTypeRef type, LLVMValueRef slot) {
   return LLVMBuildLoad2(r->b, type, slot, "");
 }

@@ -57,6 +57,13 @@ LLVMValueRef irb_ld(irb_t *r, LLVMValueRef base, LLVMValueRef index);
 void irb_st(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index);
 LLVMValueRef irb_ldv(irb_t *r, LLVMValueRef base, LLVMValueRef index);
 void irb_stv(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index);
+/* A <lanes x i1> constant whose first `count` lanes are set, and the
+ * vector load and store of only those lanes (llvm.masked.*: lanes off load
+ * 0 and touch no memory, so a row's last vector may end where the buffer
+ * does). */
+LLVMValueRef irb_lane_mask(irb_t *r, int64_t count);
+LLVMValueRef irb_ldv_masked(irb_t *r, LLVMValueRef base, LLVMValueRef index, LLVMValueRef mask);
+void irb_stv_masked(irb_t *r, LLVMValueRef value, LLVMValueRef base, LLVMValueRef index, LLVMValueRef mask);
 LLVMValueRef irb_load(irb_t *r, LLVMTypeRef type, LLVMValueRef slot);
 void irb_store(irb_t *r, LLVMValueRef value, LLVMValueRef slot);
 LLVMValueRef irb_splat(irb_t *r, LLVMValueRef scalar);

@@ -6,12 +6,14 @@
  * within a max relative error of 1e-4; resize on a fixed list of cases in
  * every layout hint, tighter (nearest exact); normalize on a fixed list
  * in every layout hint within 1e-5, and on inputs of 1000 + noise;
+ * matmul on random shapes and hints, its default and a sampled config;
  * emit/load round-trips an artifact.
  * HETC_KERNELS_TARGET=name runs only the other ops, on that target (the
  * ops test of another plugin, e.g. opencl), HETC_KERNELS_ROUNDS=n draws n
  * rounds of them instead of 40 (for backends whose kernels build slowly).
  * HETC_KERNELS_TIMES set prints the median times of typical normalize
- * workloads on the target (example_c: the plugin kit's reference kernel).
+ * workloads on the target (example_c: the plugin kit's reference kernel),
+ * and on cpu those of attention's matmuls beside ViT-B's dense layers.
  * ctest runs it twice on the cpu target, with HETC_CPU_ISA=avx2 and =avx512;
  * the AVX-512 run skips (77), saying so, on a machine without AVX-512. */
 #include <float.h>
@@ -774,6 +776,106 @@ static void normalize_times(void **state) {
   }
 }
 
+/* matmul (ABI 2.0) on random shapes: ranks 2 to 5, extents from 1 (a dot
+ * or an outer product) past two blocks of the widest default, so that row
+ * and column tails of every size come up; a 4-d case takes every layout
+ * hint in turn, which the kernel must not follow (it reads and writes
+ * row-major). Each with its default config and a sampled one (other row
+ * and column blocks), within TOLERANCE of the reference. */
+static void matmul_workload(hetc_plugin_workload_t *w, hetc_plugin_tensor_t in[2], int32_t rank, const int64_t *batch,
+                            int64_t m, int64_t k, int64_t n, hetc_plugin_layout_t hint) {
+  memset(w, 0, sizeof(*w));
+  for (int j = 0; j < 2; ++j) {
+    in[j] = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, rank, {0}, rank == 4 ? hint : (hetc_plugin_layout_t){0, 0}};
+    for (int32_t d = 0; d + 2 < rank; ++d) in[j].shape[d] = batch[d];
+    in[j].shape[rank - 2] = j ? k : m;
+    in[j].shape[rank - 1] = j ? n : k;
+  }
+  w->op = HETC_PLUGIN_OP_MATMUL;
+  w->num_inputs = 2;
+  w->inputs = in;
+  w->output = in[0];
+  w->output.shape[rank - 1] = n;
+  w->output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+}
+
+static void matmul_ops(void **state) {
+  (void)state;
+  const hetc_plugin_t *p = entry->plugin;
+  double worst = 0;
+  int checked = 0;
+  char what[160];
+  for (int i = 0; i < 40; ++i) {
+    const int32_t rank = (int32_t)next(2, 5);
+    int64_t batch[3] = {next(1, 3), next(1, 3), next(1, 2)};
+    const int64_t m = next(0, 3) ? next(1, 40) : 1, k = next(0, 3) ? next(1, 70) : 1, n = next(0, 3) ? next(1, 140) : 1;
+    hetc_plugin_workload_t w;
+    hetc_plugin_tensor_t in[2];
+    matmul_workload(&w, in, rank, batch, m, k, n, layouts[i % NUM_LAYOUTS]);
+    snprintf(what, sizeof(what), "matmul %d: rank %d, %lld x %lld x %lld, hint %d/%d", i, (int)rank, (long long)m,
+             (long long)k, (long long)n, in[0].layout.kind, in[0].layout.block);
+    assert_int_equal(p->template_count(entry->instance, 0, &w), 1);
+    assert_string_equal(p->template_name(entry->instance, 0, &w, 0), "cpu_matmul");
+    hetc_plugin_artifact_t *a = NULL;
+    hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, 0, NULL, &a);
+    if (s) fail_msg("%s: build: %s", what, hetc_status_message(s));
+    const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
+    const hetc_plugin_layout_t row_major = {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
+    if (!same_layout(info->input_layouts[0], row_major) || !same_layout(info->input_layouts[1], row_major) ||
+        !same_layout(info->output_layout, row_major))
+      fail_msg("%s: reads or writes another layout than row-major", what);
+    p->artifact_release(entry->instance, a);
+    const double e = check_default_and_sampled(&w, 0, (uint64_t)i, what);
+    worst = e > worst ? e : worst;
+    checked += 2;
+  }
+  printf("matmul: %d kernels checked, worst max relative error %.3e\n", checked, worst);
+}
+
+/* With HETC_KERNELS_TIMES set: the median times of attention's matmuls
+ * with the default config, and of dense layers of ViT-B (a projection and
+ * the MLP's first layer) for comparison, in GFLOP/s. */
+static void matmul_times(void **state) {
+  (void)state;
+  if (!getenv("HETC_KERNELS_TIMES")) return;
+  const struct {
+    const char *name;
+    int64_t batch[2], m, k, n;
+  } runs[] = {
+      {"ViT-B scores [1,12,197,64] x [1,12,64,197]", {1, 12}, 197, 64, 197},
+      {"ViT-B values [1,12,197,197] x [1,12,197,64]", {1, 12}, 197, 197, 64},
+      {"Swin windows [64,3,49,32] x [64,3,32,49]", {64, 3}, 49, 32, 49},
+  };
+  for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
+    hetc_plugin_workload_t w;
+    hetc_plugin_tensor_t in[2];
+    matmul_workload(&w, in, 4, runs[i].batch, runs[i].m, runs[i].k, runs[i].n, (hetc_plugin_layout_t){0, 0});
+    kernel_check_result_t result;
+    hetc_status_t s = hetc_kernel_check_time(entry, &w, 0, NULL, 101, &result);
+    if (s) fail_msg("%s: %s", runs[i].name, hetc_status_message(s));
+    const double flops = 2.0 * (double)(runs[i].batch[0] * runs[i].batch[1] * runs[i].m * runs[i].k * runs[i].n);
+    printf("%s on %s: median %.1f us, %.1f GFLOP/s\n", runs[i].name, target_name(), result.seconds * 1e6,
+           flops / result.seconds * 1e-9);
+  }
+  const int64_t dense_runs[2][3] = {{197, 768, 768}, {197, 768, 3072}};
+  for (int i = 0; i < 2; ++i) {
+    hetc_plugin_workload_t w;
+    memset(&w, 0, sizeof(w));
+    hetc_plugin_tensor_t in = {HETC_PLUGIN_DTYPE_FLOAT32, 2, {dense_runs[i][0], dense_runs[i][1]}, {0, 0}};
+    w.op = HETC_PLUGIN_OP_DENSE;
+    w.num_inputs = 1;
+    w.inputs = &in;
+    w.output = (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 2, {dense_runs[i][0], dense_runs[i][2]}, {0, 0}};
+    kernel_check_result_t result;
+    hetc_status_t s = hetc_kernel_check_time(entry, &w, 0, NULL, 101, &result);
+    if (s) fail_msg("dense: %s", hetc_status_message(s));
+    const double flops = 2.0 * (double)(dense_runs[i][0] * dense_runs[i][1] * dense_runs[i][2]);
+    printf("dense %lldx%lld -> %lld on %s: median %.1f us, %.1f GFLOP/s\n", (long long)dense_runs[i][0],
+           (long long)dense_runs[i][1], (long long)dense_runs[i][2], target_name(), result.seconds * 1e6,
+           flops / result.seconds * 1e-9);
+  }
+}
+
 /* Distance in units in the last place between two floats of one sign. */
 static int64_t ulps(float a, float b) {
   int32_t ia, ib;
@@ -978,6 +1080,8 @@ int main(void) {
       cmocka_unit_test(normalize_ops),
       cmocka_unit_test(normalize_large_offset),
       cmocka_unit_test(normalize_times),
+      cmocka_unit_test(matmul_ops),
+      cmocka_unit_test(matmul_times),
       cmocka_unit_test(emit_and_load),
       cmocka_unit_test(exp_and_sigmoid_within_ulps),
       cmocka_unit_test(erf_and_gelu_within_ulps),
