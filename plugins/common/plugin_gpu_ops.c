@@ -748,3 +748,134 @@ int32_t hpc_gpu_emit_normalize(const hpc_gpu_ops_t *o, char *reason, size_t size
   close_kernel(o);
   return add_launch(o, "normalize_padding", items, 1, &out_arg, reason, size);
 }
+
+/* ------------------------------------------------------------------------ */
+
+/* A's tile is kept m-major with a row of tile_k + 1 floats: a warp's
+ * threads of one ty read one word (a broadcast), those of different ty
+ * words tile_k + 1 apart, an odd stride, so they fall in different banks
+ * whatever the block's shape (with tile_k's own stride, 16, a warp of 8 x 4
+ * threads would read 2 words a bank). B's tile is k-major and unpadded:
+ * neighbouring threads read neighbouring words. */
+int64_t hpc_gpu_matmul_shared_bytes(const hpc_gpu_matmul_tiles_t *t) {
+  return 4 * (t->tile_m * (t->tile_k + 1) + t->tile_k * t->tile_n);
+}
+
+int hpc_gpu_matmul_tiles_check(const hpc_gpu_matmul_tiles_t *t, char *reason, size_t size) {
+  if (t->tile_m < 1 || t->tile_n < 1 || t->tile_k < 1 || t->thread_m < 1 || t->thread_n < 1) {
+    snprintf(reason, size, "matmul's tiles must be positive");
+    return 1;
+  }
+  if (t->tile_m % t->thread_m != 0 || t->tile_n % t->thread_n != 0) {
+    snprintf(reason, size, "matmul's per-thread tile %lldx%lld does not divide its block tile %lldx%lld",
+             ll(t->thread_m), ll(t->thread_n), ll(t->tile_m), ll(t->tile_n));
+    return 1;
+  }
+  return 0;
+}
+
+/* Emits the loop staging one operand's rows x cols tile (row-major in
+ * global memory, `ld` floats a row, from `src`) into `dst` with rows
+ * `dst_ld` floats apart. Neighbouring threads take neighbouring columns, so
+ * their loads are contiguous. `row_guard` and `col_guard` are conditions on
+ * the tile's r and c, or NULL where the shapes make them always true. */
+static void emit_stage(const hpc_gpu_ops_t *o, const char *dst, int64_t dst_ld, const char *src, int64_t ld,
+                       int64_t rows, int64_t cols, int64_t threads, const char *row_guard, const char *col_guard) {
+  const int64_t total = rows * cols, steps = (total + threads - 1) / threads;
+  L(2, "for (int s = 0; s < %lld; ++s) {", ll(steps));
+  L(3, "const int e = t + s * %lld;", ll(threads));
+  /* The last step's threads past the tile stage nothing. */
+  if (total % threads) L(3, "if (e >= %lld) break;", ll(total));
+  L(3, "const int r = e / %lld, c = e %% %lld;", ll(cols), ll(cols));
+  char guard[160] = "";
+  if (row_guard && col_guard)
+    snprintf(guard, sizeof(guard), "%s && %s", row_guard, col_guard);
+  else if (row_guard || col_guard)
+    snprintf(guard, sizeof(guard), "%s", row_guard ? row_guard : col_guard);
+  if (guard[0])
+    L(3, "%s[r * %lld + c] = %s ? %s[(long)r * %lldL + c] : 0.0f;", dst, ll(dst_ld), guard, src, ll(ld));
+  else
+    L(3, "%s[r * %lld + c] = %s[(long)r * %lldL + c];", dst, ll(dst_ld), src, ll(ld));
+  L(2, "}");
+}
+
+/* One text for every tile size: the tiles are constants in it, so the
+ * compilers unroll the per-thread loops and keep acc[] in registers.
+ * Edges are zero-filled when staged (a zero adds nothing to a sum of
+ * finite products) and stores past them skipped, each guard emitted only
+ * where the extent is not a multiple of its tile. Thread (tx, ty) owns rows
+ * ty + i * TY and columns tx + j * TX: neighbouring threads store
+ * neighbouring columns. */
+int32_t hpc_gpu_emit_matmul(const hpc_gpu_ops_t *o, char *reason, size_t size) {
+  const hetc_plugin_workload_t *wl = o->wl;
+  const hpc_gpu_matmul_tiles_t *t = o->tiles;
+  if (!t) return fail(reason, size, HETC_PLUGIN_STATUS_INTERNAL, "%s: matmul without tiles", o->plugin_name);
+  char why[160];
+  if (hpc_gpu_matmul_tiles_check(t, why, sizeof(why)))
+    return fail(reason, size, HETC_PLUGIN_STATUS_INVALID_ARGUMENT, "%s: %s", o->plugin_name, why);
+  const int32_t rank = wl->inputs[0].rank;
+  const int64_t M = wl->inputs[0].shape[rank - 2], K = wl->inputs[0].shape[rank - 1];
+  const int64_t N = wl->inputs[1].shape[rank - 1];
+  int64_t batches = 1;
+  for (int32_t d = 0; d + 2 < rank; ++d) batches *= wl->inputs[0].shape[d];
+  const int64_t TM = t->tile_m, TN = t->tile_n, TK = t->tile_k, RM = t->thread_m, RN = t->thread_n;
+  const int64_t TX = TN / RN, TY = TM / RM, threads = TX * TY;
+  const int64_t tiles_m = hetc_kit_ceil_div(M, TM), tiles_n = hetc_kit_ceil_div(N, TN);
+  const int64_t blocks = batches * tiles_m * tiles_n;
+  set_boundary(o, 2, hetc_kit_layout_row_major(), hetc_kit_layout_row_major(), 0);
+  const int edge_m = M % TM != 0, edge_n = N % TN != 0, edge_k = K % TK != 0;
+
+  L(0, "HK_KERNEL(%lld, %lld, 1) matmul_tiled(HK_GLOBAL const float *HK_RESTRICT a, "
+       "HK_GLOBAL const float *HK_RESTRICT b, HK_GLOBAL float *HK_RESTRICT out) {",
+    ll(TX), ll(TY));
+  L(1, "HK_SHARED float a_tile[%lld];", ll(TM * (TK + 1)));
+  L(1, "HK_SHARED float b_tile[%lld];", ll(TK * TN));
+  L(1, "const int tx = HK_TX, ty = HK_TY, t = ty * %lld + tx;", ll(TX));
+  /* N's tiles fastest: the blocks running together share A's rows. */
+  L(1, "const long tile = (long)HK_BX;");
+  L(1, "const long n0 = tile %% %lldL * %lldL, m0 = tile / %lldL %% %lldL * %lldL, batch = tile / %lldL;",
+    ll(tiles_n), ll(TN), ll(tiles_n), ll(tiles_m), ll(TM), ll(tiles_n * tiles_m));
+  L(1, "HK_GLOBAL const float *HK_RESTRICT pa = a + batch * %lldL + m0 * %lldL;", ll(M * K), ll(K));
+  L(1, "HK_GLOBAL const float *HK_RESTRICT pb = b + batch * %lldL + n0;", ll(K * N));
+  L(1, "HK_GLOBAL float *HK_RESTRICT po = out + batch * %lldL + m0 * %lldL + n0;", ll(M * N), ll(N));
+  if (edge_m) L(1, "const long m_left = %lldL - m0;", ll(M));
+  if (edge_n) L(1, "const long n_left = %lldL - n0;", ll(N));
+  L(1, "float acc[%lld];", ll(RM * RN));
+  L(1, "for (int i = 0; i < %lld; ++i) acc[i] = 0.0f;", ll(RM * RN));
+  L(1, "for (long k0 = 0; k0 < %lldL; k0 += %lldL) {", ll(K), ll(TK));
+  if (edge_k) L(2, "const long k_left = %lldL - k0;", ll(K));
+  L(2, "HK_GLOBAL const float *HK_RESTRICT sa = pa + k0;");
+  L(2, "HK_GLOBAL const float *HK_RESTRICT sb = pb + k0 * %lldL;", ll(N));
+  emit_stage(o, "a_tile", TK + 1, "sa", K, TM, TK, threads, edge_m ? "r < m_left" : NULL,
+             edge_k ? "c < k_left" : NULL);
+  emit_stage(o, "b_tile", TN, "sb", N, TK, TN, threads, edge_k ? "r < k_left" : NULL,
+             edge_n ? "c < n_left" : NULL);
+  L(2, "HK_BARRIER();");
+  L(2, "for (int kk = 0; kk < %lld; ++kk) {", ll(TK));
+  L(3, "float av[%lld], bv[%lld];", ll(RM), ll(RN));
+  L(3, "for (int i = 0; i < %lld; ++i) av[i] = a_tile[(ty + i * %lld) * %lld + kk];", ll(RM), ll(TY), ll(TK + 1));
+  L(3, "for (int j = 0; j < %lld; ++j) bv[j] = b_tile[kk * %lld + tx + j * %lld];", ll(RN), ll(TN), ll(TX));
+  L(3, "for (int i = 0; i < %lld; ++i)", ll(RM));
+  L(4, "for (int j = 0; j < %lld; ++j) acc[i * %lld + j] += av[i] * bv[j];", ll(RN), ll(RN));
+  L(2, "}");
+  /* Every thread is done reading the tiles before the next step overwrites
+   * them. */
+  L(2, "HK_BARRIER();");
+  L(1, "}");
+  L(1, "for (int i = 0; i < %lld; ++i) {", ll(RM));
+  L(2, "const long m = ty + i * %lld;", ll(TY));
+  if (edge_m) L(2, "if (m >= m_left) break;");
+  L(2, "for (int j = 0; j < %lld; ++j) {", ll(RN));
+  L(3, "const long n = tx + j * %lld;", ll(TX));
+  if (edge_n) L(3, "if (n >= n_left) break;");
+  L(3, "po[m * %lldL + n] = acc[i * %lld + j];", ll(N), ll(RN));
+  L(2, "}");
+  L(1, "}");
+  close_kernel(o);
+  const int64_t block[3] = {TX, TY, 1};
+  const int32_t args[3] = {0, 1, 2};
+  if (o->add_block_launch(o->ctx, "matmul_tiled", blocks, block, 3, args) == 0) return 0;
+  return fail(reason, size, HETC_PLUGIN_STATUS_INTERNAL,
+              "%s: no room for launch matmul_tiled of %lld blocks of %lldx%lld threads", o->plugin_name,
+              ll(blocks), ll(TX), ll(TY));
+}

@@ -22,6 +22,7 @@
 
 #include "hetc/plugin.h"
 #include "plugin_gpu_dialect.h"
+#include "plugin_gpu_ops.h"
 #include "plugin_pack.h"
 #include "plugin_strbuf.h"
 #include "plugin_workload.h"
@@ -173,6 +174,7 @@ typedef enum cu_template_kind_t {
   CU_T_LOG_SOFTMAX, /* cu_emit_softmax's log form */
   CU_T_RESIZE,
   CU_T_NORMALIZE,
+  CU_T_MATMUL, /* the shared tiled kernel (hpc_gpu_emit_matmul), knobs block_* and thread_* */
   CU_T_COUNT_
 } cu_template_kind_t;
 
@@ -270,6 +272,9 @@ void cu_demand_conv_nhwc(const hetc_plugin_workload_t *wl, const cu_config_t *cf
 void cu_demand_gemm(const cu_config_t *cfg, cu_demand_t *out);
 void cu_demand_igemm_tc(const cu_config_t *cfg, cu_demand_t *out);
 void cu_demand_depthwise(const hetc_plugin_workload_t *wl, const cu_config_t *cfg, cu_demand_t *out);
+/* matmul's tiles of a config: block_m x block_n outputs a block, block_k
+ * staged, thread_m x thread_n a thread, as the GEMM's knobs read. */
+hpc_gpu_matmul_tiles_t cu_matmul_tiles(const cu_config_t *cfg);
 /* 1 when the demand fits (the space's constraint: no status made). */
 int cu_demand_fits(const cu_demand_t *demand, const cu_limits_t *limits);
 /* NULL when the demand fits, else DEVICE_LIMITS (or INVALID_ARGUMENT for a
@@ -346,6 +351,7 @@ hetc_plugin_status_t cu_emit_bias_add(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_transpose(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_resize(cu_emit_t *e);
 hetc_plugin_status_t cu_emit_normalize(cu_emit_t *e);
+hetc_plugin_status_t cu_emit_matmul(cu_emit_t *e);
 
 
 /* ------------------------------------------------------------------------ */

@@ -78,6 +78,7 @@ hetc_plugin_status_t cu_emit(cu_emit_t *e) {
     case CU_T_TRANSPOSE: s = cu_emit_transpose(e); break;
     case CU_T_RESIZE: s = cu_emit_resize(e); break;
     case CU_T_NORMALIZE: s = cu_emit_normalize(e); break;
+    case CU_T_MATMUL: s = cu_emit_matmul(e); break;
     default: return cu_status(HETC_PLUGIN_STATUS_INTERNAL, "%s: template kind %d", cu_plugin_name, e->kind);
   }
   if (s) return s;

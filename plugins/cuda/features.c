@@ -66,6 +66,15 @@ int32_t cu_features_fill(const hetc_plugin_workload_t *wl, int kind, const cu_co
                 (double)(c->block_n * c->thread_n), s.KH * s.KW, s.N * s.K, s.OH, s.OW, s.KH * s.KW,
                 HETC_FEATURE_ALGO_DEPTHWISE);
       break;
+    case CU_T_MATMUL: {
+      const int32_t r = wl->output.rank;
+      double batches = 1;
+      for (int32_t dim = 0; dim + 2 < r; ++dim) batches *= (double)wl->output.shape[dim];
+      gemm_rows(&f, (double)c->thread_m, (double)c->thread_n, (double)c->block_m, (double)c->block_n,
+                (double)c->block_k, batches, (double)wl->output.shape[r - 2], (double)wl->output.shape[r - 1],
+                (double)wl->inputs[0].shape[r - 1], HETC_FEATURE_ALGO_GEMM);
+      break;
+    }
     case CU_T_DENSE:
       gemm_rows(&f, (double)c->thread_m, (double)c->thread_n, (double)c->block_m, (double)c->block_n,
                 (double)c->block_k, 1, (double)wl->inputs[0].shape[0], (double)wl->output.shape[1],

@@ -472,8 +472,8 @@ static hetc_plugin_status_t cu_features(const hetc_plugin_instance_t *instance, 
   if ((s = cu_config_parse(&space, config, &cfg))) return s;
   const int32_t count = cu_features_fill(workload, kind, &cfg, out_features, capacity);
   if (count < 0)
-    return cu_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "%s: %s has no features (only conv2d and dense do)", NAME,
-                     cu_template_name(kind));
+    return cu_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "%s: %s has no features (only conv2d, dense and matmul do)",
+                     NAME, cu_template_name(kind));
   *out_count = count;
   return NULL;
 }

@@ -43,6 +43,7 @@ static const struct {
     [CU_T_LOG_SOFTMAX] = {"cuda_log_softmax", 1},
     [CU_T_RESIZE] = {"cuda_resize", 1},
     [CU_T_NORMALIZE] = {"cuda_normalize", 1},
+    [CU_T_MATMUL] = {"cuda_matmul", 1},
 };
 
 const char *cu_template_name(int kind) { return kind >= 0 && kind < CU_T_COUNT_ ? templates[kind].name : NULL; }
@@ -82,6 +83,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return CU_T_LOG_SOFTMAX;
     case HETC_PLUGIN_OP_RESIZE: return CU_T_RESIZE;
     case HETC_PLUGIN_OP_NORMALIZE: return CU_T_NORMALIZE;
+    case HETC_PLUGIN_OP_MATMUL: return CU_T_MATMUL;
     default: return -1;
   }
 }
@@ -247,6 +249,25 @@ static void depthwise_space(cu_space_t *s) {
   add_choices(s, "thread_n", FIELD(thread_n), per_thread, 3, 2, 1, 16);
 }
 
+/* The smallest of 16, 32 and 64 that covers `extent` (64 past it). */
+static int64_t matmul_block(int64_t extent) { return extent <= 16 ? 16 : extent <= 32 ? 32 : 64; }
+
+/* matmul (hpc_gpu_emit_matmul): a block of block_m x block_n outputs,
+ * threads of thread_m x thread_n, block_k of K staged per step. Default:
+ * 16 x 16 threads whatever the shape, each block side the smallest of 16,
+ * 32, 64 covering the extent (ViT-B's 197 tokens in 4 blocks of 64 a side,
+ * Swin's 49 in one), a thread's tile the rest; 16 of K a step. */
+static void matmul_space(cu_space_t *s, const hetc_plugin_workload_t *wl) {
+  static const int64_t blocks[] = {16, 32, 64, 128}, ks[] = {8, 16, 32}, threads[] = {1, 2, 4, 8};
+  const int32_t r = wl->output.rank;
+  const int64_t bm = matmul_block(wl->output.shape[r - 2]), bn = matmul_block(wl->output.shape[r - 1]);
+  add_choices(s, "block_m", FIELD(block_m), blocks, 4, bm, 1, 1024);
+  add_choices(s, "block_n", FIELD(block_n), blocks, 4, bn, 1, 1024);
+  add_choices(s, "block_k", FIELD(block_k), ks, 3, 16, 1, 256);
+  add_choices(s, "thread_m", FIELD(thread_m), threads, 4, bm / 16, 1, 32);
+  add_choices(s, "thread_n", FIELD(thread_n), threads, 4, bn / 16, 1, 32);
+}
+
 void cu_space_describe(const hetc_plugin_workload_t *wl, int kind, cu_space_t *out) {
   memset(out, 0, sizeof(*out));
   out->kind = kind;
@@ -261,6 +282,7 @@ void cu_space_describe(const hetc_plugin_workload_t *wl, int kind, cu_space_t *o
     case CU_T_DENSE: dense_space(out, wl); break;
     case CU_T_CONV_IGEMM_TC: igemm_tc_space(out); break;
     case CU_T_CONV_DEPTHWISE: depthwise_space(out); break;
+    case CU_T_MATMUL: matmul_space(out, wl); break;
     default: break; /* the ops without knobs */
   }
 }
@@ -505,6 +527,22 @@ void cu_config_describe(const cu_space_t *space, const cu_config_t *config, hpc_
   }
 }
 
+hpc_gpu_matmul_tiles_t cu_matmul_tiles(const cu_config_t *cfg) {
+  const hpc_gpu_matmul_tiles_t t = {cfg->block_m, cfg->block_n, cfg->block_k, cfg->thread_m, cfg->thread_n};
+  return t;
+}
+
+/* The block the kernel declares and the shared memory it stages through;
+ * a config the kernel cannot be written for is refused with why. */
+static void matmul_demand(const cu_config_t *cfg, cu_demand_t *out) {
+  const hpc_gpu_matmul_tiles_t t = cu_matmul_tiles(cfg);
+  if (hpc_gpu_matmul_tiles_check(&t, out->reason, sizeof(out->reason))) return;
+  out->block[0] = t.tile_n / t.thread_n;
+  out->block[1] = t.tile_m / t.thread_m;
+  out->shared_bytes = hpc_gpu_matmul_shared_bytes(&t);
+  out->accumulators = t.thread_m * t.thread_n;
+}
+
 void cu_config_demand(const hetc_plugin_workload_t *wl, int kind, const cu_config_t *cfg, cu_demand_t *out) {
   memset(out, 0, sizeof(*out));
   for (int i = 0; i < 3; ++i) out->block[i] = 1;
@@ -515,6 +553,7 @@ void cu_config_demand(const hetc_plugin_workload_t *wl, int kind, const cu_confi
     case CU_T_DENSE: cu_demand_gemm(cfg, out); break;
     case CU_T_CONV_IGEMM_TC: cu_demand_igemm_tc(cfg, out); break;
     case CU_T_CONV_DEPTHWISE: cu_demand_depthwise(wl, cfg, out); break;
+    case CU_T_MATMUL: matmul_demand(cfg, out); break;
     default:
       out->block[0] = HPC_GPU_OPS_BLOCK; /* the ops' one-thread-per-element kernels */
       if (kind == CU_T_NORMALIZE) out->shared_bytes = HPC_GPU_NORMALIZE_SHARED_BYTES;

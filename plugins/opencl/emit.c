@@ -69,6 +69,7 @@ hetc_plugin_status_t ocl_emit(ocl_emit_t *e) {
     case OCL_T_TRANSPOSE: s = ocl_emit_transpose(e); break;
     case OCL_T_RESIZE: s = ocl_emit_resize(e); break;
     case OCL_T_NORMALIZE: s = ocl_emit_normalize(e); break;
+    case OCL_T_MATMUL: s = ocl_emit_matmul(e); break;
     default: return ocl_status(HETC_PLUGIN_STATUS_INTERNAL, "opencl: template kind %d", e->kind);
   }
   if (s) return s;

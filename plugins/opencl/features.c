@@ -89,6 +89,18 @@ int32_t ocl_features_fill(const hetc_plugin_workload_t *wl, int kind, const ocl_
       gemm_rows(&f, cfg, 16, s.K, s.N * ceil(s.OH / 2) * ceil(s.OW / 2), s.C, HETC_FEATURE_ALGO_WINOGRAD);
       break;
     }
+    case OCL_T_MATMUL: {
+      const int32_t r = wl->output.rank;
+      double batches = 1;
+      for (int32_t dim = 0; dim + 2 < r; ++dim) batches *= (double)wl->output.shape[dim];
+      /* Scalar loads; the kernel's loops have constant trips, which the
+       * compiler unrolls. */
+      ocl_config_t m = *cfg;
+      m.vector = m.unroll = 1;
+      gemm_rows(&f, &m, batches, (double)wl->output.shape[r - 2], (double)wl->output.shape[r - 1],
+                (double)in->shape[r - 1], HETC_FEATURE_ALGO_GEMM);
+      break;
+    }
     case OCL_T_CONV_DIRECT: direct_rows(&f, wl, cfg, 0); break;
     case OCL_T_CONV_DEPTHWISE: direct_rows(&f, wl, cfg, 1); break;
     default: return -1;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "hetc/plugin.h"
+#include "plugin_gpu_ops.h"
 #include "plugin_pack.h"
 #include "plugin_strbuf.h"
 #include "plugin_workload.h"
@@ -115,6 +116,7 @@ typedef enum ocl_template_kind_t {
   OCL_T_LOG_SOFTMAX, /* ocl_emit_softmax's log form */
   OCL_T_RESIZE,
   OCL_T_NORMALIZE,
+  OCL_T_MATMUL, /* the shared tiled kernel (hpc_gpu_emit_matmul), knobs wg_* and tile_* */
   OCL_T_COUNT_
 } ocl_template_kind_t;
 
@@ -185,6 +187,9 @@ typedef struct ocl_demand_t {
 } ocl_demand_t;
 void ocl_config_demand(const hetc_plugin_workload_t *wl, int kind, const ocl_config_t *cfg,
                        ocl_demand_t *out);
+/* matmul's tiles of a config: a work-group of wg_m x wg_n work-items of
+ * tile_m x tile_n outputs each, tile_k staged, as the GEMM's knobs read. */
+hpc_gpu_matmul_tiles_t ocl_matmul_tiles(const ocl_config_t *cfg);
 /* NULL when the demand fits the device, else DEVICE_LIMITS naming the
  * limit and both numbers. */
 hetc_plugin_status_t ocl_check_limits(const ocl_demand_t *demand, const ocl_limits_t *limits);
@@ -274,6 +279,7 @@ hetc_plugin_status_t ocl_emit_bias_add(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_transpose(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_resize(ocl_emit_t *e);
 hetc_plugin_status_t ocl_emit_normalize(ocl_emit_t *e);
+hetc_plugin_status_t ocl_emit_matmul(ocl_emit_t *e);
 
 /* ------------------------------------------------------------------------ */
 /* Parameter packing (pack.c)                                               */

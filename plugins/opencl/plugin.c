@@ -96,7 +96,9 @@ static int32_t ocl_supports(const hetc_plugin_instance_t *instance, int32_t devi
    * (resize's tables past the device's __constant memory), build() would
    * refuse it, so the device does not take the workload at all. */
   const int kind = ocl_template_kind(workload, 0);
-  if (kind <= OCL_T_DENSE) return 1;
+  /* A template with knobs has configs that fit: its space's constraint
+   * keeps the tuner to them. */
+  if (kind <= OCL_T_DENSE || kind == OCL_T_MATMUL) return 1;
   ocl_config_t cfg;
   memset(&cfg, 0, sizeof(cfg));
   ocl_demand_t demand;
@@ -528,8 +530,8 @@ static hetc_plugin_status_t ocl_features(const hetc_plugin_instance_t *instance,
   if ((s = ocl_config_parse(&space, config, &cfg))) return s;
   const int32_t count = ocl_features_fill(workload, kind, &cfg, out_features, capacity);
   if (count < 0)
-    return ocl_status(HETC_PLUGIN_STATUS_UNSUPPORTED, "opencl: %s has no features (only conv2d and dense do)",
-                      ocl_template_name(kind));
+    return ocl_status(HETC_PLUGIN_STATUS_UNSUPPORTED,
+                      "opencl: %s has no features (only conv2d, dense and matmul do)", ocl_template_name(kind));
   *out_count = count;
   return NULL;
 }

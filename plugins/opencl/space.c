@@ -36,6 +36,7 @@ static const struct {
     [OCL_T_LOG_SOFTMAX] = {"opencl_log_softmax", 1},
     [OCL_T_RESIZE] = {"opencl_resize", 1},
     [OCL_T_NORMALIZE] = {"opencl_normalize", 1},
+    [OCL_T_MATMUL] = {"opencl_matmul", 1},
 };
 
 const char *ocl_template_name(int kind) {
@@ -79,6 +80,7 @@ static int op_template(int32_t op) {
     case HETC_PLUGIN_OP_LOG_SOFTMAX: return OCL_T_LOG_SOFTMAX;
     case HETC_PLUGIN_OP_RESIZE: return OCL_T_RESIZE;
     case HETC_PLUGIN_OP_NORMALIZE: return OCL_T_NORMALIZE;
+    case HETC_PLUGIN_OP_MATMUL: return OCL_T_MATMUL;
     default: return -1;
   }
 }
@@ -162,9 +164,29 @@ static void gemm_space(ocl_space_t *s, int64_t M, int64_t N, int64_t K) {
   add_choice_knob(s, "local", OFF(local), 1);
 }
 
+/* matmul's tiles (hpc_gpu_emit_matmul). Default: 16 x 16 work-items of 4 x
+ * 4 outputs, a 64 x 64 tile (ViT-B's 197 tokens in 4 tiles a side, Swin's
+ * 49 in one), 16 of K a step. For a small M or N the candidates stop
+ * below twice the extent, so the work-group narrows to it; a work-item's
+ * tile stops below twice what each of 16 work-items would take, so a
+ * default tile past the extent is never more than twice it. */
+static void matmul_space(ocl_space_t *s, const hetc_plugin_workload_t *wl) {
+  const int32_t r = wl->output.rank;
+  const int64_t M = wl->output.shape[r - 2], N = wl->output.shape[r - 1], K = wl->inputs[0].shape[r - 1];
+  add_pow2_knob(s, "wg_m", OFF(wg_m), 16, M, 16);
+  add_pow2_knob(s, "wg_n", OFF(wg_n), 16, N, 16);
+  add_pow2_knob(s, "tile_m", OFF(tile_m), 8, hetc_kit_ceil_div(M, 16), 4);
+  add_pow2_knob(s, "tile_n", OFF(tile_n), 8, hetc_kit_ceil_div(N, 16), 4);
+  add_pow2_knob(s, "tile_k", OFF(tile_k), 32, K, 16);
+}
+
 void ocl_space_describe(const hetc_plugin_workload_t *wl, int kind, ocl_space_t *out) {
   memset(out, 0, sizeof(*out));
   out->kind = kind;
+  if (kind == OCL_T_MATMUL) {
+    matmul_space(out, wl);
+    return;
+  }
   if (kind < 0 || kind > OCL_T_DENSE) return; /* ops without knobs */
   const hetc_plugin_tensor_t *in = &wl->inputs[0];
   if (kind == OCL_T_DENSE) {
@@ -217,9 +239,24 @@ void ocl_gemm_demand(const ocl_config_t *cfg, ocl_demand_t *out) {
     out->local_bytes = (uint64_t)cfg->tile_k * (uint64_t)(cfg->wg_m * cfg->tile_m + cfg->wg_n * cfg->tile_n) * 4;
 }
 
+hpc_gpu_matmul_tiles_t ocl_matmul_tiles(const ocl_config_t *cfg) {
+  const hpc_gpu_matmul_tiles_t t = {cfg->wg_m * cfg->tile_m, cfg->wg_n * cfg->tile_n, cfg->tile_k, cfg->tile_m,
+                                    cfg->tile_n};
+  return t;
+}
+
 void ocl_config_demand(const hetc_plugin_workload_t *wl, int kind, const ocl_config_t *cfg, ocl_demand_t *out) {
   memset(out, 0, sizeof(*out));
   switch (kind) {
+    case OCL_T_MATMUL: {
+      /* x along N, as the kernel's HK_KERNEL(wg_n, wg_m, 1) declares. */
+      out->work_group[0] = (uint64_t)cfg->wg_n;
+      out->work_group[1] = (uint64_t)cfg->wg_m;
+      out->work_group[2] = 1;
+      const hpc_gpu_matmul_tiles_t t = ocl_matmul_tiles(cfg);
+      out->local_bytes = (uint64_t)hpc_gpu_matmul_shared_bytes(&t);
+      return;
+    }
     case OCL_T_CONV_GEMM:
     case OCL_T_CONV_WINOGRAD:
     case OCL_T_DENSE: ocl_gemm_demand(cfg, out); return;

@@ -3,8 +3,8 @@
  * (default 20) configs sampled from the spaces of ResNet-50's workloads
  * (MobileNet v1's for the depthwise template) are emitted, compiled to PTX
  * with NVRTC and assembled with ptxas for sm_80 and sm_90 (-v), which must
- * succeed; so must resize's and normalize's templates (test_resize_compiles,
- * test_normalize_compiles). Sampled
+ * succeed; so must resize's, normalize's and matmul's templates
+ * (test_resize_compiles, test_normalize_compiles, test_matmul_compiles). Sampled
  * configs that build() would refuse before compiling (limits the space's
  * constraint does not span) are drawn again and counted. The test prints a table of registers, spills and shared memory
  * per template and architecture, and fails on a config whose registers
@@ -544,6 +544,138 @@ static void test_normalize_compiles(void **state) {
   assert_int_equal(failures, 0);
 }
 
+/* A matmul (ABI 2.0) of a [batch..., m, k] x [batch..., k, n], both
+ * operands hinted `layout`. */
+static hetc_plugin_workload_t matmul_workload(hetc_plugin_tensor_t inputs[2], int32_t rank, const int64_t *batch,
+                                              int64_t m, int64_t k, int64_t n, hetc_plugin_layout_t layout) {
+  for (int i = 0; i < 2; ++i) {
+    memset(&inputs[i], 0, sizeof(inputs[i]));
+    inputs[i].dtype = HETC_PLUGIN_DTYPE_FLOAT32;
+    inputs[i].rank = rank;
+    for (int32_t d = 0; d + 2 < rank; ++d) inputs[i].shape[d] = batch[d];
+    inputs[i].shape[rank - 2] = i ? k : m;
+    inputs[i].shape[rank - 1] = i ? n : k;
+    inputs[i].layout = layout;
+  }
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_MATMUL;
+  w.num_inputs = 2;
+  w.inputs = inputs;
+  w.output = inputs[0];
+  w.output.shape[rank - 1] = n;
+  w.output.layout = hetc_kit_layout_row_major();
+  return w;
+}
+
+/* cuda_matmul compiled by NVRTC and assembled by ptxas for sm_80 and
+ * sm_90: the default config of attention's products (ViT-B's scores and
+ * weighted values, Swin's windows), of a 2-d product, of a rank-3 one with
+ * a single row and of a 4-d one hinted NCHW8c (read row-major all the
+ * same); then, on ViT-B's scores, configs at the space's corners (the
+ * largest thread tile, the smallest block, a block wider than tall). The
+ * launch's block is the demand's, the static shared memory ptxas reports
+ * is what the demand counts, nothing spills, and the registers fit the
+ * block. The kernels' arithmetic runs on PoCL: test_matmul_kernels_cuda. */
+static void test_matmul_compiles(void **state) {
+  (void)state;
+  cu_host = hetc_host_services();
+  const char *ptxas = ptxas_path();
+  const hetc_plugin_layout_t row_major = hetc_kit_layout_row_major(), nchw8c = hetc_kit_layout_nchwc(8);
+  static const int64_t vit[2] = {1, 12}, swin[2] = {64, 3}, three[1] = {3}, heads[2] = {2, 2};
+  hetc_plugin_tensor_t inputs[6][2];
+  const hetc_plugin_workload_t workloads[6] = {
+      matmul_workload(inputs[0], 4, vit, 197, 64, 197, row_major),
+      matmul_workload(inputs[1], 4, vit, 197, 197, 64, row_major),
+      matmul_workload(inputs[2], 4, swin, 49, 32, 49, row_major),
+      matmul_workload(inputs[3], 2, NULL, 5, 7, 9, row_major),
+      matmul_workload(inputs[4], 3, three, 1, 40, 7, row_major),
+      matmul_workload(inputs[5], 4, heads, 33, 65, 3, nchw8c),
+  };
+  /* block_m, block_n, block_k, thread_m, thread_n; 0: the default. */
+  static const int64_t configs[4][5] = {{0}, {128, 64, 32, 8, 4}, {16, 16, 8, 1, 1}, {32, 128, 16, 2, 8}};
+  char dir[] = "/tmp/hetc-cuda-matmul-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  int failures = 0;
+  for (int i = 0; i < 6; ++i) {
+    const hetc_plugin_workload_t *w = &workloads[i];
+    assert_int_equal(cu_template_count(w, &archs[1].limits), 1);
+    assert_int_equal(cu_template_kind(w, &archs[1].limits, 0), CU_T_MATMUL);
+    assert_string_equal(cu_template_name(CU_T_MATMUL), "cuda_matmul");
+    cu_space_t space;
+    cu_space_describe(w, CU_T_MATMUL, &space);
+    for (int c = 0; c < (i == 0 ? 4 : 1); ++c) {
+      cu_config_t cfg;
+      assert_null(cu_config_parse(&space, NULL, &cfg));
+      if (configs[c][0]) {
+        cfg.block_m = configs[c][0];
+        cfg.block_n = configs[c][1];
+        cfg.block_k = configs[c][2];
+        cfg.thread_m = configs[c][3];
+        cfg.thread_n = configs[c][4];
+      }
+      cu_demand_t demand;
+      cu_config_demand(w, CU_T_MATMUL, &cfg, &demand);
+      assert_int_equal(demand.block[0], cfg.block_n / cfg.thread_n);
+      assert_int_equal(demand.block[1], cfg.block_m / cfg.thread_m);
+      assert_int_equal(demand.shared_bytes, 4 * (cfg.block_m * (cfg.block_k + 1) + cfg.block_k * cfg.block_n));
+      for (int a = 0; a < 2; ++a) assert_null(cu_check_limits(&demand, &archs[a].limits));
+      cu_emit_t *e = calloc(1, sizeof(*e));
+      assert_non_null(e);
+      e->wl = w;
+      e->kind = CU_T_MATMUL;
+      e->cfg = cfg;
+      hpc_strbuf_init(&e->src);
+      hetc_plugin_status_t s = cu_emit(e);
+      if (s) fail_msg("matmul %d config %d: emit: %s", i, c, cu_host->status_message(s));
+      assert_int_equal(e->num_inputs, 2);
+      for (int k = 0; k < 2; ++k) assert_int_equal(e->input_layouts[k].kind, HETC_PLUGIN_LAYOUT_ROW_MAJOR);
+      assert_int_equal(e->output_layout.kind, HETC_PLUGIN_LAYOUT_ROW_MAJOR);
+      assert_int_equal(e->num_launches, 1);
+      const int32_t rank = w->output.rank;
+      int64_t blocks = hetc_kit_ceil_div(w->output.shape[rank - 2], cfg.block_m) *
+                       hetc_kit_ceil_div(w->output.shape[rank - 1], cfg.block_n);
+      for (int32_t d = 0; d + 2 < rank; ++d) blocks *= w->output.shape[d];
+      assert_int_equal(e->launches[0].grid[0], blocks);
+      for (int d = 0; d < 3; ++d) assert_int_equal(e->launches[0].block[d], demand.block[d]);
+      const int64_t threads = demand.block[0] * demand.block[1];
+      for (int a = 0; a < 2 && nvrtc_on; ++a) {
+        void *ptx = NULL;
+        size_t length = 0;
+        s = cu_nvrtc_compile(e->src.data, e->src.length, archs[a].virtual, &ptx, &length);
+        if (s) fail_msg("matmul %d config %d: NVRTC: %s", i, c, cu_host->status_message(s));
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/matmul_%d_%d_%s.ptx", dir, i, c, archs[a].name);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fwrite(ptx, 1, length, f);
+        fclose(f);
+        free(ptx);
+        usage_t u;
+        if (assemble(ptxas, archs[a].name, path, &u) != 0) {
+          ++failures;
+        } else {
+          if (u.shared_bytes != demand.shared_bytes || u.spill_bytes ||
+              u.registers * threads > archs[a].limits.registers_per_block) {
+            printf("matmul %d config %d %s: %d bytes of shared memory (the demand counts %lld), %d bytes spilled, "
+                   "%d registers x %lld threads\n",
+                   i, c, archs[a].name, u.shared_bytes, (long long)demand.shared_bytes, u.spill_bytes, u.registers,
+                   (long long)threads);
+            ++failures;
+          }
+          printf("matmul %d config %d %s: %d registers, %d bytes smem\n", i, c, archs[a].name, u.registers,
+                 u.shared_bytes);
+        }
+        remove(path);
+      }
+      hpc_strbuf_free(&e->src);
+      free(e);
+    }
+  }
+  rmdir(dir);
+  assert_int_equal(failures, 0);
+}
+
 int main(void) {
   const char *nvrtc = getenv("HETC_CUDA_COMPILE_NVRTC");
   nvrtc_on = !(nvrtc && !strcmp(nvrtc, "0"));
@@ -559,6 +691,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_minor6_activations_compile),
                                      cmocka_unit_test(test_resize_compiles),
                                      cmocka_unit_test(test_normalize_compiles),
+                                     cmocka_unit_test(test_matmul_compiles),
                                      cmocka_unit_test(test_templates_compile_for_sm80_and_sm90)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

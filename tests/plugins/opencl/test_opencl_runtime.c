@@ -5,8 +5,8 @@
  * from the disk cache (the program binary, keyed by source and device
  * fingerprint) unless the driver keeps its builds itself (PoCL); resize's
  * tables count against the device's constant memory, normalize's block
- * reduction against its local memory. Skips (exit 77) without an OpenCL
- * device. */
+ * reduction and matmul's staged tiles against its local memory. Skips
+ * (exit 77) without an OpenCL device. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,6 +214,56 @@ static void normalize_counts_its_local_memory(void **state) {
   assert_true(ocl_demand_fits(&demand, &devices[0].limits));
 }
 
+/* matmul stages A's and B's tiles in local memory: the demand counts them
+ * (A's rows padded to tile_k + 1 floats) with the work-group the kernel
+ * declares; the default fits this device, and a config whose tiles pass a
+ * device's local memory is refused there with the limit named, as the
+ * space's constraint leaves it out. */
+static void matmul_counts_its_local_memory(void **state) {
+  (void)state;
+  hetc_plugin_tensor_t in[2] = {{HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 12, 197, 64}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}},
+                                {HETC_PLUGIN_DTYPE_FLOAT32, 4, {1, 12, 64, 197}, {HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0}}};
+  hetc_plugin_workload_t w;
+  memset(&w, 0, sizeof(w));
+  w.op = HETC_PLUGIN_OP_MATMUL;
+  w.num_inputs = 2;
+  w.inputs = in;
+  w.output = in[0];
+  w.output.shape[3] = 197;
+  assert_int_equal(ocl_template_count(&w), 1);
+  assert_int_equal(ocl_template_kind(&w, 0), OCL_T_MATMUL);
+  ocl_space_t space;
+  ocl_space_describe(&w, OCL_T_MATMUL, &space);
+  ocl_config_t cfg;
+  assert_null(ocl_config_parse(&space, NULL, &cfg));
+  assert_int_equal(cfg.wg_m * cfg.tile_m, 64);
+  assert_int_equal(cfg.wg_n * cfg.tile_n, 64);
+  assert_int_equal(cfg.tile_k, 16);
+  ocl_demand_t demand;
+  ocl_config_demand(&w, OCL_T_MATMUL, &cfg, &demand);
+  assert_int_equal(demand.work_group[0], cfg.wg_n);
+  assert_int_equal(demand.work_group[1], cfg.wg_m);
+  assert_int_equal(demand.work_group[2], 1);
+  assert_int_equal(demand.local_bytes, 4 * (64 * (16 + 1) + 16 * 64));
+  assert_true(ocl_demand_fits(&demand, &devices[0].limits));
+  /* 128 x 128 outputs, 32 of K a step: 33280 bytes. */
+  cfg.wg_m = cfg.wg_n = 16;
+  cfg.tile_m = cfg.tile_n = 8;
+  cfg.tile_k = 32;
+  ocl_config_demand(&w, OCL_T_MATMUL, &cfg, &demand);
+  assert_int_equal(demand.local_bytes, 4 * (128 * 33 + 32 * 128));
+  ocl_limits_t small = devices[0].limits;
+  small.local_memory_bytes = 32 * 1024;
+  assert_false(ocl_demand_fits(&demand, &small));
+  hetc_status_t s = (hetc_status_t)ocl_check_limits(&demand, &small);
+  assert_non_null(s);
+  assert_int_equal(hetc_status_code(s), HETC_PLUGIN_STATUS_DEVICE_LIMITS);
+  assert_string_equal(hetc_status_message(s),
+                      "opencl: the kernel's tiles need 33280 bytes of local memory, more than the device's "
+                      "CL_DEVICE_LOCAL_MEM_SIZE of 32768");
+  hetc_status_free(s);
+}
+
 int main(void) {
   ocl_host = hetc_host_services();
   ocl_program_cache_init(&cache);
@@ -231,6 +281,7 @@ int main(void) {
       cmocka_unit_test(pocl_keeps_builds_unless_told_not_to),
       cmocka_unit_test(resize_tables_count_against_constant_memory),
       cmocka_unit_test(normalize_counts_its_local_memory),
+      cmocka_unit_test(matmul_counts_its_local_memory),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   ocl_devices_free(devices, num_devices);
