@@ -8,11 +8,12 @@
 #
 # For each model (every NAME.onnx in OUTDIR, or the NAMEs given):
 #   hetc tasks NAME.onnx                             the import
-#   hetc compile NAME.onnx --targets cpu -o PKG      the compile
+#   hetc compile NAME.onnx --targets T -o PKG        the compile
 #   hetc run PKG --input NAME.input.bin --output OUT --repeat 1
 # and OUT against NAME.expected.bin: the largest absolute difference over
 # the largest |expected|. One line per model (name, imports, compiles,
 # that error, or hetc's message), then "N of M import, K match within 1e-4".
+# T is HETC_CHECK_TARGET (default cpu; vec, opencl, or several: cpu,vec).
 # Each hetc command is limited to HETC_CHECK_TIMEOUT seconds (default 1800);
 # packages go to a temporary folder, each removed after its model. Exit
 # status 0 when every model matches, 1 otherwise, 2 on bad usage.
@@ -25,6 +26,7 @@ hetc=$1
 dir=$2
 shift 2
 limit=${HETC_CHECK_TIMEOUT:-1800}
+target=${HETC_CHECK_TARGET:-cpu}
 tolerance=1e-4
 if [ ! -x "$hetc" ] || [ ! -d "$dir" ]; then
   echo "check_torchvision: $hetc is not an executable or $dir not a folder" >&2
@@ -87,7 +89,7 @@ for name in "$@"; do
   imported=$((imported + 1))
   package="$work/$name.hetc"
   started=$(date +%s)
-  if ! timeout "$limit" "$hetc" compile "$model" --targets cpu -o "$package" >/dev/null 2>"$err"; then
+  if ! timeout "$limit" "$hetc" compile "$model" --targets "$target" -o "$package" >/dev/null 2>"$err"; then
     status=$?
     note=$(message "$err" "$model")
     [ "$status" -eq 124 ] && note="compile ran past ${limit} s"
@@ -114,5 +116,5 @@ for name in "$@"; do
   printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" yes yes "$error" "$seconds" "$verdict"
   rm -rf "$package" "$out"
 done
-echo "$imported of $total import, $compiled compile on cpu, $matched match within $tolerance"
+echo "$imported of $total import, $compiled compile on $target, $matched match within $tolerance"
 [ "$matched" -eq "$total" ]
