@@ -27,39 +27,10 @@
 #include "kernel/kernel_args.h"
 #include "kernel/plugin_calls.h"
 #include "kernel_check.h"
+#include "op_target.h"
 #include "reference/reference.h"
 
 #define TOLERANCE 1e-5
-
-static hetc_registry_t *registry;
-static hetc_plugin_entry_t *entry;
-
-static const char *target_name(void) {
-  const char *name = getenv("HETC_MATMUL_TARGET");
-  return name && *name ? name : "vec";
-}
-
-static int setup(void **state) {
-  (void)state;
-  if (hetc_registry_open(&registry)) return -1;
-  hetc_status_t s = hetc_registry_target(registry, target_name(), &entry);
-  if (s && hetc_status_code(s) == HETC_STATUS_UNAVAILABLE && getenv("HETC_CPU_ISA")) {
-    printf("skipped: this machine cannot run HETC_CPU_ISA=%s: %s\n", getenv("HETC_CPU_ISA"), hetc_status_message(s));
-    exit(77);
-  }
-  if (s) {
-    fprintf(stderr, "%s target: %s\n", target_name(), hetc_status_message(s));
-    hetc_status_free(s);
-    return -1;
-  }
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  hetc_registry_free(registry);
-  return 0;
-}
 
 typedef struct matmul_case_t {
   const char *name;
@@ -110,13 +81,6 @@ static void workload_of(const matmul_case_t *c, hetc_plugin_tensor_t inputs[2], 
   w->output.layout = (hetc_plugin_layout_t){HETC_PLUGIN_LAYOUT_ROW_MAJOR, 0};
 }
 
-static float next_value(uint64_t *state) {
-  *state ^= *state << 13;
-  *state ^= *state >> 7;
-  *state ^= *state << 17;
-  return (float)((double)(*state >> 40) / 8388608.0 - 1.0);
-}
-
 /* The largest sum over k of |a[m][k]| |b[k][n]| of any output element. */
 static double magnitude(const matmul_case_t *c, int64_t batches, const float *a, const float *b) {
   double largest = 0;
@@ -142,12 +106,12 @@ static double run_case(const matmul_case_t *c, const hetc_plugin_workload_t *w, 
   float *want = malloc(sizeof(float) * (size_t)count_y), *got = malloc(sizeof(float) * (size_t)count_y);
   assert_true(x && y && want && got);
   uint64_t state = seed | 1;
-  for (int64_t k = 0; k < count_a; ++k) x[k] = next_value(&state) + c->offset;
-  for (int64_t k = 0; k < count_b; ++k) y[k] = next_value(&state) + (k % 2 ? c->offset : -c->offset);
+  for (int64_t k = 0; k < count_a; ++k) x[k] = op_target_next_value(&state) + c->offset;
+  for (int64_t k = 0; k < count_b; ++k) y[k] = op_target_next_value(&state) + (k % 2 ? c->offset : -c->offset);
   const float *inputs[2] = {x, y};
   hetc_kernel_args_t args;
   double error = -1;
-  hetc_status_t s = hetc_kernel_args_create(entry, 0, w, a, inputs, NULL, &args);
+  hetc_status_t s = hetc_kernel_args_create(op_target_entry, 0, w, a, inputs, NULL, &args);
   if (!s) s = hetc_kernel_args_run(&args, a);
   if (!s) s = hetc_kernel_args_read_output(&args, w, got, NULL);
   hetc_plugin_workload_t logical = *w;
@@ -178,10 +142,9 @@ static int row_major(hetc_plugin_layout_t l) { return l.kind == HETC_PLUGIN_LAYO
 
 static void matmul_against_reference(void **state) {
   (void)state;
-  const hetc_plugin_t *p = entry->plugin;
+  const hetc_plugin_t *p = op_target_entry->plugin;
   char want_prefix[64];
-  snprintf(want_prefix, sizeof(want_prefix), "%s_matmul",
-           strcmp(target_name(), "cuda_on_opencl") ? target_name() : "cuda");
+  op_target_template_name("matmul", want_prefix, sizeof(want_prefix));
   int failures = 0, kernels = 0;
   double worst = 0;
   const int count = (int)(sizeof(cases) / sizeof(cases[0]));
@@ -190,16 +153,16 @@ static void matmul_against_reference(void **state) {
     hetc_plugin_tensor_t inputs[2];
     hetc_plugin_workload_t w;
     workload_of(c, inputs, &w);
-    assert_int_equal(p->supports(entry->instance, 0, &w), 1);
-    const int32_t templates = p->template_count(entry->instance, 0, &w);
+    assert_int_equal(p->supports(op_target_entry->instance, 0, &w), 1);
+    const int32_t templates = p->template_count(op_target_entry->instance, 0, &w);
     assert_true(templates >= 1);
     for (int32_t t = 0; t < templates; ++t) {
-      const char *name = p->template_name(entry->instance, 0, &w, t);
+      const char *name = p->template_name(op_target_entry->instance, 0, &w, t);
       assert_non_null(name);
       if (strncmp(name, want_prefix, strlen(want_prefix)) != 0)
         fail_msg("%s: template %d is %s, not a %s one", c->name, (int)t, name, want_prefix);
       hetc_plugin_artifact_t *a = NULL;
-      hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, t, NULL, &a);
+      hetc_status_t s = (hetc_status_t)p->build(op_target_entry->instance, 0, &w, t, NULL, &a);
       if (s) fail_msg("%s: %s: build: %s", c->name, name, hetc_status_message(s));
       const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
       if (!row_major(info->input_layouts[0]) || !row_major(info->input_layouts[1]) || !row_major(info->output_layout)) {
@@ -208,7 +171,7 @@ static void matmul_against_reference(void **state) {
         ++failures;
       }
       const double error = run_case(c, &w, a, 41 + (uint64_t)i);
-      p->artifact_release(entry->instance, a);
+      p->artifact_release(op_target_entry->instance, a);
       const int ok = error >= 0 && error <= TOLERANCE;
       printf("%-48s %-24s max relative error %.2e%s\n", c->name, name, error, ok ? "" : "  FAILED");
       failures += !ok;
@@ -216,12 +179,13 @@ static void matmul_against_reference(void **state) {
       if (error > worst) worst = error;
     }
   }
-  printf("%s: %d matmul kernels, %d failed, worst max relative error %.2e\n", target_name(), kernels, failures,
+  printf("%s: %d matmul kernels, %d failed, worst max relative error %.2e\n", op_target_name(), kernels, failures,
          worst);
   assert_int_equal(failures, 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(matmul_against_reference)};
-  return cmocka_run_group_tests(tests, setup, teardown);
+  op_target_variable = "HETC_MATMUL_TARGET";
+  return cmocka_run_group_tests(tests, op_target_setup, op_target_teardown);
 }

@@ -28,35 +28,10 @@
 #include "kernel/kernel_args.h"
 #include "kernel/plugin_calls.h"
 #include "kernel_check.h"
+#include "op_target.h"
 #include "reference/reference.h"
 
 #define TOLERANCE 1e-5
-
-static hetc_registry_t *registry;
-static hetc_plugin_entry_t *entry;
-
-static const char *target_name(void) {
-  const char *name = getenv("HETC_NORMALIZE_TARGET");
-  return name && *name ? name : "vec";
-}
-
-static int setup(void **state) {
-  (void)state;
-  if (hetc_registry_open(&registry)) return -1;
-  hetc_status_t s = hetc_registry_target(registry, target_name(), &entry);
-  if (s) {
-    fprintf(stderr, "%s target: %s\n", target_name(), hetc_status_message(s));
-    hetc_status_free(s);
-    return -1;
-  }
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  hetc_registry_free(registry);
-  return 0;
-}
 
 enum {
   RM = HETC_PLUGIN_LAYOUT_ROW_MAJOR,
@@ -132,13 +107,6 @@ static int expected_layout(const normalize_case_t *c, hetc_plugin_layout_t got) 
   return got.kind == kind && (kind != NC || got.block == c->block);
 }
 
-static float next_value(uint64_t *state) {
-  *state ^= *state << 13;
-  *state ^= *state >> 7;
-  *state ^= *state << 17;
-  return (float)((double)(*state >> 40) / 8388608.0 - 1.0);
-}
-
 /* The artifact on this case's data: the max relative error against the
  * reference, or -1 after printing why it could not be measured. */
 static double run_case(const normalize_case_t *c, const hetc_plugin_workload_t *w, const hetc_plugin_artifact_t *a,
@@ -150,19 +118,19 @@ static double run_case(const normalize_case_t *c, const hetc_plugin_workload_t *
   float *bias = malloc(sizeof(float) * (size_t)channels), *physical = NULL;
   assert_true(x && want && got && scale && bias);
   uint64_t state = seed | 1;
-  for (int64_t k = 0; k < count; ++k) x[k] = next_value(&state) + c->offset;
-  for (int64_t k = 0; k < channels; ++k) scale[k] = next_value(&state), bias[k] = next_value(&state);
+  for (int64_t k = 0; k < count; ++k) x[k] = op_target_next_value(&state) + c->offset;
+  for (int64_t k = 0; k < channels; ++k) scale[k] = op_target_next_value(&state), bias[k] = op_target_next_value(&state);
   const float *inputs[1] = {x}, *params[2] = {scale, bias};
   hetc_kernel_args_t args;
   double error = -1;
-  hetc_status_t s = hetc_kernel_args_create(entry, 0, w, a, inputs, c->affine ? params : NULL, &args);
+  hetc_status_t s = hetc_kernel_args_create(op_target_entry, 0, w, a, inputs, c->affine ? params : NULL, &args);
   const int64_t out_count = hetc_layout_element_count(&args.output_type);
   if (!s) {
     /* Not zeros, which the padding channels must hold. */
     physical = malloc(sizeof(float) * (size_t)out_count);
     assert_non_null(physical);
     for (int64_t k = 0; k < out_count; ++k) physical[k] = 777.0f;
-    s = hetc_entry_buffer_write(entry, args.buffers[args.output], 0, physical, (uint64_t)out_count * sizeof(float));
+    s = hetc_entry_buffer_write(op_target_entry, args.buffers[args.output], 0, physical, (uint64_t)out_count * sizeof(float));
   }
   if (!s) s = hetc_kernel_args_run(&args, a);
   if (!s) s = hetc_kernel_args_read_output(&args, w, got, physical);
@@ -209,10 +177,9 @@ static double run_case(const normalize_case_t *c, const hetc_plugin_workload_t *
 
 static void normalize_against_reference(void **state) {
   (void)state;
-  const hetc_plugin_t *p = entry->plugin;
+  const hetc_plugin_t *p = op_target_entry->plugin;
   char want_name[64];
-  snprintf(want_name, sizeof(want_name), "%s_normalize",
-           strcmp(target_name(), "cuda_on_opencl") ? target_name() : "cuda");
+  op_target_template_name("normalize", want_name, sizeof(want_name));
   int failures = 0;
   double worst = 0;
   const int count = (int)(sizeof(cases) / sizeof(cases[0]));
@@ -221,11 +188,11 @@ static void normalize_against_reference(void **state) {
     hetc_plugin_tensor_t input;
     hetc_plugin_workload_t w;
     workload_of(c, &input, &w);
-    assert_int_equal(p->supports(entry->instance, 0, &w), 1);
-    assert_int_equal(p->template_count(entry->instance, 0, &w), 1);
-    assert_string_equal(p->template_name(entry->instance, 0, &w, 0), want_name);
+    assert_int_equal(p->supports(op_target_entry->instance, 0, &w), 1);
+    assert_int_equal(p->template_count(op_target_entry->instance, 0, &w), 1);
+    assert_string_equal(p->template_name(op_target_entry->instance, 0, &w, 0), want_name);
     hetc_plugin_artifact_t *a = NULL;
-    hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, 0, NULL, &a);
+    hetc_status_t s = (hetc_status_t)p->build(op_target_entry->instance, 0, &w, 0, NULL, &a);
     if (s) fail_msg("%s: build: %s", c->name, hetc_status_message(s));
     const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
     if (!expected_layout(c, info->input_layouts[0]) || !expected_layout(c, info->output_layout)) {
@@ -234,18 +201,19 @@ static void normalize_against_reference(void **state) {
       ++failures;
     }
     const double error = run_case(c, &w, a, 23 + (uint64_t)i);
-    p->artifact_release(entry->instance, a);
+    p->artifact_release(op_target_entry->instance, a);
     const int ok = error >= 0 && error <= TOLERANCE;
     printf("%-56s max relative error %.2e%s\n", c->name, error, ok ? "" : "  FAILED");
     failures += !ok;
     if (error > worst) worst = error;
   }
-  printf("%s: %d normalize kernels, %d failed, worst max relative error %.2e\n", target_name(), count, failures,
+  printf("%s: %d normalize kernels, %d failed, worst max relative error %.2e\n", op_target_name(), count, failures,
          worst);
   assert_int_equal(failures, 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(normalize_against_reference)};
-  return cmocka_run_group_tests(tests, setup, teardown);
+  op_target_variable = "HETC_NORMALIZE_TARGET";
+  return cmocka_run_group_tests(tests, op_target_setup, op_target_teardown);
 }

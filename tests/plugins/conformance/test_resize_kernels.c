@@ -20,34 +20,9 @@
 #include <cmocka.h>
 
 #include "kernel_check.h"
+#include "op_target.h"
 
 #define TOLERANCE 1e-5
-
-static hetc_registry_t *registry;
-static hetc_plugin_entry_t *entry;
-
-static const char *target_name(void) {
-  const char *name = getenv("HETC_RESIZE_TARGET");
-  return name && *name ? name : "vec";
-}
-
-static int setup(void **state) {
-  (void)state;
-  if (hetc_registry_open(&registry)) return -1;
-  hetc_status_t s = hetc_registry_target(registry, target_name(), &entry);
-  if (s) {
-    fprintf(stderr, "%s target: %s\n", target_name(), hetc_status_message(s));
-    hetc_status_free(s);
-    return -1;
-  }
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  hetc_registry_free(registry);
-  return 0;
-}
 
 static hetc_plugin_tensor_t tensor4(int64_t n, int64_t c, int64_t h, int64_t w, int32_t kind, int32_t block) {
   return (hetc_plugin_tensor_t){HETC_PLUGIN_DTYPE_FLOAT32, 4, {n, c, h, w}, {kind, block}};
@@ -128,9 +103,9 @@ static int same_layout(hetc_plugin_layout_t a, int32_t kind, int32_t block) {
 
 static void resize_against_reference(void **state) {
   (void)state;
-  const hetc_plugin_t *p = entry->plugin;
+  const hetc_plugin_t *p = op_target_entry->plugin;
   char want_name[64];
-  snprintf(want_name, sizeof(want_name), "%s_resize", strcmp(target_name(), "cuda_on_opencl") ? target_name() : "cuda");
+  op_target_template_name("resize", want_name, sizeof(want_name));
   int failures = 0;
   double worst = 0;
   const int count = (int)(sizeof(cases) / sizeof(cases[0]));
@@ -139,11 +114,11 @@ static void resize_against_reference(void **state) {
     hetc_plugin_tensor_t input;
     hetc_plugin_workload_t w;
     workload_of(c, &input, &w);
-    assert_int_equal(p->supports(entry->instance, 0, &w), 1);
-    assert_int_equal(p->template_count(entry->instance, 0, &w), 1);
-    assert_string_equal(p->template_name(entry->instance, 0, &w, 0), want_name);
+    assert_int_equal(p->supports(op_target_entry->instance, 0, &w), 1);
+    assert_int_equal(p->template_count(op_target_entry->instance, 0, &w), 1);
+    assert_string_equal(p->template_name(op_target_entry->instance, 0, &w, 0), want_name);
     hetc_plugin_artifact_t *a = NULL;
-    hetc_status_t s = (hetc_status_t)p->build(entry->instance, 0, &w, 0, NULL, &a);
+    hetc_status_t s = (hetc_status_t)p->build(op_target_entry->instance, 0, &w, 0, NULL, &a);
     if (s) fail_msg("%s: build: %s", c->name, hetc_status_message(s));
     const hetc_plugin_artifact_info_t *info = p->artifact_info(a);
     if (!same_layout(info->input_layouts[0], c->layout, c->block) ||
@@ -153,8 +128,8 @@ static void resize_against_reference(void **state) {
       ++failures;
     }
     kernel_check_result_t result;
-    s = hetc_kernel_check_artifact(entry, 0, &w, 0, a, 11 + (uint64_t)i, 0, &result);
-    p->artifact_release(entry->instance, a);
+    s = hetc_kernel_check_artifact(op_target_entry, 0, &w, 0, a, 11 + (uint64_t)i, 0, &result);
+    p->artifact_release(op_target_entry->instance, a);
     if (s) fail_msg("%s: %s", c->name, hetc_status_message(s));
     const double error = result.max_relative_error;
     const int ok = c->mode == NEAREST ? error == 0 : error <= TOLERANCE;
@@ -162,12 +137,13 @@ static void resize_against_reference(void **state) {
     failures += !ok;
     if (c->mode == LINEAR && error > worst) worst = error;
   }
-  printf("%s: %d resize kernels, %d failed, linear's worst max relative error %.2e\n", target_name(), count, failures,
+  printf("%s: %d resize kernels, %d failed, linear's worst max relative error %.2e\n", op_target_name(), count, failures,
          worst);
   assert_int_equal(failures, 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(resize_against_reference)};
-  return cmocka_run_group_tests(tests, setup, teardown);
+  op_target_variable = "HETC_RESIZE_TARGET";
+  return cmocka_run_group_tests(tests, op_target_setup, op_target_teardown);
 }
