@@ -11,8 +11,14 @@
 #   hetc compile NAME.onnx --targets T -o PKG        the compile
 #   hetc run PKG --input NAME.input.bin --output OUT --repeat 1
 # and OUT against NAME.expected.bin: the largest absolute difference over
-# the largest |expected|. One line per model (name, imports, compiles,
-# that error, or hetc's message), then "N of M import, K match within 1e-4".
+# the largest |expected|, which must be within 1e-4, or within twice torch's
+# own error in the same measure where NAME.noise holds it (make_torchvision
+# writes it) and that is larger: on deep random-weight networks torch and
+# onnxruntime themselves differ by more than 1e-4, and no float32 order of
+# summation can be held closer to one of them than the other is. One line
+# per model (name, imports, compiles, that error, or hetc's message), then
+# "N of M import, C compile on T, K match". A malformed NAME.noise is
+# ignored (the tolerance stays 1e-4).
 # T is HETC_CHECK_TARGET (default cpu; vec, opencl, or several: cpu,vec).
 # Each hetc command is limited to HETC_CHECK_TIMEOUT seconds (default 1800);
 # packages go to a temporary folder, each removed after its model. Exit
@@ -52,7 +58,7 @@ message() {
 # max|got - expected| / max|expected| of two raw float32 files (python3's
 # standard library only), then "match" or "DIFFERS" against the tolerance.
 compare() {
-  python3 - "$1" "$2" "$tolerance" <<'EOF'
+  python3 - "$1" "$2" "$3" <<'EOF'
 import array, math, sys
 got, expected = array.array("f"), array.array("f")
 for values, path in ((got, sys.argv[1]), (expected, sys.argv[2])):
@@ -109,12 +115,20 @@ for name in "$@"; do
     rm -rf "$package" "$out"
     continue
   fi
-  result=$(compare "$out" "$dir/$name.expected.bin")
+  allowed=$tolerance
+  if [ -r "$dir/$name.noise" ]; then
+    allowed=$(python3 -c 'import sys
+try: twice = 2 * float(open(sys.argv[2]).read())
+except ValueError: twice = 0
+print("%.2e" % twice if twice > float(sys.argv[1]) else sys.argv[1])' "$tolerance" "$dir/$name.noise")
+  fi
+  result=$(compare "$out" "$dir/$name.expected.bin" "$allowed")
   error=${result%% *}
   verdict=${result#* }
+  [ "$allowed" != "$tolerance" ] && verdict="$verdict (within $allowed: twice torch's $(cat "$dir/$name.noise"))"
   [ "$verdict" = match ] && matched=$((matched + 1))
   printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" yes yes "$error" "$seconds" "$verdict"
   rm -rf "$package" "$out"
 done
-echo "$imported of $total import, $compiled compile on $target, $matched match within $tolerance"
+echo "$imported of $total import, $compiled compile on $target, $matched match"
 [ "$matched" -eq "$total" ]

@@ -12,6 +12,10 @@ OUTDIR (default build/tv-corpus) gets, per model NAME:
   NAME.input.bin      its input, 1x3xHxW float32 little-endian, row-major
   NAME.expected.bin   onnxruntime's output on it (CPUExecutionProvider,
                       graph optimizations off, one thread), the same format
+  NAME.noise          torch's output against onnxruntime's (the largest
+                      difference over the largest |onnxruntime|), one
+                      number: the comparison's noise floor, from which
+                      check_torchvision.sh sets the model's tolerance
 A model whose three files exist is skipped; one that fails is reported and
 the others go on (exit status 1 at the end).
 
@@ -231,6 +235,9 @@ def export(name, build, size, dynamo, outdir, exporter, small=False):
     # The exporter's fidelity, for the record: torch against onnxruntime.
     scale = float(np.abs(expected).max()) or 1.0
     torch_vs_ort = float(np.abs(reference - expected).max()) / scale
+    if not small:
+        with open(os.path.join(outdir, name + ".noise"), "w") as f:
+            f.write(f"{torch_vs_ort:.3e}\n")
     for suffix, array in (("input", x), ("expected", expected)):
         partial = os.path.join(outdir, f"{name}.{suffix}.bin.partial")
         np.ascontiguousarray(array, dtype="<f4").tofile(partial)
