@@ -125,8 +125,8 @@ print("%.2e" % twice if twice > float(sys.argv[1]) else sys.argv[1])' "$toleranc
   result=$(compare "$out" "$dir/$name.expected.bin" "$allowed")
   error=${result%% *}
   verdict=${result#* }
-  [ "$allowed" != "$tolerance" ] && verdict="$verdict (within $allowed: twice torch's $(cat "$dir/$name.noise"))"
   [ "$verdict" = match ] && matched=$((matched + 1))
+  [ "$allowed" != "$tolerance" ] && verdict="$verdict (within $allowed: twice torch's $(cat "$dir/$name.noise"))"
   printf '%-32s %-7s %-8s %-9s %-8s %s\n' "$name" yes yes "$error" "$seconds" "$verdict"
   rm -rf "$package" "$out"
 done
