@@ -2422,7 +2422,8 @@ static hetc_status_t translate_matmul(hetc_onnx_importer_t *im) {
   if (dims[0][rank - 1] != dims[1][rank - 2])
     return BAD("A's last dim (%lld) is not B's next to last (%lld)", (long long)dims[0][rank - 1],
                (long long)dims[1][rank - 2]);
-  int64_t batch[HETC_PLUGIN_MAX_RANK];
+  /* Zeroed: gcc -O3 cannot see that only d + 2 < rank is read. */
+  int64_t batch[HETC_PLUGIN_MAX_RANK] = {0};
   for (int32_t d = 0; d + 2 < rank; ++d) {
     if (dims[0][d] != dims[1][d] && dims[0][d] != 1 && dims[1][d] != 1)
       return BAD("batch dim %d is %lld in A and %lld in B, which do not broadcast", (int)d, (long long)dims[0][d],
