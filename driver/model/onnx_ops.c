@@ -2638,6 +2638,296 @@ static hetc_status_t translate_einsum(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* Attention's GQA pick: each of the key/value heads serves `repeats`
+ * consecutive query heads ([h0, h0, h1, h1, ...]), on axis 1 only. */
+typedef struct head_picks_t {
+  int64_t repeats;
+} head_picks_t;
+
+static int64_t head_pick(const void *context, int32_t axis, int64_t k) {
+  return axis == 1 ? k / ((const head_picks_t *)context)->repeats : k;
+}
+
+/* What masks an Attention's scores before its softmax, besides a computed
+ * mask: all constant. */
+typedef struct attention_masking_t {
+  const hetc_onnx_const_t *mask;    /* attn_mask, or NULL */
+  const hetc_onnx_const_t *nonpad;  /* nonpad_kv_seqlen ([B] valid keys), or NULL */
+  int causal;
+  int64_t past;                     /* past_key's sequence length */
+  int64_t left, right;              /* the sliding window's sides (-1: unbounded) */
+  float masked;                     /* a masked key's bias: -FLT_MAX, or -inf where the bias is an output */
+} attention_masking_t;
+
+/* The attention bias as [B, H, S, L] floats (*out_bias, the caller frees
+ * it; NULL when nothing masks): a float mask's values, and m->masked for
+ * a masked key (-FLT_MAX gives a weight of 0 as -inf does, in a weights
+ * file that stays finite): a float mask's -inf, a bool mask's False, a key past the
+ * mask's last dim (it may stop short of L), after a query's causal frontier or outside its window (both at the query's
+ * position i + offset: offset is the past, or per batch nonpad - S), and
+ * at keys past nonpad. The mask broadcasts from the right. A query whose
+ * every key is masked gets a bias of 0 and a 0 in *out_keep ([B, H, S, L],
+ * else 1; NULL when no row is), by which the caller zeroes its weights, as
+ * the spec's fully masked rows are. */
+static hetc_status_t attention_bias(hetc_onnx_importer_t *im, const attention_masking_t *m, const int64_t dims[4],
+                                    float **out_bias, float **out_keep) {
+  *out_bias = *out_keep = NULL;
+  const hetc_onnx_const_t *mask = m->mask;
+  if (!mask && !m->nonpad && !m->causal && m->left < 0 && m->right < 0) return NULL;
+  if (mask && (mask->rank < 1 || mask->rank > 4))
+    return BAD("input 3 (attn_mask) has rank %d; Attention takes rank 1 to 4", (int)mask->rank);
+  if (m->nonpad && (m->nonpad->count != dims[0] || !m->nonpad->is_int))
+    return BAD("input 6 (nonpad_kv_seqlen) must hold %lld integers, one per batch", (long long)dims[0]);
+  int64_t mask_dims[4] = {1, 1, 1, 1};
+  if (mask) {
+    for (int32_t d = 0; d < mask->rank; ++d) mask_dims[4 - mask->rank + d] = mask->dims[d];
+    for (int32_t d = 0; d < 4; ++d)
+      if (d < 3 ? mask_dims[d] != 1 && mask_dims[d] != dims[d] : mask_dims[d] > dims[d])
+        return BAD("input 3 (attn_mask) of dims %lld x %lld x %lld x %lld does not broadcast to the scores' %lld x "
+                   "%lld x %lld x %lld",
+                   (long long)mask_dims[0], (long long)mask_dims[1], (long long)mask_dims[2], (long long)mask_dims[3],
+                   (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)dims[3]);
+  }
+  const int64_t count = dims[0] * dims[1] * dims[2] * dims[3];
+  if (count > HETC_ONNX_MAX_CONST_ELEMENTS)
+    return BAD("the attention bias would hold %lld values, more than %lld (api/limits.md)", (long long)count,
+               (long long)HETC_ONNX_MAX_CONST_ELEMENTS);
+  float *bias = malloc(sizeof(float) * (size_t)count), *keep = NULL;
+  if (!bias) return out_of_memory();
+  const int is_bool = mask && mask->is_int; /* bool tensors are read as integers */
+  int64_t at = 0;
+  for (int64_t b = 0; b < dims[0]; ++b) {
+    const int64_t valid = m->nonpad ? hetc_onnx_const_get_int(m->nonpad, b) : dims[3];
+    const int64_t offset = m->nonpad ? valid - dims[2] : m->past;
+    for (int64_t h = 0; h < dims[1]; ++h)
+      for (int64_t i = 0; i < dims[2]; ++i) {
+        int reachable = 0;
+        const int64_t row = at;
+        for (int64_t j = 0; j < dims[3]; ++j, ++at) {
+          float v = 0.0f;
+          if (mask && j < mask_dims[3]) {
+            const int64_t mb = mask_dims[0] > 1 ? b : 0, mh = mask_dims[1] > 1 ? h : 0, mi = mask_dims[2] > 1 ? i : 0;
+            const double value = hetc_onnx_const_get(mask, ((mb * mask_dims[1] + mh) * mask_dims[2] + mi) * mask_dims[3] + j);
+            v = is_bool ? (value != 0 ? 0.0f : -INFINITY) : (float)value;
+          }
+          const int64_t ahead = j - (i + offset); /* keys after the query's position */
+          const int masked = v == -INFINITY || (mask && j >= mask_dims[3]) || (m->causal && ahead > 0) ||
+                             (m->left >= 0 && -ahead > m->left) || (m->right >= 0 && ahead > m->right) || j >= valid;
+          bias[row + j] = masked ? m->masked : v;
+          reachable |= !masked;
+        }
+        if (reachable) continue;
+        if (!keep) {
+          keep = malloc(sizeof(float) * (size_t)count);
+          if (!keep) {
+            free(bias);
+            return out_of_memory();
+          }
+          for (int64_t k = 0; k < count; ++k) keep[k] = 1.0f;
+        }
+        for (int64_t j = 0; j < dims[3]; ++j) bias[row + j] = 0.0f, keep[row + j] = 0.0f;
+      }
+  }
+  *out_bias = bias;
+  *out_keep = keep;
+  return NULL;
+}
+
+/* Q, K or V of a 3-d Attention, [B, S, heads x size], as [B, heads, S,
+ * size]; a 4-d one as it is. */
+static hetc_status_t attention_heads(hetc_onnx_importer_t *im, int32_t x, int64_t heads, const char *which,
+                                     int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  *out_value = x;
+  if (t.rank == 4) return NULL;
+  if (t.shape[2] % heads)
+    return BAD("input %s's hidden size %lld is not a multiple of its %lld heads", which, (long long)t.shape[2],
+               (long long)heads);
+  const int64_t split[4] = {t.shape[0], t.shape[1], heads, t.shape[2] / heads}, perm[4] = {0, 2, 1, 3};
+  char step[32], name[320];
+  snprintf(step, sizeof(step), "%s_heads", which);
+  HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, step, name, 320), 4, split, out_value));
+  snprintf(step, sizeof(step), "%s_by_head", which);
+  return append_transpose(im, *out_value, step_name(im, step, name, 320), perm, 4, out_value);
+}
+
+/* ONNX Attention (opset 23 on): softmax(Q K^T scale + bias) V per head, as
+ * hetc's matmul, softmax and elementwise nodes: Q scaled (by the whole
+ * scale, where the spec scales Q and K by its root each: the same product
+ * but for rounding), K transposed, the cache (past_key, past_value)
+ * concatenated in front of K and V (outputs present_key, present_value),
+ * grouped-query heads repeated, softcap as softcap tanh(x / softcap), the
+ * bias (attention_bias, or a computed float mask added) and the optional
+ * fourth output at the stage qk_matmul_output_mode names. */
+static hetc_status_t translate_attention(hetc_onnx_importer_t *im) {
+  int32_t q, k, v;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &q));
+  HETC_RETURN_IF_ERROR(activation_input(im, 1, &k));
+  HETC_RETURN_IF_ERROR(activation_input(im, 2, &v));
+  const int32_t rank = type_of(im, q)->rank;
+  if ((rank != 3 && rank != 4) || type_of(im, k)->rank != rank || type_of(im, v)->rank != rank)
+    return BAD("Q, K and V must all be 3-d or all 4-d (ranks %d, %d, %d)", (int)rank, (int)type_of(im, k)->rank,
+               (int)type_of(im, v)->rank);
+  int64_t q_heads = 0, kv_heads = 0, causal = 0, mode = 0, precision = 1, left = -1, right = -1;
+  float scale = NAN, softcap = 0;
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "q_num_heads", 0, &q_heads));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "kv_num_heads", 0, &kv_heads));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "is_causal", 0, &causal));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "qk_matmul_output_mode", 0, &mode));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "softmax_precision", 1, &precision));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "left_window_size", -1, &left));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(im->node, "right_window_size", -1, &right));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "scale", NAN, &scale));
+  HETC_RETURN_IF_ERROR(hetc_onnx_attr_float(im->node, "softcap", 0, &softcap));
+  if (left < -1 || right < -1) return BAD("a window side of %lld is not -1 or more", (long long)(left < right ? left : right));
+  /* Float or double: hetc's float softmax is within rounding of the latter
+   * once its result is cast back to float; the 16-bit types would round
+   * more than hetc does. */
+  if (precision != 1 && precision != 11)
+    return BAD("softmax_precision %lld is not supported (hetc computes the softmax in float)", (long long)precision);
+  if (mode < 0 || mode > 3) return BAD("qk_matmul_output_mode %lld is not 0 to 3", (long long)mode);
+  if (rank == 4 && (q_heads || kv_heads)) return BAD("q_num_heads and kv_num_heads are for 3-d inputs only");
+  if (rank == 3 && (q_heads < 1 || kv_heads < 1))
+    return BAD("3-d inputs need q_num_heads and kv_num_heads (each at least 1)");
+  char names[8][320];
+  HETC_RETURN_IF_ERROR(attention_heads(im, q, q_heads, "Q", &q));
+  HETC_RETURN_IF_ERROR(attention_heads(im, k, kv_heads, "K", &k));
+  HETC_RETURN_IF_ERROR(attention_heads(im, v, kv_heads, "V", &v));
+  const hetc_plugin_tensor_t tq = *type_of(im, q), tk0 = *type_of(im, k), tv0 = *type_of(im, v);
+  if (tk0.shape[0] != tq.shape[0] || tv0.shape[0] != tq.shape[0] || tk0.shape[1] != tv0.shape[1] ||
+      tk0.shape[2] != tv0.shape[2] || tk0.shape[3] != tq.shape[3])
+    return BAD("Q [%lld, %lld, %lld, %lld], K [%lld, %lld, %lld, %lld] and V [%lld, %lld, %lld, %lld] (batch, heads, "
+               "sequence, head size) do not fit together",
+               (long long)tq.shape[0], (long long)tq.shape[1], (long long)tq.shape[2], (long long)tq.shape[3],
+               (long long)tk0.shape[0], (long long)tk0.shape[1], (long long)tk0.shape[2], (long long)tk0.shape[3],
+               (long long)tv0.shape[0], (long long)tv0.shape[1], (long long)tv0.shape[2], (long long)tv0.shape[3]);
+  if (tq.shape[1] % tk0.shape[1])
+    return BAD("%lld query heads are not a multiple of %lld key/value heads", (long long)tq.shape[1],
+               (long long)tk0.shape[1]);
+  const int biased_output = mode == 2 && im->node->n_output > 3 && im->node->output[3][0];
+  attention_masking_t masking = {NULL, NULL, causal != 0, 0, left, right, biased_output ? -INFINITY : -FLT_MAX};
+  HETC_RETURN_IF_ERROR(const_input(im, 6, 0, &masking.nonpad));
+  /* The cache: past_key and past_value in front of K and V. */
+  if (input_name(im, 4) || input_name(im, 5)) {
+    if (masking.nonpad) return BAD("input 6 (nonpad_kv_seqlen) and a past cache (inputs 4 and 5) exclude each other");
+    int32_t cache[2][2];
+    HETC_RETURN_IF_ERROR(activation_input(im, 4, &cache[0][0]));
+    HETC_RETURN_IF_ERROR(activation_input(im, 5, &cache[1][0]));
+    cache[0][1] = k, cache[1][1] = v;
+    masking.past = type_of(im, cache[0][0])->shape[2];
+    for (int c = 0; c < 2; ++c) {
+      hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_CONCAT);
+      a.axis = 2;
+      int32_t node;
+      const char *hint = (size_t)(1 + c) < im->node->n_output && im->node->output[1 + c][0]
+                             ? im->node->output[1 + c]
+                             : step_name(im, c ? "present_value" : "present_key", names[c], 320);
+      HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_CONCAT, hint, cache[c], 2, &a, &node));
+      *(c ? &v : &k) = im->graph->nodes[node].output;
+    }
+  }
+  for (size_t c = 1; c < 3 && c < im->node->n_output; ++c)
+    if (im->node->output[c][0]) HETC_RETURN_IF_ERROR(define_output_at(im, c, c == 1 ? k : v));
+  /* Grouped-query heads: each key/value head repeated for its queries. */
+  const int64_t repeats = tq.shape[1] / type_of(im, k)->shape[1];
+  if (repeats > 1) {
+    const head_picks_t picks = {repeats};
+    for (int c = 0; c < 2; ++c) {
+      int32_t *x = c ? &v : &k;
+      int64_t extents[4];
+      memcpy(extents, type_of(im, *x)->shape, sizeof(extents));
+      extents[1] = tq.shape[1];
+      HETC_RETURN_IF_ERROR(append_picks(im, *x, extents, head_pick, &picks,
+                                        step_name(im, c ? "V_repeated" : "K_repeated", names[2 + c], 320), x));
+    }
+  }
+  /* The scores: (Q scale) K^T, [B, H, S, L]. */
+  const double factor = isnan(scale) ? 1.0 / sqrt((double)tq.shape[3]) : (double)scale;
+  const int64_t to_rows[4] = {0, 1, 3, 2};
+  int32_t scores;
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, q, step_name(im, "Q_scaled", names[0], 320), factor, 0, &q));
+  HETC_RETURN_IF_ERROR(append_transpose(im, k, step_name(im, "K_transposed", names[1], 320), to_rows, 4, &k));
+  const int32_t product[2] = {q, k};
+  hetc_node_attrs_t a = hetc_node_default_attrs(HETC_OP_MATMUL);
+  int32_t node;
+  HETC_RETURN_IF_ERROR(
+      hetc_onnx_append_node(im, HETC_OP_MATMUL, step_name(im, "scores", names[2], 320), product, 2, &a, &node));
+  scores = im->graph->nodes[node].output;
+  int32_t stage[4] = {scores, scores, scores, scores}; /* the fourth output by mode */
+  if (softcap > 0) {
+    HETC_RETURN_IF_ERROR(append_uniform_affine(im, scores, step_name(im, "capped_in", names[3], 320), 1.0 / softcap, 0,
+                                               &scores));
+    HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_TANH, scores, step_name(im, "capped_tanh", names[3], 320), &scores));
+    HETC_RETURN_IF_ERROR(
+        append_uniform_affine(im, scores, step_name(im, "capped", names[3], 320), softcap, 0, &scores));
+  }
+  stage[1] = stage[2] = scores;
+  /* The bias: a constant mask and the causal cut as one per-element add; a
+   * computed (float) mask added as it broadcasts. */
+  const int64_t dims[4] = {tq.shape[0], tq.shape[1], tq.shape[2], type_of(im, k)->shape[3]};
+  const char *mask_name = input_name(im, 3);
+  const onnx_value_t *mask = mask_name ? hetc_onnx_lookup(im, mask_name) : NULL;
+  int64_t ranked[4] = {1, 1, 1, 1}; /* a computed mask's dims at rank 4 */
+  if (mask && mask->kind == ONNX_VALUE_ACTIVATION) {
+    const hetc_plugin_tensor_t *tm = type_of(im, mask->value);
+    if (tm->rank > 4) return BAD("input 3 (attn_mask) has rank %d; Attention takes rank 1 to 4", (int)tm->rank);
+    for (int32_t d = 0; d < tm->rank; ++d) ranked[4 - tm->rank + d] = tm->shape[d];
+    if (ranked[3] < dims[3])
+      return BAD("input 3 (attn_mask) is computed and covers %lld of the %lld keys, which is not supported yet "
+                 "(hetc pads constant masks only)",
+                 (long long)ranked[3], (long long)dims[3]);
+    int fits = 1;
+    for (int32_t d = 0; fits && d < 4; ++d) fits = ranked[d] == dims[d] || (d < 3 && ranked[d] == 1);
+    if (!fits)
+      return BAD("input 3 (attn_mask), computed, does not broadcast to the scores' %lld x %lld x %lld x %lld",
+                 (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)dims[3]);
+  }
+  float *bias = NULL, *keep = NULL;
+  if (mask && mask->kind == ONNX_VALUE_CONST) masking.mask = &mask->constant;
+  HETC_RETURN_IF_ERROR(attention_bias(im, &masking, dims, &bias, &keep));
+  if (bias) {
+    const hetc_status_t status =
+        append_per_element(im, scores, NULL, bias, step_name(im, "biased", names[4], 320), &scores);
+    if (status) free(keep);
+    HETC_RETURN_IF_ERROR(status);
+  }
+  if (mask && mask->kind == ONNX_VALUE_ACTIVATION) {
+    int32_t m = mask->value;
+    hetc_status_t status =
+        type_of(im, m)->rank == 4 ? NULL : append_reshape(im, m, step_name(im, "mask_ranked", names[5], 320), 4, ranked, &m);
+    if (!status) status = append_binary(im, HETC_OP_ADD, scores, m, step_name(im, "masked", names[5], 320), &scores);
+    if (status) free(keep);
+    HETC_RETURN_IF_ERROR(status);
+  }
+  stage[2] = scores;
+  a = hetc_node_default_attrs(HETC_OP_SOFTMAX);
+  a.axis = 3;
+  hetc_status_t status =
+      hetc_onnx_append_node(im, HETC_OP_SOFTMAX, step_name(im, keep ? "softmax" : "weights", names[6], 320), &scores,
+                            1, &a, &node);
+  stage[3] = status ? -1 : im->graph->nodes[node].output;
+  /* Fully masked rows: their weights zeroed (their bias was 0). */
+  if (!status && keep)
+    status = append_per_element(im, stage[3], keep, NULL, step_name(im, "weights", names[6], 320), &stage[3]);
+  free(keep);
+  HETC_RETURN_IF_ERROR(status);
+  if (im->node->n_output > 3 && im->node->output[3][0]) HETC_RETURN_IF_ERROR(define_output_at(im, 3, stage[mode]));
+  /* Y = weights V, back to [B, S, H x size] for 3-d inputs. */
+  const int32_t weighted[2] = {stage[3], v};
+  a = hetc_node_default_attrs(HETC_OP_MATMUL);
+  HETC_RETURN_IF_ERROR(hetc_onnx_append_node(im, HETC_OP_MATMUL,
+                                             rank == 4 ? im->node->output[0] : step_name(im, "by_head", names[7], 320),
+                                             weighted, 2, &a, &node));
+  int32_t y = im->graph->nodes[node].output;
+  if (rank == 3) {
+    const hetc_plugin_tensor_t ty = *type_of(im, y);
+    const int64_t perm[4] = {0, 2, 1, 3}, merged[3] = {ty.shape[0], ty.shape[2], ty.shape[1] * ty.shape[3]};
+    HETC_RETURN_IF_ERROR(append_transpose(im, y, step_name(im, "by_position", names[7], 320), perm, 4, &y));
+    HETC_RETURN_IF_ERROR(append_reshape(im, y, im->node->output[0], 3, merged, &y));
+  }
+  return define_output(im, y);
+}
+
 /* Unsqueeze and Squeeze of a computed value: a reshape. */
 static hetc_status_t translate_squeeze(hetc_onnx_importer_t *im) {
   int32_t x, value;
@@ -2747,6 +3037,7 @@ static const translation_t translations[] = {
     {"Exp", translate_activation},
     {"Log", translate_activation},
     {"Einsum", translate_einsum},
+    {"Attention", translate_attention},
     {"Erf", translate_activation},
     {"Gelu", translate_gelu},
     {"Transpose", translate_transpose},

@@ -164,6 +164,11 @@ static const op_form_t forms[] = {
     {"Abs", 6, 1, 1, 1, ""},
     {"Reciprocal", 6, 1, 1, 1, ""},
     {"Einsum", 12, 1, MANY, 1, "equation"},
+    {"Attention", 23, 3, 6, 4, "is_causal kv_num_heads q_num_heads qk_matmul_output_mode scale softcap softmax_precision"},
+    {"Attention", 24, 3, 7, 4, "is_causal kv_num_heads q_num_heads qk_matmul_output_mode scale softcap softmax_precision"},
+    {"Attention", 25, 3, 7, 4,
+     "is_causal kv_num_heads left_window_size q_num_heads qk_matmul_output_mode right_window_size scale softcap "
+     "softmax_precision"},
     {"Erf", 9, 1, 1, 1, ""},
     {"Softsign", 1, 1, 1, 1, ""},
     {"Mish", 18, 1, 1, 1, ""},

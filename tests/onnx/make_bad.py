@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "bad")
 
 SHAPE = [1, 3, 8, 8]
-IR_FOR_OPSET = {5: 7, 9: 4, 13: 7, 17: 8, 21: 10, 22: 10, 29: 13}  # opset 5 with IR 7: valid, so the opset is the only defect
+IR_FOR_OPSET = {5: 7, 9: 4, 13: 7, 17: 8, 21: 10, 22: 10, 23: 11, 24: 12, 25: 13, 29: 13}  # opset 5 with IR 7: valid, so the opset is the only defect
 
 
 def conv_params():
@@ -339,6 +339,26 @@ def cases():
         conv_node(), helper.make_node("GatherND", ["table", "where"], ["bias"], name="gathernd0"),
         helper.make_node("Add", ["conv0_out", "bias"], ["output"], name="add0")], inits=conv_params() + [
             numpy_helper.from_array(np.zeros([8, 8], np.float32), "table"), i64("where", [[0, 1], [8, 0]])])))
+    # Attention on the conv's output: [1, 8, 8, 8] as 4-d heads, or
+    # reshaped to [1, 8, 64] as 3-d.
+    flat = helper.make_node("Reshape", ["conv0_out", "flat"], ["flat_out"], name="flat0")
+    for name, attrs in [("attention_3d_without_heads", {}),
+                        ("attention_heads_not_multiple", dict(q_num_heads=3, kv_num_heads=3))]:
+        add(name + ".onnx", bytes_of(model(nodes=[
+            conv_node(), flat, helper.make_node("Attention", ["flat_out", "flat_out", "flat_out"], ["output"],
+                                                name="attention0", **attrs)],
+            inits=conv_params() + [i64("flat", [1, 8, 64])], opsets=[("", 23)])))
+    add("attention_window_negative.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("Attention", ["conv0_out", "conv0_out", "conv0_out"], ["output"],
+                                      name="attention0", left_window_size=-2)], opsets=[("", 25)])))
+    add("attention_nonpad_with_past.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("Attention", ["conv0_out", "conv0_out", "conv0_out", "", "conv0_out",
+                                                    "conv0_out", "valid"], ["output"], name="attention0")],
+        inits=conv_params() + [i64("valid", [8])], opsets=[("", 24)])))
+    add("attention_computed_mask_short.onnx", bytes_of(model(nodes=[
+        conv_node(), helper.make_node("Slice", ["conv0_out", "starts", "ends", "axes"], ["half"], name="slice0"),
+        helper.make_node("Attention", ["conv0_out", "conv0_out", "conv0_out", "half"], ["output"], name="attention0")],
+        inits=conv_params() + [i64("starts", [0]), i64("ends", [4]), i64("axes", [3])], opsets=[("", 23)])))
     add("pad_three_dims.onnx", after_conv(
         helper.make_node("Pad", ["conv0_out", "pads"], ["output"], name="pad0", mode="constant"),
         [2, 9, 9, 8], [i64("pads", [1, 1, 1, 0, 0, 0, 0, 0])]))

@@ -57,7 +57,7 @@ CHECK_RTOL = 1e-5  # --check: how far a regenerated expected.bin may drift
 # The IR version each opset came with (onnx/helper.py VERSION_TABLE): what an
 # exporter stamps. IR 3 (opset < 9 here) still requires every initializer to be
 # listed among the graph inputs, as old PyTorch exports do.
-IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10, 25: 11, 28: 11}
+IR_FOR_OPSET = {6: 3, 7: 3, 9: 4, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10, 23: 11, 25: 11, 28: 11}
 
 PRODUCER = "hetc-make_corpus"
 
@@ -1475,6 +1475,40 @@ def einsum_forms(g):
     implicit = g.op("Reshape", [g.op("Einsum", [g.x, t], equation="bij,bjk"), g.i64("one_batch", [1, 6, 6])])
     permuted = g.op("Einsum", [g.x, t], equation="bij,bjk->kbi")
     return g.op("Add", [g.op("Transpose", [permuted], perm=[1, 2, 0]), implicit])
+
+
+@op_case([1, 10, 32], opset=23)
+def attention_op_gqa_causal(g):
+    """ONNX's Attention op (opset 23) on 3-d Q, K, V projected from the
+    input: 4 query heads over 2 key/value heads (grouped-query), causal,
+    an explicit scale and a softcap."""
+    def project(name, width):
+        return g.op("MatMul", [g.x, g.init(name + ".weight_t", g.he([32, width]))], name)
+    q, k, v = project("q", 32), project("k", 16), project("v", 16)
+    return g.op("Attention", [q, k, v], "attention", q_num_heads=4, kv_num_heads=2, is_causal=1,
+                scale=0.3, softcap=5.0)
+
+
+@op_case([1, 10, 32], opset=23)
+def attention_op_masks(g):
+    """Attention on 4-d heads with a constant bool mask (a band, a key
+    beyond it, one query row masked whole: its weights are 0, as the spec
+    says) and a float mask computed from the input."""
+    def heads(name):
+        y = g.op("MatMul", [g.x, g.init(name + ".weight_t", g.he([32, 32]))], name)
+        y = g.op("Reshape", [y, g.i64(name + ".heads", [1, 10, 4, 8])])
+        return g.op("Transpose", [y], perm=[0, 2, 1, 3])
+    q, k, v = heads("q"), heads("k"), heads("v")
+    band = np.abs(np.arange(10)[:, None] - np.arange(10)[None, :]) <= 2
+    band[:, 9] = True
+    band[4, :] = False
+    y = g.op("Attention", [q, k, v, g.init("band", band)], "banded")
+    bias = g.op("Mul", [g.op("Tanh", [g.op("MatMul", [g.x, g.init("bias.weight_t", g.he([32, 10]))], "bias")]),
+                        g.f32("bias.scale", [2.0])])
+    bias = g.op("Reshape", [bias, g.i64("bias.shape", [1, 1, 10, 10])])
+    z = g.op("Attention", [q, k, v, bias], "biased", scale=0.5)
+    merged = g.op("Add", [y, z])
+    return g.op("Reshape", [g.op("Transpose", [merged], perm=[0, 2, 1, 3]), g.i64("merged", [1, 10, 32])])
 
 
 @op_case([1, 3, 4, 4])
