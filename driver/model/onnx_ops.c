@@ -704,6 +704,20 @@ static hetc_status_t translate_composed_unary(hetc_onnx_importer_t *im) {
   return define_output(im, value);
 }
 
+/* Reciprocal of a computed value: ones shaped like x, 0 relu6(x) + 1
+ * (relu6 keeps x's infinities out of the product by 0, as the constant
+ * pad's ones do, so 1 / inf is 0), divided by x (LayerNormalization's
+ * expanded form: the reciprocal of the deviation). */
+static hetc_status_t translate_reciprocal(hetc_onnx_importer_t *im) {
+  int32_t x, ones, value;
+  HETC_RETURN_IF_ERROR(activation_input(im, 0, &x));
+  char names[2][320];
+  HETC_RETURN_IF_ERROR(append_unary(im, HETC_OP_RELU6, x, step_name(im, "bounded", names[0], 320), &ones));
+  HETC_RETURN_IF_ERROR(append_uniform_affine(im, ones, step_name(im, "ones", names[1], 320), 0, 1, &ones));
+  HETC_RETURN_IF_ERROR(append_binary(im, HETC_OP_DIVIDE, ones, x, im->node->output[0], &value));
+  return define_output(im, value);
+}
+
 /* Sqrt, and Pow of a computed value by one constant exponent: x itself
  * for 1, products of x for 2, 3 and 4, and exp(c log x) for an exponent
  * that is no integer (0.5 for Sqrt), which is NaN for x < 0 as the power
@@ -3014,6 +3028,7 @@ static const translation_t translations[] = {
     {"Neg", translate_composed_unary},
     {"Abs", translate_composed_unary},
     {"Sqrt", translate_power},
+    {"Reciprocal", translate_reciprocal},
     {"Gather", translate_gather},
     {"Expand", translate_repeat},
     {"Unsqueeze", translate_squeeze},

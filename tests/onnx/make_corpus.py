@@ -1477,6 +1477,21 @@ def einsum_forms(g):
     return g.op("Add", [g.op("Transpose", [permuted], perm=[1, 2, 0]), implicit])
 
 
+@op_case([2, 6, 16])
+def reciprocal_computed(g):
+    """Reciprocal of a computed value as LayerNormalization's expanded form
+    uses it (the normalised value times the reciprocal of the deviation),
+    and of a value of both signs."""
+    mean = g.op("ReduceMean", [g.x], axes=[-1])
+    centred = g.op("Sub", [g.x, mean])
+    variance = g.op("ReduceMean", [g.op("Mul", [centred, centred])], axes=[-1])
+    deviation = g.op("Sqrt", [g.op("Add", [variance, g.f32("epsilon", [1e-5])])])
+    normalised = g.op("Mul", [centred, g.op("Reciprocal", [deviation], "inverse")])
+    signed = g.op("Reciprocal", [g.op("Add", [g.op("Mul", [g.x, g.f32("scale", [3.0])]), g.f32("shift", [0.5])])],
+                  "signed")
+    return g.op("Add", [normalised, g.op("Tanh", [signed])])
+
+
 @op_case([1, 10, 32], opset=23)
 def attention_op_gqa_causal(g):
     """ONNX's Attention op (opset 23) on 3-d Q, K, V projected from the
