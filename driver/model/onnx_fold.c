@@ -17,7 +17,7 @@ static const char *const foldable_ops[] = {
     "Reshape", "Expand", "Tile", "ScatterND", "GatherND",
     "Flatten", "Identity", "Dropout", "Slice", "Transpose",
     /* arithmetic */
-    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Clip", "MatMul", "Range",
+    "Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min", "Sum", "Clip", "MatMul", "Range",
     /* comparisons and logic (booleans as integers 0 and 1): the masks exporters build */
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Where",
     /* unary */
@@ -486,6 +486,11 @@ static double binary_value(const char *op, double x, double y) {
   if (!strcmp(op, "Mul")) return x * y;
   if (!strcmp(op, "Div")) return x / y;
   if (!strcmp(op, "Pow")) return pow(x, y);
+  if (!strcmp(op, "FMod")) return fmod(x, y); /* Mod with fmod=1: the dividend's sign */
+  if (!strcmp(op, "Mod")) { /* fmod=0: the divisor's sign, as Python's % */
+    const double r = fmod(x, y);
+    return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+  }
   if (!strcmp(op, "Max")) return isnan(x) || isnan(y) ? NAN : fmax(x, y);
   return isnan(x) || isnan(y) ? NAN : fmin(x, y); /* Min */
 }
@@ -502,6 +507,10 @@ static hetc_status_t binary_int(const char *op, int64_t x, int64_t y, int64_t *o
   else if (!strcmp(op, "Div")) {
     if (y == 0 || (y == -1 && x == INT64_MIN)) return BAD("integer division by zero or overflow");
     *out = x / y;
+  } else if (!strcmp(op, "Mod") || !strcmp(op, "FMod")) {
+    if (y == 0) return BAD("an integer Mod by zero");
+    const int64_t r = y == -1 ? 0 : x % y; /* INT64_MIN % -1 overflows in C */
+    *out = op[0] == 'M' && r != 0 && (r < 0) != (y < 0) ? r + y : r;
   } else { /* Pow: exact while it fits */
     if (y < 0) return BAD("an integer to a negative power");
     double p = pow((double)x, (double)y);
@@ -947,6 +956,12 @@ hetc_status_t hetc_onnx_fold(const Onnx__NodeProto *node, int64_t opset, const h
   if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") || !strcmp(op, "Pow") ||
       is_compare_or_logic(op))
     return y ? fold_binary(op, x, y, &outputs[0]) : BAD("input 1 is missing");
+  if (!strcmp(op, "Mod")) {
+    int64_t c_fmod = 0;
+    HETC_RETURN_IF_ERROR(hetc_onnx_attr_int(node, "fmod", 0, &c_fmod));
+    if (c_fmod != 0 && c_fmod != 1) return BAD("attribute 'fmod' is %lld; it is 0 or 1", (long long)c_fmod);
+    return y ? fold_binary(c_fmod ? "FMod" : "Mod", x, y, &outputs[0]) : BAD("input 1 is missing");
+  }
   if (!strcmp(op, "Where") || !strcmp(op, "Range") || !strcmp(op, "ScatterND")) {
     if (num_inputs < 3 || !inputs[1] || !inputs[2]) return BAD("%s takes 3 inputs", op);
     if (!strcmp(op, "ScatterND")) return fold_scatter_nd(node, inputs, &outputs[0]);

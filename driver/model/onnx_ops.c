@@ -569,9 +569,19 @@ static const char *step_name(const hetc_onnx_importer_t *im, const char *step, c
 }
 
 /* Two activations through hetc's add or multiply: the second operand may
- * broadcast (each dim equal or 1), so the full-shaped one goes first. */
+ * broadcast (each dim equal or 1), so the full-shaped one goes first; an
+ * operand of lower rank gains leading dims of 1 first (numpy's rule). */
 static hetc_status_t append_binary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t left, int32_t right,
                                    const char *name_hint, int32_t *out_value) {
+  if (type_of(im, left)->rank != type_of(im, right)->rank) {
+    int32_t *lower = type_of(im, left)->rank < type_of(im, right)->rank ? &left : &right;
+    const hetc_plugin_tensor_t t = *type_of(im, *lower);
+    const int32_t rank = type_of(im, lower == &left ? right : left)->rank;
+    int64_t dims[HETC_PLUGIN_MAX_RANK];
+    for (int32_t d = 0; d < rank; ++d) dims[d] = d < rank - t.rank ? 1 : t.shape[d - (rank - t.rank)];
+    char name[320];
+    HETC_RETURN_IF_ERROR(append_reshape(im, *lower, step_name(im, "ranked", name, 320), rank, dims, lower));
+  }
   const hetc_plugin_tensor_t *l = type_of(im, left), *r = type_of(im, right);
   int32_t inputs[2] = {left, right};
   if (l->rank == r->rank) {

@@ -88,6 +88,7 @@ static const op_form_t forms[] = {
     {"Max", 6, 1, MANY, 1, ""},
     {"Min", 6, 1, MANY, 1, ""},
     {"Pow", 7, 2, 2, 1, ""},
+    {"Mod", 10, 2, 2, 1, "fmod"},
     {"Concat", 4, 1, MANY, 1, "axis"},
     {"Flatten", 1, 1, 1, 1, "axis"},
     {"Reshape", 5, 2, 2, 1, ""},

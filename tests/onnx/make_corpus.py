@@ -1477,6 +1477,21 @@ def einsum_forms(g):
     return g.op("Add", [g.op("Transpose", [permuted], perm=[1, 2, 0]), implicit])
 
 
+@op_case([2, 3, 4, 6])
+def binary_rank_broadcast_mod(g):
+    """An Add of two computed values of different ranks ([2, 3, 4, 6] and
+    [4, 6]: the lower gains leading 1s), and Mod folded on constants: an
+    integer Mod with the divisor's sign (-16 mod 40 = 24, a Reshape's dim)
+    and a float one with fmod=1 (7.5 fmod 2 = 1.5, a scale)."""
+    rows = g.op("Sigmoid", [g.op("Reshape", [g.op("Slice", [g.x, g.i64("s0", [0, 0]), g.i64("e0", [1, 1]),
+                                                            g.i64("a0", [0, 1])]), g.i64("rows", [4, 6])])])
+    summed = g.op("Add", [g.x, rows])
+    last = g.op("Mod", [g.i64("minus16", [-16]), g.i64("forty", [40])])
+    flat = g.op("Reshape", [summed, g.op("Concat", [g.i64("lead", [2, 3]), last], axis=0)])
+    scale = g.op("Mod", [g.f32("seven_half", [7.5]), g.f32("two", [2.0])], fmod=1)
+    return g.op("Mul", [flat, scale])
+
+
 @op_case([2, 6, 16])
 def reciprocal_computed(g):
     """Reciprocal of a computed value as LayerNormalization's expanded form
