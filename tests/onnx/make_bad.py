@@ -339,6 +339,15 @@ def cases():
         conv_node(), helper.make_node("GatherND", ["table", "where"], ["bias"], name="gathernd0"),
         helper.make_node("Add", ["conv0_out", "bias"], ["output"], name="add0")], inits=conv_params() + [
             numpy_helper.from_array(np.zeros([8, 8], np.float32), "table"), i64("where", [[0, 1], [8, 0]])])))
+    # Mod folded on constants: a scale for the conv's output.
+    for name, divisor, fmod in [("mod_fmod_two", [2.0], 2), ("mod_integer_by_zero", None, 0)]:
+        inits = [numpy_helper.from_array(np.array([7.5], np.float32), "a"),
+                 numpy_helper.from_array(np.array([2.0], np.float32), "b")] if divisor else [i64("a", [7]), i64("b", [0])]
+        cast = [helper.make_node("Cast", ["m"], ["m_float"], name="cast0", to=TensorProto.FLOAT)] if not divisor else []
+        add(name + ".onnx", bytes_of(model(nodes=[
+            conv_node(), helper.make_node("Mod", ["a", "b"], ["m"], name="mod0", fmod=fmod)] + cast + [
+            helper.make_node("Mul", ["conv0_out", "m_float" if cast else "m"], ["output"], name="scale0")],
+            inits=conv_params() + inits)))
     # Attention on the conv's output: [1, 8, 8, 8] as 4-d heads, or
     # reshaped to [1, 8, 64] as 3-d.
     flat = helper.make_node("Reshape", ["conv0_out", "flat"], ["flat_out"], name="flat0")
