@@ -568,20 +568,28 @@ static const char *step_name(const hetc_onnx_importer_t *im, const char *step, c
   return buffer;
 }
 
+/* x at `rank` (at least its own) with leading dims of 1, numpy's rule for
+ * operands of lower rank: a reshape named after step "ranked", or x itself
+ * when its rank is that already. */
+static hetc_status_t append_ranked(hetc_onnx_importer_t *im, int32_t x, int32_t rank, int32_t *out_value) {
+  const hetc_plugin_tensor_t t = *type_of(im, x);
+  *out_value = x;
+  if (t.rank == rank) return NULL;
+  int64_t dims[HETC_PLUGIN_MAX_RANK];
+  for (int32_t d = 0; d < rank; ++d) dims[d] = d < rank - t.rank ? 1 : t.shape[d - (rank - t.rank)];
+  char name[320];
+  return append_reshape(im, x, step_name(im, "ranked", name, 320), rank, dims, out_value);
+}
+
 /* Two activations through hetc's add or multiply: the second operand may
  * broadcast (each dim equal or 1), so the full-shaped one goes first; an
- * operand of lower rank gains leading dims of 1 first (numpy's rule). */
+ * operand of lower rank is ranked first (append_ranked). */
 static hetc_status_t append_binary(hetc_onnx_importer_t *im, hetc_op_t op, int32_t left, int32_t right,
                                    const char *name_hint, int32_t *out_value) {
-  if (type_of(im, left)->rank != type_of(im, right)->rank) {
-    int32_t *lower = type_of(im, left)->rank < type_of(im, right)->rank ? &left : &right;
-    const hetc_plugin_tensor_t t = *type_of(im, *lower);
-    const int32_t rank = type_of(im, lower == &left ? right : left)->rank;
-    int64_t dims[HETC_PLUGIN_MAX_RANK];
-    for (int32_t d = 0; d < rank; ++d) dims[d] = d < rank - t.rank ? 1 : t.shape[d - (rank - t.rank)];
-    char name[320];
-    HETC_RETURN_IF_ERROR(append_reshape(im, *lower, step_name(im, "ranked", name, 320), rank, dims, lower));
-  }
+  const int32_t rank = type_of(im, left)->rank > type_of(im, right)->rank ? type_of(im, left)->rank
+                                                                           : type_of(im, right)->rank;
+  HETC_RETURN_IF_ERROR(append_ranked(im, left, rank, &left));
+  HETC_RETURN_IF_ERROR(append_ranked(im, right, rank, &right));
   const hetc_plugin_tensor_t *l = type_of(im, left), *r = type_of(im, right);
   int32_t inputs[2] = {left, right};
   if (l->rank == r->rank) {
@@ -2408,10 +2416,8 @@ static hetc_status_t translate_repeat(hetc_onnx_importer_t *im) {
       return BAD("the result would hold more than %lld values (api/limits.md)", (long long)HETC_MAX_TENSOR_ELEMENTS);
     total *= out_dims[d];
   }
-  for (int32_t d = 0; d < rank; ++d) in_dims[d] = d < rank - t.rank ? 1 : t.shape[d - (rank - t.rank)];
-  char name[320];
-  value = x;
-  if (rank != t.rank) HETC_RETURN_IF_ERROR(append_reshape(im, x, step_name(im, "ranked", name, 320), rank, in_dims, &value));
+  HETC_RETURN_IF_ERROR(append_ranked(im, x, rank, &value));
+  memcpy(in_dims, type_of(im, value)->shape, sizeof(int64_t) * (size_t)rank);
   const repeat_picks_t picks = {in_dims};
   HETC_RETURN_IF_ERROR(append_picks(im, value, out_dims, repeat_pick, &picks, im->node->output[0], &value));
   return define_output(im, value);
@@ -2686,10 +2692,11 @@ typedef struct attention_masking_t {
 /* The attention bias as [B, H, S, L] floats (*out_bias, the caller frees
  * it; NULL when nothing masks): a float mask's values, and m->masked for
  * a masked key (-FLT_MAX gives a weight of 0 as -inf does, in a weights
- * file that stays finite): a float mask's -inf, a bool mask's False, a key past the
- * mask's last dim (it may stop short of L), after a query's causal frontier or outside its window (both at the query's
- * position i + offset: offset is the past, or per batch nonpad - S), and
- * at keys past nonpad. The mask broadcasts from the right. A query whose
+ * file that stays finite): a float mask's -inf, a bool mask's False, a key
+ * past the mask's last dim (it may stop short of L), after a query's
+ * causal frontier or outside its window (both at the query's position
+ * i + offset: offset is the past, or per batch nonpad - S), and at keys
+ * past nonpad. The mask broadcasts from the right. A query whose
  * every key is masked gets a bias of 0 and a 0 in *out_keep ([B, H, S, L],
  * else 1; NULL when no row is), by which the caller zeroes its weights, as
  * the spec's fully masked rows are. */
@@ -2891,8 +2898,8 @@ static hetc_status_t translate_attention(hetc_onnx_importer_t *im) {
   const int64_t dims[4] = {tq.shape[0], tq.shape[1], tq.shape[2], type_of(im, k)->shape[3]};
   const char *mask_name = input_name(im, 3);
   const onnx_value_t *mask = mask_name ? hetc_onnx_lookup(im, mask_name) : NULL;
-  int64_t ranked[4] = {1, 1, 1, 1}; /* a computed mask's dims at rank 4 */
   if (mask && mask->kind == ONNX_VALUE_ACTIVATION) {
+    int64_t ranked[4] = {1, 1, 1, 1}; /* its dims at rank 4 */
     const hetc_plugin_tensor_t *tm = type_of(im, mask->value);
     if (tm->rank > 4) return BAD("input 3 (attn_mask) has rank %d; Attention takes rank 1 to 4", (int)tm->rank);
     for (int32_t d = 0; d < tm->rank; ++d) ranked[4 - tm->rank + d] = tm->shape[d];
@@ -2915,11 +2922,9 @@ static hetc_status_t translate_attention(hetc_onnx_importer_t *im) {
     if (status) free(keep);
     HETC_RETURN_IF_ERROR(status);
   }
-  if (mask && mask->kind == ONNX_VALUE_ACTIVATION) {
-    int32_t m = mask->value;
-    hetc_status_t status =
-        type_of(im, m)->rank == 4 ? NULL : append_reshape(im, m, step_name(im, "mask_ranked", names[5], 320), 4, ranked, &m);
-    if (!status) status = append_binary(im, HETC_OP_ADD, scores, m, step_name(im, "masked", names[5], 320), &scores);
+  if (mask && mask->kind == ONNX_VALUE_ACTIVATION) { /* append_binary ranks it */
+    const hetc_status_t status =
+        append_binary(im, HETC_OP_ADD, scores, mask->value, step_name(im, "masked", names[5], 320), &scores);
     if (status) free(keep);
     HETC_RETURN_IF_ERROR(status);
   }
