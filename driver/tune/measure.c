@@ -29,11 +29,11 @@
  * being killed from outside under it, is given up (not measured, no
  * record) after this many rebuilds. */
 #define MAX_REQUEUES 3
-/* A worker killed from outside while it starts is started again this many
- * times before the measurer gives up. */
-#define MAX_START_ATTEMPTS 4
 /* Loading every plugin (LLVM's among them) may take seconds on a busy
- * machine; that is not the candidate's build time. */
+ * machine; that is not the candidate's build time. A worker killed from
+ * outside while it starts is started again within the same time: a count
+ * of attempts gave up after four kills, and a sanitizer build starts slower
+ * than something that kills every few hundred milliseconds. */
 #define WORKER_START_TIMEOUT_S 120.0
 
 typedef struct worker_t {
@@ -224,7 +224,7 @@ static int await(worker_t *w, double timeout_s, uint8_t **out_data, size_t *out_
   }
 }
 
-static hetc_status_t start_worker_once(hetc_measurer_t *m, worker_t *w, int *out_killed) {
+static hetc_status_t start_worker_once(hetc_measurer_t *m, worker_t *w, double timeout_s, int *out_killed) {
   *out_killed = 0;
   /* One socket pair per worker: sends to a worker that died fail with
    * EPIPE (MSG_NOSIGNAL) instead of killing the tuner with SIGPIPE. */
@@ -260,7 +260,7 @@ static hetc_status_t start_worker_once(hetc_measurer_t *m, worker_t *w, int *out
   hetc_wire_put_i64(&m->message, m->device_index);
   uint8_t *reply = NULL;
   size_t size = 0;
-  int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, WORKER_START_TIMEOUT_S, &reply, &size);
+  int got = hetc_wire_send(w->fd, &m->message) ? -1 : await(w, timeout_s, &reply, &size);
   hetc_status_t status = NULL;
   if (got == 2) {
     status = hetc_status_new(HETC_STATUS_UNAVAILABLE, "measurement interrupted");
@@ -283,10 +283,11 @@ static hetc_status_t start_worker_once(hetc_measurer_t *m, worker_t *w, int *out
 
 /* A worker killed from outside as it starts is started again. */
 static hetc_status_t start_worker(hetc_measurer_t *m, worker_t *w) {
-  for (int attempt = 1;; ++attempt) {
+  const double deadline = hetc_now_seconds() + WORKER_START_TIMEOUT_S;
+  for (;;) {
     int killed = 0;
-    hetc_status_t status = start_worker_once(m, w, &killed);
-    if (!status || !killed || attempt == MAX_START_ATTEMPTS) return status;
+    hetc_status_t status = start_worker_once(m, w, deadline - hetc_now_seconds(), &killed);
+    if (!status || !killed || hetc_now_seconds() >= deadline) return status;
     hetc_status_free(status);
   }
 }
