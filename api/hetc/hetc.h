@@ -261,6 +261,10 @@ typedef struct hetc_compile_report_t {
    * placement (each distinct kernel is built once). */
   int32_t kernels_built;
   int32_t kernels_reused;
+  /* Channel slices (a conv2d that only picks a run of its input's channels,
+   * as the ONNX importer writes Slice and Split) read where they lie in
+   * their input: no kernel runs for them. */
+  int32_t slice_views;
 } hetc_compile_report_t;
 
 /* Compiles a model into a package directory at out_path, placing nodes by

@@ -78,6 +78,8 @@ int hetc_cli_compile(int argc, char **argv) {
              report.kernels_built, report.kernels_reused);
     if (report.concat_views > 0)
       printf("concat: %d written in place by the producers of their inputs (no kernel)\n", report.concat_views);
+    if (report.slice_views > 0)
+      printf("slice: %d read where they lie in their inputs (no kernel)\n", report.slice_views);
     if (report.avg_inner_loop_length > 0)
       printf("average innermost loop length of the conv2d kernels: %.1f\n", report.avg_inner_loop_length);
   }

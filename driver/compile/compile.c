@@ -11,7 +11,7 @@
 #include "common/interrupt.h"
 #include "common/nonfinite.h"
 #include "compile/buffer_plan.h"
-#include "compile/concat_view.h"
+#include "compile/channel_view.h"
 #include "graph/passes.h"
 #include "graph/split.h"
 #include "graph/tasks.h"
@@ -396,7 +396,22 @@ static int32_t kernel_writing(const compiler_t *c, int32_t value, int32_t device
   return -1;
 }
 
-/* Lays a concat out as views (compile/concat_view.h) when its inputs were
+static int written_by_step(const compiler_t *c, int32_t value) {
+  for (int32_t s = 0; s < c->plan->num_steps; ++s)
+    if (c->plan->steps[s].output == value) return 1;
+  return 0;
+}
+
+/* 1 when a view lives in plan value `value`'s slot (a channel slice read
+ * in place): `value` cannot then move into a concat's slot itself, since a
+ * view names the value that holds it, never a view of a view. */
+static int holds_views(const compiler_t *c, int32_t value) {
+  for (int32_t v = 0; v < c->plan->num_values; ++v)
+    if (c->view_of[v] == value) return 1;
+  return 0;
+}
+
+/* Lays a concat out as views (compile/channel_view.h) when its inputs were
  * all written by kernels on `device` in one layout and may live in the
  * output's slices: *out_done is then 1 and no step is added. */
 static hetc_status_t try_concat_views(compiler_t *c, int32_t node_index, int32_t device, int *out_done) {
@@ -411,7 +426,9 @@ static hetc_status_t try_concat_views(compiler_t *c, int32_t node_index, int32_t
     for (int32_t k = 0; k < copies->count && parts[i] < 0; ++k) {
       const copy_of_t *copy = &copies->items[k];
       if (copy->device != device || (i > 0 && !hetc_layout_equal(copy->layout, layout))) continue;
-      if (kernel_writing(c, copy->plan_value, device) < 0 || c->view_of[copy->plan_value] >= 0) continue;
+      if (kernel_writing(c, copy->plan_value, device) < 0 || c->view_of[copy->plan_value] >= 0 ||
+          holds_views(c, copy->plan_value))
+        continue;
       parts[i] = copy->plan_value;
       layout = copy->layout;
     }
@@ -430,6 +447,36 @@ static hetc_status_t try_concat_views(compiler_t *c, int32_t node_index, int32_t
   return NULL;
 }
 
+/* Reads a channel slice where it lies in its input (compile/channel_view.h)
+ * when that input is already on `device` in a layout that allows it:
+ * *out_done is then 1, no step is added, and the slice's value is a view
+ * in the slot of the value holding its input. */
+static hetc_status_t try_slice_view(compiler_t *c, int32_t node_index, int32_t device, int *out_done) {
+  const hetc_node_t *node = &c->graph->nodes[node_index];
+  *out_done = 0;
+  if (!hetc_plugin_buffer_view_call(c->entries[device]->plugin)) return NULL;
+  const copies_t *copies = &c->copies[node->inputs[0]];
+  for (int32_t k = 0; k < copies->count; ++k) {
+    const copy_of_t copy = copies->items[k];
+    uint64_t offset = 0;
+    /* The input must be written by a step: a value that is itself made of
+     * views (a concat's) is not one piece of bytes to cut from. */
+    if (copy.device != device || !written_by_step(c, copy.plan_value) ||
+        !hetc_slice_view_offset(c->graph, node_index, copy.layout, &offset))
+      continue;
+    const int32_t holder = c->view_of[copy.plan_value] >= 0 ? c->view_of[copy.plan_value] : copy.plan_value;
+    int32_t slice;
+    HETC_RETURN_IF_ERROR(new_plan_value(c, node->output, device, copy.layout, &slice));
+    c->view_of[slice] = holder;
+    c->plan->values[slice].offset = c->plan->values[copy.plan_value].offset + offset;
+    c->plan->values[slice].part_of = copy.plan_value;
+    ++c->report.slice_views;
+    *out_done = 1;
+    return NULL;
+  }
+  return NULL;
+}
+
 static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
   const hetc_node_t *node = &c->graph->nodes[node_index];
   hetc_plugin_tensor_t inputs[HETC_MAX_NODE_INPUTS];
@@ -443,6 +490,13 @@ static hetc_status_t compile_node(compiler_t *c, int32_t node_index) {
     if (c->options->progress)
       fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (its inputs written into its slices)\n", node_index + 1,
               c->graph->num_nodes, hetc_op_name(node->op), node->name, c->labels[device]);
+    return NULL;
+  }
+  HETC_RETURN_IF_ERROR(try_slice_view(c, node_index, device, &viewed));
+  if (viewed) {
+    if (c->options->progress)
+      fprintf(stderr, "[%3d/%3d] %-18s %-28s on %s (a channel slice read where it lies in its input)\n",
+              node_index + 1, c->graph->num_nodes, hetc_op_name(node->op), node->name, c->labels[device]);
     return NULL;
   }
   /* Hint each input's layout: the one the placement costed the kernel

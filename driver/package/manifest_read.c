@@ -478,6 +478,9 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
     value->slot = (int32_t)get_int(r, v, base, "slot", 0, plan->num_slots - 1);
     value->bytes = (uint64_t)get_int(r, v, base, "bytes", 0, INT64_C(1) << 40);
     if (version >= 2) value->offset = (uint64_t)get_int(r, v, base, "offset", 0, INT64_C(1) << 40);
+    value->part_of = version >= 4 && cJSON_GetObjectItemCaseSensitive(v, "part_of")
+                         ? (int32_t)get_int(r, v, base, "part_of", 0, plan->num_values - 1)
+                         : -1;
     if (r->status) break;
     at(r, base, "offset");
     if (value->offset % 64 != 0) bad(r, "%llu is not a multiple of 64", (unsigned long long)value->offset);
@@ -486,6 +489,16 @@ static hetc_status_t read_plan(reader_t *r, const cJSON *root, hetc_plan_t *plan
     if (plan->slots[value->slot].device != value->device ||
         plan->slots[value->slot].bytes < value->offset + value->bytes)
       bad(r, "slot %d cannot hold it", value->slot);
+  }
+  for (int32_t i = 0; i < plan->num_values && !r->status; ++i) {
+    const hetc_plan_value_t *part = &plan->values[i], *whole = NULL;
+    if (part->part_of < 0) continue;
+    whole = &plan->values[part->part_of];
+    snprintf(base, sizeof(base), "/values/%d", i);
+    at(r, base, "part_of");
+    if (part->part_of == i || whole->slot != part->slot || part->offset < whole->offset ||
+        part->offset + part->bytes > whole->offset + whole->bytes)
+      bad(r, "value %d does not hold this value's bytes", part->part_of);
   }
   hetc_plan_io_t *io_lists[2] = {plan->inputs, plan->outputs};
   int32_t io_counts[2] = {plan->num_inputs, plan->num_outputs};

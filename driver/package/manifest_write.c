@@ -91,8 +91,12 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
   if (!root) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "manifest");
   cJSON_AddStringToObject(root, "format", HETC_PACKAGE_FORMAT);
   /* A plan read from a package older than version 3 lists no files: it is
-   * written back as version 2, which has none, so that it reads again. */
-  cJSON_AddNumberToObject(root, "version", plan->num_files ? HETC_PACKAGE_VERSION : 2);
+   * written back as version 2, which has none, so that it reads again. A
+   * plan with no slice read in place is version 3, which hetc versions
+   * before slices (version 4) still open. */
+  int has_parts = 0;
+  for (int32_t i = 0; i < plan->num_values; ++i) has_parts |= plan->values[i].part_of >= 0;
+  cJSON_AddNumberToObject(root, "version", !plan->num_files ? 2 : has_parts ? HETC_PACKAGE_VERSION : 3);
   cJSON_AddStringToObject(root, "hetc_version", HETC_VERSION_STRING);
   cJSON_AddStringToObject(root, "model", plan->model_name);
   cJSON_AddNumberToObject(root, "weights_bytes", (double)plan->weights_bytes);
@@ -123,6 +127,7 @@ hetc_status_t hetc_plan_write_manifest(const hetc_plan_t *plan, const char *dir)
     cJSON_AddNumberToObject(object, "slot", v->slot);
     cJSON_AddNumberToObject(object, "offset", (double)v->offset);
     cJSON_AddNumberToObject(object, "bytes", (double)v->bytes);
+    if (v->part_of >= 0) cJSON_AddNumberToObject(object, "part_of", v->part_of);
     cJSON_AddItemToArray(values, object);
   }
   const hetc_plan_io_t *io_lists[2] = {plan->inputs, plan->outputs};

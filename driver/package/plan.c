@@ -60,7 +60,9 @@ static int32_t grow(void **array, int32_t *count, size_t element) {
 }
 
 int32_t hetc_plan_add_value(hetc_plan_t *plan) {
-  return grow((void **)&plan->values, &plan->num_values, sizeof(hetc_plan_value_t));
+  const int32_t id = grow((void **)&plan->values, &plan->num_values, sizeof(hetc_plan_value_t));
+  if (id >= 0) plan->values[id].part_of = -1;
+  return id;
 }
 
 int32_t hetc_plan_add_step(hetc_plan_t *plan) {

@@ -18,7 +18,7 @@
 /* Version 2 added each value's offset in its slot (views for concats);
  * version 3 the list of the package's files with their sizes and
  * checksums. */
-#define HETC_PACKAGE_VERSION 3
+#define HETC_PACKAGE_VERSION 4
 #define HETC_PACKAGE_MANIFEST "manifest.json"
 #define HETC_PACKAGE_WEIGHTS "weights.bin"
 #define HETC_PACKAGE_KERNEL_DIR "kernels"
@@ -44,6 +44,9 @@ typedef struct hetc_plan_value_t {
   uint64_t offset;           /* bytes into the slot, a multiple of 64: a concat's input
                               * lives in its slice of the concat's value */
   uint64_t bytes;            /* bytes in its layout */
+  /* A channel slice read where it lies (no step writes it): the value whose
+   * bytes it is a part of; -1 otherwise. Since package version 4. */
+  int32_t part_of;
 } hetc_plan_value_t;
 
 typedef enum hetc_plan_step_kind_t {

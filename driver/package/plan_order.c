@@ -31,6 +31,13 @@ static int contains(const hetc_plan_t *plan, int32_t outer, int32_t inner) {
   return o->slot == i->slot && o->offset <= i->offset && end_of(i) <= end_of(o);
 }
 
+/* 1 when the bytes of `value`, which no step writes, may hold `other`: a
+ * slice's holder, or a value inside a concat's. */
+static int made_of(const hetc_plan_t *plan, int32_t value, int32_t other) {
+  const int32_t holder = plan->values[value].part_of;
+  return holder >= 0 ? other == holder : contains(plan, value, other);
+}
+
 static int append(slot_state_t *slot, occupant_t item) {
   if (slot->count == slot->capacity) {
     int32_t capacity = slot->capacity ? slot->capacity * 2 : 4;
@@ -72,8 +79,9 @@ static const char *step_name(const hetc_plan_t *plan, int32_t step) {
 }
 
 /* NULL when `value` holds what was written as it: every byte last written
- * as the value itself or as a value inside it (a concat's inputs). Else
- * why not, as "value V (NAME) ...". */
+ * as the value itself or, for a value no step writes, as a value inside it
+ * (a concat's inputs) or as the value it is part of (a channel slice read
+ * where it lies). Else why not, as "value V (NAME) ...". */
 static hetc_status_t check_readable(const walk_t *w, int32_t value) {
   const hetc_plan_t *plan = w->plan;
   const hetc_plan_value_t *v = &plan->values[value];
@@ -87,7 +95,7 @@ static hetc_status_t check_readable(const walk_t *w, int32_t value) {
   int any_member = 0;
   for (int32_t i = 0; i < slot->count; ++i) {
     const occupant_t *o = &slot->items[i];
-    any_member |= o->end > start && o->start < end && o->value != value && contains(plan, value, o->value);
+    any_member |= o->end > start && o->start < end && o->value != value && made_of(plan, value, o->value);
   }
   if (w->writer[value] == NEVER_WRITTEN && !any_member)
     status = hetc_status_new(HETC_STATUS_BAD_INPUT, "value %d (%s), which no earlier step writes", value, v->name);
@@ -95,9 +103,8 @@ static hetc_status_t check_readable(const walk_t *w, int32_t value) {
     const occupant_t *o = &slot->items[i];
     if (o->end <= start || o->start >= end) continue;
     /* A value a step wrote must still hold it all; only a value no step
-     * writes (a concat whose inputs are written in place) is made of the
-     * values inside it. */
-    const int member = w->writer[value] == NEVER_WRITTEN && contains(plan, value, o->value);
+     * writes is made of others (made_of). */
+    const int member = w->writer[value] == NEVER_WRITTEN && made_of(plan, value, o->value);
     if (o->value != value && !member) {
       const int32_t by = w->writer[o->value];
       status = by >= 0 ? hetc_status_new(HETC_STATUS_BAD_INPUT,

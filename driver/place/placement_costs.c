@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compile/concat_view.h"
+#include "compile/channel_view.h"
 #include "compile/kernel_build.h"
 #include "kernel/kernel_rounds.h"
 #include "place/switch_cost.h"
@@ -539,13 +539,16 @@ static hetc_status_t queue_kernels(costing_t *c) {
   return status;
 }
 
-/* A concat whose inputs its producers can write into its slices
- * (compile/concat_view.h) runs no kernel. */
-static int concat_costs_nothing(const costing_t *c, int32_t k, const hetc_place_option_t *option) {
+/* A concat whose inputs its producers can write into its slices, and a
+ * channel slice read where it lies (compile/channel_view.h), run no
+ * kernel. */
+static int view_costs_nothing(const costing_t *c, int32_t k, const hetc_place_option_t *option) {
+  if (option->in_layout != option->out_layout || !hetc_plugin_buffer_view_call(c->r->entries[option->device]->plugin))
+    return 0;
+  const hetc_plugin_layout_t layout = c->layouts[option->in_layout];
   uint64_t offsets[HETC_MAX_NODE_INPUTS];
-  return c->r->graph->nodes[k].op == HETC_OP_CONCAT && option->in_layout == option->out_layout &&
-         hetc_plugin_buffer_view_call(c->r->entries[option->device]->plugin) &&
-         hetc_concat_view_offsets(c->r->graph, k, c->layouts[option->in_layout], offsets);
+  if (c->r->graph->nodes[k].op == HETC_OP_CONCAT) return hetc_concat_view_offsets(c->r->graph, k, layout, offsets);
+  return hetc_slice_view_offset(c->r->graph, k, layout, offsets);
 }
 
 /* The node's fastest option on device d (-1: none); *out_count (may be
@@ -599,7 +602,7 @@ static hetc_status_t time_kernels(costing_t *c) {
     for (int32_t o = 0; o < pn->num_options; ++o) {
       const int32_t job = c->option_job[slot_index(c, &options[o])];
       if (job >= 0) options[o].seconds = seconds[job];
-      if (options[o].seconds >= 0 && concat_costs_nothing(c, k, &options[o])) options[o].seconds = 0;
+      if (options[o].seconds >= 0 && view_costs_nothing(c, k, &options[o])) options[o].seconds = 0;
       hetc_kernel_candidate_t *candidate = &c->candidates[slot_index(c, &options[o])];
       if (options[o].seconds < 0) {
         free(candidate->config_json);

@@ -6,7 +6,7 @@
 
 #include "common/fileio.h"
 #include "common/nonfinite.h"
-#include "compile/concat_view.h"
+#include "compile/channel_view.h"
 #include "graph/graph.h"
 #include "package/package_files.h"
 #include "package/package_weights.h"
@@ -109,8 +109,9 @@ static hetc_status_t load_step(hetc_runtime_t *rt, int32_t s, const unsigned cha
   return NULL;
 }
 
-/* Values at an offset in their slot get a view of it (plugin.h,
- * buffer_view); a plugin without views cannot run such a package. In a
+/* Values at an offset in their slot (a concat's inputs, channel slices)
+ * get a view of it (plugin.h, buffer_view); a plugin without views cannot
+ * run such a package. In a
  * slot that holds such values, the one at offset 0 that is smaller than
  * the slot gets a view too: concat(a, f(a)) must not hand f the whole slot
  * as its input a and a view inside that slot as its output, since plugins
@@ -130,8 +131,8 @@ static hetc_status_t make_views(hetc_runtime_t *rt) {
     hetc_buffer_view_fn_t view = hetc_plugin_buffer_view_call(e->plugin);
     if (!view) {
       status = hetc_status_new(HETC_STATUS_BAD_INPUT,
-                               "value %d (%s) shares its buffer with a concat's other inputs, and target '%s' cannot "
-                               "make views of buffers (ABI minor 2); recompile the package",
+                               "value %d (%s) lies inside another value's buffer (a concat's input or a channel slice), "
+                               "and target '%s' cannot make views of buffers (ABI minor 2); recompile the package",
                                v, value->name, hetc_entry_name(e));
       break;
     }

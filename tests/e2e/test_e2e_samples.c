@@ -39,12 +39,14 @@ static void assert_ok(hetc_status_t status) {
 
 /* A way to compile a model: the --targets list, whether the plan must
  * move data between devices, more flags for `hetc compile`, and how many
- * concats must be laid out as views of their inputs (0: not checked). */
+ * concats must be laid out as views of their inputs and how many channel
+ * slices read where they lie (0: not checked). */
 typedef struct target_set_t {
   const char *targets;
   int expect_copies;
   const char *flags;
   int expect_concat_views;
+  int expect_slice_views;
 } target_set_t;
 
 /* (1) of the header: the graph passes keep the model's function. */
@@ -82,22 +84,25 @@ static void check_model(const char *path, const char *file, const target_set_t *
     const char *targets_arg = sets[set].targets;
     char printed[8192];
     const double error = e2e_compile_and_check(path, targets_arg, sets[set].flags, NULL, printed, sizeof(printed));
-    int kernels = -1, transforms = -1, copies = -1, splits = 0, views = 0;
+    int kernels = -1, transforms = -1, copies = -1, splits = 0, views = 0, slices = 0;
     for (char *save = NULL, *line = strtok_r(printed, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
       sscanf(line, "split: %d conv2d", &splits);
       sscanf(line, "concat: %d written in place", &views);
+      sscanf(line, "slice: %d read where they lie", &slices);
       const char *summary = strstr(line, " kernels (");
       if (summary) {
         while (summary > line && summary[-1] != ' ') --summary;
         sscanf(summary, "%d kernels (%d layout transforms, %d copies)", &kernels, &transforms, &copies);
       }
     }
-    printf("%-20s %s: max rel error %.2e (%d kernels, %d transforms, %d copies, %d splits, %d concat views)\n", file,
-           targets_arg, error, kernels, transforms, copies, splits, views);
+    printf("%-20s %s: max rel error %.2e (%d kernels, %d transforms, %d copies, %d splits, %d concat views, %d slice "
+           "views)\n",
+           file, targets_arg, error, kernels, transforms, copies, splits, views, slices);
     assert_true(kernels > 0);
     assert_true(error <= TOLERANCE);
     if (sets[set].expect_copies) assert_true(copies > 0);
     if (sets[set].expect_concat_views) assert_int_equal(views, sets[set].expect_concat_views);
+    if (sets[set].expect_slice_views) assert_int_equal(slices, sets[set].expect_slice_views);
     /* Every model of the quick set has a conv2d that can be split. */
     if (sets[set].flags && strstr(sets[set].flags, "--split all")) assert_true(splits > 0);
   }
@@ -110,9 +115,9 @@ static void check_sample(const char *file, const target_set_t *sets, int num_set
 /* Every built-in backend on its own (or HETC_E2E_TARGET's, which may list
  * several: cost-based placement); then vec split over two devices, each
  * conv2d on the first (placement by order), the rest on the second. */
-static target_set_t each_backend[] = {{"vec", 0, NULL, 0}, {"cpu", 0, NULL, 0}};
+static target_set_t each_backend[] = {{"vec", 0, NULL, 0, 0}, {"cpu", 0, NULL, 0, 0}};
 static int num_each_backend = 2;
-static const target_set_t two_devices[] = {{"vecconv,vec", 1, "--placement first", 0}};
+static const target_set_t two_devices[] = {{"vecconv,vec", 1, "--placement first", 0, 0}};
 #define NUM_SETS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #define SAMPLE_TEST(fn, file) \
@@ -138,7 +143,7 @@ TWO_DEVICE_TEST(tiny_allops_two_devices, "tiny_allops.json")
 TWO_DEVICE_TEST(tiny_concat_two_devices, "tiny_concat.json")
 TWO_DEVICE_TEST(resnet18_two_devices, "resnet18.json")
 
-/* Concats laid out as views of their inputs (compile/concat_view.h): both
+/* Concats laid out as views of their inputs (compile/channel_view.h): both
  * CPU backends can alias buffers, so of concat_views.json's three concats
  * the two of block-aligned conv outputs run no kernel (one whose second
  * input reads its first), and the one of a model input twice stays a
@@ -147,8 +152,28 @@ static void concat_views(void **state) {
   (void)state;
   char path[4096];
   snprintf(path, sizeof(path), "%s/tests/e2e/models/concat_views.json", getenv("HETC_SOURCE_DIR"));
-  const target_set_t sets[] = {{"cpu", 0, NULL, 2}, {"vec", 0, NULL, 2}, {"vec,cpu", 0, NULL, 0}};
+  const target_set_t sets[] = {{"cpu", 0, NULL, 2, 0}, {"vec", 0, NULL, 2, 0}, {"vec,cpu", 0, NULL, 0, 0}};
   check_model(path, "concat_views.json", sets, NUM_SETS(sets));
+}
+
+/* Channel slices read where they lie in their input (compile/channel_view.h):
+ * the ONNX corpus's split_channel_views, imported. On cpu the conv's output
+ * is in blocks of 8 or 16 channels, so both halves of its Split are views
+ * and the Slice of channels 4 to 12 runs; over both CPU backends, as the
+ * plan falls, and every way the outputs match the reference. */
+static void slice_views(void **state) {
+  (void)state;
+  char onnx[4096], json[4096], command[9000];
+  snprintf(onnx, sizeof(onnx), "%s/tests/onnx/corpus/split_channel_views.onnx", getenv("HETC_SOURCE_DIR"));
+  snprintf(json, sizeof(json), "%s/e2e-slice-views-%d.json", getenv("HETC_BINARY_DIR"), (int)getpid());
+  snprintf(command, sizeof(command), "%s import %s -o %s > /dev/null", e2e_hetc(), onnx, json);
+  assert_int_equal(system(command), 0);
+  const target_set_t sets[] = {{"cpu", 0, NULL, 0, 2}, {"vec", 0, NULL, 0, 0}, {"vec,cpu", 0, NULL, 0, 0}};
+  check_model(json, "split_channel_views", sets, NUM_SETS(sets));
+  char weights[4200];
+  snprintf(weights, sizeof(weights), "%.*s.weights", (int)(strlen(json) - 5), json);
+  remove(json);
+  remove(weights);
 }
 
 /* bias_add, batch_norm and activations that cannot be fused (their input
@@ -168,7 +193,7 @@ int main(void) {
       cmocka_unit_test(vgg19),        cmocka_unit_test(mobilenet_v1),  cmocka_unit_test(squeezenet),
       cmocka_unit_test(tiny_allops_two_devices), cmocka_unit_test(tiny_concat_two_devices),
       cmocka_unit_test(resnet18_two_devices), cmocka_unit_test(unfused_ops),
-      cmocka_unit_test(concat_views),
+      cmocka_unit_test(concat_views), cmocka_unit_test(slice_views),
   };
   const char *target = getenv("HETC_E2E_TARGET");
   const char *quick_mode = getenv("HETC_E2E_QUICK");
@@ -181,12 +206,13 @@ int main(void) {
         cmocka_unit_test(tiny_concat),  cmocka_unit_test(tiny_allops),   cmocka_unit_test(tiny_batch2),
         cmocka_unit_test(tiny_weights), cmocka_unit_test(squeezenet),    cmocka_unit_test(tiny_allops_two_devices),
         cmocka_unit_test(tiny_concat_two_devices), cmocka_unit_test(unfused_ops), cmocka_unit_test(concat_views),
+        cmocka_unit_test(slice_views),
     };
     return cmocka_run_group_tests(quick_tests, NULL, NULL);
   }
   if (target && *target) {
     /* HETC_E2E_FLAGS: more `hetc compile` flags (e.g. --split all). */
-    each_backend[0] = (target_set_t){target, 0, getenv("HETC_E2E_FLAGS"), 0};
+    each_backend[0] = (target_set_t){target, 0, getenv("HETC_E2E_FLAGS"), 0, 0};
     num_each_backend = 1;
     const struct CMUnitTest tiny_models[] = {
         cmocka_unit_test(tiny_conv),   cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),

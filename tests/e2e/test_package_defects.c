@@ -80,7 +80,7 @@ static void damage_and_expect(damage_fn_t damage, const char *expected) {
 }
 
 static void wrong_format(cJSON *m) { cJSON_ReplaceItemInObject(m, "format", cJSON_CreateString("zip")); }
-static void newer_version(cJSON *m) { set_number(m, "version", 4); }
+static void newer_version(cJSON *m) { set_number(m, "version", 5); }
 static void no_steps(cJSON *m) { cJSON_DeleteItemFromObject(m, "steps"); }
 static void step_device_out_of_range(cJSON *m) { set_number(item_at(m, "steps", 0), "device", 7); }
 static void step_reads_missing_value(cJSON *m) {
@@ -100,6 +100,10 @@ static void output_aliases_input(cJSON *m) {
   set_number(item_at(m, "values", out), "slot", cJSON_GetObjectItem(in_value, "slot")->valuedouble);
   cJSON *slot = item_at(m, "buffer_slots", cJSON_GetObjectItem(in_value, "slot")->valueint);
   cJSON_ReplaceItemInArray(slot, 1, cJSON_CreateNumber(1 << 20));
+}
+static void value_part_of_elsewhere(cJSON *m) {
+  set_number(m, "version", 4);
+  cJSON_AddNumberToObject(item_at(m, "values", 2), "part_of", 0);
 }
 static void value_offset_misaligned(cJSON *m) { set_number(item_at(m, "values", 0), "offset", 32); }
 /* Value 0 moved to the first multiple of 64 past its slot's end. */
@@ -192,7 +196,7 @@ static void output_in_blocked_layout(cJSON *m) {
   static void test_##fn(void **state) { (void)state; damage_and_expect(fn, expected); }
 
 CASE(wrong_format, "manifest.json: /format: expected \"hetc-package\"")
-CASE(newer_version, "manifest.json: /version: expected an integer in [1, 3]")
+CASE(newer_version, "manifest.json: /version: expected an integer in [1, 4]")
 CASE(no_steps, "manifest.json: /steps: missing")
 CASE(step_device_out_of_range, "manifest.json: /steps/0/device: expected an integer in [0, 0]")
 CASE(step_reads_missing_value, "manifest.json: /steps/1/inputs: element 0: expected an integer in [0, ")
@@ -200,6 +204,7 @@ CASE(value_bytes_lie, "manifest.json: /values/0/bytes: does not match the shape 
 CASE(value_huge_shape, "manifest.json: /values/0/shape: more than 2^31 elements")
 CASE(output_aliases_input, "/inputs: input 0 shares its buffer slot with the output")
 CASE(value_offset_misaligned, "manifest.json: /values/0/offset: 32 is not a multiple of 64")
+CASE(value_part_of_elsewhere, "manifest.json: /values/2/part_of: value 0 does not hold this value's bytes")
 CASE(value_offset_past_slot, "manifest.json: /values/0/bytes: slot ")
 CASE(param_outside_weights, "/params/0: expected [offset, bytes] inside weights.bin")
 CASE(param_misaligned, "/params/0: param lies outside weights.bin")
@@ -383,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_value_huge_shape),
       cmocka_unit_test(test_output_aliases_input),
       cmocka_unit_test(test_value_offset_misaligned),
+      cmocka_unit_test(test_value_part_of_elsewhere),
       cmocka_unit_test(test_value_offset_past_slot),
       cmocka_unit_test(test_param_outside_weights),
       cmocka_unit_test(test_param_misaligned),

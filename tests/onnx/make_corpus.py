@@ -1366,6 +1366,20 @@ def split_channels_opset13(g):
     return ["s0", g.relu("s1", "relu"), "s2"]
 
 
+@op_case(SHAPE, opset=13, outputs=("gated", "window"))
+def split_channel_views(g):
+    """A gated split as CSP and GLU blocks use it: a conv's 32 channels split
+    into halves (Split-13), one half times the other, concatenated back to
+    the first; and channels 4 to 12 max-pooled. In block-aligned layouts
+    the halves are read where they lie in the conv's output
+    (compile/channel_view.h); channels 4 to 12 only row-major."""
+    y = g.conv(g.x, 8, 32, 3, "conv")
+    g.nodes.append(helper.make_node("Split", [y, g.i64("sizes", [16, 16])], ["a", "b"], name="/split/Split", axis=1))
+    gated = g.op("Concat", ["a", g.op("Mul", ["a", "b"], "gate")], "cat", axis=1)
+    window = g.op("Slice", [y, g.i64("starts", [4]), g.i64("ends", [12]), g.i64("axes", [1])], "window")
+    return [gated, g.maxpool(window, 2, 2, name="pool")]
+
+
 @op_case(SHAPE, opset=18, outputs=("a", "b", "c"))
 def split_num_outputs_opset18(g):
     """Split-18 by num_outputs: 16 rows into 6, 6 and 4 (the last smaller)."""

@@ -1,4 +1,5 @@
-/* driver/compile/concat_view.h -- concats that cost nothing.
+/* driver/compile/channel_view.h -- concats and channel slices that cost
+ * nothing.
  *
  * With batch 1, a concat on the channel axis of tensors in one layout
  * whose channel blocks do not straddle inputs (row-major NCHW, or NCHW[b]c
@@ -7,8 +8,8 @@
  * the producers of the inputs write straight into the slices of the
  * concat's output and no concat kernel runs: compile.c plans it that way,
  * and placement (placement_costs.c) prices such a concat at zero. */
-#ifndef HETC_DRIVER_COMPILE_CONCAT_VIEW_H_
-#define HETC_DRIVER_COMPILE_CONCAT_VIEW_H_
+#ifndef HETC_DRIVER_COMPILE_CHANNEL_VIEW_H_
+#define HETC_DRIVER_COMPILE_CHANNEL_VIEW_H_
 
 #include "graph/graph.h"
 #include "plugins/registry.h"
@@ -23,9 +24,22 @@
 int hetc_concat_view_offsets(const hetc_graph_t *graph, int32_t node_index, hetc_plugin_layout_t layout,
                              uint64_t *out_offsets);
 
+/* The inverse: a channel slice of such a tensor, channels [first, first +
+ * count) with first and count multiples of b, is a part of it, so its
+ * readers can read it where it lies. The importer writes ONNX's Slice and
+ * Split of channels as a 1x1 conv2d whose weight picks one input channel
+ * per output channel (and nothing else: no bias, no fused epilogue); such
+ * a conv is that slice. 1 when node `node_index` is one with its input
+ * laid out in `layout`, with the slice's byte offset in its input written
+ * to *out_offset (a multiple of 64); else 0. As above, the graph's
+ * conditions only (the input made by a node, neither value a model
+ * output); placement prices such a slice at zero. */
+int hetc_slice_view_offset(const hetc_graph_t *graph, int32_t node_index, hetc_plugin_layout_t layout,
+                           uint64_t *out_offset);
+
 /* The plugin's buffer_view, or NULL when it has none (older ABI minor). */
 typedef hetc_plugin_status_t (*hetc_buffer_view_fn_t)(hetc_plugin_instance_t *, hetc_plugin_buffer_t *,
                                                       uint64_t, uint64_t, hetc_plugin_buffer_t **);
 hetc_buffer_view_fn_t hetc_plugin_buffer_view_call(const hetc_plugin_t *plugin);
 
-#endif /* HETC_DRIVER_COMPILE_CONCAT_VIEW_H_ */
+#endif /* HETC_DRIVER_COMPILE_CHANNEL_VIEW_H_ */
