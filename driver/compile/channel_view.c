@@ -46,17 +46,17 @@ int hetc_concat_view_offsets(const hetc_graph_t *graph, int32_t node_index, hetc
   return 1;
 }
 
-/* The first input channel the pick conv2d `node` reads, or -1 when it is
- * not a contiguous pick: every weight row one 1 at column first + row. */
+/* The first input channel the conv2d `node` (one input) reads, or -1 when
+ * it is not a contiguous pick: every weight row one 1 at column first +
+ * row. */
 static int64_t picked_channels_first(const hetc_graph_t *graph, const hetc_node_t *node) {
   const hetc_node_attrs_t *a = &node->attrs;
   const hetc_param_t *weight = &node->params[HETC_PARAM_WEIGHT];
   const int64_t in_channels = graph->values[node->inputs[0]].type.shape[1], count = a->channels;
-  if (node->op != HETC_OP_CONV2D || node->num_inputs != 1 || a->has_bias || a->groups != 1 || a->kernel[0] != 1 ||
-      a->kernel[1] != 1 || a->strides[0] != 1 || a->strides[1] != 1 || a->dilation[0] != 1 || a->dilation[1] != 1 ||
-      a->padding[0] || a->padding[1] || a->padding[2] || a->padding[3] || node->epilogue.has_bias ||
-      node->epilogue.has_residual || node->epilogue.activation != HETC_PLUGIN_ACT_NONE || !weight->data ||
-      weight->count != count * in_channels || count > in_channels)
+  if (a->has_bias || a->groups != 1 || a->kernel[0] != 1 || a->kernel[1] != 1 || a->strides[0] != 1 ||
+      a->strides[1] != 1 || a->dilation[0] != 1 || a->dilation[1] != 1 || a->padding[0] || a->padding[1] ||
+      a->padding[2] || a->padding[3] || node->epilogue.has_bias || node->epilogue.has_residual ||
+      node->epilogue.activation != HETC_PLUGIN_ACT_NONE || !weight->data || weight->count != count * in_channels)
     return -1;
   int64_t first = -1;
   for (int64_t k = 0; k < in_channels && first < 0; ++k)

@@ -386,20 +386,17 @@ static hetc_status_t build_node_kernel(compiler_t *c, int32_t node_index, int32_
   return shelved_kernel(c, device, workload, 0, NULL, what, step, out_artifact);
 }
 
-/* The kernel step on `device` that writes plan value `value`, or -1. */
-static int32_t kernel_writing(const compiler_t *c, int32_t value, int32_t device) {
-  for (int32_t s = c->plan->num_steps - 1; s >= 0; --s) {
-    const hetc_plan_step_t *step = &c->plan->steps[s];
-    if (step->output == value)
-      return step->kind == HETC_PLAN_STEP_KERNEL && step->device == device ? s : -1;
-  }
+/* The last step that writes plan value `value`, or -1. */
+static int32_t step_writing(const compiler_t *c, int32_t value) {
+  for (int32_t s = c->plan->num_steps - 1; s >= 0; --s)
+    if (c->plan->steps[s].output == value) return s;
   return -1;
 }
 
-static int written_by_step(const compiler_t *c, int32_t value) {
-  for (int32_t s = 0; s < c->plan->num_steps; ++s)
-    if (c->plan->steps[s].output == value) return 1;
-  return 0;
+/* The kernel step on `device` that writes plan value `value`, or -1. */
+static int32_t kernel_writing(const compiler_t *c, int32_t value, int32_t device) {
+  const int32_t s = step_writing(c, value);
+  return s >= 0 && c->plan->steps[s].kind == HETC_PLAN_STEP_KERNEL && c->plan->steps[s].device == device ? s : -1;
 }
 
 /* 1 when a view lives in plan value `value`'s slot (a channel slice read
@@ -461,7 +458,7 @@ static hetc_status_t try_slice_view(compiler_t *c, int32_t node_index, int32_t d
     uint64_t offset = 0;
     /* The input must be written by a step: a value that is itself made of
      * views (a concat's) is not one piece of bytes to cut from. */
-    if (copy.device != device || !written_by_step(c, copy.plan_value) ||
+    if (copy.device != device || step_writing(c, copy.plan_value) < 0 ||
         !hetc_slice_view_offset(c->graph, node_index, copy.layout, &offset))
       continue;
     const int32_t holder = c->view_of[copy.plan_value] >= 0 ? c->view_of[copy.plan_value] : copy.plan_value;
