@@ -1,3 +1,5 @@
+#include <stdlib.h>
+
 #include "reference/reference.h"
 
 int64_t hetc_reference_conv_output_size(int64_t in, int64_t kernel,
@@ -70,32 +72,47 @@ hetc_status_t hetc_reference_conv2d(const hetc_plugin_workload_t *w,
     return hetc_status_new(HETC_STATUS_INVALID_ARGUMENT,
                            "conv2d: residual shape differs from the output's");
 
+  /* One output channel's plane of sums at a time, each window tap added
+   * to every output it reaches: each output receives its terms in the same
+   * order (ci, kh, kw) as a sum taken output by output, so the results are
+   * the same to the bit, and the innermost loop runs along a row, which the
+   * compiler vectorizes (the reference is most of many tests' time). */
+  double *acc = malloc(sizeof(double) * (size_t)(OH * OW > 0 ? OH * OW : 1));
+  if (!acc) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reference: conv2d");
   int64_t cig = CI / G, cog = CO / G;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t co = 0; co < CO; ++co) {
       int64_t g = co / cog;
       const float *wco = weight + co * cig * KH * KW;
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = 0.0;
-          for (int64_t ci = 0; ci < cig; ++ci) {
-            const float *plane = x + ((n * CI + g * cig + ci) * H) * W;
-            for (int64_t kh = 0; kh < KH; ++kh) {
+      for (int64_t o = 0; o < OH * OW; ++o) acc[o] = 0.0;
+      for (int64_t ci = 0; ci < cig; ++ci) {
+        const float *plane = x + ((n * CI + g * cig + ci) * H) * W;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const double tap = (double)wco[(ci * KH + kh) * KW + kw];
+            /* The outputs whose column iw = ow * SW - PL + kw * DW lies in
+             * [0, W): ow in [first, last). */
+            const int64_t shift = kw * DW - PL;
+            int64_t first = shift >= 0 ? 0 : (-shift + SW - 1) / SW;
+            int64_t last = W - 1 - shift < 0 ? 0 : (W - 1 - shift) / SW + 1;
+            if (last > OW) last = OW;
+            for (int64_t oh = 0; oh < OH; ++oh) {
               int64_t ih = oh * SH - PT + kh * DH;
               if (ih < 0 || ih >= H) continue;
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                int64_t iw = ow * SW - PL + kw * DW;
-                if (iw < 0 || iw >= W) continue;
-                acc += (double)plane[ih * W + iw] *
-                       (double)wco[(ci * KH + kh) * KW + kw];
-              }
+              const int64_t row = ih * W + shift;
+              double *sums = acc + oh * OW;
+              for (int64_t ow = first; ow < last; ++ow) sums[ow] += (double)plane[row + ow * SW] * tap;
             }
           }
-          int64_t o = ((n * CO + co) * OH + oh) * OW + ow;
-          if (w->epilogue.has_bias) acc += bias[co];
-          if (w->epilogue.has_residual) acc += residual[o];
-          y[o] = (float)hetc_reference_activate(w->epilogue.activation, acc);
-        }
+      }
+      for (int64_t p = 0; p < OH * OW; ++p) {
+        int64_t o = (n * CO + co) * OH * OW + p;
+        double sum = acc[p];
+        if (w->epilogue.has_bias) sum += bias[co];
+        if (w->epilogue.has_residual) sum += residual[o];
+        y[o] = (float)hetc_reference_activate(w->epilogue.activation, sum);
+      }
     }
+  free(acc);
   return NULL;
 }
