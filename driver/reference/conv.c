@@ -77,14 +77,15 @@ hetc_status_t hetc_reference_conv2d(const hetc_plugin_workload_t *w,
    * order (ci, kh, kw) as a sum taken output by output, so the results are
    * the same to the bit, and the innermost loop runs along a row, which the
    * compiler vectorizes (the reference is most of many tests' time). */
-  double *acc = malloc(sizeof(double) * (size_t)(OH * OW > 0 ? OH * OW : 1));
+  const int64_t plane_size = OH * OW;
+  double *acc = malloc(sizeof(double) * (size_t)(plane_size > 0 ? plane_size : 1));
   if (!acc) return hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "reference: conv2d");
   int64_t cig = CI / G, cog = CO / G;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t co = 0; co < CO; ++co) {
       int64_t g = co / cog;
       const float *wco = weight + co * cig * KH * KW;
-      for (int64_t o = 0; o < OH * OW; ++o) acc[o] = 0.0;
+      for (int64_t p = 0; p < plane_size; ++p) acc[p] = 0.0;
       for (int64_t ci = 0; ci < cig; ++ci) {
         const float *plane = x + ((n * CI + g * cig + ci) * H) * W;
         for (int64_t kh = 0; kh < KH; ++kh)
@@ -105,8 +106,8 @@ hetc_status_t hetc_reference_conv2d(const hetc_plugin_workload_t *w,
             }
           }
       }
-      for (int64_t p = 0; p < OH * OW; ++p) {
-        int64_t o = (n * CO + co) * OH * OW + p;
+      for (int64_t p = 0; p < plane_size; ++p) {
+        int64_t o = (n * CO + co) * plane_size + p;
         double sum = acc[p];
         if (w->epilogue.has_bias) sum += bias[co];
         if (w->epilogue.has_residual) sum += residual[o];
