@@ -165,7 +165,7 @@ double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs
 /* ------------------------------------------------------------------------ */
 
 /* The states of one step. Every state's key holds, for each live value in
- * the step's live list, the producing option and the needs so far, then
+ * the step's live list, its producer's key option (option_keys) and the needs so far, then
  * one more entry: the device of the step's node (the host before the
  * first) as its option, needs 0. */
 typedef struct layer_t {
@@ -175,6 +175,7 @@ typedef struct layer_t {
   double *cost;      /* per state */
   int64_t *prev;     /* per state: the state of the previous layer */
   int32_t *chosen;   /* per state: the option of this step's node */
+  uint64_t *hash;    /* per state: hash_key of its key */
   int32_t *option;   /* count x width */
   uint64_t *needs;   /* count x width */
   int64_t *table;    /* hash table of state indices, -1 empty */
@@ -186,10 +187,12 @@ static void layer_free_keys(layer_t *l) {
   free(l->needs);
   free(l->table);
   free(l->live);
+  free(l->hash);
   l->option = NULL;
   l->needs = NULL;
   l->table = NULL;
   l->live = NULL;
+  l->hash = NULL;
 }
 
 static void layer_free(layer_t *l) {
@@ -221,7 +224,9 @@ static int grow(layer_t *l) {
   if (option) l->option = option;
   uint64_t *needs = realloc(l->needs, sizeof(uint64_t) * keys);
   if (needs) l->needs = needs;
-  if (!cost || !prev || !chosen || !option || !needs) return 0;
+  uint64_t *hash = realloc(l->hash, sizeof(uint64_t) * (size_t)capacity);
+  if (hash) l->hash = hash;
+  if (!cost || !prev || !chosen || !option || !needs || !hash) return 0;
   l->capacity = capacity;
   /* Rehash into a table twice the capacity. */
   free(l->table);
@@ -230,9 +235,7 @@ static int grow(layer_t *l) {
   if (!l->table) return 0;
   memset(l->table, 0xff, sizeof(int64_t) * (size_t)l->table_size);
   for (int64_t s = 0; s < l->count; ++s) {
-    const int32_t kw = l->width + 1;
-    uint64_t h = hash_key(l->option + s * kw, l->needs + s * kw, kw);
-    int64_t at = (int64_t)(h & (uint64_t)(l->table_size - 1));
+    int64_t at = (int64_t)(l->hash[s] & (uint64_t)(l->table_size - 1));
     while (l->table[at] >= 0) at = (at + 1) & (l->table_size - 1);
     l->table[at] = s;
   }
@@ -245,10 +248,12 @@ static int offer(layer_t *l, const int32_t *option, const uint64_t *needs, doubl
   if (l->count == l->capacity && !grow(l)) return 0;
   const int32_t kw = l->width + 1;
   const size_t key_bytes32 = sizeof(int32_t) * (size_t)kw, key_bytes64 = sizeof(uint64_t) * (size_t)kw;
-  int64_t at = (int64_t)(hash_key(option, needs, kw) & (uint64_t)(l->table_size - 1));
+  const uint64_t hash = hash_key(option, needs, kw);
+  int64_t at = (int64_t)(hash & (uint64_t)(l->table_size - 1));
   for (; l->table[at] >= 0; at = (at + 1) & (l->table_size - 1)) {
     int64_t s = l->table[at];
-    if (!memcmp(l->option + s * kw, option, key_bytes32) && !memcmp(l->needs + s * kw, needs, key_bytes64)) {
+    if (l->hash[s] == hash && !memcmp(l->option + s * kw, option, key_bytes32) &&
+        !memcmp(l->needs + s * kw, needs, key_bytes64)) {
       if (cost < l->cost[s]) {
         l->cost[s] = cost;
         l->prev[s] = prev;
@@ -259,6 +264,7 @@ static int offer(layer_t *l, const int32_t *option, const uint64_t *needs, doubl
   }
   int64_t s = l->count++;
   l->table[at] = s;
+  l->hash[s] = hash;
   memcpy(l->option + s * kw, option, key_bytes32);
   memcpy(l->needs + s * kw, needs, key_bytes64);
   l->cost[s] = cost;
@@ -302,7 +308,29 @@ static int prune(layer_t *l, int64_t keep) {
   return 1;
 }
 
-hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_costs_t *c, int64_t max_states,
+/* Per option of `node`, the option whose key its states take, or -1 for
+ * none. Later costs see where an option leaves the output (device,
+ * layout), not which kernel wrote it: options that leave it alike share
+ * one key, the first's, so their states merge. Of options alike in device
+ * and both layouts only the cheapest (the first among equals) can be in a
+ * lowest plan; the others are not tried. */
+static void option_keys(const hetc_place_node_t *node, int32_t *key_of) {
+  for (int32_t o = 0; o < node->num_options; ++o) {
+    const hetc_place_option_t *mine = &node->options[o];
+    key_of[o] = o;
+    for (int32_t e = 0; e < node->num_options && key_of[o] >= 0; ++e) {
+      const hetc_place_option_t *other = &node->options[e];
+      if (e == o || other->device != mine->device || other->out_layout != mine->out_layout) continue;
+      if (other->in_layout == mine->in_layout &&
+          (other->seconds < mine->seconds || (other->seconds == mine->seconds && e < o)))
+        key_of[o] = -1;
+      else if (e < key_of[o])
+        key_of[o] = e;
+    }
+  }
+}
+
+hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_costs_t *c, int64_t max_entries,
                                hetc_place_solution_t *out) {
   memset(out, 0, sizeof(*out));
   HETC_RETURN_IF_ERROR(check_problem(p, c));
@@ -313,8 +341,12 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
   uint64_t *scratch_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 1));
   int32_t *key_option = malloc(sizeof(int32_t) * (size_t)(values.count + 2));
   uint64_t *key_needs = malloc(sizeof(uint64_t) * (size_t)(values.count + 2));
+  int32_t most_options = 1;
+  for (int32_t n = 0; n < p->num_nodes; ++n)
+    if (p->nodes[n].num_options > most_options) most_options = p->nodes[n].num_options;
+  int32_t *key_of_option = malloc(sizeof(int32_t) * (size_t)most_options);
   hetc_status_t status = NULL;
-  if (!values.last_use || !layers || !scratch_needs || !key_option || !key_needs) {
+  if (!values.last_use || !layers || !scratch_needs || !key_option || !key_needs || !key_of_option) {
     status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     goto done;
   }
@@ -366,8 +398,10 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
       }
     }
     if (keeps_output) to->live[to->width++] = produced;
+    option_keys(node, key_of_option);
     for (int64_t s = 0; s < from->count && !status; ++s) {
       for (int32_t o = 0; o < node->num_options && !status; ++o) {
+        if (key_of_option[o] < 0) continue;
         const hetc_place_option_t *opt = &node->options[o];
         /* Needs after this node, for the previous live values. */
         const int32_t *old_option = from->option + s * (from->width + 1);
@@ -394,7 +428,7 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
             key_needs[slot_in_to[k]] = scratch_needs[k];
           }
         if (keeps_output) {
-          key_option[to->width - 1] = o;
+          key_option[to->width - 1] = key_of_option[o];
           key_needs[to->width - 1] =
               node->is_model_output ? pair_bit(layouts, c->num_devices, HETC_PLACE_ROW_MAJOR) : 0;
         }
@@ -406,9 +440,10 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
     }
     free(slot_in_to);
     if (!status && to->count > out->states) out->states = to->count;
-    if (!status && max_states > 0 && to->count > max_states) {
+    const int64_t keep = max_entries > 0 ? max_entries / (to->width + 1) : 0;
+    if (!status && max_entries > 0 && to->count > keep) {
       out->exact = 0;
-      if (!prune(to, max_states)) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+      if (!prune(to, keep > 0 ? keep : 1)) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     }
     /* Only the costs and back pointers of `from` are needed from now on. */
     if (!status) layer_free_keys(from);
@@ -438,6 +473,7 @@ done:
   free(scratch_needs);
   free(key_option);
   free(key_needs);
+  free(key_of_option);
   if (status) hetc_place_solution_free(out);
   return status;
 }

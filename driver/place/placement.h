@@ -29,12 +29,19 @@
  * device of the last node. Choosing a
  * node's option adds its seconds and, for each input, the delivery cost's
  * increase; states that become equal once a value dies are merged, keeping
- * the cheaper. On a chain a state is one (option, set) pair, so the DP is
- * exact and linear in the nodes; on a DAG it is exact too, and the number
- * of states grows with the width of the live frontier (two or three values
- * around residual and concat branches). Should the states of one step
- * exceed max_states, only the cheapest are kept and the result says it is
- * no longer proven optimal. */
+ * the cheaper. A value's producer counts by where it leaves the value
+ * (device and layout), not by which kernel, and of a node's options alike
+ * in device and both layouts only the cheapest is tried: neither loses a
+ * plan. On a chain a state is one (option, set) pair, so the DP is exact
+ * and linear in the nodes; on a DAG it is exact too, and the number of
+ * states grows with the width of the live frontier (two or three values
+ * around residual and concat branches, but every earlier layer's output in
+ * a DenseNet block). A state's key holds one entry per live value and one
+ * for the last device; should the keys of one step hold more than
+ * max_entries entries in all, only the cheapest states are kept (at least
+ * one) and the result says it is no longer proven optimal. The bound is on
+ * entries rather than states because a step's time and memory grow with
+ * both. */
 #ifndef HETC_DRIVER_PLACE_PLACEMENT_H_
 #define HETC_DRIVER_PLACE_PLACEMENT_H_
 
@@ -104,11 +111,11 @@ typedef struct hetc_place_solution_t {
   int64_t states;         /* the largest number of states a step held */
 } hetc_place_solution_t;
 
-/* Solves the problem. max_states <= 0 means unlimited. INVALID_ARGUMENT
+/* Solves the problem. max_entries <= 0 means unlimited. INVALID_ARGUMENT
  * for a malformed problem (an input that is not earlier, a device or
  * layout out of range, a node without options). */
 hetc_status_t hetc_place_solve(const hetc_place_problem_t *problem, const hetc_place_costs_t *costs,
-                               int64_t max_states, hetc_place_solution_t *out_solution);
+                               int64_t max_entries, hetc_place_solution_t *out_solution);
 
 void hetc_place_solution_free(hetc_place_solution_t *solution);
 

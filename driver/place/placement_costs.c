@@ -27,6 +27,11 @@
 /* Layout ids while costing (the solver takes fewer, hetc_place_layout_limit:
  * options in the least useful layouts are dropped before it runs). */
 #define COSTING_LAYOUTS 64
+/* The most key entries one step of the placement search keeps
+ * (placement.h). A ResNet's steps hold a few dozen states and are exact; a
+ * DenseNet block's, where every layer's output lives to the block's end,
+ * would hold millions: this keeps about ten thousand, some 10 ms a step. */
+#define PLACEMENT_MAX_ENTRIES (1 << 18)
 /* Timed rounds over every kernel (kernel_rounds.h), after a warm-up one. */
 #define TIMED_ROUNDS 5
 /* The tensor a device's layout-transform rate is measured on. */
@@ -906,7 +911,7 @@ static double default_plan_seconds(costing_t *c, const hetc_place_problem_t *pro
     hetc_place_problem_t defaults = *problem;
     defaults.nodes = nodes;
     hetc_place_solution_t solution;
-    hetc_status_t status = hetc_place_solve(&defaults, costs, 200000, &solution);
+    hetc_status_t status = hetc_place_solve(&defaults, costs, PLACEMENT_MAX_ENTRIES, &solution);
     if (!status) seconds = solution.total_seconds;
     hetc_status_free(status);
     hetc_place_solution_free(&solution);
@@ -1074,7 +1079,7 @@ hetc_status_t hetc_placement_choose(const hetc_placement_request_t *r, hetc_plac
   const hetc_place_costs_t costs = {.num_devices = r->num_devices, .copy_seconds = copy_cost,
                                     .transform_seconds = transform_cost, .context = &c,
                                     .switch_seconds = switch_cost};
-  if (!status) status = hetc_place_solve(&problem, &costs, 200000, &solution);
+  if (!status) status = hetc_place_solve(&problem, &costs, PLACEMENT_MAX_ENTRIES, &solution);
   const double concurrent = status ? 0 : concurrent_seconds(&c, &problem, solution.choice);
   if (!status) out->default_seconds = default_plan_seconds(&c, &problem, &costs);
   if (!status) {
