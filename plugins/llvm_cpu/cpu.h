@@ -297,13 +297,16 @@ typedef struct cpu_jit_t {
   pthread_mutex_t lock;
   cpu_kernel_t *kernels;
   char *tune_cpu; /* the host's CPU: scheduling only, never the ISA */
+  char *cache_dir; /* the objects' disk cache, or NULL for none */
+  uint64_t object_key_seed; /* the disk cache key's part besides the IR */
 } cpu_jit_t;
 
 hetc_plugin_status_t cpu_jit_init(cpu_jit_t *jit, const cpu_isa_t *isa);
 void cpu_jit_fini(cpu_jit_t *jit);
 /* Optimises (default<O3>), compiles and links the module; takes ownership
  * of ctx and mod. Identical IR (by FNV-1a of the printed module) is
- * compiled once per instance. Thread-safe. */
+ * compiled once per instance, and once per machine where the disk cache
+ * can be written. Thread-safe. */
 hetc_plugin_status_t cpu_jit_compile(cpu_jit_t *jit, LLVMContextRef ctx,
                                      LLVMModuleRef mod, cpu_kernel_t **out);
 /* Links an object file made by cpu_jit_compile (from a package) defining
