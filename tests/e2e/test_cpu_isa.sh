@@ -13,7 +13,6 @@ samples=$2/samples
 work=$3/cpu-isa
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 export HETC_RECORDS=$work/records.sqlite
-export XDG_CACHE_HOME=$work/cache
 failures=0
 fail() {
   echo "FAIL: $*"

@@ -13,6 +13,8 @@
  * target) every model but the two largest, ResNet-50 and VGG-19 (PoCL in
  * CI: their kernels are the ones ResNet-18 and the conformance tests run,
  * at sizes that took half of the suite's opencl time);
+ * HETC_E2E_MODELS=a,b,... runs only the tests of those names from the set
+ * chosen (a name not in it fails);
  * HETC_E2E_HETC=path runs that hetc instead of the build tree's (an
  * installed one, tests/sdk). */
 #include <setjmp.h>
@@ -185,6 +187,27 @@ static void unfused_ops(void **state) {
   check_model(path, "unfused.json", each_backend, num_each_backend);
 }
 
+/* Runs `tests`, or those of them HETC_E2E_MODELS names. */
+static int run_named_tests(const char *group, const struct CMUnitTest *tests, size_t count) {
+  const char *only = getenv("HETC_E2E_MODELS");
+  if (!only || !*only) return _cmocka_run_group_tests(group, tests, count, NULL, NULL);
+  struct CMUnitTest kept[64];
+  size_t num_kept = 0;
+  for (const char *name = only; *name;) {
+    const size_t length = strcspn(name, ",");
+    size_t t = 0;
+    while (t < count && (strlen(tests[t].name) != length || strncmp(tests[t].name, name, length))) ++t;
+    if (t == count || num_kept == sizeof(kept) / sizeof(kept[0])) {
+      fprintf(stderr, "HETC_E2E_MODELS: '%.*s' is not a test of %s\n", (int)length, name, group);
+      return 1;
+    }
+    kept[num_kept++] = tests[t];
+    name += length + (name[length] == ',');
+  }
+  return _cmocka_run_group_tests(group, kept, num_kept, NULL, NULL);
+}
+#define RUN_TESTS(group) run_named_tests(#group, group, sizeof(group) / sizeof((group)[0]))
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiny_conv),    cmocka_unit_test(tiny_residual), cmocka_unit_test(tiny_depthwise),
@@ -208,7 +231,7 @@ int main(void) {
         cmocka_unit_test(tiny_concat_two_devices), cmocka_unit_test(unfused_ops), cmocka_unit_test(concat_views),
         cmocka_unit_test(slice_views),
     };
-    return cmocka_run_group_tests(quick_tests, NULL, NULL);
+    return RUN_TESTS(quick_tests);
   }
   if (target && *target) {
     /* HETC_E2E_FLAGS: more `hetc compile` flags (e.g. --split all). */
@@ -233,9 +256,9 @@ int main(void) {
         cmocka_unit_test(squeezenet),   cmocka_unit_test(unfused_ops),
     };
     const char *quick = getenv("HETC_E2E_QUICK");
-    if (quick && !strcmp(quick, "1")) return cmocka_run_group_tests(tiny_models, NULL, NULL);
-    if (quick && !strcmp(quick, "2")) return cmocka_run_group_tests(all_but_the_largest, NULL, NULL);
-    return cmocka_run_group_tests(every_model, NULL, NULL);
+    if (quick && !strcmp(quick, "1")) return RUN_TESTS(tiny_models);
+    if (quick && !strcmp(quick, "2")) return RUN_TESTS(all_but_the_largest);
+    return RUN_TESTS(every_model);
   }
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return RUN_TESTS(tests);
 }

@@ -108,6 +108,8 @@ static void transfer_from_resnet50_meets_the_goal(void **state) {
 }
 
 int main(void) {
+  /* HETC_SIMULATION_ONLY=name: that test alone (the sanitizer build's). */
+  if (getenv("HETC_SIMULATION_ONLY")) cmocka_set_test_filter(getenv("HETC_SIMULATION_ONLY"));
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_guided_search_beats_random_and_transfer_helps),
       cmocka_unit_test(transfer_from_resnet50_meets_the_goal),
