@@ -104,7 +104,7 @@ function(hetc_keep_state_in_build_tree)
 endfunction()
 set(HETC_TEST_LONG_ONES
   test_onnx_pair_cpu_opencl 30 test_torchvision_small_vec 90 test_e2e_samples 85 test_e2e_samples_opencl 45
-  test_selection_many_layouts 80 test_template_conformance_opencl 65 test_opencl_ops 60 test_cuda_compile 60
+  test_selection_many_layouts 80 test_template_conformance_opencl 65 test_opencl_ops 60 test_cuda_compile 30
   test_worker_cli 55 test_torchvision_small_cpu 55 test_e2e_samples_hetero_all 50 test_tune_cli 50
-  test_e2e_samples_split_opencl 30 test_e2e_samples_hetero_vec_opencl 40 test_onnx_corpus_opencl 35
+  test_e2e_samples_split_opencl 30 test_onnx_corpus_opencl 35
   test_onnx_corpus_vec 35 test_samples_round_trip 35 test_simulation 20)
