@@ -165,9 +165,9 @@ double hetc_place_evaluate(const hetc_place_problem_t *p, const hetc_place_costs
 /* ------------------------------------------------------------------------ */
 
 /* The states of one step. Every state's key holds, for each live value in
- * the step's live list, its producer's key option (option_keys) and the needs so far, then
- * one more entry: the device of the step's node (the host before the
- * first) as its option, needs 0. */
+ * the step's live list, its producer's key option (option_keys) and the
+ * needs so far, then one more entry: the device of the step's node (the
+ * host before the first) as its option, needs 0. */
 typedef struct layer_t {
   int64_t count, capacity;
   int32_t width;     /* live values; keys have width + 1 entries */
