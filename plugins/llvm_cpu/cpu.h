@@ -315,9 +315,6 @@ hetc_plugin_status_t cpu_jit_load_object(cpu_jit_t *jit, const char *symbol,
                                          const void *object, size_t size,
                                          cpu_kernel_t **out);
 
-uint64_t cpu_fnv1a64(const void *data, size_t length, uint64_t hash);
-#define CPU_FNV1A64_INIT 0xcbf29ce484222325ULL
-
 /* ------------------------------------------------------------------------ */
 /* The device (device.c)                                                    */
 /* ------------------------------------------------------------------------ */

@@ -40,15 +40,6 @@
  * passes or code generation options below change. */
 #define OBJECT_CACHE_VERSION "1 default<O3> loop-vectorize slp-vectorize loop-unroll aggressive pic small"
 
-uint64_t cpu_fnv1a64(const void *data, size_t length, uint64_t hash) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < length; ++i) {
-    hash ^= p[i];
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_ok;
 
@@ -256,7 +247,7 @@ hetc_plugin_status_t cpu_jit_compile(cpu_jit_t *jit, LLVMContextRef ctx, LLVMMod
   char symbol[40];
   if (!s) {
     char *ir = LLVMPrintModuleToString(mod);
-    hash = cpu_fnv1a64(ir, strlen(ir), CPU_FNV1A64_INIT);
+    hash = hpc_fnv1a64(ir, strlen(ir), HPC_FNV1A64_INIT);
     LLVMDisposeMessage(ir);
     snprintf(symbol, sizeof(symbol), "hetc_cpu_%016llx", (unsigned long long)hash);
     pthread_mutex_lock(&jit->lock);

@@ -9,6 +9,7 @@
 
 #include "hetc/kit/host.h"
 #include "cpu.h"
+#include "plugin_files.h"
 #include "hetc/kit/status.h"
 #include "hetc/kit/buffers.h"
 #include "hetc/kit/run.h"
@@ -225,9 +226,9 @@ static hetc_plugin_status_t prepare(hetc_plugin_instance_t *instance, const cpu_
     artifact_free(instance, a);
     return cpu_status(HETC_PLUGIN_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
   }
-  a->key = cpu_fnv1a64(a->description, strlen(a->description), CPU_FNV1A64_INIT);
-  a->key = cpu_fnv1a64(CPU_PLUGIN_VERSION, strlen(CPU_PLUGIN_VERSION), a->key);
-  a->key = cpu_fnv1a64(isa->features, strlen(isa->features), a->key);
+  a->key = hpc_fnv1a64(a->description, strlen(a->description), HPC_FNV1A64_INIT);
+  a->key = hpc_fnv1a64(CPU_PLUGIN_VERSION, strlen(CPU_PLUGIN_VERSION), a->key);
+  a->key = hpc_fnv1a64(isa->features, strlen(isa->features), a->key);
   memcpy(a->input_layouts, g.input_layouts, sizeof(a->input_layouts));
   memcpy(a->param_bytes, g.param_bytes, sizeof(a->param_bytes));
   hetc_plugin_artifact_info_t *info = &a->info;
