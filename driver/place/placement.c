@@ -440,10 +440,11 @@ hetc_status_t hetc_place_solve(const hetc_place_problem_t *p, const hetc_place_c
     }
     free(slot_in_to);
     if (!status && to->count > out->states) out->states = to->count;
-    const int64_t keep = max_entries > 0 ? max_entries / (to->width + 1) : 0;
+    int64_t keep = max_entries / (to->width + 1);
+    if (keep < 1) keep = 1;
     if (!status && max_entries > 0 && to->count > keep) {
       out->exact = 0;
-      if (!prune(to, keep > 0 ? keep : 1)) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
+      if (!prune(to, keep)) status = hetc_status_new(HETC_STATUS_OUT_OF_MEMORY, "placement");
     }
     /* Only the costs and back pointers of `from` are needed from now on. */
     if (!status) layer_free_keys(from);
