@@ -107,6 +107,19 @@ hetc_status_t hetc_reference_conv2d(const hetc_plugin_workload_t *workload,
                                     const float *x, const float *weight,
                                     const float *bias, const float *residual,
                                     float *y);
+/* The two ways hetc_reference_conv2d computes, which give the same bits:
+ * planes (any CPU, any weights) and register blocks (AVX2, finite
+ * weights, a padding small enough to copy; UNSUPPORTED otherwise). EITHER
+ * is hetc_reference_conv2d's choice, blocks where they can run. The
+ * choice is for the test that holds the two to the bit. */
+typedef enum hetc_reference_conv_way_t {
+  HETC_REFERENCE_CONV_EITHER,
+  HETC_REFERENCE_CONV_PLANES,
+  HETC_REFERENCE_CONV_BLOCKED,
+} hetc_reference_conv_way_t;
+hetc_status_t hetc_reference_conv2d_by(hetc_reference_conv_way_t way, const hetc_plugin_workload_t *workload,
+                                       const float *x, const float *weight, const float *bias,
+                                       const float *residual, float *y);
 hetc_status_t hetc_reference_dense(const hetc_plugin_workload_t *workload,
                                    const float *x, const float *weight,
                                    const float *bias, const float *residual,

@@ -266,6 +266,104 @@ static void test_conv2d_epilogue_order(void **state) {
   assert_true(y[0] == 0.5f);
 }
 
+/* Both ways of computing conv2d (planes, register blocks) give the same
+ * bits, on shapes that reach every edge of the blocks: rows not a multiple
+ * of 8, channel counts not a multiple of 4, groups that end inside a
+ * block, strides and dilations over paddings of every side, two images,
+ * every epilogue. Weights that are not finite leave the blocks refused
+ * (0 * inf in the padding would not be 0). */
+/* Values whose sums depend on their order: a quarter of them +-2^40, the
+ * rest with every mantissa bit used; with taps of +-1, +-1/2 and +-1/4,
+ * where the large terms of a window cancel, what is left of the small ones
+ * depends on how many were added beside a large one (double's unit at 2^40
+ * is 2^-12), and shows in the float result. fill_pseudo's values would
+ * add up exactly in any order. */
+static void fill_cancelling(float *x, int64_t count, uint32_t seed) {
+  uint32_t s = seed * 2654435761u + 7u;
+  for (int64_t i = 0; i < count; ++i) {
+    s = s * 1664525u + 1013904223u;
+    const float sign = (s >> 31) ? -1.0f : 1.0f;
+    x[i] = (s >> 29 & 3) == 0 ? sign * 0x1p40f : (float)(s >> 7 & 0xffffff) / 16777216.0f * sign;
+  }
+}
+
+static void fill_taps(float *x, int64_t count, uint32_t seed) {
+  uint32_t s = seed * 2654435761u + 9u;
+  for (int64_t i = 0; i < count; ++i) {
+    s = s * 1664525u + 1013904223u;
+    x[i] = ((s >> 31) ? -1.0f : 1.0f) * ldexpf(1.0f, -(int)(s >> 28 & 1) - (int)(s >> 27 & 1));
+  }
+}
+
+static void test_conv2d_ways_agree(void **state) {
+  (void)state;
+  {
+    const hetc_plugin_tensor_t in = t4(1, 1, 1, 1);
+    const hetc_plugin_workload_t w = conv_workload(&in, 1, t4(1, 1, 1, 1), 1, 1);
+    const float one = 1.0f;
+    float y;
+    hetc_status_t status = hetc_reference_conv2d_by(HETC_REFERENCE_CONV_BLOCKED, &w, &one, &one, NULL, NULL, &y);
+    if (status) {
+      printf("SKIP %s (the register blocks need AVX2 on x86)\n", hetc_status_message(status));
+      hetc_status_free(status);
+      return;
+    }
+  }
+  uint32_t seed = 11;
+  for (int round = 0; round < 60; ++round) {
+    seed = seed * 1103515245u + 12345u;
+    const int64_t N = 1 + round % 2, G = (int64_t[]){1, 1, 2, 3, 6}[round % 5];
+    const int64_t CI = G * (1 + (seed >> 4) % 3), CO = G * (1 + (seed >> 8) % 6);
+    const int32_t KH = 1 + (seed >> 12) % 3, KW = 1 + (seed >> 14) % 5;
+    const int32_t SH = 1 + (seed >> 17) % 2, SW = 1 + (seed >> 18) % 3;
+    const int32_t DH = 1 + (seed >> 20) % 2, DW = 1 + (seed >> 21) % 3;
+    const int32_t pads[4] = {(seed >> 23) % 3, (seed >> 25) % 4, (seed >> 27) % 2, (seed >> 28) % 4};
+    const int64_t H = 1 + (seed >> 3) % 13, W = 1 + (seed >> 6) % 23;
+    const int64_t OH = hetc_reference_conv_output_size(H, KH, SH, DH, pads[0], pads[2]);
+    const int64_t OW = hetc_reference_conv_output_size(W, KW, SW, DW, pads[1], pads[3]);
+    hetc_plugin_tensor_t ins[2] = {t4(N, CI, H, W), t4(N, CO, OH, OW)};
+    hetc_plugin_workload_t w = conv_workload(ins, 1 + round % 2, t4(N, CO, OH, OW), KH, KW);
+    w.strides[0] = SH;
+    w.strides[1] = SW;
+    w.dilation[0] = DH;
+    w.dilation[1] = DW;
+    w.groups = (int32_t)G;
+    memcpy(w.padding, pads, sizeof(pads));
+    w.epilogue.has_bias = round % 3 != 0;
+    w.epilogue.has_residual = round % 2;
+    w.epilogue.activation = round % 4 == 1 ? HETC_PLUGIN_ACT_RELU : round % 4 == 3 ? HETC_PLUGIN_ACT_TANH
+                                                                                   : HETC_PLUGIN_ACT_NONE;
+    const int64_t x_count = N * CI * H * W, w_count = CO * (CI / G) * KH * KW, y_count = N * CO * OH * OW;
+    float *x = malloc(sizeof(float) * (size_t)x_count), *weight = malloc(sizeof(float) * (size_t)w_count);
+    float *bias = malloc(sizeof(float) * (size_t)CO), *res = malloc(sizeof(float) * (size_t)(y_count + 1));
+    float *planes = malloc(sizeof(float) * (size_t)(y_count + 1)),
+          *blocked = malloc(sizeof(float) * (size_t)(y_count + 1));
+    fill_cancelling(x, x_count, seed);
+    fill_taps(weight, w_count, seed + 1);
+    fill_pseudo(bias, CO, seed + 2);
+    fill_pseudo(res, y_count, seed + 3);
+    /* A zero weight and an exact cancellation: signed zeros too. */
+    weight[0] = 0.0f;
+    if (x_count > 1) x[1] = -x[0];
+    assert_null(hetc_reference_conv2d_by(HETC_REFERENCE_CONV_PLANES, &w, x, weight, bias, res, planes));
+    assert_null(hetc_reference_conv2d_by(HETC_REFERENCE_CONV_BLOCKED, &w, x, weight, bias, res, blocked));
+    expect_exact(blocked, planes, y_count);
+    weight[w_count - 1] = INFINITY;
+    hetc_status_t status = hetc_reference_conv2d_by(HETC_REFERENCE_CONV_BLOCKED, &w, x, weight, bias, res, blocked);
+    assert_int_equal(hetc_status_code(status), HETC_STATUS_UNSUPPORTED);
+    hetc_status_free(status);
+    assert_null(hetc_reference_conv2d_by(HETC_REFERENCE_CONV_PLANES, &w, x, weight, bias, res, planes));
+    assert_null(hetc_reference_conv2d(&w, x, weight, bias, res, blocked));
+    expect_exact(blocked, planes, y_count);
+    free(x);
+    free(weight);
+    free(bias);
+    free(res);
+    free(planes);
+    free(blocked);
+  }
+}
+
 /* The same conv in every combination of layouts gives bit-identical results
  * to the row-major run, residual included. */
 static void test_conv2d_every_layout(void **state) {
@@ -1327,6 +1425,7 @@ int main(void) {
       cmocka_unit_test(test_conv2d_batch_and_channels),
       cmocka_unit_test(test_conv2d_epilogue_order),
       cmocka_unit_test(test_conv2d_every_layout),
+      cmocka_unit_test(test_conv2d_ways_agree),
       cmocka_unit_test(test_dense),
       cmocka_unit_test(test_max_pool_basic),
       cmocka_unit_test(test_max_pool_ceil_mode),
