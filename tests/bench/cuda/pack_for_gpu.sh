@@ -34,7 +34,9 @@
 # opencl) are left out: the GPU image has neither LLVM 15 nor PoCL.
 set -euo pipefail
 
-root=$(git rev-parse --show-toplevel)
+# The repository this script is in, wherever it is run from (a build tree
+# outside the source tree is not in it).
+root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 cd "$root"
 build=${1:-build-gpu}
 jobs=${HETC_GPU_JOBS:-$(nproc)}
