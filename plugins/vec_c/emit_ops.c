@@ -140,7 +140,7 @@ hetc_plugin_status_t vec_emit_pool(vec_emit_t *e) {
       int64_t ih = oh * SH + kh - PT;
       valid_rows += ih >= 0 && ih < H;
     }
-  const char *init = is_max ? "-INFINITY" : "0.f";
+  const char *init = is_max ? "-__builtin_inff()" : "0.f";
   if (B == 1) {
     /* Row-major: whole output rows accumulate, innermost over ow. */
     int64_t lo[64], hi[64];
