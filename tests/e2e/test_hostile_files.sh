@@ -193,12 +193,15 @@ grep -qF "nan.hetc/weights.bin: its checksum is " err.txt || fail "verify missed
 grep -qF "nan.hetc/weights.bin: step 1 (conv1): param 0 holds 3 NaN or infinite values" err.txt ||
   fail "verify missed the NaN param: $(cat err.txt)"
 cp -r v.hetc damaged.hetc
+size=$(stat -c %s v.hetc/kernels/s0002-vec.so)
 echo junk > damaged.hetc/kernels/extra.txt
 truncate -s 100 damaged.hetc/kernels/s0002-vec.so
 expect 2 "hetc: damaged.hetc: 2 problems (listed above)" "$hetc" verify damaged.hetc
-grep -qF "damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" err.txt || fail "verify: $(cat err.txt)"
+grep -qF "damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says $size: the package is damaged" err.txt ||
+  fail "verify: $(cat err.txt)"
 grep -qF "damaged.hetc/kernels/extra.txt: not listed in the manifest" err.txt || fail "verify: $(cat err.txt)"
-expect 2 "hetc: damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says 15" "$hetc" run damaged.hetc
+expect 2 "hetc: damaged.hetc/kernels/s0002-vec.so: 100 bytes, the manifest says $size: the package is damaged; recompile it" \
+  "$hetc" run damaged.hetc
 
 # 13. A cpu object file cut short or from another step: exit 2 naming the
 # package. Format 3's checksums catch it before the JIT sees it; a
