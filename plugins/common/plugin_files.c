@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 uint64_t hpc_fnv1a64(const void *data, size_t length, uint64_t hash) {
   const unsigned char *p = data;
@@ -29,16 +30,17 @@ static int make_dirs(char *path) {
 }
 
 char *hpc_cache_dir(const char *name) {
+  /* The XDG rule: a relative path in the variable is ignored. */
   const char *xdg = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
   char path[4096];
   int n;
-  if (xdg && *xdg)
+  if (xdg && xdg[0] == '/')
     n = snprintf(path, sizeof(path), "%s/hetc/%s", xdg, name);
-  else if (home && *home)
+  else if (home && home[0] == '/')
     n = snprintf(path, sizeof(path), "%s/.cache/hetc/%s", home, name);
   else
     return NULL;
-  if (n <= 0 || (size_t)n >= sizeof(path) || !make_dirs(path)) return NULL;
+  if (n <= 0 || (size_t)n >= sizeof(path) || !make_dirs(path) || access(path, W_OK) != 0) return NULL;
   return strdup(path);
 }

@@ -19,9 +19,10 @@ static inline char *hpc_read_file(const char *path, size_t *out_length) {
   return hetc_kit_read_file(path, SIZE_MAX, out_length);
 }
 
-/* "$XDG_CACHE_HOME/hetc/<name>" (else "$HOME/.cache/hetc/<name>"),
- * created when missing (malloc()ed: the caller frees). NULL when there is
- * no such directory and it cannot be made. */
+/* "$XDG_CACHE_HOME/hetc/<name>" (else "$HOME/.cache/hetc/<name>"; either
+ * only when absolute), created when missing (malloc()ed: the caller
+ * frees). NULL when there is no such directory, it cannot be made or it
+ * cannot be written. */
 char *hpc_cache_dir(const char *name);
 
 #endif /* HETC_PLUGINS_COMMON_PLUGIN_FILES_H_ */

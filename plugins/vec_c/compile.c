@@ -211,36 +211,6 @@ static char *compiler_version(vec_toolchain_t *tc) {
   return result;
 }
 
-static int make_dirs(const char *path) {
-  char buf[4096];
-  size_t n = strlen(path);
-  if (n >= sizeof(buf)) return -1;
-  memcpy(buf, path, n + 1);
-  for (size_t i = 1; i <= n; ++i) {
-    if (buf[i] == '/' || buf[i] == '\0') {
-      char c = buf[i];
-      buf[i] = '\0';
-      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-      buf[i] = c;
-    }
-  }
-  return 0;
-}
-
-static char *cache_directory(void) {
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  char buf[4096];
-  if (xdg && xdg[0] == '/')
-    snprintf(buf, sizeof(buf), "%s/hetc/vec", xdg);
-  else if (home && home[0] == '/')
-    snprintf(buf, sizeof(buf), "%s/.cache/hetc/vec", home);
-  else
-    return NULL;
-  if (make_dirs(buf) != 0 || access(buf, W_OK) != 0) return NULL;
-  return dup_string(buf);
-}
-
 hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc, const char *cpu_key) {
   memset(tc, 0, sizeof(*tc));
   if (pthread_mutex_init(&tc->lock, NULL) != 0)
@@ -267,7 +237,7 @@ hetc_plugin_status_t vec_toolchain_init(vec_toolchain_t *tc, const char *cpu_key
     return vec_status(HETC_PLUGIN_STATUS_UNAVAILABLE,
                       "vec: C compiler '%s' did not answer --version", compiler_text());
   }
-  tc->cache_dir = cache_directory();
+  tc->cache_dir = hpc_cache_dir("vec");
   if (!tc->cache_dir && vec_host && vec_host->log)
     vec_host->log(HETC_PLUGIN_LOG_INFO, VEC_PLUGIN_NAME,
                   "no writable cache directory; compiled kernels are not kept "

@@ -5,7 +5,10 @@
 # atomic write of a fresh object would change); an entry that is not an
 # object, or an ELF that does not link, is compiled again and replaced, and
 # the package's outputs stay the same to the bit; each vector ISA keeps its
-# own objects (the AVX-512 part skips, saying so, without AVX-512).
+# own objects (the AVX-512 part skips, saying so, without AVX-512); a
+# relative XDG_CACHE_HOME is ignored for $HOME/.cache, and a cache folder
+# that cannot be written is left alone (every built-in plugin finds its
+# folder the same way).
 #   test_cpu_object_cache.sh HETC SOURCE_DIR WORK_DIR
 set -uo pipefail
 hetc=$1
@@ -59,6 +62,25 @@ else
   m=$(find "$cache" -name '*.o' | wc -l)
   [ "$m" -gt "$n" ] && echo "ok: AVX-512 kernels were compiled beside the AVX2 ones ($n, then $m objects)" ||
     fail "AVX-512 kernels came from the AVX2 objects ($n, then $m objects)"
+fi
+# Where the caches are (plugins/common hpc_cache_dir, which every built-in
+# plugin uses): a relative XDG_CACHE_HOME is ignored, as the XDG rule asks,
+# for $HOME/.cache; a folder that cannot be written is no cache at all.
+mkdir -p home
+XDG_CACHE_HOME=relative HOME=$work/home "$hetc" compile "$model" --targets cpu,vec -o relative.hetc --quiet \
+  > /dev/null 2> relative.err || fail "compile with a relative XDG_CACHE_HOME: $(cat relative.err)"
+[ ! -e relative ] && [ -n "$(ls home/.cache/hetc/cpu)" ] && [ -n "$(ls home/.cache/hetc/vec)" ] &&
+  echo "ok: a relative XDG_CACHE_HOME is ignored for \$HOME/.cache" ||
+  fail "a relative XDG_CACHE_HOME: $(ls -d relative 2> /dev/null) $(ls home/.cache/hetc 2> /dev/null)"
+if [ "$(id -u)" != 0 ]; then
+  mkdir -p locked/hetc/cpu && chmod 555 locked/hetc/cpu
+  XDG_CACHE_HOME=$work/locked "$hetc" compile "$model" --targets cpu -o locked.hetc --quiet > /dev/null 2> locked.err ||
+    fail "compile with a cache that cannot be written: $(cat locked.err)"
+  [ -z "$(ls locked/hetc/cpu)" ] && echo "ok: a cache that cannot be written is left alone" ||
+    fail "a cache that cannot be written got $(ls locked/hetc/cpu)"
+  chmod 755 locked/hetc/cpu
+else
+  echo "skipped: a cache that cannot be written (root writes anywhere)"
 fi
 [ "$failures" = 0 ] && echo "all cpu object cache checks passed" || echo "$failures failure(s)"
 [ "$failures" = 0 ]
